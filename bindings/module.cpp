@@ -1,0 +1,57 @@
+// cosim._native: the pybind11 facade over the SystemC models. Python never
+// sees a SystemC object; it passes parameter dicts and operation scripts and
+// gets plain data back. Each simulating call must run in a fresh process
+// (cosim._isolation forks one per call).
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <systemc>
+
+#include "errors.hpp"
+#include "standalone_runs.hpp"
+
+namespace py = pybind11;
+
+// The SystemC library expects the program to define sc_main; the extension
+// never calls it, but the symbol must resolve when the module is loaded.
+extern "C" __attribute__((visibility("default"))) int sc_main(int, char**) { return 0; }
+
+namespace {
+
+void raise_as(const char* python_class, const std::string& message) {
+    py::object cls = py::module_::import("cosim.errors").attr(python_class);
+    PyErr_SetString(cls.ptr(), message.c_str());
+}
+
+void translate(std::exception_ptr error) {
+    try {
+        if (error) std::rethrow_exception(error);
+    } catch (const cosim::ConfigError& e) {
+        raise_as("ConfigError", e.what());
+    } catch (const cosim::CapacityError& e) {
+        raise_as("CapacityError", e.what());
+    } catch (const cosim::KvmuError& e) {
+        raise_as("KvmuError", e.what());
+    } catch (const cosim::SimulationError& e) {
+        raise_as("SimulationError", e.what());
+    } catch (const sc_core::sc_report& e) {
+        raise_as("SimulationError", std::string("SystemC: ") + e.what());
+    }
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_native, m) {
+    m.doc() = "SystemC/TLM-2.0 models of heteroreason-cosim (run each call in its own process)";
+    py::register_exception_translator(&translate);
+
+    m.attr("systemc_version") = std::string(sc_core::sc_version());
+    m.def("pcie_transfers", &cosim::bindings::pcie_transfers, py::arg("link"), py::arg("transfers"));
+    m.def("fpga_run", &cosim::bindings::fpga_run, py::arg("fpga"), py::arg("hbm"), py::arg("model"),
+          py::arg("power"), py::arg("ops"), py::arg("record_tokens") = false);
+    m.def("gpu_run", &cosim::bindings::gpu_run, py::arg("gpu"), py::arg("model"), py::arg("power"),
+          py::arg("profile"), py::arg("ops"), py::arg("record_tokens") = false);
+    m.def("power_run", &cosim::bindings::power_run, py::arg("power"), py::arg("segments"));
+    m.def("kvmu_run", &cosim::bindings::kvmu_run, py::arg("capacity_tokens"), py::arg("ops"));
+    m.def("kernel_floor", &cosim::bindings::kernel_floor, py::arg("transactions"), py::arg("delay_ns"));
+}

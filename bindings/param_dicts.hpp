@@ -1,0 +1,28 @@
+#pragma once
+// Strict conversion of the Python-side parameter dicts into the models' structs:
+// a missing or unknown key is a ConfigError naming it, never a silent default.
+#include <string>
+#include <vector>
+
+#include <pybind11/pybind11.h>
+
+#include "fpga_draft_accelerator.hpp"
+#include "gpu_proxy.hpp"
+#include "hbm.hpp"
+#include "latency_profile.hpp"
+#include "model_spec.hpp"
+#include "pcie_link.hpp"
+#include "power.hpp"
+
+namespace cosim::bindings {
+
+PcieLinkParams pcie_params(const pybind11::dict& d);
+HbmParams hbm_params(const pybind11::dict& d);
+FpgaAcceleratorParams fpga_params(const pybind11::dict& d);
+GpuParams gpu_params(const pybind11::dict& d);
+PowerParams power_params(const pybind11::dict& d);
+ModelSpec model_spec(const pybind11::dict& d);
+LatencyProfile latency_profile(const std::string& source, const pybind11::list& rows);
+PowerState power_state(const std::string& name);
+
+}  // namespace cosim::bindings

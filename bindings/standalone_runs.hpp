@@ -1,0 +1,18 @@
+#pragma once
+// The narrow facade: each function elaborates one small design around one
+// model, replays a script of operations in simulated time and returns plain
+// Python data (times in ns, counters, energy). One call per process.
+#include <pybind11/pybind11.h>
+
+namespace cosim::bindings {
+
+pybind11::dict pcie_transfers(const pybind11::dict& link, const pybind11::list& transfers);
+pybind11::dict fpga_run(const pybind11::dict& fpga, const pybind11::dict& hbm, const pybind11::dict& model,
+                        const pybind11::dict& power, const pybind11::list& ops, bool record_tokens);
+pybind11::dict gpu_run(const pybind11::dict& gpu, const pybind11::dict& model, const pybind11::dict& power,
+                       const pybind11::object& profile, const pybind11::list& ops, bool record_tokens);
+pybind11::dict power_run(const pybind11::dict& power, const pybind11::list& segments);
+pybind11::list kvmu_run(int64_t capacity_tokens, const pybind11::list& ops);
+pybind11::dict kernel_floor(int64_t transactions, double delay_ns);
+
+}  // namespace cosim::bindings

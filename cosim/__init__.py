@@ -1,0 +1,38 @@
+"""heteroreason-cosim: SystemC/TLM-2.0 co-simulation of heterogeneous FPGA-GPU
+speculative reasoning (draft on an FPGA, PRM and target on GPUs)."""
+
+from . import standalone
+from ._latency_csv import LatencyProfile, load_latency_profile
+from .errors import CapacityError, ConfigError, CosimError, KvmuError, SimulationError, WorkerCrashed
+from .hardware import (
+    FpgaDevice,
+    GpuDevice,
+    ModelConfig,
+    PcieLinkConfig,
+    builtin_names,
+    load_device,
+    load_link,
+    load_model,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "CapacityError",
+    "ConfigError",
+    "CosimError",
+    "FpgaDevice",
+    "GpuDevice",
+    "KvmuError",
+    "LatencyProfile",
+    "ModelConfig",
+    "PcieLinkConfig",
+    "SimulationError",
+    "WorkerCrashed",
+    "builtin_names",
+    "load_device",
+    "load_latency_profile",
+    "load_link",
+    "load_model",
+    "standalone",
+]

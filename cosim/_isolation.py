@@ -1,0 +1,87 @@
+"""Runs each simulation in its own forked process.
+
+The SystemC kernel can elaborate and run only once per process, so every call
+into cosim._native that simulates happens in a fresh child: the parent never
+elaborates, and any number of simulations can run from one Python process.
+Errors come back as the same exception class with the same message; a child
+that dies (a signal, a crash) becomes WorkerCrashed; Ctrl-C in the parent stops
+the child.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import signal
+import traceback
+from typing import Any, Callable
+
+from . import errors
+
+# The SystemC banner would otherwise be printed by every worker.
+os.environ.setdefault("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1")
+
+_PASSED_THROUGH = (
+    errors.ConfigError,
+    errors.CapacityError,
+    errors.KvmuError,
+    errors.SimulationError,
+    KeyboardInterrupt,
+)
+
+
+def _child(conn: Any, func: Callable[..., Any], args: tuple, kwargs: dict) -> None:
+    try:
+        result = func(*args, **kwargs)
+        conn.send(("ok", result))
+    except _PASSED_THROUGH as exc:
+        conn.send(("error", type(exc).__name__, str(exc), None))
+    except BaseException as exc:  # noqa: BLE001 - everything must reach the parent
+        conn.send(("error", "SimulationError", f"{type(exc).__name__}: {exc}", traceback.format_exc()))
+    finally:
+        conn.close()
+
+
+def _rebuild(name: str, message: str, detail: str | None) -> BaseException:
+    if name == "KeyboardInterrupt":
+        return KeyboardInterrupt(message)
+    cls = getattr(errors, name, errors.SimulationError)
+    exc = cls(message)
+    if detail:
+        exc.__notes__ = [f"in the simulation worker:\n{detail}"]
+    return exc
+
+
+def run_isolated(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Calls ``func(*args, **kwargs)`` in a forked child and returns its result."""
+    ctx = mp.get_context("fork")
+    receiver, sender = ctx.Pipe(duplex=False)
+    child = ctx.Process(target=_child, args=(sender, func, args, kwargs), daemon=True)
+    child.start()
+    sender.close()
+    try:
+        try:
+            message = receiver.recv()
+        except EOFError:
+            child.join()
+            code = child.exitcode
+            how = f"signal {signal.Signals(-code).name}" if code and code < 0 else f"exit code {code}"
+            raise errors.WorkerCrashed(f"the simulation worker (pid {child.pid}) died without answering ({how})")
+        child.join()
+    except BaseException:
+        if child.is_alive():
+            child.kill()
+            child.join()
+        raise
+    finally:
+        receiver.close()
+    if message[0] == "ok":
+        return message[1]
+    raise _rebuild(*message[1:])
+
+
+def native() -> Any:
+    """The native module; import only inside a worker."""
+    from . import _native
+
+    return _native

@@ -1,0 +1,175 @@
+"""Typed parameters: each configuration dataclass declares every parameter once,
+with its unit (in the name), help text and rule; `build` turns a located YAML
+mapping into that dataclass or raises ConfigError naming file, line and field."""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import math
+import typing
+from typing import Any, TypeVar
+
+from . import _units
+from ._yamlio import LocatedDict, Where, locate
+from .errors import ConfigError
+
+T = TypeVar("T")
+
+# Rules a value must satisfy; each maps to a predicate and how to say it.
+_RULES: dict[str, tuple[Any, str]] = {
+    "positive": (lambda v: v > 0, "> 0"),
+    "non_negative": (lambda v: v >= 0, ">= 0"),
+    "fraction": (lambda v: 0 < v <= 1, "in (0, 1]"),
+    "any": (lambda v: True, ""),
+}
+
+# Keys allowed beside `value` in a cited value: {value: 460 GB/s, source: "AMD UG1393"}.
+CITATION_KEYS = ("source", "estimate")
+
+
+def param(help: str, rule: str = "positive", default: Any = dataclasses.MISSING) -> Any:
+    """Declares one parameter of a configuration dataclass."""
+    assert rule in _RULES, rule
+    return dataclasses.field(default=default, metadata={"help": help, "rule": rule})
+
+
+def describe(cls: type) -> list[dict[str, str]]:
+    """Name, unit, rule and help of every parameter of a configuration class."""
+    rows = []
+    for f in dataclasses.fields(cls):
+        if "help" in f.metadata:
+            rows.append(
+                {
+                    "name": f.name,
+                    "unit": _units.canonical_unit(f.name),
+                    "rule": _RULES[f.metadata["rule"]][1],
+                    "help": f.metadata["help"],
+                }
+            )
+    return rows
+
+
+def _uncite(raw: Any, where: Where) -> Any:
+    if isinstance(raw, dict) and "value" in raw:
+        extra = set(raw) - {"value", *CITATION_KEYS}
+        if extra:
+            raise ConfigError(f"{where}: unknown key {sorted(extra)[0]!r} beside 'value' (use source or estimate)")
+        if not any(k in raw for k in CITATION_KEYS):
+            raise ConfigError(f"{where}: a value given as a mapping needs a 'source' or an 'estimate' note")
+        return raw["value"]
+    return raw
+
+
+def _scalar(name: str, kind: type, raw: Any, where: Where, given_as_stem: bool) -> Any:
+    if kind is bool:
+        if not isinstance(raw, bool):
+            raise ConfigError(f"{where}: expected true or false, got {raw!r}")
+        return raw
+    if kind is str:
+        if not isinstance(raw, str):
+            raise ConfigError(f"{where}: expected text, got {raw!r}")
+        return raw
+    suffix = _units.suffix_of(name)
+    if isinstance(raw, bool) or raw is None:
+        raise ConfigError(f"{where}: expected a number, got {raw!r}")
+    if isinstance(raw, str):
+        if suffix is None:
+            try:  # YAML 1.1 reads 7.6e9 (no sign in the exponent) as text
+                return _scalar(name, kind, float(raw), where, given_as_stem)
+            except ValueError:
+                raise ConfigError(f"{where}: expected a plain number (dimensionless), got {raw!r}") from None
+        try:
+            value = _units.parse_quantity(raw, name)
+        except ValueError as exc:
+            raise ConfigError(f"{where}: {exc}") from None
+    elif isinstance(raw, int | float):
+        if given_as_stem:
+            units = ", ".join(_units.units_for(name))
+            raise ConfigError(
+                f"{where}: missing unit in {raw!r}; write e.g. '{raw} {_units.canonical_unit(name)}' ({units}), "
+                f"or give the number under '{name}'"
+            )
+        value = float(raw)
+    else:
+        raise ConfigError(f"{where}: expected a number, got {type(raw).__name__}")
+    if math.isnan(value) or math.isinf(value):
+        raise ConfigError(f"{where}: must be a finite number, got {raw!r}")
+    if kind is int:
+        if value != int(value):
+            raise ConfigError(f"{where}: must be a whole number, got {raw!r}")
+        return int(value)
+    return value
+
+
+def build(cls: type[T], data: Any, where: Where | None = None) -> T:
+    """Builds configuration dataclass ``cls`` from a (located) mapping."""
+    if not isinstance(data, LocatedDict):
+        data = locate(data, where.file if where else "<dict>", where.path if where else "")
+    where = data.where if where is None else where
+    hints = typing.get_type_hints(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
+    stems = {}
+    for name in fields:
+        suffix = _units.suffix_of(name)
+        if suffix:
+            stems[name[: -len(suffix)]] = name
+    values: dict[str, Any] = {}
+    for key in data:
+        key_where = data.where_of(key)
+        name = stems.get(key, key)
+        if name not in fields:
+            choices = sorted(list(fields) + list(stems))
+            near = difflib.get_close_matches(key, choices, n=1)
+            hint = f"; did you mean {near[0]!r}?" if near else f"; known: {', '.join(sorted(fields))}"
+            raise ConfigError(f"{key_where}: unknown parameter{hint}")
+        if name in values:
+            raise ConfigError(f"{key_where}: given twice (as {name!r} and its stem)")
+        kind = hints[name]
+        raw = _uncite(data[key], key_where)
+        if dataclasses.is_dataclass(kind):
+            if not isinstance(raw, dict):
+                raise ConfigError(f"{key_where}: expected a mapping of {kind.__name__} parameters")
+            values[name] = build(kind, raw if isinstance(raw, LocatedDict) else locate(raw), key_where)
+            continue
+        value = _scalar(name, kind, raw, key_where, given_as_stem=key != name)
+        rule = fields[name].metadata.get("rule", "any")
+        check, text = _RULES[rule]
+        if kind in (int, float) and not check(value):
+            raise ConfigError(f"{key_where}: must be {text}, got {raw!r}")
+        values[name] = value
+    missing = [n for n, f in fields.items() if n not in values and f.default is dataclasses.MISSING
+               and f.default_factory is dataclasses.MISSING]
+    if missing:
+        raise ConfigError(f"{where}: missing parameter {missing[0]!r}" + (f" (and {len(missing) - 1} more)"
+                                                                             if len(missing) > 1 else ""))
+    return cls(**values)
+
+
+def native(config: Any, drop: tuple[str, ...] = ("description",)) -> dict[str, Any]:
+    """The flat parameter dict the native models take (nested configs excluded)."""
+    return {
+        f.name: getattr(config, f.name)
+        for f in dataclasses.fields(config)
+        if f.name not in drop and not dataclasses.is_dataclass(getattr(config, f.name))
+    }
+
+
+def replace(config: T, path: str, value: Any) -> T:
+    """A copy of ``config`` with the dotted parameter ``path`` set, checked like a file value."""
+    head, _, rest = path.partition(".")
+    current = getattr(config, head) if hasattr(config, head) else None
+    if rest:
+        if not dataclasses.is_dataclass(current):
+            raise ConfigError(f"{path}: {head!r} has no sub-parameters")
+        return dataclasses.replace(config, **{head: replace(current, rest, value)})
+    data = {f.name: getattr(config, f.name) for f in dataclasses.fields(config) if f.init}
+    data = {k: (dataclasses.asdict(v) if dataclasses.is_dataclass(v) else v) for k, v in data.items()}
+    name = head
+    for f in dataclasses.fields(config):
+        suffix = _units.suffix_of(f.name)
+        if suffix and f.name[: -len(suffix)] == head:
+            name = f.name
+    data.pop(name, None)
+    data[head] = value
+    return build(type(config), locate(data, "<override>"))

@@ -1,0 +1,123 @@
+"""YAML loading that remembers where every key came from (file and line),
+so that configuration errors can name the file, line and field."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .errors import ConfigError
+
+
+@dataclass(frozen=True)
+class Where:
+    """A place in a configuration: file, line (1-based, if known), dotted field path."""
+
+    file: str
+    line: int | None
+    path: str
+
+    def __str__(self) -> str:
+        place = f"{self.file}:{self.line}" if self.line else self.file
+        return f"{place}: {self.path}" if self.path else place
+
+    def child(self, key: str | int, line: int | None) -> Where:
+        if isinstance(key, int):
+            path = f"{self.path}[{key}]"
+        else:
+            path = f"{self.path}.{key}" if self.path else key
+        return Where(self.file, line or self.line, path)
+
+
+class LocatedDict(dict):
+    """A mapping from YAML with the line of each key."""
+
+    def __init__(self, items: dict, where: Where, lines: dict[str, int]):
+        super().__init__(items)
+        self.where = where
+        self.lines = lines
+
+    def where_of(self, key: str) -> Where:
+        return self.where.child(key, self.lines.get(key))
+
+
+class LocatedList(list):
+    def __init__(self, items: list, where: Where, lines: list[int]):
+        super().__init__(items)
+        self.where = where
+        self.lines = lines
+
+    def where_of(self, index: int) -> Where:
+        return self.where.child(index, self.lines[index] if index < len(self.lines) else None)
+
+
+class _Builder(yaml.SafeLoader):
+    pass
+
+
+def _convert(node: yaml.Node, loader: _Builder, where: Where) -> Any:
+    if isinstance(node, yaml.MappingNode):
+        items: dict[str, Any] = {}
+        lines: dict[str, int] = {}
+        loader.flatten_mapping(node)
+        for key_node, value_node in node.value:
+            key = loader.construct_object(key_node, deep=True)
+            line = key_node.start_mark.line + 1
+            if not isinstance(key, str):
+                raise ConfigError(f"{where.file}:{line}: {where.path or 'top level'}: key {key!r} is not a name")
+            if key in items:
+                raise ConfigError(f"{where.file}:{line}: {where.child(key, line).path}: duplicate key")
+            lines[key] = line
+            items[key] = _convert(value_node, loader, where.child(key, line))
+        return LocatedDict(items, where, lines)
+    if isinstance(node, yaml.SequenceNode):
+        values, lines = [], []
+        for i, item in enumerate(node.value):
+            line = item.start_mark.line + 1
+            lines.append(line)
+            values.append(_convert(item, loader, where.child(i, line)))
+        return LocatedList(values, where, lines)
+    return loader.construct_object(node, deep=True)
+
+
+def load_yaml_text(text: str, file: str) -> Any:
+    loader = _Builder(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            raise ConfigError(f"{file}: the file is empty")
+        return _convert(node, loader, Where(file, node.start_mark.line + 1, ""))
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = f":{mark.line + 1}" if mark else ""
+        raise ConfigError(f"{file}{line}: YAML syntax error: {exc.problem or exc}") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{file}: YAML error: {exc}") from None
+    finally:
+        loader.dispose()
+
+
+def load_yaml(path: str | Path) -> Any:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+    return load_yaml_text(text, str(path))
+
+
+def locate(data: Any, file: str = "<dict>", path: str = "") -> Any:
+    """Wraps plain Python data (built in code) so that it loads like a file."""
+    where = Where(file, None, path)
+    if isinstance(data, LocatedDict | LocatedList):
+        return data
+    if isinstance(data, dict):
+        return LocatedDict({k: locate(v, file, where.child(k, None).path) for k, v in data.items()}, where, {})
+    if isinstance(data, list):
+        return LocatedList([locate(v, file, where.child(i, None).path) for i, v in enumerate(data)], where, [])
+    return data

@@ -1,0 +1,194 @@
+"""Each hardware model alone, from Python: move bytes over a link, decode on
+the FPGA, prefill or decode on a GPU, integrate power over a timeline, replay
+KVMU operations. Every call simulates in its own worker process and returns a
+`RunResult` (simulated times in ns, counters, energy in J)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+from . import _params
+from ._isolation import native, run_isolated
+from ._latency_csv import LatencyProfile, load_latency_profile
+from .errors import ConfigError
+from .hardware import FpgaDevice, GpuDevice, load_device, load_link, load_model
+
+
+class RunResult(dict):
+    """The plain data a simulation returned; keys are also attributes."""
+
+    def __getattr__(self, key: str) -> Any:
+        try:
+            return self[key]
+        except KeyError:
+            raise AttributeError(key) from None
+
+
+def _with_overrides(config: Any, overrides: Mapping[str, Any] | None) -> Any:
+    for path, value in (overrides or {}).items():
+        config = _params.replace(config, path, value)
+    return config
+
+
+def _fpga(device: Any, overrides: Mapping[str, Any] | None) -> FpgaDevice:
+    cfg = _with_overrides(load_device(device), overrides)
+    if not isinstance(cfg, FpgaDevice):
+        raise ConfigError(f"device {cfg.name!r} is a {cfg.kind}, not an FPGA")
+    return cfg
+
+
+def _gpu(device: Any, overrides: Mapping[str, Any] | None) -> GpuDevice:
+    cfg = _with_overrides(load_device(device), overrides)
+    if not isinstance(cfg, GpuDevice):
+        raise ConfigError(f"device {cfg.name!r} is a {cfg.kind}, not a GPU")
+    return cfg
+
+
+def _model_dict(model: Any) -> dict[str, Any]:
+    return _params.native(load_model(model))
+
+
+def _call(name: str, *args: Any) -> RunResult:
+    def work() -> Any:
+        return getattr(native(), name)(*args)
+
+    result = run_isolated(work)
+    return RunResult(result) if isinstance(result, dict) else result
+
+
+# ---- PCIe ---------------------------------------------------------------------------------------
+
+
+def pcie_transfers(link: Any, transfers: Iterable[Sequence[Any]], overrides: Mapping[str, Any] | None = None
+                   ) -> RunResult:
+    """Issues ``(direction, bytes[, issue_ns])`` transfers (direction h2d or d2h) on one link.
+
+    A transfer starts at its issue time or when its direction is free, whichever
+    is later. Returns ``issue_ns``, ``end_ns`` per transfer and per-direction
+    ``*_bytes``, ``*_transfers`` and ``*_busy_ns``.
+    """
+    cfg = _with_overrides(load_link(link), overrides)
+    script = []
+    for t in transfers:
+        t = tuple(t)
+        if len(t) not in (2, 3):
+            raise ConfigError(f"a transfer is (direction, bytes[, issue_ns]), got {t!r}")
+        script.append((t[0], int(t[1]), float(t[2]) if len(t) == 3 else 0.0))
+    return _call("pcie_transfers", _params.native(cfg, drop=("name", "description")), script)
+
+
+def transfer(link: Any, nbytes: int, direction: str = "h2d", overrides: Mapping[str, Any] | None = None
+             ) -> RunResult:
+    """Moves ``nbytes`` over ``link``; ``time_ns`` is the transfer's duration."""
+    result = pcie_transfers(link, [(direction, nbytes, 0.0)], overrides)
+    result["time_ns"] = result["end_ns"][0] - result["issue_ns"][0]
+    return result
+
+
+# ---- FPGA ---------------------------------------------------------------------------------------
+
+
+def fpga_run(device: Any = "u280", model: Any = "qwen2.5-0.5b", ops: Iterable[Sequence[Any]] = (),
+             overrides: Mapping[str, Any] | None = None, record_tokens: bool = False) -> RunResult:
+    """Runs a script of accelerator operations; each is ``(name[, n])``.
+
+    Operations: ``load`` n (the prompt's KV now fills n positions), ``decode`` n
+    (draft a step of n tokens), ``sync`` n (shadow-sync n target tokens),
+    ``prefill`` n (vanilla local prefill), and the KVMU verdicts ``accept``,
+    ``rollback``, ``initialize`` n. Returns per-operation times and pointers
+    (``ops``), token counters, HBM usage and energy.
+    """
+    cfg = _fpga(device, overrides)
+    return _call(
+        "fpga_run",
+        _params.native(cfg.accelerator),
+        _params.native(cfg.hbm),
+        _model_dict(model),
+        _params.native(cfg.power),
+        [tuple(op) for op in ops],
+        record_tokens,
+    )
+
+
+def fpga_decode(device: Any = "u280", model: Any = "qwen2.5-0.5b", context: int = 0, tokens: int = 1,
+                clock_mhz: float | None = None, overrides: Mapping[str, Any] | None = None,
+                record_tokens: bool = False) -> RunResult:
+    """Decodes ``tokens`` draft tokens after ``context`` on the FPGA; ``time_ns`` is their total time."""
+    overrides = dict(overrides or {})
+    if clock_mhz is not None:
+        overrides["accelerator.clock_mhz"] = clock_mhz
+    result = fpga_run(device, model, [("load", context), ("decode", tokens)], overrides, record_tokens)
+    step = result["ops"][1]
+    result["time_ns"] = step["end_ns"] - step["start_ns"]
+    return result
+
+
+# ---- GPU ----------------------------------------------------------------------------------------
+
+
+def _profile(profile: Any) -> Any:
+    if profile is None:
+        return None
+    if isinstance(profile, str | Path):
+        profile = load_latency_profile(profile)
+    if not isinstance(profile, LatencyProfile):
+        raise ConfigError("profile: give a CSV path or a LatencyProfile")
+    return profile.native()
+
+
+def gpu_run(device: Any, model: Any, ops: Iterable[Sequence[Any]], profile: Any = None,
+            overrides: Mapping[str, Any] | None = None, record_tokens: bool = False) -> RunResult:
+    """Runs ``(prefill|decode, tokens, context)`` operations of one model on one GPU."""
+    cfg = _gpu(device, overrides)
+    return _call(
+        "gpu_run",
+        _params.native(cfg.gpu),
+        _model_dict(model),
+        _params.native(cfg.power),
+        _profile(profile),
+        [tuple(op) for op in ops],
+        record_tokens,
+    )
+
+
+def gpu_prefill(device: Any, model: Any, tokens: int, context: int = 0, profile: Any = None,
+                overrides: Mapping[str, Any] | None = None) -> RunResult:
+    """Prefills ``tokens`` new tokens after ``context`` cached ones; ``time_ns`` and ``bound``."""
+    result = gpu_run(device, model, [("prefill", tokens, context)], profile, overrides)
+    op = result["ops"][0]
+    result["time_ns"] = op["end_ns"] - op["start_ns"]
+    result["bound"] = op.get("bound", "profile")
+    return result
+
+
+def gpu_decode(device: Any, model: Any, tokens: int, context: int = 0, profile: Any = None,
+               overrides: Mapping[str, Any] | None = None, record_tokens: bool = False) -> RunResult:
+    """Decodes ``tokens`` tokens after ``context``; ``time_ns`` is their total time."""
+    result = gpu_run(device, model, [("decode", tokens, context)], profile, overrides, record_tokens)
+    op = result["ops"][0]
+    result["time_ns"] = op["end_ns"] - op["start_ns"]
+    return result
+
+
+# ---- Power, KVMU, kernel floor --------------------------------------------------------------------
+
+
+def power_timeline(device: Any, segments: Iterable[Sequence[Any]]) -> RunResult:
+    """Holds the device in each ``(state, duration_ns)`` in turn; returns energy per state and in total."""
+    cfg = load_device(device) if not hasattr(device, "idle_w") else None
+    power = device if cfg is None else cfg.power
+    return _call("power_run", _params.native(power), [(str(s), float(d)) for s, d in segments])
+
+
+def kvmu_replay(ops: Iterable[Sequence[Any]], capacity_tokens: int = 4096) -> list[RunResult]:
+    """Applies KVMU operations in order; each record gives the pointers after it and
+    ``error`` (None, or the KvmuError message of an illegal operation, which left the state unchanged)."""
+    script = [tuple(op) for op in ops]
+    records = _call("kvmu_run", int(capacity_tokens), script)
+    return [RunResult(r) for r in records]
+
+
+def kernel_floor(transactions: int = 1_000_000, delay_ns: float = 10.0) -> RunResult:
+    """The bare SystemC cost: one b_transport + wait per transaction, no model."""
+    return _call("kernel_floor", int(transactions), float(delay_ns))

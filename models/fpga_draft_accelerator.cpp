@@ -1,0 +1,126 @@
+#include "fpga_draft_accelerator.hpp"
+
+#include <algorithm>
+
+#include "errors.hpp"
+
+namespace cosim {
+
+namespace {
+const char* const kWeightsRegion = "weights";
+const char* const kKvRegion = "kv_cache";
+
+int64_t reserved_tokens(const FpgaAcceleratorParams& params, const ModelSpec& model) {
+    return params.kv_reserve_tokens > 0 ? params.kv_reserve_tokens : model.context_window;
+}
+
+// Validates before the members that depend on these values are built.
+const FpgaAcceleratorParams& checked(const FpgaAcceleratorParams& params, const ModelSpec& model,
+                                     const std::string& where) {
+    model.validate();
+    params.validate(where);
+    if (params.kv_reserve_tokens > model.context_window)
+        throw ConfigError(where + ".kv_reserve_tokens: " + std::to_string(params.kv_reserve_tokens) +
+                          " exceeds the context window of " + model.name + " (" +
+                          std::to_string(model.context_window) + " tokens)");
+    return params;
+}
+}  // namespace
+
+void FpgaAcceleratorParams::validate(const std::string& where) const {
+    require_positive(where + ".clock_mhz", clock_mhz);
+    require_positive(where + ".macs_per_cycle", macs_per_cycle);
+    require_non_negative(where + ".pipeline_cycles", pipeline_cycles);
+    require_positive(where + ".weight_bytes_per_param", weight_bytes_per_param);
+    require_positive(where + ".kv_bytes_per_element", kv_bytes_per_element);
+    require_non_negative(where + ".kv_reserve_tokens", static_cast<double>(kv_reserve_tokens));
+}
+
+FpgaDraftAccelerator::FpgaDraftAccelerator(sc_core::sc_module_name name, const FpgaAcceleratorParams& params,
+                                           const HbmParams& hbm, const ModelSpec& model, const PowerParams& power)
+    : sc_core::sc_module(name),
+      params_(checked(params, model, this->name())),
+      model_(model),
+      hbm_(std::string(this->name()) + ".hbm", hbm),
+      kvmu_(this->name(), reserved_tokens(params, model)),
+      power_(this->name(), power) {
+    hbm_.allocate(kWeightsRegion, stored_weight_bytes());
+    hbm_.allocate(kKvRegion, static_cast<double>(reserved_tokens(params_, model_)) * kv_bytes_per_token());
+}
+
+double FpgaDraftAccelerator::streamed_weight_bytes() const {
+    return model_.linear_macs_per_token() * params_.weight_bytes_per_param;
+}
+
+double FpgaDraftAccelerator::stored_weight_bytes() const { return model_.params * params_.weight_bytes_per_param; }
+
+double FpgaDraftAccelerator::kv_bytes_per_token() const {
+    return model_.kv_elements_per_token() * params_.kv_bytes_per_element;
+}
+
+double FpgaDraftAccelerator::kv_used_bytes() const { return context() * kv_bytes_per_token(); }
+
+double FpgaDraftAccelerator::compute_ns(double context) const {
+    const double macs = model_.linear_macs_per_token() + model_.attention_macs_per_token(context);
+    return macs / params_.macs_per_cycle * params_.ns_per_cycle();
+}
+
+double FpgaDraftAccelerator::memory_ns(double context) const {
+    return hbm_.stream_ns(streamed_weight_bytes() + context * kv_bytes_per_token());
+}
+
+double FpgaDraftAccelerator::token_ns(double context) const {
+    return std::max(compute_ns(context), memory_ns(context)) + params_.pipeline_cycles * params_.ns_per_cycle();
+}
+
+double FpgaDraftAccelerator::prefill_ns(int64_t tokens, double context) const {
+    const double n = static_cast<double>(tokens);
+    // Sum over j = 0..n-1 of the attention span (context + j).
+    const double span = n * context + n * (n - 1.0) / 2.0;
+    const double macs = n * model_.linear_macs_per_token() + model_.attention_macs_per_token(1.0) * span;
+    const double compute = macs / params_.macs_per_cycle * params_.ns_per_cycle();
+    const double memory = hbm_.stream_ns(streamed_weight_bytes() + (context + n) * kv_bytes_per_token());
+    return std::max(compute, memory) + params_.pipeline_cycles * params_.ns_per_cycle();
+}
+
+void FpgaDraftAccelerator::busy(PowerState state, double ns) {
+    power_.set_state(state);
+    sc_core::wait(sc_core::sc_time(ns, sc_core::SC_NS));
+    power_.set_state(PowerState::idle);
+}
+
+void FpgaDraftAccelerator::load_context(int64_t tokens) {
+    kvmu_.clear();
+    kvmu_.initialize(tokens);
+}
+
+void FpgaDraftAccelerator::decode_step(int64_t tokens) {
+    if (tokens <= 0) throw SimulationError(std::string(name()) + ": a step needs at least one token");
+    if (kvmu_.mux() == MuxSource::pcie) kvmu_.begin_speculation();
+    power_.set_state(PowerState::decode);
+    for (int64_t i = 0; i < tokens; ++i) {
+        sc_core::wait(sc_core::sc_time(token_ns(context()), sc_core::SC_NS));
+        kvmu_.speculate_token();
+        ++tokens_drafted_;
+        token_done.notify(sc_core::SC_ZERO_TIME);
+    }
+    kvmu_.end_step();
+    power_.set_state(PowerState::idle);
+}
+
+void FpgaDraftAccelerator::sync_token() {
+    busy(PowerState::decode, token_ns(context()));
+    kvmu_.sync_token();
+    ++tokens_synced_;
+    token_done.notify(sc_core::SC_ZERO_TIME);
+}
+
+void FpgaDraftAccelerator::prefill_local(int64_t tokens) {
+    if (tokens <= 0) throw SimulationError(std::string(name()) + ": a local prefill needs at least one token");
+    busy(PowerState::prefill, prefill_ns(tokens, context()));
+    for (int64_t i = 0; i < tokens; ++i) kvmu_.sync_token();
+    tokens_prefilled_ += tokens;
+    token_done.notify(sc_core::SC_ZERO_TIME);
+}
+
+}  // namespace cosim

@@ -1,0 +1,87 @@
+#pragma once
+// Fully streaming W8A8 draft-model decoder on an FPGA (SPEC sections 1 and 4).
+//
+// Per token, at a context of c earlier tokens:
+//   compute_ns = (linear MACs + attention MACs over c) / macs_per_cycle / clock
+//   memory_ns  = (streamed weight bytes + c * KV bytes per token) / effective HBM bandwidth
+//   token_ns   = max(compute_ns, memory_ns) + pipeline_cycles / clock
+// Local prefill of n tokens shares one weight stream across the batch:
+//   max(sum of the n tokens' compute, weights + KV read and written) + pipeline.
+// The KV cache position is the KVMU's ahead pointer; every token decoded,
+// shadow-synced or prefilled is written there.
+#include <cstdint>
+#include <string>
+
+#include <systemc>
+
+#include "hbm.hpp"
+#include "kvmu.hpp"
+#include "model_spec.hpp"
+#include "power.hpp"
+
+namespace cosim {
+
+struct FpgaAcceleratorParams {
+    double clock_mhz = 0.0;
+    double macs_per_cycle = 0.0;         // INT8 MACs retired per cycle across all lanes
+    double pipeline_cycles = 0.0;        // fixed fill/drain cycles per forward pass
+    double weight_bytes_per_param = 1.0; // W8A8
+    double kv_bytes_per_element = 1.0;
+    int64_t kv_reserve_tokens = 0;       // KV region in HBM; 0 reserves the model's context window
+
+    void validate(const std::string& where) const;
+    double ns_per_cycle() const { return 1e3 / clock_mhz; }
+};
+
+class FpgaDraftAccelerator : public sc_core::sc_module {
+public:
+    FpgaDraftAccelerator(sc_core::sc_module_name name, const FpgaAcceleratorParams& params, const HbmParams& hbm,
+                         const ModelSpec& model, const PowerParams& power);
+
+    double compute_ns(double context) const;
+    double memory_ns(double context) const;
+    double token_ns(double context) const;
+    double prefill_ns(int64_t tokens, double context) const;
+    double streamed_weight_bytes() const;
+    double stored_weight_bytes() const;
+    double kv_bytes_per_token() const;
+
+    // Blocking operations, called from an SC_THREAD.
+    // Phase 1: the prompt's KV (migrated over PCIe) now fills positions [0, tokens).
+    void load_context(int64_t tokens);
+    // Drafts one step of `tokens` tokens from the local sampler, then marks its boundary.
+    void decode_step(int64_t tokens);
+    // Shadow synchronisation: one forward pass over one target token from PCIe.
+    void sync_token();
+    // Vanilla alternative: the refined step's `tokens` are prefilled locally in one batch.
+    void prefill_local(int64_t tokens);
+
+    // Notified after each token written to the KV cache.
+    sc_core::sc_event token_done;
+
+    Kvmu& kvmu() { return kvmu_; }
+    const Kvmu& kvmu() const { return kvmu_; }
+    const Hbm& hbm() const { return hbm_; }
+    const Power& power() const { return power_; }
+    const FpgaAcceleratorParams& params() const { return params_; }
+    const ModelSpec& model() const { return model_; }
+    int64_t tokens_drafted() const { return tokens_drafted_; }
+    int64_t tokens_synced() const { return tokens_synced_; }
+    int64_t tokens_prefilled() const { return tokens_prefilled_; }
+    double kv_used_bytes() const;
+
+private:
+    double context() const { return static_cast<double>(kvmu_.pointers().ahead); }
+    void busy(PowerState state, double ns);
+
+    FpgaAcceleratorParams params_;
+    ModelSpec model_;
+    Hbm hbm_;
+    Kvmu kvmu_;
+    Power power_;
+    int64_t tokens_drafted_ = 0;
+    int64_t tokens_synced_ = 0;
+    int64_t tokens_prefilled_ = 0;
+};
+
+}  // namespace cosim

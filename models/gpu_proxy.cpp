@@ -1,0 +1,118 @@
+#include "gpu_proxy.hpp"
+
+#include <algorithm>
+
+#include "errors.hpp"
+
+namespace cosim {
+
+namespace {
+constexpr double kFlopsPerMac = 2.0;
+constexpr double kFlopsPerNsPerTflops = 1e3;  // 1 TFLOP/s = 1e12 FLOP/s = 1e3 FLOP/ns
+constexpr double kNsPerSecond = 1e9;
+
+HbmParams memory_params(const GpuParams& p) {
+    return HbmParams{p.memory_bytes, 1, p.memory_bandwidth_gbps, p.memory_efficiency};
+}
+
+int64_t reserved_tokens(const GpuParams& params, const ModelSpec& model) {
+    return params.kv_reserve_tokens > 0 ? params.kv_reserve_tokens : model.context_window;
+}
+
+const GpuParams& checked(const GpuParams& params, const ModelSpec& model, const std::string& where) {
+    model.validate();
+    params.validate(where);
+    if (params.kv_reserve_tokens > model.context_window)
+        throw ConfigError(where + ".kv_reserve_tokens: " + std::to_string(params.kv_reserve_tokens) +
+                          " exceeds the context window of " + model.name + " (" +
+                          std::to_string(model.context_window) + " tokens)");
+    return params;
+}
+}  // namespace
+
+void GpuParams::validate(const std::string& where) const {
+    require_positive(where + ".memory_bytes", memory_bytes);
+    require_positive(where + ".memory_bandwidth_gbps", memory_bandwidth_gbps);
+    require_fraction(where + ".memory_efficiency", memory_efficiency);
+    require_positive(where + ".peak_tflops", peak_tflops);
+    require_fraction(where + ".compute_efficiency", compute_efficiency);
+    require_non_negative(where + ".forward_overhead_ns", forward_overhead_ns);
+    require_non_negative(where + ".layer_overhead_ns", layer_overhead_ns);
+    require_positive(where + ".weight_bytes_per_param", weight_bytes_per_param);
+    require_positive(where + ".kv_bytes_per_element", kv_bytes_per_element);
+    require_non_negative(where + ".kv_reserve_tokens", static_cast<double>(kv_reserve_tokens));
+}
+
+GpuProxy::GpuProxy(sc_core::sc_module_name name, const GpuParams& params, const ModelSpec& model,
+                   const PowerParams& power, LatencyProfile profile)
+    : sc_core::sc_module(name),
+      params_(checked(params, model, this->name())),
+      model_(model),
+      memory_(std::string(this->name()) + ".memory", memory_params(params)),
+      power_(this->name(), power),
+      profile_(std::move(profile)) {
+    memory_.allocate("weights", model_.params * params_.weight_bytes_per_param);
+    memory_.allocate("kv_cache", static_cast<double>(reserved_tokens(params_, model_)) * kv_bytes_per_token());
+}
+
+double GpuProxy::streamed_weight_bytes() const {
+    return model_.linear_macs_per_token() * params_.weight_bytes_per_param;
+}
+
+double GpuProxy::kv_bytes_per_token() const { return model_.kv_elements_per_token() * params_.kv_bytes_per_element; }
+
+double GpuProxy::overhead_ns() const {
+    return params_.forward_overhead_ns + static_cast<double>(model_.layers) * params_.layer_overhead_ns;
+}
+
+double GpuProxy::decode_token_ns(int64_t context) const {
+    if (profile_.covers(Phase::decode)) return profile_.seconds(Phase::decode, 1, context) * kNsPerSecond;
+    const double bytes = streamed_weight_bytes() + static_cast<double>(context) * kv_bytes_per_token();
+    return overhead_ns() + memory_.stream_ns(bytes);
+}
+
+double GpuProxy::prefill_compute_ns(int64_t tokens, int64_t context) const {
+    const double n = static_cast<double>(tokens);
+    const double span = n * static_cast<double>(context) + n * (n - 1.0) / 2.0;
+    const double macs = n * model_.linear_macs_per_token() + model_.attention_macs_per_token(1.0) * span;
+    return kFlopsPerMac * macs / (params_.peak_tflops * params_.compute_efficiency * kFlopsPerNsPerTflops);
+}
+
+double GpuProxy::prefill_memory_ns(int64_t tokens, int64_t context) const {
+    const double kv = static_cast<double>(context + tokens) * kv_bytes_per_token();
+    return memory_.stream_ns(streamed_weight_bytes() + kv);
+}
+
+double GpuProxy::prefill_ns(int64_t tokens, int64_t context) const {
+    if (profile_.covers(Phase::prefill)) return profile_.seconds(Phase::prefill, tokens, context) * kNsPerSecond;
+    return overhead_ns() + std::max(prefill_compute_ns(tokens, context), prefill_memory_ns(tokens, context));
+}
+
+void GpuProxy::prefill(int64_t tokens, int64_t context) {
+    if (tokens <= 0) throw SimulationError(std::string(name()) + ": a prefill needs at least one token");
+    if (context + tokens > model_.context_window)
+        throw SimulationError(std::string(name()) + ": prefill to " + std::to_string(context + tokens) +
+                              " tokens exceeds the context window of " + model_.name + " (" +
+                              std::to_string(model_.context_window) + ")");
+    power_.set_state(PowerState::prefill);
+    sc_core::wait(sc_core::sc_time(prefill_ns(tokens, context), sc_core::SC_NS));
+    power_.set_state(PowerState::idle);
+    tokens_prefilled_ += tokens;
+}
+
+void GpuProxy::decode(int64_t tokens, int64_t context) {
+    if (tokens <= 0) throw SimulationError(std::string(name()) + ": a decode needs at least one token");
+    if (context + tokens > model_.context_window)
+        throw SimulationError(std::string(name()) + ": decoding to " + std::to_string(context + tokens) +
+                              " tokens exceeds the context window of " + model_.name + " (" +
+                              std::to_string(model_.context_window) + ")");
+    power_.set_state(PowerState::decode);
+    for (int64_t i = 0; i < tokens; ++i) {
+        sc_core::wait(sc_core::sc_time(decode_token_ns(context + i), sc_core::SC_NS));
+        ++tokens_decoded_;
+        token_ready.notify(sc_core::SC_ZERO_TIME);
+    }
+    power_.set_state(PowerState::idle);
+}
+
+}  // namespace cosim

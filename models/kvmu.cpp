@@ -1,0 +1,121 @@
+#include "kvmu.hpp"
+
+#include <sstream>
+
+#include "errors.hpp"
+
+namespace cosim {
+
+const char* kvmu_mode_name(KvmuMode mode) {
+    switch (mode) {
+        case KvmuMode::initialization: return "initialization";
+        case KvmuMode::speculation: return "speculation";
+        case KvmuMode::accept: return "accept";
+        case KvmuMode::rollback: return "rollback";
+    }
+    return "?";
+}
+
+Kvmu::Kvmu(std::string owner, int64_t capacity_tokens)
+    : owner_(std::move(owner)), capacity_tokens_(capacity_tokens) {
+    require_positive(owner_ + ".kvmu capacity_tokens", static_cast<double>(capacity_tokens));
+}
+
+MuxSource Kvmu::mux() const {
+    return (mode_ == KvmuMode::speculation || mode_ == KvmuMode::accept) ? MuxSource::sampler : MuxSource::pcie;
+}
+
+void Kvmu::illegal(const std::string& operation, const std::string& why) const {
+    std::ostringstream out;
+    out << owner_ << ".kvmu: illegal " << operation << " in mode " << kvmu_mode_name(mode_) << " (valid=" << ptr_.valid
+        << ", curr=" << ptr_.curr << ", ahead=" << ptr_.ahead << "): " << why;
+    throw KvmuError(out.str());
+}
+
+void Kvmu::require_mode(const std::string& operation, bool allowed) const {
+    if (!allowed) {
+        illegal(operation, mux() == MuxSource::pcie ? "the input MUX selects PCIe"
+                                                     : "the input MUX selects the local sampler");
+    }
+}
+
+void Kvmu::check_order(const std::string& operation, const KvmuPointers& next) const {
+    if (next.valid < 0 || next.valid > next.curr || next.curr > next.ahead)
+        illegal(operation, "would break valid <= curr <= ahead");
+    if (next.ahead > capacity_tokens_)
+        illegal(operation, "KV cache full (" + std::to_string(capacity_tokens_) + " tokens reserved)");
+}
+
+void Kvmu::advance(const std::string& operation, bool move_curr) {
+    KvmuPointers next = ptr_;
+    next.ahead += 1;
+    if (move_curr) next.curr += 1;
+    check_order(operation, next);
+    ptr_ = next;
+}
+
+void Kvmu::initialize(int64_t position) {
+    if (position < 0) illegal("initialize(" + std::to_string(position) + ")", "negative position");
+    if (!fresh_ && position > ptr_.valid)
+        illegal("initialize(" + std::to_string(position) + ")",
+                "a context is held: re-initialisation may only revert to verified context (<= valid)");
+    check_order("initialize", KvmuPointers{position, position, position});
+    ptr_ = KvmuPointers{position, position, position};
+    mode_ = KvmuMode::initialization;
+    fresh_ = false;
+    following_ = false;
+    drafting_ = false;
+}
+
+void Kvmu::begin_speculation() {
+    if (fresh_) illegal("begin_speculation", "not initialised");
+    mode_ = KvmuMode::speculation;
+}
+
+void Kvmu::speculate_token() {
+    require_mode("speculate_token", mux() == MuxSource::sampler);
+    advance("speculate_token", following_);
+    drafting_ = true;
+}
+
+void Kvmu::sync_token() {
+    require_mode("sync_token", mux() == MuxSource::pcie && !fresh_);
+    advance("sync_token", true);
+}
+
+void Kvmu::end_step() {
+    require_mode("end_step", mux() == MuxSource::sampler);
+    if (!drafting_) illegal("end_step", "no step is being drafted");
+    following_ = false;
+    drafting_ = false;
+}
+
+void Kvmu::accept() {
+    if (ptr_.curr == ptr_.valid) illegal("accept", "no step under verification (curr == valid)");
+    if (following_) illegal("accept", "the step under verification is still being drafted");
+    ptr_.valid = ptr_.curr;
+    ptr_.curr = ptr_.ahead;
+    // A step-ahead step still being drafted is now the step under verification.
+    following_ = drafting_;
+    mode_ = KvmuMode::accept;
+}
+
+void Kvmu::rollback() {
+    require_mode("rollback", mux() == MuxSource::sampler);
+    if (ptr_.curr == ptr_.valid) illegal("rollback", "no drafted step under verification (curr == valid)");
+    ptr_.curr = ptr_.valid;
+    ptr_.ahead = ptr_.valid;
+    following_ = false;
+    drafting_ = false;
+    mode_ = KvmuMode::rollback;
+}
+
+void Kvmu::clear() {
+    ptr_ = KvmuPointers{};
+    mode_ = KvmuMode::initialization;
+    fresh_ = true;
+    following_ = false;
+    drafting_ = false;
+}
+
+}  // namespace cosim

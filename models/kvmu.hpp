@@ -1,0 +1,74 @@
+#pragma once
+// KV-cache management unit of the FPGA draft accelerator (SPEC section 1).
+//
+// Three pointers into the KV cache, in tokens: valid (end of the verified
+// context) <= curr (end of the step under verification) <= ahead (step-ahead
+// frontier). Four modes; the input MUX feeds the decoder from the local sampler
+// in Speculation/Accept and from PCIe (target tokens) in Initialization/Rollback.
+//
+// Accept while the step-ahead step is still being drafted: curr jumps to ahead
+// and then follows it, token by token, until that step's boundary (end_step),
+// so that curr always ends on a step boundary. Accepting again before that
+// boundary is illegal, as is any operation that would break the pointer order.
+// Every violation throws KvmuError and leaves the state unchanged.
+#include <cstdint>
+#include <string>
+
+namespace cosim {
+
+enum class KvmuMode : int { initialization = 0, speculation = 1, accept = 2, rollback = 3 };
+enum class MuxSource : int { sampler = 0, pcie = 1 };
+const char* kvmu_mode_name(KvmuMode mode);
+
+struct KvmuPointers {
+    int64_t valid = 0;
+    int64_t curr = 0;
+    int64_t ahead = 0;
+};
+
+class Kvmu {
+public:
+    Kvmu(std::string owner, int64_t capacity_tokens);
+
+    // Initialization: all three pointers to `position` (setup after KV migration,
+    // or a backtrack, which may only go back to verified context).
+    void initialize(int64_t position);
+    // Leaves Initialization/Rollback/Accept for Speculation: the MUX takes the sampler.
+    void begin_speculation();
+    // One drafted token written at ahead (Speculation/Accept only).
+    void speculate_token();
+    // One target token from PCIe written at ahead (Initialization/Rollback only):
+    // it extends the step under verification, so curr moves with ahead.
+    void sync_token();
+    // The step being drafted ends at ahead (Speculation/Accept only).
+    void end_step();
+    // Verdict "accept" on the step under verification.
+    void accept();
+    // Verdict "reject" on a drafted step: discard it and everything drafted after it.
+    void rollback();
+    // Forgets the context (a new problem); the next initialize may go anywhere.
+    void clear();
+
+    KvmuPointers pointers() const { return ptr_; }
+    KvmuMode mode() const { return mode_; }
+    MuxSource mux() const;
+    bool curr_follows_ahead() const { return following_; }
+    bool drafting() const { return drafting_; }
+    int64_t capacity_tokens() const { return capacity_tokens_; }
+
+private:
+    [[noreturn]] void illegal(const std::string& operation, const std::string& why) const;
+    void require_mode(const std::string& operation, bool allowed) const;
+    void advance(const std::string& operation, bool move_curr);
+    void check_order(const std::string& operation, const KvmuPointers& next) const;
+
+    std::string owner_;
+    int64_t capacity_tokens_;
+    KvmuPointers ptr_;
+    KvmuMode mode_ = KvmuMode::initialization;
+    bool fresh_ = true;
+    bool following_ = false;
+    bool drafting_ = false;  // tokens drafted since the last step boundary
+};
+
+}  // namespace cosim

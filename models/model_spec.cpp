@@ -1,0 +1,43 @@
+#include "model_spec.hpp"
+
+#include "errors.hpp"
+
+namespace cosim {
+
+void ModelSpec::validate() const {
+    const std::string where = "model '" + name + "'.";
+    require_positive(where + "layers", static_cast<double>(layers));
+    require_positive(where + "hidden", static_cast<double>(hidden));
+    require_positive(where + "heads", static_cast<double>(heads));
+    require_positive(where + "kv_heads", static_cast<double>(kv_heads));
+    require_positive(where + "head_dim", static_cast<double>(head_dim));
+    require_positive(where + "ffn", static_cast<double>(ffn));
+    require_positive(where + "vocab", static_cast<double>(vocab));
+    require_positive(where + "params", params);
+    require_non_negative(where + "score_head_params", score_head_params);
+    require_positive(where + "context_window", static_cast<double>(context_window));
+    if (heads % kv_heads != 0)
+        throw ConfigError(where + "kv_heads: " + std::to_string(kv_heads) + " does not divide heads (" +
+                          std::to_string(heads) + ")");
+}
+
+double ModelSpec::linear_macs_per_token() const {
+    const double h = static_cast<double>(hidden);
+    const double q_width = static_cast<double>(heads * head_dim);
+    const double kv_width = static_cast<double>(kv_heads * head_dim);
+    const double attention = h * q_width + 2.0 * h * kv_width + q_width * h;
+    const double gated_mlp = 3.0 * h * static_cast<double>(ffn);
+    const double head = lm_head ? h * static_cast<double>(vocab) : score_head_params;
+    return static_cast<double>(layers) * (attention + gated_mlp) + head;
+}
+
+double ModelSpec::attention_macs_per_token(double context) const {
+    // QK^T and AV each cost heads * head_dim MACs per context position per layer.
+    return 2.0 * static_cast<double>(layers * heads * head_dim) * context;
+}
+
+double ModelSpec::kv_elements_per_token() const {
+    return 2.0 * static_cast<double>(layers * kv_heads * head_dim);
+}
+
+}  // namespace cosim

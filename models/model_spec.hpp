@@ -1,0 +1,34 @@
+#pragma once
+// Architecture of a decoder-only transformer, reduced to the quantities the
+// timing models need: weights streamed per token, MACs per token, KV bytes per
+// token of context. Numbers come from the model's config (see cosim/data/models).
+#include <cstdint>
+#include <string>
+
+namespace cosim {
+
+struct ModelSpec {
+    std::string name;
+    int64_t layers = 0;
+    int64_t hidden = 0;
+    int64_t heads = 0;
+    int64_t kv_heads = 0;
+    int64_t head_dim = 0;
+    int64_t ffn = 0;
+    int64_t vocab = 0;
+    double params = 0.0;           // total parameter count as published (stored weights)
+    bool lm_head = true;           // false: a scoring head replaces the vocabulary projection
+    double score_head_params = 0;  // parameters of that scoring head (PRMs)
+    int64_t context_window = 0;    // tokens
+
+    void validate() const;  // throws ConfigError naming the field
+
+    // Weight MACs of one forward token: q/k/v/o, gated MLP, and the output head.
+    double linear_macs_per_token() const;
+    // Attention MACs of one token over `context` earlier tokens (QK^T and AV).
+    double attention_macs_per_token(double context) const;
+    // K and V elements stored per token of context, all layers.
+    double kv_elements_per_token() const;
+};
+
+}  // namespace cosim

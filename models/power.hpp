@@ -1,0 +1,51 @@
+#pragma once
+// Per-device power: the device is always in exactly one state, and energy is
+// the integral of that state's power over simulated time, idle included.
+#include <array>
+#include <string>
+
+#include <systemc>
+
+namespace cosim {
+
+enum class PowerState : int { idle = 0, prefill = 1, decode = 2, transfer = 3 };
+constexpr int kPowerStateCount = 4;
+const char* power_state_name(PowerState state);
+
+struct PowerParams {
+    double idle_w = 0.0;
+    double prefill_w = 0.0;
+    double decode_w = 0.0;
+    double transfer_w = 0.0;
+
+    void validate(const std::string& where) const;
+    double watts(PowerState state) const;
+};
+
+class Power {
+public:
+    Power(std::string device, const PowerParams& params);
+
+    // Enters `state` at the current simulated time.
+    void set_state(PowerState state);
+    PowerState state() const { return state_; }
+
+    // Integrals up to the current simulated time.
+    double energy_j() const;
+    double energy_j(PowerState state) const;
+    double time_ns(PowerState state) const;
+
+    const std::string& device() const { return device_; }
+    const PowerParams& params() const { return params_; }
+
+private:
+    void settle() const;  // books the time since the last change into the current state
+
+    std::string device_;
+    PowerParams params_;
+    PowerState state_ = PowerState::idle;
+    mutable sc_core::sc_time since_;
+    mutable std::array<double, kPowerStateCount> time_ns_{};
+};
+
+}  // namespace cosim
