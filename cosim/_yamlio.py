@@ -93,7 +93,10 @@ def load_yaml_text(text: str, file: str) -> Any:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = f":{mark.line + 1}" if mark else ""
-        raise ConfigError(f"{file}{line}: YAML syntax error: {exc.problem or exc}") from None
+        context = ""
+        if exc.context and exc.context_mark and exc.context_mark is not mark:
+            context = f" ({exc.context} on line {exc.context_mark.line + 1})"
+        raise ConfigError(f"{file}{line}: YAML syntax error: {exc.problem or exc}{context}") from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"{file}: YAML error: {exc}") from None
     finally:

@@ -74,7 +74,17 @@ void Kvmu::begin_speculation() {
 
 void Kvmu::speculate_token() {
     require_mode("speculate_token", mux() == MuxSource::sampler);
-    advance("speculate_token", following_);
+    bool follow = following_;
+    if (!drafting_) {
+        // A new step starts at ahead. With nothing under verification it becomes
+        // the step under verification (curr follows it); otherwise it is the
+        // step-ahead step, and there is at most one.
+        if (ptr_.ahead > ptr_.curr)
+            illegal("speculate_token", "step-ahead speculation is one step deep and that step is already drafted");
+        follow = ptr_.curr == ptr_.valid;
+    }
+    advance("speculate_token", follow);
+    following_ = follow;
     drafting_ = true;
 }
 
@@ -103,6 +113,7 @@ void Kvmu::accept() {
 void Kvmu::rollback() {
     require_mode("rollback", mux() == MuxSource::sampler);
     if (ptr_.curr == ptr_.valid) illegal("rollback", "no drafted step under verification (curr == valid)");
+    if (following_) illegal("rollback", "the step under verification is still being drafted");
     ptr_.curr = ptr_.valid;
     ptr_.ahead = ptr_.valid;
     following_ = false;

@@ -6,11 +6,15 @@
 // frontier). Four modes; the input MUX feeds the decoder from the local sampler
 // in Speculation/Accept and from PCIe (target tokens) in Initialization/Rollback.
 //
+// curr marks the end of the step under verification. A step drafted while
+// nothing is under verification (curr == valid) becomes that step: curr
+// follows ahead token by token until the step's boundary (end_step). A step
+// drafted while one is under verification is the step-ahead step (at most one).
 // Accept while the step-ahead step is still being drafted: curr jumps to ahead
-// and then follows it, token by token, until that step's boundary (end_step),
-// so that curr always ends on a step boundary. Accepting again before that
-// boundary is illegal, as is any operation that would break the pointer order.
-// Every violation throws KvmuError and leaves the state unchanged.
+// and then follows it to its boundary, so curr always ends on a step boundary.
+// A verdict on a step still being drafted is illegal, as is any operation that
+// would break the pointer order. Every violation throws KvmuError and leaves
+// the state unchanged.
 #include <cstdint>
 #include <string>
 
