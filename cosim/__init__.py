@@ -1,7 +1,7 @@
 """heteroreason-cosim: SystemC/TLM-2.0 co-simulation of heterogeneous FPGA-GPU
 speculative reasoning (draft on an FPGA, PRM and target on GPUs)."""
 
-from . import standalone
+from . import standalone, trace
 from ._latency_csv import LatencyProfile, load_latency_profile
 from .errors import CapacityError, ConfigError, CosimError, KvmuError, SimulationError, WorkerCrashed
 from .hardware import (
@@ -35,4 +35,5 @@ __all__ = [
     "load_link",
     "load_model",
     "standalone",
+    "trace",
 ]

@@ -1,0 +1,31 @@
+"""Workloads: the trace format, its checks, synthetic traces from dataset
+profiles, hand-written trajectories and trace statistics (SPEC section 3)."""
+
+from ._builder import TrajectoryBuilder
+from ._events import Backtrack, Draft, Event, Problem, Refine, TraceHeader
+from ._generate import generate
+from ._io import Trace, TraceError, load
+from ._profiles import DatasetProfile, builtin_profiles, load_profile
+from ._replay import ChainSummary, summarize
+from ._stats import format_table, trace_statistics
+
+__all__ = [
+    "Backtrack",
+    "ChainSummary",
+    "DatasetProfile",
+    "Draft",
+    "Event",
+    "Problem",
+    "Refine",
+    "Trace",
+    "TraceError",
+    "TraceHeader",
+    "TrajectoryBuilder",
+    "builtin_profiles",
+    "format_table",
+    "generate",
+    "load",
+    "load_profile",
+    "summarize",
+    "trace_statistics",
+]

@@ -1,0 +1,91 @@
+"""The trace data model: problems and the events of their BRSD runs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+FORMAT = "cosim-trace"
+VERSION = 1
+
+
+@dataclass(frozen=True)
+class Draft:
+    """The draft model proposed step ``step`` (``tokens`` long); the PRM scored it."""
+
+    step: int
+    tokens: int
+    score: float
+    accepted: bool
+    type: str = field(default="draft", init=False, repr=False)
+
+
+@dataclass(frozen=True)
+class Refine:
+    """The target model generated step ``step``. In BRSD the PRM scores it too
+    (``score``); ``accepted`` says whether it was kept. Forward-only (RSD) traces
+    keep every refinement unscored (``score`` None)."""
+
+    step: int
+    tokens: int
+    score: float | None
+    accepted: bool
+    type: str = field(default="refine", init=False, repr=False)
+
+
+@dataclass(frozen=True)
+class Backtrack:
+    """After a failed refinement of step ``to_step + 1``: drop it and step
+    ``to_step``; the target produces an alternative for ``to_step`` next."""
+
+    to_step: int
+    type: str = field(default="backtrack", init=False, repr=False)
+
+
+Event = Union[Draft, Refine, Backtrack]
+
+
+@dataclass(frozen=True)
+class Problem:
+    id: str
+    dataset: str
+    prompt_tokens: int
+    events: tuple[Event, ...]
+    answer_correct: bool | None = None
+
+
+@dataclass(frozen=True)
+class TraceHeader:
+    """Run-wide settings every problem is checked against (SPEC section 1 defaults)."""
+
+    accept_threshold: float = 0.7
+    backtrack_threshold: float = 0.7
+    max_backtracks: int = 5
+    backtracking: bool = True
+    metadata: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": FORMAT,
+            "version": VERSION,
+            "accept_threshold": self.accept_threshold,
+            "backtrack_threshold": self.backtrack_threshold,
+            "max_backtracks": self.max_backtracks,
+            "backtracking": self.backtracking,
+            "metadata": self.metadata,
+        }
+
+
+def event_to_json(event: Event) -> dict[str, Any]:
+    if isinstance(event, Backtrack):
+        return {"type": "backtrack", "to_step": event.to_step}
+    return {"type": event.type, "step": event.step, "tokens": event.tokens, "score": event.score,
+            "accepted": event.accepted}
+
+
+def problem_to_json(problem: Problem) -> dict[str, Any]:
+    out: dict[str, Any] = {"id": problem.id, "dataset": problem.dataset, "prompt_tokens": problem.prompt_tokens}
+    if problem.answer_correct is not None:
+        out["answer_correct"] = problem.answer_correct
+    out["events"] = [event_to_json(e) for e in problem.events]
+    return out
