@@ -49,6 +49,10 @@ void Driver::run() {
 }
 
 RunStats run_to_completion(const Driver& driver) {
+    return run_to_completion([&driver] { return driver.error(); });
+}
+
+RunStats run_to_completion(const std::function<std::exception_ptr()>& error) {
     using clock = std::chrono::steady_clock;
     RunStats stats;
     const auto start = clock::now();
@@ -72,7 +76,7 @@ RunStats run_to_completion(const Driver& driver) {
         if (wall < kTargetSliceWallS) slice_ns *= kSliceGrowth;
         else if (wall > 2.0 * kTargetSliceWallS) slice_ns /= kSliceGrowth;
     }
-    if (driver.error()) std::rethrow_exception(driver.error());
+    if (error()) std::rethrow_exception(error());
     stats.wall_s = std::chrono::duration<double>(clock::now() - start).count();
     stats.sim_ns = sc_core::sc_time_stamp().to_seconds() * 1e9;
     stats.deltas = sc_core::sc_delta_count();

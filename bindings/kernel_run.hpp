@@ -34,5 +34,7 @@ struct RunStats {
 };
 
 RunStats run_to_completion(const Driver& driver);
+// The same for a design whose own process reports its error.
+RunStats run_to_completion(const std::function<std::exception_ptr()>& error);
 
 }  // namespace cosim::bindings

@@ -9,6 +9,7 @@
 
 #include "errors.hpp"
 #include "standalone_runs.hpp"
+#include "workflow_run.hpp"
 
 namespace py = pybind11;
 
@@ -53,5 +54,7 @@ PYBIND11_MODULE(_native, m) {
           py::arg("profile"), py::arg("ops"), py::arg("record_tokens") = false);
     m.def("power_run", &cosim::bindings::power_run, py::arg("power"), py::arg("segments"));
     m.def("kvmu_run", &cosim::bindings::kvmu_run, py::arg("capacity_tokens"), py::arg("ops"));
+    m.def("simulate_workflow", &cosim::bindings::simulate_workflow, py::arg("system"), py::arg("events"),
+          py::arg("problems"), py::arg("keep_activities") = false);
     m.def("kernel_floor", &cosim::bindings::kernel_floor, py::arg("transactions"), py::arg("delay_ns"));
 }

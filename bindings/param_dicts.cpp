@@ -85,6 +85,7 @@ GpuParams gpu_params(const py::dict& d) {
     p.memory_efficiency = r.get<double>("memory_efficiency");
     p.peak_tflops = r.get<double>("peak_tflops");
     p.compute_efficiency = r.get<double>("compute_efficiency");
+    p.request_overhead_ns = r.get<double>("request_overhead_ns");
     p.forward_overhead_ns = r.get<double>("forward_overhead_ns");
     p.layer_overhead_ns = r.get<double>("layer_overhead_ns");
     p.weight_bytes_per_param = r.get<double>("weight_bytes_per_param");

@@ -240,7 +240,7 @@ py::dict gpu_run(const py::dict& gpu_dict, const py::dict& model_dict, const py:
         }
     });
     py::dict out = run_stats(run_to_completion(driver));
-    merge(out, power_summary(gpu.power()));
+    merge(out, power_summary(static_cast<const GpuProxy&>(gpu).power()));
     py::list op_list;
     for (size_t i = 0; i < records.size(); ++i) {
         py::dict r;

@@ -2,6 +2,9 @@
 speculative reasoning (draft on an FPGA, PRM and target on GPUs)."""
 
 from . import standalone, trace
+from ._workflow import simulate
+from .result import METRICS, Result
+from .scenario import Scenario, build_scenario, load_scenario, scenario
 from ._latency_csv import LatencyProfile, load_latency_profile
 from .errors import CapacityError, ConfigError, CosimError, KvmuError, SimulationError, WorkerCrashed
 from .hardware import (
@@ -25,6 +28,13 @@ __all__ = [
     "GpuDevice",
     "KvmuError",
     "LatencyProfile",
+    "METRICS",
+    "Result",
+    "Scenario",
+    "build_scenario",
+    "load_scenario",
+    "scenario",
+    "simulate",
     "ModelConfig",
     "PcieLinkConfig",
     "SimulationError",

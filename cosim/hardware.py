@@ -60,6 +60,8 @@ class GpuConfig:
     memory_efficiency: float = param("share of peak bandwidth a batch-1 decode reaches", rule="fraction")
     peak_tflops: float = param("dense tensor throughput at the serving precision")
     compute_efficiency: float = param("share of peak throughput a prefill reaches", rule="fraction")
+    request_overhead_ns: float = param("serving-stack cost of one request (a drafted step, a PRM score, a "
+                                       "refinement, a prompt)", rule="non_negative", default=0.0)
     forward_overhead_ns: float = param("fixed host and launch cost of one forward call", rule="non_negative")
     layer_overhead_ns: float = param("launch cost per transformer layer (eager mode)", rule="non_negative")
     weight_bytes_per_param: float = param("bytes per weight (BF16: 2)")

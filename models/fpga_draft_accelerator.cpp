@@ -94,18 +94,21 @@ void FpgaDraftAccelerator::load_context(int64_t tokens) {
     kvmu_.initialize(tokens);
 }
 
-void FpgaDraftAccelerator::decode_step(int64_t tokens) {
+int64_t FpgaDraftAccelerator::decode_step(int64_t tokens, AbortSignal* abort) {
     if (tokens <= 0) throw SimulationError(std::string(name()) + ": a step needs at least one token");
     if (kvmu_.mux() == MuxSource::pcie) kvmu_.begin_speculation();
     power_.set_state(PowerState::decode);
-    for (int64_t i = 0; i < tokens; ++i) {
-        sc_core::wait(sc_core::sc_time(token_ns(context()), sc_core::SC_NS));
+    int64_t written = 0;
+    while (written < tokens) {
+        if (!wait_unless_aborted(token_ns(context()), abort)) break;
         kvmu_.speculate_token();
+        ++written;
         ++tokens_drafted_;
         token_done.notify(sc_core::SC_ZERO_TIME);
     }
-    kvmu_.end_step();
+    if (written == tokens) kvmu_.end_step();
     power_.set_state(PowerState::idle);
+    return written;
 }
 
 void FpgaDraftAccelerator::sync_token() {

@@ -14,6 +14,7 @@
 
 #include <systemc>
 
+#include "abort_signal.hpp"
 #include "hbm.hpp"
 #include "kvmu.hpp"
 #include "model_spec.hpp"
@@ -49,8 +50,10 @@ public:
     // Blocking operations, called from an SC_THREAD.
     // Phase 1: the prompt's KV (migrated over PCIe) now fills positions [0, tokens).
     void load_context(int64_t tokens);
-    // Drafts one step of `tokens` tokens from the local sampler, then marks its boundary.
-    void decode_step(int64_t tokens);
+    // Drafts one step of `tokens` tokens from the local sampler, then marks its
+    // boundary. An abort stops it at once (the token in flight is lost); returns
+    // the tokens written.
+    int64_t decode_step(int64_t tokens, AbortSignal* abort = nullptr);
     // Shadow synchronisation: one forward pass over one target token from PCIe.
     void sync_token();
     // Vanilla alternative: the refined step's `tokens` are prefilled locally in one batch.
@@ -63,6 +66,7 @@ public:
     const Kvmu& kvmu() const { return kvmu_; }
     const Hbm& hbm() const { return hbm_; }
     const Power& power() const { return power_; }
+    Power& power() { return power_; }
     const FpgaAcceleratorParams& params() const { return params_; }
     const ModelSpec& model() const { return model_; }
     int64_t tokens_drafted() const { return tokens_drafted_; }

@@ -36,6 +36,7 @@ void GpuParams::validate(const std::string& where) const {
     require_fraction(where + ".memory_efficiency", memory_efficiency);
     require_positive(where + ".peak_tflops", peak_tflops);
     require_fraction(where + ".compute_efficiency", compute_efficiency);
+    require_non_negative(where + ".request_overhead_ns", request_overhead_ns);
     require_non_negative(where + ".forward_overhead_ns", forward_overhead_ns);
     require_non_negative(where + ".layer_overhead_ns", layer_overhead_ns);
     require_positive(where + ".weight_bytes_per_param", weight_bytes_per_param);
@@ -49,7 +50,20 @@ GpuProxy::GpuProxy(sc_core::sc_module_name name, const GpuParams& params, const 
       params_(checked(params, model, this->name())),
       model_(model),
       memory_(std::string(this->name()) + ".memory", memory_params(params)),
-      power_(this->name(), power),
+      own_power_(std::make_unique<Power>(this->name(), power)),
+      power_(own_power_.get()),
+      profile_(std::move(profile)) {
+    memory_.allocate("weights", model_.params * params_.weight_bytes_per_param);
+    memory_.allocate("kv_cache", static_cast<double>(reserved_tokens(params_, model_)) * kv_bytes_per_token());
+}
+
+GpuProxy::GpuProxy(sc_core::sc_module_name name, const GpuParams& params, const ModelSpec& model,
+                   Power& shared_power, LatencyProfile profile)
+    : sc_core::sc_module(name),
+      params_(checked(params, model, this->name())),
+      model_(model),
+      memory_(std::string(this->name()) + ".memory", memory_params(params)),
+      power_(&shared_power),
       profile_(std::move(profile)) {
     memory_.allocate("weights", model_.params * params_.weight_bytes_per_param);
     memory_.allocate("kv_cache", static_cast<double>(reserved_tokens(params_, model_)) * kv_bytes_per_token());
@@ -94,25 +108,28 @@ void GpuProxy::prefill(int64_t tokens, int64_t context) {
         throw SimulationError(std::string(name()) + ": prefill to " + std::to_string(context + tokens) +
                               " tokens exceeds the context window of " + model_.name + " (" +
                               std::to_string(model_.context_window) + ")");
-    power_.set_state(PowerState::prefill);
+    power_->set_state(PowerState::prefill);
     sc_core::wait(sc_core::sc_time(prefill_ns(tokens, context), sc_core::SC_NS));
-    power_.set_state(PowerState::idle);
+    power_->set_state(PowerState::idle);
     tokens_prefilled_ += tokens;
 }
 
-void GpuProxy::decode(int64_t tokens, int64_t context) {
+int64_t GpuProxy::decode(int64_t tokens, int64_t context, AbortSignal* abort) {
     if (tokens <= 0) throw SimulationError(std::string(name()) + ": a decode needs at least one token");
     if (context + tokens > model_.context_window)
         throw SimulationError(std::string(name()) + ": decoding to " + std::to_string(context + tokens) +
                               " tokens exceeds the context window of " + model_.name + " (" +
                               std::to_string(model_.context_window) + ")");
-    power_.set_state(PowerState::decode);
-    for (int64_t i = 0; i < tokens; ++i) {
-        sc_core::wait(sc_core::sc_time(decode_token_ns(context + i), sc_core::SC_NS));
+    power_->set_state(PowerState::decode);
+    int64_t decoded = 0;
+    while (decoded < tokens) {
+        if (!wait_unless_aborted(decode_token_ns(context + decoded), abort)) break;
+        ++decoded;
         ++tokens_decoded_;
         token_ready.notify(sc_core::SC_ZERO_TIME);
     }
-    power_.set_state(PowerState::idle);
+    power_->set_state(PowerState::idle);
+    return decoded;
 }
 
 }  // namespace cosim

@@ -3,13 +3,17 @@
 //   overhead_ns       = forward_overhead_ns + layers * layer_overhead_ns   (eager-mode launches)
 //   decode token at c = overhead_ns + (streamed weight bytes + c * KV bytes per token) / (bandwidth * efficiency)
 //   prefill n at c    = overhead_ns + max(FLOPs / (peak * efficiency), (weights + (c + n) KV) / effective bandwidth)
+// The workflow adds request_overhead_ns once per serving request (a drafted step,
+// a PRM score, a refinement, a prompt), which the formulas above leave out.
 //   FLOPs             = 2 * (n * linear MACs + attention MACs over spans c+0 .. c+n-1)
 // A measured LatencyProfile, when given, replaces the formula for the phases it covers.
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include <systemc>
 
+#include "abort_signal.hpp"
 #include "hbm.hpp"
 #include "latency_profile.hpp"
 #include "model_spec.hpp"
@@ -23,6 +27,7 @@ struct GpuParams {
     double memory_efficiency = 1.0;
     double peak_tflops = 0.0;            // dense tensor throughput at the serving precision
     double compute_efficiency = 1.0;
+    double request_overhead_ns = 0.0;    // serving-stack cost of one request (a step, a score, a refinement)
     double forward_overhead_ns = 0.0;    // fixed host/launch cost of one forward call
     double layer_overhead_ns = 0.0;      // extra launch cost per transformer layer (eager mode)
     double weight_bytes_per_param = 2.0; // BF16
@@ -36,6 +41,10 @@ class GpuProxy : public sc_core::sc_module {
 public:
     GpuProxy(sc_core::sc_module_name name, const GpuParams& params, const ModelSpec& model, const PowerParams& power,
              LatencyProfile profile = LatencyProfile());
+    // A second model on a GPU that already has a proxy: shares that GPU's power meter
+    // (one physical board, one energy integral) and its memory capacity check.
+    GpuProxy(sc_core::sc_module_name name, const GpuParams& params, const ModelSpec& model, Power& shared_power,
+             LatencyProfile profile = LatencyProfile());
 
     double overhead_ns() const;
     double decode_token_ns(int64_t context) const;
@@ -48,11 +57,13 @@ public:
     // Blocking operations, called from an SC_THREAD.
     void prefill(int64_t tokens, int64_t context);
     // Decodes `tokens` tokens after `context`; token_ready is notified after each.
-    void decode(int64_t tokens, int64_t context);
+    // An abort stops it at once; returns the tokens decoded.
+    int64_t decode(int64_t tokens, int64_t context, AbortSignal* abort = nullptr);
 
     sc_core::sc_event token_ready;
 
-    const Power& power() const { return power_; }
+    const Power& power() const { return *power_; }
+    Power& power() { return *power_; }
     const GpuParams& params() const { return params_; }
     const ModelSpec& model() const { return model_; }
     bool profiled(Phase phase) const { return profile_.covers(phase); }
@@ -63,7 +74,8 @@ private:
     GpuParams params_;
     ModelSpec model_;
     Hbm memory_;
-    Power power_;
+    std::unique_ptr<Power> own_power_;
+    Power* power_;
     LatencyProfile profile_;
     int64_t tokens_decoded_ = 0;
     int64_t tokens_prefilled_ = 0;

@@ -8,7 +8,7 @@ namespace cosim {
 
 HostDma::HostDma(sc_core::sc_module_name name) : sc_core::sc_module(name), socket("socket") {}
 
-sc_core::sc_time HostDma::post(LinkDirection dir, uint64_t bytes) {
+sc_core::sc_time HostDma::post(LinkDirection dir, uint64_t bytes, sc_core::sc_time offset) {
     if (bytes > std::numeric_limits<unsigned int>::max())
         throw ConfigError(std::string(name()) + ": one transfer of " + std::to_string(bytes) +
                           " bytes exceeds the TLM payload limit of 4 GiB; split it");
@@ -19,7 +19,7 @@ sc_core::sc_time HostDma::post(LinkDirection dir, uint64_t bytes) {
     payload_.set_data_length(static_cast<unsigned int>(bytes));
     payload_.set_streaming_width(static_cast<unsigned int>(bytes));
     payload_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-    sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+    sc_core::sc_time delay = offset;
     socket->b_transport(payload_, delay);
     if (payload_.is_response_error())
         throw SimulationError(std::string(name()) + ": PCIe transfer failed: " + payload_.get_response_string());

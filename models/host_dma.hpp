@@ -17,8 +17,9 @@ public:
 
     explicit HostDma(sc_core::sc_module_name name);
 
-    // Issues a transfer now without waiting; returns its absolute completion time.
-    sc_core::sc_time post(LinkDirection dir, uint64_t bytes);
+    // Issues a transfer that reaches the link `offset` from now, without
+    // waiting; returns its absolute completion time.
+    sc_core::sc_time post(LinkDirection dir, uint64_t bytes, sc_core::sc_time offset = sc_core::SC_ZERO_TIME);
     // Issues a transfer and waits for it to complete (call from an SC_THREAD).
     void transfer(LinkDirection dir, uint64_t bytes);
 

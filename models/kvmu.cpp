@@ -65,11 +65,13 @@ void Kvmu::initialize(int64_t position) {
     fresh_ = false;
     following_ = false;
     drafting_ = false;
+    changed("initialize");
 }
 
 void Kvmu::begin_speculation() {
     if (fresh_) illegal("begin_speculation", "not initialised");
     mode_ = KvmuMode::speculation;
+    changed("begin_speculation");
 }
 
 void Kvmu::speculate_token() {
@@ -86,11 +88,13 @@ void Kvmu::speculate_token() {
     advance("speculate_token", follow);
     following_ = follow;
     drafting_ = true;
+    changed("speculate_token");
 }
 
 void Kvmu::sync_token() {
     require_mode("sync_token", mux() == MuxSource::pcie && !fresh_);
     advance("sync_token", true);
+    changed("sync_token");
 }
 
 void Kvmu::end_step() {
@@ -98,6 +102,7 @@ void Kvmu::end_step() {
     if (!drafting_) illegal("end_step", "no step is being drafted");
     following_ = false;
     drafting_ = false;
+    changed("end_step");
 }
 
 void Kvmu::accept() {
@@ -108,6 +113,7 @@ void Kvmu::accept() {
     // A step-ahead step still being drafted is now the step under verification.
     following_ = drafting_;
     mode_ = KvmuMode::accept;
+    changed("accept");
 }
 
 void Kvmu::rollback() {
@@ -119,6 +125,7 @@ void Kvmu::rollback() {
     following_ = false;
     drafting_ = false;
     mode_ = KvmuMode::rollback;
+    changed("rollback");
 }
 
 void Kvmu::clear() {
@@ -127,6 +134,7 @@ void Kvmu::clear() {
     fresh_ = true;
     following_ = false;
     drafting_ = false;
+    changed("clear");
 }
 
 }  // namespace cosim

@@ -16,6 +16,7 @@
 // would break the pointer order. Every violation throws KvmuError and leaves
 // the state unchanged.
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace cosim {
@@ -53,6 +54,10 @@ public:
     // Forgets the context (a new problem); the next initialize may go anywhere.
     void clear();
 
+    // Called after every operation that succeeded, with the operation's name.
+    using Observer = std::function<void(const char* operation, const Kvmu&)>;
+    void set_observer(Observer observer) { observer_ = std::move(observer); }
+
     KvmuPointers pointers() const { return ptr_; }
     KvmuMode mode() const { return mode_; }
     MuxSource mux() const;
@@ -73,6 +78,11 @@ private:
     bool fresh_ = true;
     bool following_ = false;
     bool drafting_ = false;  // tokens drafted since the last step boundary
+    Observer observer_;
+
+    void changed(const char* operation) const {
+        if (observer_) observer_(operation, *this);
+    }
 };
 
 }  // namespace cosim

@@ -1,0 +1,212 @@
+#include "workflow_run.hpp"
+
+#include <array>
+#include <memory>
+#include <vector>
+
+#include "activity_log.hpp"
+#include "device_server.hpp"
+#include "draft_unit.hpp"
+#include "errors.hpp"
+#include "fpga_draft_accelerator.hpp"
+#include "gpu_proxy.hpp"
+#include "host_orchestrator.hpp"
+#include "kernel_run.hpp"
+#include "param_dicts.hpp"
+#include "pcie_fabric.hpp"
+
+namespace py = pybind11;
+
+namespace cosim::bindings {
+
+namespace {
+
+constexpr int kEventColumns = 5;    // kind, step, tokens, accepted, scored
+constexpr int kProblemColumns = 3;  // prompt_tokens, first_event, events
+
+py::dict section(const py::dict& d, const char* key) {
+    if (!d.contains(key)) throw ConfigError(std::string("system.") + key + ": missing");
+    return d[key].cast<py::dict>();
+}
+
+WorkflowOptions read_options(const py::dict& d) {
+    WorkflowOptions o;
+    o.sequential = d["sequential"].cast<bool>();
+    o.step_ahead_draft = d["step_ahead_draft"].cast<bool>();
+    o.step_ahead_refine = d["step_ahead_refine"].cast<bool>();
+    o.prefetch_cache = d["prefetch_cache"].cast<bool>();
+    o.shadow_sync = d["shadow_sync"].cast<bool>();
+    o.prm_prefix_cache = d["prm_prefix_cache"].cast<bool>();
+    o.token_bytes = d["token_bytes"].cast<int64_t>();
+    o.control_bytes = d["control_bytes"].cast<int64_t>();
+    require_positive("options.token_bytes", static_cast<double>(o.token_bytes));
+    require_positive("options.control_bytes", static_cast<double>(o.control_bytes));
+    return o;
+}
+
+std::vector<TraceEvent> read_events(const py::array_t<int64_t>& a) {
+    if (a.ndim() != 2 || a.shape(1) != kEventColumns) throw ConfigError("trace events: expected an (n, 5) array");
+    auto v = a.unchecked<2>();
+    std::vector<TraceEvent> out(static_cast<size_t>(a.shape(0)));
+    for (py::ssize_t i = 0; i < a.shape(0); ++i) {
+        const int64_t kind = v(i, 0);
+        if (kind < 0 || kind > 2) throw ConfigError("trace events: unknown kind " + std::to_string(kind));
+        out[static_cast<size_t>(i)] = TraceEvent{static_cast<EventKind>(kind), static_cast<int32_t>(v(i, 1)),
+                                                 static_cast<int32_t>(v(i, 2)), v(i, 3) != 0, v(i, 4) != 0};
+    }
+    return out;
+}
+
+std::vector<TraceProblem> read_problems(const py::array_t<int64_t>& a, size_t events) {
+    if (a.ndim() != 2 || a.shape(1) != kProblemColumns) throw ConfigError("trace problems: expected an (m, 3) array");
+    auto v = a.unchecked<2>();
+    std::vector<TraceProblem> out(static_cast<size_t>(a.shape(0)));
+    for (py::ssize_t i = 0; i < a.shape(0); ++i) {
+        TraceProblem p{static_cast<int32_t>(v(i, 0)), v(i, 1), v(i, 2)};
+        if (p.prompt_tokens <= 0 || p.first_event < 0 || p.events <= 0 ||
+            static_cast<size_t>(p.first_event + p.events) > events)
+            throw ConfigError("trace problems: row " + std::to_string(i) + " is inconsistent");
+        out[static_cast<size_t>(i)] = p;
+    }
+    return out;
+}
+
+template <typename T>
+py::list column(const std::vector<ProblemMetrics>& ms, T get) {
+    py::list out;
+    for (const ProblemMetrics& m : ms) out.append(get(m));
+    return out;
+}
+
+}  // namespace
+
+py::dict simulate_workflow(const py::dict& system, const py::array_t<int64_t>& events_array,
+                           const py::array_t<int64_t>& problems_array, bool keep_activities) {
+    WorkflowOptions options = read_options(section(system, "options"));
+    options.keep_activities = keep_activities;
+    const std::vector<TraceEvent> events = read_events(events_array);
+    const std::vector<TraceProblem> problems = read_problems(problems_array, events.size());
+    const py::dict draft_cfg = section(system, "draft");
+    const py::dict prm_cfg = section(system, "prm");
+    const py::dict target_cfg = section(system, "target");
+    const bool draft_on_fpga = draft_cfg["kind"].cast<std::string>() == "fpga";
+
+    const ModelSpec draft_model = model_spec(section(draft_cfg, "model"));
+    const ModelSpec prm_model = model_spec(section(prm_cfg, "model"));
+    const ModelSpec target_model = model_spec(section(target_cfg, "model"));
+    const GpuParams prm_gpu = gpu_params(section(prm_cfg, "gpu"));
+    const GpuParams target_gpu = gpu_params(section(target_cfg, "gpu"));
+    const PowerParams draft_power = power_params(section(draft_cfg, "power"));
+    const PowerParams prm_power = power_params(section(prm_cfg, "power"));
+    const PowerParams target_power = power_params(section(target_cfg, "power"));
+    const std::array<PcieLinkParams, 3> links = {pcie_params(section(draft_cfg, "link")),
+                                                 pcie_params(section(prm_cfg, "link")),
+                                                 pcie_params(section(target_cfg, "link"))};
+    FpgaAcceleratorParams fpga_params_v;
+    HbmParams hbm;
+    GpuParams draft_gpu_params;
+    GpuParams draft_on_target_params;
+    if (draft_on_fpga) {
+        fpga_params_v = fpga_params(section(draft_cfg, "fpga"));
+        hbm = hbm_params(section(draft_cfg, "hbm"));
+        draft_on_target_params = gpu_params(section(draft_cfg, "prefill_gpu"));
+        options.draft_prompt_on_target = true;
+    } else {
+        draft_gpu_params = gpu_params(section(draft_cfg, "gpu"));
+    }
+
+    claim_process();
+    ActivityLog log;
+    PcieFabric fabric("fabric", links, log);
+    GpuProxy prm("prm", prm_gpu, prm_model, prm_power);
+    GpuProxy target("target", target_gpu, target_model, target_power);
+    std::unique_ptr<FpgaDraftAccelerator> fpga;
+    std::unique_ptr<GpuProxy> draft_gpu;
+    std::unique_ptr<GpuProxy> draft_on_target;
+    std::unique_ptr<DraftUnit> draft;
+    if (draft_on_fpga) {
+        fpga = std::make_unique<FpgaDraftAccelerator>("fpga", fpga_params_v, hbm, draft_model, draft_power);
+        draft_on_target = std::make_unique<GpuProxy>("draft_on_target", draft_on_target_params, draft_model,
+                                                     target.power());
+        draft = std::make_unique<DraftUnit>(*fpga);
+    } else {
+        draft_gpu = std::make_unique<GpuProxy>("draft_gpu", draft_gpu_params, draft_model, draft_power);
+        draft = std::make_unique<DraftUnit>(*draft_gpu);
+    }
+    DeviceServer draft_server("draft_server");
+    DeviceServer prm_server("prm_server");
+    DeviceServer target_server("target_server");
+    WorkflowDevices devices{draft.get(), &prm, &target, draft_on_target.get(), &draft_server, &prm_server,
+                            &target_server, &fabric};
+    HostOrchestrator host("host", options, devices, log, events, problems);
+    struct KvmuRecord {
+        int32_t problem;
+        double time_ns;
+        std::string op;
+        KvmuPointers ptr;
+        std::string mode;
+    };
+    std::vector<KvmuRecord> kvmu_log;
+    if (keep_activities) {
+        // Verdicts and mode changes only; per-token pointer moves would swamp the record.
+        draft->kvmu().set_observer([&](const char* op, const Kvmu& k) {
+            const std::string name(op);
+            if (name == "speculate_token" || name == "sync_token") return;
+            kvmu_log.push_back(KvmuRecord{log.problem(), sc_core::sc_time_stamp().to_seconds() * 1e9, name,
+                                          k.pointers(), kvmu_mode_name(k.mode())});
+        });
+    }
+    py::dict out = [&] {
+        const RunStats stats = run_to_completion([&] {
+            for (const DeviceServer* server : {&draft_server, &prm_server, &target_server})
+                if (server->error()) return server->error();
+            return host.error();
+        });
+        py::dict d;
+        d["wall_s"] = stats.wall_s;
+        d["sim_ns"] = stats.sim_ns;
+        d["kernel_deltas"] = stats.deltas;
+        return d;
+    }();
+
+    const auto& ms = host.metrics();
+    py::dict metrics;
+    metrics["start_ns"] = column(ms, [](const ProblemMetrics& m) { return m.start_ns; });
+    metrics["end_ns"] = column(ms, [](const ProblemMetrics& m) { return m.end_ns; });
+    metrics["final_tokens"] = column(ms, [](const ProblemMetrics& m) { return m.final_tokens; });
+    metrics["generated_tokens"] = column(ms, [](const ProblemMetrics& m) { return m.generated_tokens; });
+    metrics["drafted_tokens"] = column(ms, [](const ProblemMetrics& m) { return m.drafted_tokens; });
+    metrics["discarded_step_ahead_tokens"] =
+        column(ms, [](const ProblemMetrics& m) { return m.discarded_step_ahead_tokens; });
+    metrics["target_tokens"] = column(ms, [](const ProblemMetrics& m) { return m.target_tokens; });
+    metrics["reused_tokens"] = column(ms, [](const ProblemMetrics& m) { return m.reused_tokens; });
+    metrics["steps"] = column(ms, [](const ProblemMetrics& m) { return m.steps; });
+    metrics["stalled_steps"] = column(ms, [](const ProblemMetrics& m) { return m.stalled_steps; });
+    metrics["backtracks"] = column(ms, [](const ProblemMetrics& m) { return m.backtracks; });
+    metrics["stall_ns"] = column(ms, [](const ProblemMetrics& m) { return m.stall_ns; });
+    metrics["comm_critical_ns"] = column(ms, [](const ProblemMetrics& m) { return m.comm_critical_ns; });
+    metrics["wasted_energy_j"] = column(ms, [](const ProblemMetrics& m) { return m.wasted_energy_j; });
+    const char* roles[3] = {"draft", "prm", "target"};
+    for (int r = 0; r < 3; ++r) {
+        metrics[py::str(std::string("busy_ns_") + roles[r])] =
+            column(ms, [r](const ProblemMetrics& m) { return m.busy_ns[r]; });
+        metrics[py::str(std::string("energy_j_") + roles[r])] =
+            column(ms, [r](const ProblemMetrics& m) { return m.energy_j[r]; });
+    }
+    out["problems"] = metrics;
+    if (keep_activities) {
+        py::list acts;
+        for (const Activity& a : host.activities()) {
+            acts.append(py::make_tuple(a.problem, role_name(a.role), activity_kind_name(a.kind), a.step, a.start_ns,
+                                       a.end_ns, a.tokens, a.wasted_share));
+        }
+        out["activities"] = acts;
+        py::list kvmu;
+        for (const KvmuRecord& r : kvmu_log)
+            kvmu.append(py::make_tuple(r.problem, r.time_ns, r.op, r.ptr.valid, r.ptr.curr, r.ptr.ahead, r.mode));
+        out["kvmu"] = kvmu;
+    }
+    return out;
+}
+
+}  // namespace cosim::bindings

@@ -1,0 +1,108 @@
+"""Replaying a trace through a system: checks that need both (context
+windows), the trace as arrays (it crosses into C++ once), the native call in
+a worker process, and the metrics of SPEC section 5."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import _params
+from ._isolation import native, run_isolated
+from .errors import ConfigError
+from .hardware import FpgaDevice, GpuDevice
+from .result import Result
+from .scenario import Scenario
+from .trace import Backtrack, Draft, Refine, Trace
+from .trace._io import check_problem
+
+_EVENT_KIND = {Draft: 0, Refine: 1, Backtrack: 2}
+
+
+def trace_arrays(trace: Trace) -> tuple[np.ndarray, np.ndarray]:
+    """Events as an (n, 5) array (kind, step, tokens, accepted, scored) and
+    problems as an (m, 3) array (prompt_tokens, first_event, events)."""
+    rows: list[tuple[int, int, int, int, int]] = []
+    problems: list[tuple[int, int, int]] = []
+    for problem in trace.problems:
+        first = len(rows)
+        for e in problem.events:
+            if isinstance(e, Backtrack):
+                rows.append((2, e.to_step, 0, 0, 0))
+            else:
+                rows.append((_EVENT_KIND[type(e)], e.step, e.tokens, int(e.accepted),
+                             int(isinstance(e, Refine) and e.score is not None)))
+        problems.append((problem.prompt_tokens, first, len(rows) - first))
+    return (np.asarray(rows, dtype=np.int64).reshape(-1, 5), np.asarray(problems, dtype=np.int64).reshape(-1, 3))
+
+
+def check_windows(scn: Scenario, trace: Trace) -> None:
+    """Every context a model will see fits its window; else an error naming the problem and event."""
+    limits = [(role, getattr(scn, role).model) for role in ("draft", "prm", "target")]
+    for problem in trace.problems:
+        check_problem(problem, trace.header)
+        chain: list[int] = []
+        for index, event in enumerate(problem.events):
+            if isinstance(event, Backtrack):
+                chain.pop()
+                continue
+            reach = problem.prompt_tokens + sum(chain) + event.tokens
+            for role, model in limits:
+                if reach > model.context_window:
+                    raise ConfigError(
+                        f"problem {problem.id!r}, events[{index}] ({event.type} of step {event.step}, "
+                        f"{event.tokens} tokens): the context reaches {reach} tokens, beyond the "
+                        f"{model.context_window}-token window of the {role} model {model.name}")
+            if event.accepted:
+                chain.append(event.tokens)
+
+
+def _gpu_section(device: GpuDevice, model: Any, link: Any) -> dict[str, Any]:
+    return {"gpu": _params.native(device.gpu), "power": _params.native(device.power),
+            "model": _params.native(model), "link": _params.native(link, drop=("name", "description"))}
+
+
+def system_dict(scn: Scenario) -> dict[str, Any]:
+    """The flat description the native engine takes."""
+    draft = scn.draft
+    if isinstance(draft.device, FpgaDevice):
+        # The draft model's phase-1 prompt prefill runs on the target GPU, in BF16.
+        prefill_gpu = _params.native(scn.target.device.gpu)
+        draft_section = {"kind": "fpga", "fpga": _params.native(draft.device.accelerator),
+                         "hbm": _params.native(draft.device.hbm), "prefill_gpu": prefill_gpu,
+                         "power": _params.native(draft.device.power), "model": _params.native(draft.model),
+                         "link": _params.native(draft.link, drop=("name", "description"))}
+    else:
+        draft_section = {"kind": "gpu", **_gpu_section(draft.device, draft.model, draft.link)}
+    t = scn.toggles
+    return {
+        "options": {
+            "sequential": scn.sequential,
+            "step_ahead_draft": t.step_ahead,
+            "step_ahead_refine": t.step_ahead,
+            "prefetch_cache": t.prefetch_cache and t.step_ahead,
+            "shadow_sync": t.shadow_sync,
+            "prm_prefix_cache": scn.serving.prm_prefix_cache,
+            "token_bytes": scn.serving.token_bytes,
+            "control_bytes": scn.serving.control_bytes,
+        },
+        "draft": draft_section,
+        "prm": _gpu_section(scn.prm.device, scn.prm.model, scn.prm.link),
+        "target": _gpu_section(scn.target.device, scn.target.model, scn.target.link),
+    }
+
+
+def simulate(scn: Scenario, trace: Trace, *, activities: bool = False) -> Result:
+    """Replays the whole trace through the scenario's system in one SystemC elaboration."""
+    if not isinstance(scn, Scenario):
+        raise ConfigError(f"simulate: expected a Scenario (cosim.load_scenario), got {type(scn).__name__}")
+    if not isinstance(trace, Trace):
+        raise ConfigError(f"simulate: expected a Trace (cosim.trace.load or generate), got {type(trace).__name__}")
+    if not trace.problems:
+        raise ConfigError("simulate: the trace has no problems")
+    check_windows(scn, trace)
+    events, problems = trace_arrays(trace)
+    system = system_dict(scn)
+    raw = run_isolated(lambda: native().simulate_workflow(system, events, problems, activities))
+    return Result.from_native(scn, trace, raw)

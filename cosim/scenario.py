@@ -1,0 +1,196 @@
+"""Scenarios: which system (SPEC section 2), on which devices, with which
+models, links and toggles. A scenario is a YAML file or built in code; every
+field has a default given by the system's preset, so `system: heteroreason`
+alone is a complete scenario.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from . import _params
+from ._yamlio import LocatedDict, Where, load_yaml, locate
+from .errors import ConfigError
+from .hardware import Device, FpgaDevice, GpuDevice, ModelConfig, PcieLinkConfig, load_device, load_link, load_model
+
+SYSTEMS = ("gpu-baseline", "gpu-stepahead", "heteroreason")
+
+# SPEC section 1: Config 1 = 0.5B draft, 7B PRM, 7B target; Config 2 = the same with a 1.5B target.
+CONFIG_TARGETS = {1: "qwen2.5-math-7b", 2: "qwen2.5-math-1.5b"}
+DRAFT_MODEL = "qwen2.5-0.5b"
+PRM_MODEL = "qwen2.5-math-prm-7b"
+
+# Per system: the draft device and the toggles it implies (SPEC section 2 table).
+_PRESETS: dict[str, dict[str, Any]] = {
+    "gpu-baseline": {"draft": "rtx3090", "sequential": True, "step_ahead": False, "prefetch_cache": False,
+                     "shadow_sync": False},
+    "gpu-stepahead": {"draft": "rtx3090", "sequential": False, "step_ahead": True, "prefetch_cache": True,
+                      "shadow_sync": False},
+    "heteroreason": {"draft": "u280", "sequential": False, "step_ahead": True, "prefetch_cache": True,
+                     "shadow_sync": True},
+}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Toggles:
+    step_ahead: bool = _params.param("draft one step ahead of the verdict, and start the target on step i once "
+                                     "step i-1 is settled", rule="any")
+    prefetch_cache: bool = _params.param("keep interrupted target runs and reuse them when the context matches",
+                                         rule="any")
+    shadow_sync: bool = _params.param("stream refined tokens into the draft device while the target decodes "
+                                      "(off: vanilla local prefill afterwards)", rule="any")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Serving:
+    prm_prefix_cache: bool = _params.param(
+        "the PRM prefills only tokens it has not seen; off (default): it scores each step over the whole "
+        "context, as reward models served through vLLM's pooling runner did without prefix caching (estimate)",
+        rule="any", default=False)
+    token_bytes: int = _params.param("bytes per token id on PCIe (SPEC section 4)", default=4)
+    control_bytes: int = _params.param("bytes of a verdict, command or pointer update on PCIe (estimate: one "
+                                       "small DMA descriptor's payload)", default=64)
+
+
+@dataclass(frozen=True)
+class Role:
+    """One device of the system with the model it serves and its host link."""
+
+    device: Device
+    model: ModelConfig
+    link: PcieLinkConfig
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    system: str
+    config: int
+    draft: Role
+    prm: Role
+    target: Role
+    toggles: Toggles
+    serving: Serving
+    description: str = ""
+    source: str = "<code>"
+    overrides: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def sequential(self) -> bool:
+        return _PRESETS[self.system]["sequential"]
+
+    def resolved(self) -> dict[str, Any]:
+        """Every parameter after defaults and overrides, as plain data (written beside results)."""
+        def role(r: Role) -> dict[str, Any]:
+            return {"device": dataclasses.asdict(r.device), "model": dataclasses.asdict(r.model),
+                    "link": dataclasses.asdict(r.link)}
+
+        return {
+            "name": self.name, "description": self.description, "system": self.system, "config": self.config,
+            "draft": role(self.draft), "prm": role(self.prm), "target": role(self.target),
+            "toggles": dataclasses.asdict(self.toggles), "serving": dataclasses.asdict(self.serving),
+        }
+
+
+_TOP_KEYS = {"name", "description", "system", "config", "draft", "prm", "target", "toggles", "serving"}
+_ROLE_KEYS = {"device", "model", "link", "overrides"}
+
+
+def _role(data: Any, where: Where, default_device: str, default_model: str, role: str) -> Role:
+    if data is None:
+        data = LocatedDict({}, where, {})
+    if not isinstance(data, dict):
+        raise ConfigError(f"{where}: expected a mapping with device, model, link, overrides")
+    if not isinstance(data, LocatedDict):
+        data = locate(data, where.file, where.path)
+    for key in data:
+        if key not in _ROLE_KEYS:
+            raise ConfigError(f"{data.where_of(key)}: unknown key (device, model, link or overrides)")
+    try:
+        device = load_device(data.get("device", default_device))
+    except ConfigError as exc:
+        raise ConfigError(f"{data.where_of('device') if 'device' in data else where}: {exc}") from None
+    overrides = data.get("overrides") or {}
+    if not isinstance(overrides, dict):
+        raise ConfigError(f"{data.where_of('overrides')}: expected a mapping of parameter paths to values")
+    for path, value in overrides.items():
+        place = overrides.where_of(path) if isinstance(overrides, LocatedDict) else where
+        try:
+            device = _params.replace(device, path, value)
+        except ConfigError as exc:
+            raise ConfigError(f"{place}: {exc}") from None
+    if role != "draft" and not isinstance(device, GpuDevice):
+        raise ConfigError(f"{data.where_of('device') if 'device' in data else where}: the {role} runs on a GPU, "
+                          f"not on {device.name}")
+    try:
+        model = load_model(data.get("model", default_model))
+        link = load_link(data.get("link", device.host_link))
+    except ConfigError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+    return Role(device, model, link)
+
+
+def _toggle_names() -> list[str]:
+    return [f.name for f in dataclasses.fields(Toggles)]
+
+
+def _section(data: LocatedDict, key: str, defaults: dict[str, Any]) -> LocatedDict:
+    """A sub-mapping with defaults under it, keeping the file lines of what was given."""
+    given = data.get(key) or {}
+    if not isinstance(given, dict):
+        raise ConfigError(f"{data.where_of(key)}: expected a mapping")
+    where = data.where_of(key) if key in data else data.where.child(key, None)
+    return LocatedDict({**defaults, **given}, where, getattr(given, "lines", {}))
+
+
+def build_scenario(data: Mapping[str, Any] | LocatedDict, source: str = "<code>") -> Scenario:
+    """A scenario from a mapping (as a YAML file would hold it)."""
+    if not isinstance(data, LocatedDict):
+        data = locate(dict(data), source)
+    for key in data:
+        if key not in _TOP_KEYS:
+            raise ConfigError(f"{data.where_of(key)}: unknown key; known: {', '.join(sorted(_TOP_KEYS))}")
+    system = data.get("system")
+    if system not in SYSTEMS:
+        where = data.where_of("system") if "system" in data else data.where
+        raise ConfigError(f"{where}: system must be one of {', '.join(SYSTEMS)}, got {system!r}")
+    config = data.get("config", 1)
+    if config not in CONFIG_TARGETS or isinstance(config, bool):
+        raise ConfigError(f"{data.where_of('config')}: config must be 1 (7B target) or 2 (1.5B target), got {config!r}")
+    preset = _PRESETS[system]
+    toggles = _params.build(Toggles, _section(data, "toggles", {k: preset[k] for k in _toggle_names()}))
+    if system == "gpu-baseline" and any(dataclasses.asdict(toggles).values()):
+        raise ConfigError(f"{data.where_of('toggles')}: gpu-baseline is strictly sequential; its toggles stay off "
+                          f"(use gpu-stepahead or heteroreason for overlap)")
+    serving = _params.build(Serving, _section(data, "serving", {}))
+    roles = {}
+    for role, device, model in (("draft", preset["draft"], DRAFT_MODEL), ("prm", "rtx3090", PRM_MODEL),
+                                ("target", "rtx3090", CONFIG_TARGETS[config])):
+        where = data.where_of(role) if role in data else data.where.child(role, None)
+        roles[role] = _role(data.get(role), where, device, model, role)
+    return Scenario(
+        name=str(data.get("name", Path(source).stem if source != "<code>" else system)),
+        description=str(data.get("description", "")),
+        system=system,
+        config=config,
+        toggles=toggles,
+        serving=serving,
+        source=source,
+        **roles,
+    )
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Reads and checks a scenario YAML file (errors name the file, line and field)."""
+    data = load_yaml(path)
+    if not isinstance(data, LocatedDict):
+        raise ConfigError(f"{path}: expected a mapping")
+    return build_scenario(data, str(path))
+
+
+def scenario(system: str, config: int = 1, **sections: Any) -> Scenario:
+    """A scenario in code: ``cosim.scenario("heteroreason", 1, draft={"device": "v80"})``."""
+    return build_scenario({"system": system, "config": config, **sections})

@@ -1,0 +1,73 @@
+#pragma once
+// What each device did and why: every activity records the activity whose end
+// let it start (its cause), so the critical path of a problem can be walked
+// back from its last settlement, and the energy of work whose tokens never
+// reach the final chain can be counted as wasted.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace cosim {
+
+enum class Role : int { draft = 0, prm = 1, target = 2, link_draft = 3, link_prm = 4, link_target = 5 };
+constexpr int kRoleCount = 6;
+const char* role_name(Role role);
+
+enum class ActivityKind : int {
+    draft = 0,           // the draft device decodes a step
+    sync = 1,            // shadow synchronisation: one forward pass over a target token
+    draft_prefill = 2,   // the draft device prefills context locally (prompt, refined step)
+    verify = 3,          // the PRM scores a step in one prefill
+    target_prefill = 4,  // the target prefills context it has not seen
+    refine = 5,          // the target decodes
+    transfer = 6,        // one PCIe leg (device -> host or host -> device)
+    stall = 7,           // the draft device holds a finished step-ahead step, waiting for a verdict
+    migrate = 8,         // the draft model's prompt prefill on a GPU before KV migration
+    prompt_prefill = 9,  // the PRM or target prefills the prompt (phase 1)
+};
+constexpr int kActivityKindCount = 10;
+const char* activity_kind_name(ActivityKind kind);
+
+constexpr int64_t kNoActivity = -1;
+
+struct Activity {
+    int64_t id = kNoActivity;
+    int32_t problem = 0;
+    Role role = Role::draft;
+    ActivityKind kind = ActivityKind::draft;
+    int32_t step = 0;
+    double start_ns = 0.0;
+    double end_ns = 0.0;
+    int64_t tokens = 0;
+    int64_t cause = kNoActivity;  // the activity whose end released this one
+    double energy_j = 0.0;        // the device's power in this activity's state x duration
+    double wasted_share = 0.0;    // share of this activity's work whose tokens were discarded
+};
+
+class ActivityLog {
+public:
+    // Records an activity; `deps` are the activities it waited for. Its cause is
+    // the latest-ending of those and of the previous activity on the same role.
+    int64_t add(Role role, ActivityKind kind, int32_t step, double start_ns, double end_ns, int64_t tokens,
+                const std::vector<int64_t>& deps, double watts);
+    void mark_wasted(int64_t id, double share);
+
+    const std::vector<Activity>& activities() const { return items_; }
+    const Activity& at(int64_t id) const { return items_[static_cast<size_t>(id - base_)]; }
+    int64_t last_on(Role role) const { return last_[static_cast<int>(role)]; }
+
+    // Starts a new problem: earlier activities are dropped (they were reported).
+    void begin_problem(int32_t problem);
+    int32_t problem() const { return problem_; }
+
+    // Activities on the critical path ending at `last`, back to the problem start.
+    std::vector<int64_t> critical_path(int64_t last) const;
+
+private:
+    std::vector<Activity> items_;
+    int64_t base_ = 0;  // id of items_[0]
+    int64_t last_[kRoleCount] = {kNoActivity, kNoActivity, kNoActivity, kNoActivity, kNoActivity, kNoActivity};
+    int32_t problem_ = 0;
+};
+
+}  // namespace cosim

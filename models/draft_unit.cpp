@@ -1,0 +1,83 @@
+#include "draft_unit.hpp"
+
+namespace cosim {
+
+DraftUnit::DraftUnit(FpgaDraftAccelerator& fpga) : fpga_(&fpga) {}
+
+DraftUnit::DraftUnit(GpuProxy& gpu)
+    : gpu_(&gpu), gpu_kvmu_(std::make_unique<Kvmu>(gpu.name(), gpu.model().context_window)) {}
+
+Power& DraftUnit::power() { return fpga_ ? fpga_->power() : gpu_->power(); }
+
+double DraftUnit::token_ns(int64_t context) const {
+    return fpga_ ? fpga_->token_ns(static_cast<double>(context)) : gpu_->decode_token_ns(context);
+}
+
+double DraftUnit::prefill_ns(int64_t tokens, int64_t context) const {
+    return fpga_ ? fpga_->prefill_ns(tokens, static_cast<double>(context)) : gpu_->prefill_ns(tokens, context);
+}
+
+double DraftUnit::kv_bytes_per_token() const {
+    return fpga_ ? fpga_->kv_bytes_per_token() : gpu_->kv_bytes_per_token();
+}
+
+void DraftUnit::load(int64_t tokens) {
+    if (fpga_) {
+        fpga_->load_context(tokens);
+        return;
+    }
+    gpu_kvmu_->clear();
+    gpu_kvmu_->initialize(tokens);
+}
+
+void DraftUnit::prefill_prompt(int64_t tokens) {
+    if (gpu_ && gpu_->params().request_overhead_ns > 0.0)
+        sc_core::wait(sc_core::sc_time(gpu_->params().request_overhead_ns, sc_core::SC_NS));
+    Power& meter = power();
+    meter.set_state(PowerState::prefill);
+    sc_core::wait(sc_core::sc_time(prefill_ns(tokens, 0), sc_core::SC_NS));
+    meter.set_state(PowerState::idle);
+    load(tokens);
+}
+
+int64_t DraftUnit::draft(int64_t tokens, AbortSignal* abort) {
+    if (fpga_) return fpga_->decode_step(tokens, abort);
+    Kvmu& k = *gpu_kvmu_;
+    if (k.mux() == MuxSource::pcie) k.begin_speculation();
+    // One serving request per drafted step.
+    const double request_ns = gpu_->params().request_overhead_ns;
+    if (request_ns > 0.0 && !wait_unless_aborted(request_ns, abort)) return 0;
+    const int64_t start = k.pointers().ahead;
+    gpu_->power().set_state(PowerState::decode);
+    int64_t written = 0;
+    while (written < tokens) {
+        if (!wait_unless_aborted(gpu_->decode_token_ns(start + written), abort)) break;
+        k.speculate_token();
+        ++written;
+    }
+    if (written == tokens) k.end_step();
+    gpu_->power().set_state(PowerState::idle);
+    return written;
+}
+
+void DraftUnit::sync_token() {
+    if (fpga_) {
+        fpga_->sync_token();
+        return;
+    }
+    gpu_->power().set_state(PowerState::decode);
+    sc_core::wait(sc_core::sc_time(gpu_->decode_token_ns(gpu_kvmu_->pointers().ahead), sc_core::SC_NS));
+    gpu_->power().set_state(PowerState::idle);
+    gpu_kvmu_->sync_token();
+}
+
+void DraftUnit::prefill(int64_t tokens) {
+    if (fpga_) {
+        fpga_->prefill_local(tokens);
+        return;
+    }
+    gpu_->prefill(tokens, gpu_kvmu_->pointers().ahead);
+    for (int64_t i = 0; i < tokens; ++i) gpu_kvmu_->sync_token();
+}
+
+}  // namespace cosim

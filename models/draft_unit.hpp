@@ -1,0 +1,47 @@
+#pragma once
+// The draft device of a system, whichever it is: the FPGA accelerator (with its
+// KVMU) or a GPU serving the draft model (its prefix cache tracked by the same
+// pointer rules). Its operations block the calling SystemC thread.
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "abort_signal.hpp"
+#include "fpga_draft_accelerator.hpp"
+#include "gpu_proxy.hpp"
+#include "kvmu.hpp"
+#include "power.hpp"
+
+namespace cosim {
+
+class DraftUnit {
+public:
+    explicit DraftUnit(FpgaDraftAccelerator& fpga);
+    explicit DraftUnit(GpuProxy& gpu);
+
+    bool on_fpga() const { return fpga_ != nullptr; }
+    Kvmu& kvmu() { return fpga_ ? fpga_->kvmu() : *gpu_kvmu_; }
+    Power& power();
+    int64_t position() { return kvmu().pointers().ahead; }
+    double token_ns(int64_t context) const;
+    double prefill_ns(int64_t tokens, int64_t context) const;
+    double kv_bytes_per_token() const;
+
+    // A fresh context of `tokens` whose KV arrived from elsewhere (migration).
+    void load(int64_t tokens);
+    // A fresh context of `tokens` prefilled on the device itself (a GPU draft's prompt).
+    void prefill_prompt(int64_t tokens);
+    // Drafts one step; an abort stops it. Returns the tokens written.
+    int64_t draft(int64_t tokens, AbortSignal* abort);
+    // One forward pass over a target token (shadow synchronisation).
+    void sync_token();
+    // Prefills target tokens locally (vanilla, or a GPU's prefix-cache refill).
+    void prefill(int64_t tokens);
+
+private:
+    FpgaDraftAccelerator* fpga_ = nullptr;
+    GpuProxy* gpu_ = nullptr;
+    std::unique_ptr<Kvmu> gpu_kvmu_;
+};
+
+}  // namespace cosim

@@ -1,0 +1,573 @@
+#include "host_orchestrator.hpp"
+
+#include <algorithm>
+#include <set>
+#include <string>
+#include <tuple>
+
+#include "errors.hpp"
+
+namespace cosim {
+
+namespace {
+constexpr double kTimeEpsilonNs = 1e-3;
+
+double now_ns() { return sc_core::sc_time_stamp().to_seconds() * 1e9; }
+
+void at_least(double ns) {
+    const double now = now_ns();
+    if (ns > now + kTimeEpsilonNs) sc_core::wait(sc_core::sc_time(ns - now, sc_core::SC_NS));
+}
+}  // namespace
+
+HostOrchestrator::HostOrchestrator(sc_core::sc_module_name name, const WorkflowOptions& options,
+                                   const WorkflowDevices& devices, ActivityLog& log,
+                                   const std::vector<TraceEvent>& events, const std::vector<TraceProblem>& problems)
+    : sc_core::sc_module(name), options_(options), d_(devices), log_(log), events_(events), problems_(problems) {
+    SC_HAS_PROCESS(HostOrchestrator);
+    SC_THREAD(run);
+}
+
+void HostOrchestrator::run() {
+    try {
+        for (size_t p = 0; p < problems_.size(); ++p) run_problem(static_cast<int32_t>(p));
+    } catch (...) {
+        error_ = std::current_exception();
+    }
+    sc_core::sc_stop();
+}
+
+// ---- bookkeeping ------------------------------------------------------------------------------
+
+int64_t HostOrchestrator::context_len() const {
+    int64_t total = problem_->prompt_tokens;
+    for (const ChainStep& s : chain_) total += s.tokens;
+    return total;
+}
+
+std::vector<int64_t> HostOrchestrator::chain_key() const {
+    std::vector<int64_t> key;
+    key.reserve(chain_.size());
+    for (const ChainStep& s : chain_) key.push_back(s.product);
+    return key;
+}
+
+void HostOrchestrator::product(int64_t activity, int64_t event) {
+    if (activity != kNoActivity) products_[activity] = event;
+}
+
+int64_t HostOrchestrator::lookahead_draft(int64_t k, int32_t step) const {
+    for (int64_t j = k + 1; j < event_end_; ++j) {
+        const TraceEvent& e = events_[static_cast<size_t>(j)];
+        if (e.kind == EventKind::draft && e.step == step) return e.tokens;
+    }
+    return 0;
+}
+
+int64_t HostOrchestrator::lookahead_refine(int64_t k, int32_t step) const {
+    // The natural length of a target run for `step` from today's context: the
+    // refinement of that step the trace will ask for from the same context, if
+    // any; else the step's draft length as a proxy.
+    for (int64_t j = k + 1; j < event_end_; ++j) {
+        const TraceEvent& e = events_[static_cast<size_t>(j)];
+        if (e.kind == EventKind::refine && e.step == step) return e.tokens;
+        if (e.kind == EventKind::backtrack && e.step < step) break;
+        if (e.kind == EventKind::draft && e.step > step) break;
+    }
+    return lookahead_draft(k, step);
+}
+
+// ---- device work ------------------------------------------------------------------------------
+
+TicketPtr HostOrchestrator::submit_draft(int32_t step, int64_t tokens, std::vector<int64_t> deps) {
+    const int64_t context = context_len();
+    return d_.draft_server->submit([this, step, tokens, deps, context](Ticket& t) {
+        DraftUnit& draft = *d_.draft;
+        std::vector<int64_t> after = deps;
+        const int64_t gap = context - draft.position();
+        if (gap > 0 && !t.abort.requested) {
+            // The draft's cache lacks context the target wrote: a prefix-cache refill.
+            const double start = now_ns();
+            draft.prefill(gap);
+            const int64_t id = log_.add(Role::draft, ActivityKind::draft_prefill, step, start, now_ns(), gap, after,
+                                        draft.power().params().prefill_w);
+            product(id, chain_.empty() ? -1 : chain_.back().product);
+            after = {id};
+            accept_if_written();
+        }
+        const double start = now_ns();
+        t.produced = draft.draft(tokens, &t.abort);
+        t.activity = log_.add(Role::draft, ActivityKind::draft, step, start, now_ns(), t.produced, after,
+                              draft.power().params().decode_w);
+        m_.drafted_tokens += t.produced;
+    });
+}
+
+HostOrchestrator::Run HostOrchestrator::start_run(int32_t step, int64_t limit, std::vector<int64_t> deps) {
+    Run r;
+    r.step = step;
+    r.key = chain_key();
+    r.context = context_len();
+    r.limit = std::make_shared<int64_t>(limit);
+    r.generated = std::make_shared<int64_t>(0);
+    r.token = std::make_shared<sc_core::sc_event>();
+    r.acts = std::make_shared<std::vector<int64_t>>();
+    const int64_t window = d_.target->model().context_window;
+    if (r.context + limit > window)
+        throw SimulationError("problem " + std::to_string(log_.problem()) + ": the target would reach " +
+                              std::to_string(r.context + limit) + " tokens at step " + std::to_string(step) +
+                              ", beyond the context window of " + d_.target->model().name + " (" +
+                              std::to_string(window) + ")");
+    const int64_t unseen = r.context - target_cached_;
+    if (options_.prefetch_cache) {
+        auto it = prefetch_.find(r.key);
+        if (it != prefetch_.end() && it->second.step == step) {
+            r.reused = std::min(it->second.tokens, limit);
+            for (int64_t id : it->second.activities) partial_use_[id] = static_cast<double>(r.reused) /
+                                                                        static_cast<double>(it->second.tokens);
+            prefetch_.erase(it);
+        }
+    }
+    m_.reused_tokens += r.reused;
+    Delivery in{now_ns(), kNoActivity};
+    if (unseen > 0) {
+        in = d_.fabric->send(Endpoint::host, Endpoint::target, static_cast<uint64_t>(unseen * options_.token_bytes),
+                             now_ns(), deps, step);
+        deps.push_back(in.activity);
+    }
+    target_cached_ = r.context;
+    r.ticket = decode_job(r, deps, in.arrival_ns, unseen + r.reused, true);
+    return r;
+}
+
+TicketPtr HostOrchestrator::decode_job(const Run& r, std::vector<int64_t> deps, double ready_ns, int64_t fill,
+                                       bool new_request) {
+    const int32_t step = r.step;
+    const int64_t context = r.context;
+    const int64_t reused = r.reused;
+    auto limit = r.limit;
+    auto generated = r.generated;
+    auto token = r.token;
+    auto acts = r.acts;
+    return d_.target_server->submit([=](Ticket& t) {
+        GpuProxy& target = *d_.target;
+        at_least(ready_ns);
+        std::vector<int64_t> after = deps;
+        if (new_request) request(target);
+        if (fill > 0) {
+            // Context it has not seen, and cached tokens of an earlier run: one parallel prefill.
+            const double start = now_ns();
+            target.prefill(fill, context + reused - fill);
+            const int64_t id = log_.add(Role::target, ActivityKind::target_prefill, step, start, now_ns(), fill,
+                                        after, target.power().params().prefill_w);
+            acts->push_back(id);
+            after = {id};
+            *generated = reused;
+            if (reused > 0) token->notify(sc_core::SC_ZERO_TIME);
+        }
+        const double start = now_ns();
+        int64_t decoded = 0;
+        target.power().set_state(PowerState::decode);
+        while (*generated < *limit) {
+            if (!wait_unless_aborted(target.decode_token_ns(context + *generated), &t.abort)) break;
+            ++*generated;
+            ++decoded;
+            token->notify(sc_core::SC_ZERO_TIME);
+        }
+        target.power().set_state(PowerState::idle);
+        if (decoded > 0 || acts->empty()) {
+            const int64_t id = log_.add(Role::target, ActivityKind::refine, step, start, now_ns(), decoded, after,
+                                        target.power().params().decode_w);
+            acts->push_back(id);
+        }
+        m_.target_tokens += decoded;
+        t.activity = acts->back();
+        t.produced = *generated;
+        token->notify(sc_core::SC_ZERO_TIME);
+    });
+}
+
+void HostOrchestrator::stop_run() {
+    if (!run_.ticket) return;
+    if (!run_.ticket->finished) {
+        run_.ticket->abort.request();
+        await(run_.ticket);
+    }
+    for (int64_t id : *run_.acts) product(id, -1);
+    if (options_.prefetch_cache && *run_.generated > 0)
+        prefetch_[run_.key] = Cached{run_.step, *run_.generated, *run_.acts};
+    target_cached_ = std::min(target_cached_, run_.context);  // its own tokens leave the KV cache
+    run_ = Run{};
+}
+
+void HostOrchestrator::abort_spec() {
+    if (!spec_) return;
+    spec_->abort.request();
+    await(spec_);
+    product(spec_->activity, -1);
+    m_.discarded_step_ahead_tokens += spec_->produced;
+    spec_ = nullptr;
+}
+
+void HostOrchestrator::request_accept(int64_t end_position) {
+    Kvmu& kvmu = d_.draft->kvmu();
+    if (kvmu.pointers().curr >= end_position && kvmu.pointers().curr > kvmu.pointers().valid) {
+        kvmu.accept();
+        accept_pending_ = -1;
+    } else {
+        accept_pending_ = end_position;  // the job that writes that position accepts
+    }
+}
+
+void HostOrchestrator::request(GpuProxy& gpu) {
+    // The serving stack's per-request cost (HTTP, tokenisation, scheduling): the GPU sits idle.
+    const double ns = gpu.params().request_overhead_ns;
+    if (ns > 0.0) sc_core::wait(sc_core::sc_time(ns, sc_core::SC_NS));
+}
+
+void HostOrchestrator::accept_if_written() {
+    Kvmu& kvmu = d_.draft->kvmu();
+    if (accept_pending_ >= 0 && kvmu.pointers().curr >= accept_pending_) {
+        kvmu.accept();
+        accept_pending_ = -1;
+    }
+}
+
+void HostOrchestrator::sync_job(int32_t step, int64_t product_event, double arrival, int64_t dep) {
+    d_.draft_server->submit([=](Ticket& t) {
+        DraftUnit& draft = *d_.draft;
+        at_least(arrival);
+        const double start = now_ns();
+        draft.sync_token();
+        t.activity = log_.add(Role::draft, ActivityKind::sync, step, start, now_ns(), 1, {dep},
+                              draft.power().params().decode_w);
+        product(t.activity, product_event);
+        accept_if_written();
+    });
+}
+
+void HostOrchestrator::stream_to_draft(Run& run, int64_t tokens, int64_t product_event) {
+    int64_t streamed = 0;
+    for (;;) {
+        const int64_t available = std::min(*run.generated, tokens);
+        if (available > streamed) {
+            const int64_t burst = available - streamed;
+            const int64_t dep = run.acts->empty() ? kNoActivity : run.acts->back();
+            const Delivery d =
+                d_.fabric->send(Endpoint::target, Endpoint::draft, static_cast<uint64_t>(burst * options_.token_bytes),
+                                now_ns(), {dep}, run.step);
+            for (int64_t j = 0; j < burst; ++j) sync_job(run.step, product_event, d.arrival_ns, d.activity);
+            streamed = available;
+        }
+        if (streamed >= tokens || run.ticket->finished) break;
+        sc_core::wait(*run.token);
+    }
+}
+
+TicketPtr HostOrchestrator::verify(int64_t context, int64_t tokens, double ready_ns, std::vector<int64_t> deps,
+                                   int32_t step) {
+    int64_t fill = context + tokens;
+    int64_t at = 0;
+    if (options_.prm_prefix_cache) {
+        fill = context - prm_cached_ + tokens;
+        at = prm_cached_;
+    }
+    prm_cached_ = context + tokens;
+    return d_.prm_server->submit([=](Ticket& t) {
+        GpuProxy& prm = *d_.prm;
+        at_least(ready_ns);
+        const double start = now_ns();
+        request(prm);
+        prm.prefill(fill, at);
+        t.activity = log_.add(Role::prm, ActivityKind::verify, step, start, now_ns(), fill, deps,
+                              prm.power().params().prefill_w);
+    });
+}
+
+Delivery HostOrchestrator::verdict(const TicketPtr& scored, int32_t step) {
+    await(scored);
+    const Delivery v = d_.fabric->send(Endpoint::prm, Endpoint::host, static_cast<uint64_t>(options_.control_bytes),
+                                       scored->end_ns, {scored->activity}, step);
+    at_least(v.arrival_ns);
+    last_settle_ = v.activity;
+    return v;
+}
+
+Delivery HostOrchestrator::command_to_draft(int64_t cause, int32_t step) {
+    return d_.fabric->send(Endpoint::host, Endpoint::draft, static_cast<uint64_t>(options_.control_bytes), now_ns(),
+                           {cause}, step);
+}
+
+// ---- the workflow -----------------------------------------------------------------------------
+
+void HostOrchestrator::prompt_prefills() {
+    // Without a prefix cache the PRM rescores the whole context at every step,
+    // so prefilling the prompt early would buy nothing.
+    const int64_t prompt = problem_->prompt_tokens;
+    for (auto [server, gpu, role] : {std::tuple{d_.prm_server, d_.prm, Role::prm},
+                                     std::tuple{d_.target_server, d_.target, Role::target}}) {
+        if (role == Role::prm && !options_.prm_prefix_cache) continue;
+        server->submit([=](Ticket& t) {
+            const double start = now_ns();
+            request(*gpu);
+            gpu->prefill(prompt, 0);
+            t.activity = log_.add(role, ActivityKind::prompt_prefill, 0, start, now_ns(), prompt, {},
+                                  gpu->power().params().prefill_w);
+        });
+    }
+}
+
+void HostOrchestrator::phase1() {
+    const int64_t prompt = problem_->prompt_tokens;
+    const bool eager = !options_.sequential;
+    DraftUnit& draft = *d_.draft;
+    if (draft.on_fpga() && d_.draft_on_target) {
+        // A GPU prefills the prompt for the draft model; its KV migrates to HBM.
+        GpuProxy* helper = d_.draft_on_target;
+        TicketPtr mig = d_.target_server->submit([=](Ticket& t) {
+            const double start = now_ns();
+            request(*helper);
+            helper->prefill(prompt, 0);
+            t.activity = log_.add(Role::target, ActivityKind::migrate, 0, start, now_ns(), prompt, {},
+                                  helper->power().params().prefill_w);
+        });
+        if (eager) prompt_prefills();
+        await(mig);
+        const auto kv_bytes = static_cast<uint64_t>(static_cast<double>(prompt) * draft.kv_bytes_per_token());
+        const Delivery kv = d_.fabric->send(Endpoint::target, Endpoint::draft, kv_bytes, now_ns(), {mig->activity}, 0);
+        d_.draft_server->submit([=](Ticket&) {
+            at_least(kv.arrival_ns);
+            d_.draft->load(prompt);
+        });
+        last_command_ = kv.activity;
+    } else {
+        d_.draft_server->submit([=](Ticket& t) {
+            DraftUnit& unit = *d_.draft;
+            const double start = now_ns();
+            unit.prefill_prompt(prompt);
+            t.activity = log_.add(Role::draft, ActivityKind::draft_prefill, 0, start, now_ns(), prompt, {},
+                                  unit.power().params().prefill_w);
+        });
+        if (eager) prompt_prefills();
+    }
+    prm_cached_ = eager && options_.prm_prefix_cache ? prompt : 0;
+    target_cached_ = eager ? prompt : 0;
+    if (options_.step_ahead_refine && !options_.sequential) {
+        const int64_t first = problem_->first_event - 1;
+        const int64_t limit = lookahead_refine(first, 1);
+        if (limit > 0) run_ = start_run(1, limit, {});
+    }
+}
+
+void HostOrchestrator::on_draft(int64_t k, const TraceEvent& e) {
+    const int32_t step = e.step;
+    if (!spec_) {
+        spec_ = submit_draft(step, e.tokens, {last_settle_, last_command_});
+        spec_step_ = step;
+    }
+    if (spec_step_ != step)
+        throw SimulationError("internal: the draft device holds step " + std::to_string(spec_step_) +
+                              " where the trace drafts step " + std::to_string(step));
+    TicketPtr mine = spec_;
+    spec_ = nullptr;
+    await(mine);
+    if (mine->produced != e.tokens)
+        throw SimulationError("internal: step " + std::to_string(step) + " drafted " +
+                              std::to_string(mine->produced) + " of " + std::to_string(e.tokens) + " tokens");
+    product(mine->activity, k);
+    const double now = now_ns();
+    if (now > mine->end_ns + kTimeEpsilonNs) {
+        log_.add(Role::draft, ActivityKind::stall, step, mine->end_ns, now, 0, {}, d_.draft->power().params().idle_w);
+        m_.stall_ns += now - mine->end_ns;
+        m_.stalled_steps += 1;
+    }
+    const int64_t context = context_len();
+    const Delivery tokens = d_.fabric->send(Endpoint::draft, Endpoint::prm,
+                                            static_cast<uint64_t>(e.tokens * options_.token_bytes), now,
+                                            {mine->activity, last_settle_}, step);
+    TicketPtr score = verify(context, e.tokens, tokens.arrival_ns, {tokens.activity}, step);
+    if (options_.step_ahead_draft && !options_.sequential) {
+        const int64_t ahead = lookahead_draft(k, step + 1);
+        if (ahead > 0) {
+            spec_ = submit_draft(step + 1, ahead, {mine->activity});
+            spec_step_ = step + 1;
+        }
+    }
+    const Delivery v = verdict(score, step);
+    if (e.accepted) {
+        chain_.push_back(ChainStep{e.tokens, k});
+        command_to_draft(v.activity, step);  // the pointer update needs no wait
+        d_.draft->kvmu().accept();
+        settled(k, step, v.activity);
+        return;
+    }
+    prm_cached_ = std::min(prm_cached_, context);
+    const Delivery cmd = command_to_draft(v.activity, step);
+    at_least(cmd.arrival_ns);
+    abort_spec();
+    d_.draft->kvmu().rollback();
+    last_command_ = cmd.activity;
+}
+
+void HostOrchestrator::settled(int64_t k, int32_t step, int64_t cause) {
+    last_settle_ = cause;
+    if (!options_.step_ahead_refine || options_.sequential) return;
+    stop_run();
+    const int64_t limit = lookahead_refine(k, step + 1);
+    if (limit > 0) run_ = start_run(step + 1, limit, {cause});
+}
+
+void HostOrchestrator::on_refine(int64_t k, const TraceEvent& e) {
+    const int32_t step = e.step;
+    const int64_t tokens = e.tokens;
+    if (run_.ticket && run_.step == step && run_.key == chain_key()) {
+        // Step-ahead refinement: the run already under way is the refinement.
+        *run_.limit = tokens;
+        if (run_.ticket->finished && *run_.generated < tokens) {
+            // It stopped at its guessed length: it decodes on from where it was.
+            run_.ticket = decode_job(run_, {run_.ticket->activity}, now_ns(), 0, false);
+        }
+    } else {
+        stop_run();
+        run_ = start_run(step, tokens, {last_command_, last_settle_});
+    }
+    Run run = run_;
+    if (options_.shadow_sync && !options_.sequential) stream_to_draft(run, tokens, k);
+    await(run.ticket);
+    for (int64_t id : *run.acts) product(id, k);
+    run_ = Run{};
+    target_cached_ = run.context + tokens;
+    if (!options_.shadow_sync && !options_.sequential) {
+        // Vanilla: the draft device prefills the refined step locally afterwards.
+        const Delivery d = d_.fabric->send(Endpoint::target, Endpoint::draft,
+                                           static_cast<uint64_t>(tokens * options_.token_bytes), now_ns(),
+                                           {run.ticket->activity}, step);
+        d_.draft_server->submit([=](Ticket& t) {
+            DraftUnit& draft = *d_.draft;
+            at_least(d.arrival_ns);
+            const double start = now_ns();
+            draft.prefill(tokens);
+            t.activity = log_.add(Role::draft, ActivityKind::draft_prefill, step, start, now_ns(), tokens,
+                                  {d.activity}, draft.power().params().prefill_w);
+            product(t.activity, k);
+            accept_if_written();
+        });
+    }
+    const int64_t context = context_len();
+    if (!e.scored) {
+        chain_.push_back(ChainStep{tokens, k});
+        request_accept(context + tokens);
+        settled(k, step, run.ticket->activity);
+        return;
+    }
+    const Delivery sent = d_.fabric->send(Endpoint::target, Endpoint::prm,
+                                          static_cast<uint64_t>(tokens * options_.token_bytes), now_ns(),
+                                          {run.ticket->activity}, step);
+    TicketPtr score = verify(context, tokens, sent.arrival_ns, {sent.activity}, step);
+    if (options_.step_ahead_draft && !options_.sequential) {
+        const int64_t ahead = lookahead_draft(k, step + 1);
+        if (ahead > 0) {
+            spec_ = submit_draft(step + 1, ahead, {run.ticket->activity});
+            spec_step_ = step + 1;
+        }
+    }
+    const Delivery v = verdict(score, step);
+    if (e.accepted) {
+        chain_.push_back(ChainStep{tokens, k});
+        command_to_draft(v.activity, step);
+        request_accept(context + tokens);
+        settled(k, step, v.activity);
+    } else {
+        prm_cached_ = std::min(prm_cached_, context);
+    }
+}
+
+void HostOrchestrator::on_backtrack(int64_t, const TraceEvent& e) {
+    m_.backtracks += 1;
+    const Delivery cmd = command_to_draft(last_settle_, e.step);
+    at_least(cmd.arrival_ns);
+    abort_spec();
+    d_.draft_server->cancel_pending();
+    d_.draft_server->drain();
+    accept_pending_ = -1;
+    chain_.pop_back();
+    const int64_t position = context_len();
+    d_.draft->kvmu().initialize(position);
+    prm_cached_ = std::min(prm_cached_, position);
+    target_cached_ = std::min(target_cached_, position);
+    last_command_ = cmd.activity;
+}
+
+void HostOrchestrator::run_problem(int32_t index) {
+    problem_ = &problems_[static_cast<size_t>(index)];
+    event_end_ = problem_->first_event + problem_->events;
+    log_.begin_problem(index);
+    chain_.clear();
+    prefetch_.clear();
+    products_.clear();
+    partial_use_.clear();
+    spec_ = nullptr;
+    run_ = Run{};
+    accept_pending_ = -1;
+    last_settle_ = last_command_ = kNoActivity;
+    m_ = ProblemMetrics{};
+    m_.start_ns = now_ns();
+    GpuProxy* gpus[2] = {d_.prm, d_.target};
+    energy_start_[0] = d_.draft->power().energy_j();
+    for (int i = 0; i < 2; ++i) energy_start_[i + 1] = gpus[i]->power().energy_j();
+
+    phase1();
+    for (int64_t k = problem_->first_event; k < event_end_; ++k) {
+        const TraceEvent& e = events_[static_cast<size_t>(k)];
+        switch (e.kind) {
+            case EventKind::draft: on_draft(k, e); break;
+            case EventKind::refine: on_refine(k, e); break;
+            case EventKind::backtrack: on_backtrack(k, e); break;
+        }
+    }
+    finish_problem();
+}
+
+void HostOrchestrator::finish_problem() {
+    const double end = now_ns();
+    m_.end_ns = end;
+    m_.energy_j[0] = d_.draft->power().energy_j() - energy_start_[0];
+    m_.energy_j[1] = d_.prm->power().energy_j() - energy_start_[1];
+    m_.energy_j[2] = d_.target->power().energy_j() - energy_start_[2];
+    m_.steps = static_cast<int32_t>(chain_.size());
+    for (const ChainStep& s : chain_) m_.final_tokens += s.tokens;
+    m_.generated_tokens = m_.drafted_tokens + m_.target_tokens;
+
+    // Work left over once the answer is settled (trailing shadow syncs) is dropped.
+    abort_spec();
+    stop_run();
+    d_.draft_server->cancel_pending();
+
+    std::set<int64_t> final_products;
+    for (const ChainStep& s : chain_) final_products.insert(s.product);
+    for (const auto& [id, event] : products_) {
+        double useful = final_products.count(event) ? 1.0 : 0.0;
+        auto reuse = partial_use_.find(id);
+        if (reuse != partial_use_.end()) useful = std::max(useful, reuse->second);
+        if (useful < 1.0) log_.mark_wasted(id, 1.0 - useful);
+    }
+    for (const Activity& a : log_.activities()) {
+        if (a.end_ns > end + kTimeEpsilonNs) continue;
+        const double duration = a.end_ns - a.start_ns;
+        if (a.role == Role::draft && a.kind != ActivityKind::stall) m_.busy_ns[0] += duration;
+        if (a.role == Role::prm) m_.busy_ns[1] += duration;
+        if (a.role == Role::target) m_.busy_ns[2] += duration;
+        m_.wasted_energy_j += a.energy_j * a.wasted_share;
+    }
+    for (int64_t id : log_.critical_path(last_settle_)) {
+        const Activity& a = log_.at(id);
+        if (a.kind == ActivityKind::transfer) m_.comm_critical_ns += a.end_ns - a.start_ns;
+    }
+    if (options_.keep_activities) kept_.insert(kept_.end(), log_.activities().begin(), log_.activities().end());
+    metrics_.push_back(m_);
+    d_.draft_server->drain();
+    d_.prm_server->drain();
+    d_.target_server->drain();
+}
+
+}  // namespace cosim

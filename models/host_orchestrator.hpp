@@ -1,0 +1,129 @@
+#pragma once
+// The host side of the reasoning workflow (SPEC sections 1 and 2): one SystemC
+// thread that replays the trace problem by problem, in the order the algorithm
+// settles steps, and drives the draft device, the PRM and the target through
+// their device servers and the PCIe fabric. Speculative work (step-ahead
+// drafts, step-ahead refinement) is launched early and later adopted or
+// aborted, so device work overlaps exactly as far as the toggles allow.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include <systemc>
+
+#include "activity_log.hpp"
+#include "device_server.hpp"
+#include "draft_unit.hpp"
+#include "gpu_proxy.hpp"
+#include "pcie_fabric.hpp"
+#include "workflow_inputs.hpp"
+
+namespace cosim {
+
+struct WorkflowDevices {
+    DraftUnit* draft = nullptr;
+    GpuProxy* prm = nullptr;
+    GpuProxy* target = nullptr;
+    GpuProxy* draft_on_target = nullptr;  // the draft model on the target GPU (FPGA systems' phase 1)
+    DeviceServer* draft_server = nullptr;
+    DeviceServer* prm_server = nullptr;
+    DeviceServer* target_server = nullptr;
+    PcieFabric* fabric = nullptr;
+};
+
+class HostOrchestrator : public sc_core::sc_module {
+public:
+    HostOrchestrator(sc_core::sc_module_name name, const WorkflowOptions& options, const WorkflowDevices& devices,
+                     ActivityLog& log, const std::vector<TraceEvent>& events,
+                     const std::vector<TraceProblem>& problems);
+
+    const std::vector<ProblemMetrics>& metrics() const { return metrics_; }
+    const std::vector<Activity>& activities() const { return kept_; }
+    std::exception_ptr error() const { return error_; }
+
+private:
+    // A target run: decodes step `step` from the context identified by `key`.
+    // Its counters are shared with the job on the target's server.
+    struct Run {
+        TicketPtr ticket;
+        int32_t step = 0;
+        std::vector<int64_t> key;
+        int64_t context = 0;
+        int64_t reused = 0;
+        std::shared_ptr<int64_t> limit;
+        std::shared_ptr<int64_t> generated;
+        std::shared_ptr<sc_core::sc_event> token;
+        std::shared_ptr<std::vector<int64_t>> acts;
+    };
+    struct Cached {
+        int32_t step = 0;
+        int64_t tokens = 0;
+        std::vector<int64_t> activities;
+    };
+    struct ChainStep {
+        int64_t tokens = 0;
+        int64_t product = 0;  // trace event index that produced it
+    };
+
+    void run();
+    void run_problem(int32_t index);
+    void phase1();
+    void prompt_prefills();
+    void on_draft(int64_t k, const TraceEvent& e);
+    void on_refine(int64_t k, const TraceEvent& e);
+    void on_backtrack(int64_t k, const TraceEvent& e);
+    void settled(int64_t k, int32_t step, int64_t cause);
+    void finish_problem();
+
+    TicketPtr submit_draft(int32_t step, int64_t tokens, std::vector<int64_t> deps);
+    Run start_run(int32_t step, int64_t limit, std::vector<int64_t> deps);
+    TicketPtr decode_job(const Run& run, std::vector<int64_t> deps, double ready_ns, int64_t fill,
+                         bool new_request);
+    void request(GpuProxy& gpu);
+    void stream_to_draft(Run& run, int64_t tokens, int64_t product_event);
+    void sync_job(int32_t step, int64_t product_event, double arrival, int64_t dep);
+    void accept_if_written();
+    TicketPtr verify(int64_t context, int64_t tokens, double ready_ns, std::vector<int64_t> deps, int32_t step);
+    Delivery verdict(const TicketPtr& scored, int32_t step);
+    Delivery command_to_draft(int64_t cause, int32_t step);
+    void stop_run();
+    void abort_spec();
+    void request_accept(int64_t end_position);
+
+    int64_t lookahead_draft(int64_t k, int32_t step) const;
+    int64_t lookahead_refine(int64_t k, int32_t step) const;
+    int64_t context_len() const;
+    std::vector<int64_t> chain_key() const;
+    void product(int64_t activity, int64_t event);
+
+    WorkflowOptions options_;
+    WorkflowDevices d_;
+    ActivityLog& log_;
+    const std::vector<TraceEvent>& events_;
+    const std::vector<TraceProblem>& problems_;
+    std::vector<ProblemMetrics> metrics_;
+    std::vector<Activity> kept_;
+    std::exception_ptr error_;
+
+    // Per problem.
+    const TraceProblem* problem_ = nullptr;
+    int64_t event_end_ = 0;
+    std::vector<ChainStep> chain_;
+    TicketPtr spec_;              // the draft device's step in flight or finished, not yet sent to the PRM
+    int32_t spec_step_ = 0;
+    Run run_;                     // the target's current run (ticket null when none)
+    std::map<std::vector<int64_t>, Cached> prefetch_;
+    std::unordered_map<int64_t, int64_t> products_;  // generating activity -> trace event (-1: speculative)
+    std::unordered_map<int64_t, double> partial_use_;  // cached run activity -> share later reused
+    int64_t prm_cached_ = 0;
+    int64_t target_cached_ = 0;
+    int64_t last_settle_ = kNoActivity;
+    int64_t last_command_ = kNoActivity;
+    int64_t accept_pending_ = -1;  // KV position that, once written, lets the KVMU accept the refined step
+    ProblemMetrics m_;
+    double energy_start_[3] = {0.0, 0.0, 0.0};
+};
+
+}  // namespace cosim

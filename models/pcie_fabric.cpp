@@ -1,0 +1,46 @@
+#include "pcie_fabric.hpp"
+
+namespace cosim {
+
+namespace {
+const char* const kLinkNames[3] = {"pcie_draft", "pcie_prm", "pcie_target"};
+const char* const kDmaNames[3] = {"dma_draft", "dma_prm", "dma_target"};
+const Role kLinkRoles[3] = {Role::link_draft, Role::link_prm, Role::link_target};
+
+double now_ns() { return sc_core::sc_time_stamp().to_seconds() * 1e9; }
+}  // namespace
+
+PcieFabric::PcieFabric(sc_core::sc_module_name name, const std::array<PcieLinkParams, 3>& links, ActivityLog& log)
+    : sc_core::sc_module(name), log_(log) {
+    for (int i = 0; i < 3; ++i) {
+        links_[i] = std::make_unique<PcieLink>(kLinkNames[i], links[i]);
+        dmas_[i] = std::make_unique<HostDma>(kDmaNames[i]);
+        dmas_[i]->socket.bind(links_[i]->socket);
+    }
+}
+
+Delivery PcieFabric::leg(Endpoint device, LinkDirection dir, uint64_t bytes, double ready_ns,
+                         const std::vector<int64_t>& deps, int32_t step) {
+    const int i = static_cast<int>(device);
+    const double now = now_ns();
+    const double offset = ready_ns > now ? ready_ns - now : 0.0;
+    const double end = dmas_[i]->post(dir, bytes, sc_core::sc_time(offset, sc_core::SC_NS)).to_seconds() * 1e9;
+    const double duration = links_[i]->params().transfer_ns(bytes);
+    const int64_t id = log_.add(kLinkRoles[i], ActivityKind::transfer, step, end - duration, end,
+                                static_cast<int64_t>(bytes), deps, 0.0);
+    return Delivery{end, id};
+}
+
+Delivery PcieFabric::send(Endpoint from, Endpoint to, uint64_t bytes, double ready_ns,
+                          const std::vector<int64_t>& deps, int32_t step) {
+    Delivery d{ready_ns, kNoActivity};
+    std::vector<int64_t> after = deps;
+    if (from != Endpoint::host) {
+        d = leg(from, LinkDirection::device_to_host, bytes, d.arrival_ns, after, step);
+        after = {d.activity};
+    }
+    if (to != Endpoint::host) d = leg(to, LinkDirection::host_to_device, bytes, d.arrival_ns, after, step);
+    return d;
+}
+
+}  // namespace cosim

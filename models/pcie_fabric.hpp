@@ -1,0 +1,48 @@
+#pragma once
+// The PCIe links of a system: one link from the host to each device (draft,
+// PRM, target). Data between two devices is stored and forwarded through host
+// memory: a device -> host leg on the sender's link, then host -> device on
+// the receiver's. Transfers are posted as TLM transactions without blocking
+// the caller; the receiving job waits for the returned arrival time.
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include <systemc>
+
+#include "activity_log.hpp"
+#include "host_dma.hpp"
+#include "pcie_link.hpp"
+#include "power.hpp"
+
+namespace cosim {
+
+enum class Endpoint : int { draft = 0, prm = 1, target = 2, host = 3 };
+
+struct Delivery {
+    double arrival_ns = 0.0;
+    int64_t activity = kNoActivity;  // the last leg
+};
+
+class PcieFabric : public sc_core::sc_module {
+public:
+    PcieFabric(sc_core::sc_module_name name, const std::array<PcieLinkParams, 3>& links, ActivityLog& log);
+
+    // Sends `bytes` from `from` to `to`, starting no earlier than `ready_ns`
+    // and after the activities in `deps`. Records one activity per leg.
+    Delivery send(Endpoint from, Endpoint to, uint64_t bytes, double ready_ns, const std::vector<int64_t>& deps,
+                  int32_t step);
+
+    const PcieLink& link(Endpoint device) const { return *links_[static_cast<int>(device)]; }
+
+private:
+    Delivery leg(Endpoint device, LinkDirection dir, uint64_t bytes, double ready_ns,
+                 const std::vector<int64_t>& deps, int32_t step);
+
+    ActivityLog& log_;
+    std::array<std::unique_ptr<PcieLink>, 3> links_;
+    std::array<std::unique_ptr<HostDma>, 3> dmas_;
+};
+
+}  // namespace cosim

@@ -1,0 +1,57 @@
+#pragma once
+// What the host orchestrator replays: the trace as flat arrays (it crosses
+// from Python once), the system's toggles, and what it reports per problem.
+#include <cstdint>
+#include <vector>
+
+namespace cosim {
+
+enum class EventKind : int { draft = 0, refine = 1, backtrack = 2 };
+
+struct TraceEvent {
+    EventKind kind = EventKind::draft;
+    int32_t step = 0;      // draft/refine: the step; backtrack: to_step
+    int32_t tokens = 0;
+    bool accepted = false; // draft: PRM accepted; refine: kept
+    bool scored = false;   // refine: the PRM scored it (backtracking traces)
+};
+
+struct TraceProblem {
+    int32_t prompt_tokens = 0;
+    int64_t first_event = 0;
+    int64_t events = 0;
+};
+
+struct WorkflowOptions {
+    bool sequential = false;          // gpu-baseline: every operation waits for the previous one
+    bool step_ahead_draft = true;     // the draft device drafts one step ahead of the verdict
+    bool step_ahead_refine = true;    // the target starts step i once step i-1 is settled
+    bool prefetch_cache = true;       // interrupted target runs are kept for reuse
+    bool shadow_sync = true;          // refined tokens stream into the draft device as decoded
+    bool prm_prefix_cache = false;    // the PRM prefills only unseen tokens (else the whole context)
+    bool draft_prompt_on_target = false; // the draft model's prompt prefill runs on the target GPU (FPGA drafts)
+    int64_t token_bytes = 4;          // SPEC section 4
+    int64_t control_bytes = 64;       // a verdict, command or pointer update
+    bool keep_activities = false;     // return every activity (timelines)
+};
+
+struct ProblemMetrics {
+    double start_ns = 0.0;
+    double end_ns = 0.0;
+    int64_t final_tokens = 0;
+    int64_t generated_tokens = 0;
+    int64_t drafted_tokens = 0;
+    int64_t discarded_step_ahead_tokens = 0;
+    int64_t target_tokens = 0;
+    int64_t reused_tokens = 0;
+    int32_t steps = 0;
+    int32_t stalled_steps = 0;
+    int32_t backtracks = 0;
+    double stall_ns = 0.0;
+    double comm_critical_ns = 0.0;
+    double busy_ns[3] = {0.0, 0.0, 0.0};      // draft, prm, target
+    double energy_j[3] = {0.0, 0.0, 0.0};     // per device, idle included
+    double wasted_energy_j = 0.0;
+};
+
+}  // namespace cosim
