@@ -35,6 +35,7 @@ const char* activity_kind_name(ActivityKind kind) {
         case ActivityKind::stall: return "stall";
         case ActivityKind::migrate: return "migrate";
         case ActivityKind::prompt_prefill: return "prompt_prefill";
+        case ActivityKind::request: return "request";
     }
     return "?";
 }

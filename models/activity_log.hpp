@@ -24,8 +24,9 @@ enum class ActivityKind : int {
     stall = 7,           // the draft device holds a finished step-ahead step, waiting for a verdict
     migrate = 8,         // the draft model's prompt prefill on a GPU before KV migration
     prompt_prefill = 9,  // the PRM or target prefills the prompt (phase 1)
+    request = 10,        // a GPU's serving stack handles a request (HTTP, tokenisation, scheduling); the GPU idles
 };
-constexpr int kActivityKindCount = 10;
+constexpr int kActivityKindCount = 11;
 const char* activity_kind_name(ActivityKind kind);
 
 constexpr int64_t kNoActivity = -1;

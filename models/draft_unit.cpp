@@ -21,6 +21,8 @@ double DraftUnit::kv_bytes_per_token() const {
     return fpga_ ? fpga_->kv_bytes_per_token() : gpu_->kv_bytes_per_token();
 }
 
+double DraftUnit::request_overhead_ns() const { return gpu_ ? gpu_->params().request_overhead_ns : 0.0; }
+
 void DraftUnit::load(int64_t tokens) {
     if (fpga_) {
         fpga_->load_context(tokens);
@@ -31,8 +33,6 @@ void DraftUnit::load(int64_t tokens) {
 }
 
 void DraftUnit::prefill_prompt(int64_t tokens) {
-    if (gpu_ && gpu_->params().request_overhead_ns > 0.0)
-        sc_core::wait(sc_core::sc_time(gpu_->params().request_overhead_ns, sc_core::SC_NS));
     Power& meter = power();
     meter.set_state(PowerState::prefill);
     sc_core::wait(sc_core::sc_time(prefill_ns(tokens, 0), sc_core::SC_NS));
@@ -44,9 +44,6 @@ int64_t DraftUnit::draft(int64_t tokens, AbortSignal* abort) {
     if (fpga_) return fpga_->decode_step(tokens, abort);
     Kvmu& k = *gpu_kvmu_;
     if (k.mux() == MuxSource::pcie) k.begin_speculation();
-    // One serving request per drafted step.
-    const double request_ns = gpu_->params().request_overhead_ns;
-    if (request_ns > 0.0 && !wait_unless_aborted(request_ns, abort)) return 0;
     const int64_t start = k.pointers().ahead;
     gpu_->power().set_state(PowerState::decode);
     int64_t written = 0;

@@ -26,6 +26,8 @@ public:
     double token_ns(int64_t context) const;
     double prefill_ns(int64_t tokens, int64_t context) const;
     double kv_bytes_per_token() const;
+    // The serving stack's cost per request of a GPU draft (0 for the FPGA, driven directly).
+    double request_overhead_ns() const;
 
     // A fresh context of `tokens` whose KV arrived from elsewhere (migration).
     void load(int64_t tokens);

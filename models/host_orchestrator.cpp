@@ -95,6 +95,11 @@ TicketPtr HostOrchestrator::submit_draft(int32_t step, int64_t tokens, std::vect
             after = {id};
             accept_if_written();
         }
+        if (!request(Role::draft, draft.request_overhead_ns(), draft.power().params().idle_w, step, after,
+                     &t.abort)) {
+            t.activity = after.back();
+            return;
+        }
         const double start = now_ns();
         t.produced = draft.draft(tokens, &t.abort);
         t.activity = log_.add(Role::draft, ActivityKind::draft, step, start, now_ns(), t.produced, after,
@@ -153,15 +158,19 @@ TicketPtr HostOrchestrator::decode_job(const Run& r, std::vector<int64_t> deps, 
         GpuProxy& target = *d_.target;
         at_least(ready_ns);
         std::vector<int64_t> after = deps;
-        if (new_request) request(target);
+        if (new_request &&
+            !request(Role::target, target.params().request_overhead_ns, target.power().params().idle_w, step, after,
+                     &t.abort)) {
+            t.activity = after.back();
+            return;
+        }
         if (fill > 0) {
             // Context it has not seen, and cached tokens of an earlier run: one parallel prefill.
             const double start = now_ns();
             target.prefill(fill, context + reused - fill);
-            const int64_t id = log_.add(Role::target, ActivityKind::target_prefill, step, start, now_ns(), fill,
-                                        after, target.power().params().prefill_w);
-            acts->push_back(id);
-            after = {id};
+            // Not a product: it writes context that is already chosen, so it is never wasted.
+            after = {log_.add(Role::target, ActivityKind::target_prefill, step, start, now_ns(), fill, after,
+                              target.power().params().prefill_w)};
             *generated = reused;
             if (reused > 0) token->notify(sc_core::SC_ZERO_TIME);
         }
@@ -175,13 +184,13 @@ TicketPtr HostOrchestrator::decode_job(const Run& r, std::vector<int64_t> deps, 
             token->notify(sc_core::SC_ZERO_TIME);
         }
         target.power().set_state(PowerState::idle);
-        if (decoded > 0 || acts->empty()) {
-            const int64_t id = log_.add(Role::target, ActivityKind::refine, step, start, now_ns(), decoded, after,
-                                        target.power().params().decode_w);
-            acts->push_back(id);
+        if (now_ns() > start) {  // an abort may cut the first token short: that time was spent too
+            after = {log_.add(Role::target, ActivityKind::refine, step, start, now_ns(), decoded, after,
+                              target.power().params().decode_w)};
+            acts->push_back(after.back());
         }
         m_.target_tokens += decoded;
-        t.activity = acts->back();
+        t.activity = after.empty() ? kNoActivity : after.back();
         t.produced = *generated;
         token->notify(sc_core::SC_ZERO_TIME);
     });
@@ -219,10 +228,13 @@ void HostOrchestrator::request_accept(int64_t end_position) {
     }
 }
 
-void HostOrchestrator::request(GpuProxy& gpu) {
-    // The serving stack's per-request cost (HTTP, tokenisation, scheduling): the GPU sits idle.
-    const double ns = gpu.params().request_overhead_ns;
-    if (ns > 0.0) sc_core::wait(sc_core::sc_time(ns, sc_core::SC_NS));
+bool HostOrchestrator::request(Role role, double overhead_ns, double idle_w, int32_t step,
+                               std::vector<int64_t>& after, AbortSignal* abort) {
+    if (overhead_ns <= 0.0) return true;
+    const double start = now_ns();
+    const bool done = wait_unless_aborted(overhead_ns, abort);
+    after = {log_.add(role, ActivityKind::request, step, start, now_ns(), 0, after, idle_w)};
+    return done;
 }
 
 void HostOrchestrator::accept_if_written() {
@@ -252,7 +264,7 @@ void HostOrchestrator::stream_to_draft(Run& run, int64_t tokens, int64_t product
         const int64_t available = std::min(*run.generated, tokens);
         if (available > streamed) {
             const int64_t burst = available - streamed;
-            const int64_t dep = run.acts->empty() ? kNoActivity : run.acts->back();
+            const int64_t dep = run.acts->empty() ? run.ticket->activity : run.acts->back();
             const Delivery d =
                 d_.fabric->send(Endpoint::target, Endpoint::draft, static_cast<uint64_t>(burst * options_.token_bytes),
                                 now_ns(), {dep}, run.step);
@@ -276,10 +288,11 @@ TicketPtr HostOrchestrator::verify(int64_t context, int64_t tokens, double ready
     return d_.prm_server->submit([=](Ticket& t) {
         GpuProxy& prm = *d_.prm;
         at_least(ready_ns);
+        std::vector<int64_t> after = deps;
+        request(Role::prm, prm.params().request_overhead_ns, prm.power().params().idle_w, step, after);
         const double start = now_ns();
-        request(prm);
         prm.prefill(fill, at);
-        t.activity = log_.add(Role::prm, ActivityKind::verify, step, start, now_ns(), fill, deps,
+        t.activity = log_.add(Role::prm, ActivityKind::verify, step, start, now_ns(), fill, after,
                               prm.power().params().prefill_w);
     });
 }
@@ -308,10 +321,11 @@ void HostOrchestrator::prompt_prefills() {
                                      std::tuple{d_.target_server, d_.target, Role::target}}) {
         if (role == Role::prm && !options_.prm_prefix_cache) continue;
         server->submit([=](Ticket& t) {
+            std::vector<int64_t> after;
+            request(role, gpu->params().request_overhead_ns, gpu->power().params().idle_w, 0, after);
             const double start = now_ns();
-            request(*gpu);
             gpu->prefill(prompt, 0);
-            t.activity = log_.add(role, ActivityKind::prompt_prefill, 0, start, now_ns(), prompt, {},
+            t.activity = log_.add(role, ActivityKind::prompt_prefill, 0, start, now_ns(), prompt, after,
                                   gpu->power().params().prefill_w);
         });
     }
@@ -325,10 +339,11 @@ void HostOrchestrator::phase1() {
         // A GPU prefills the prompt for the draft model; its KV migrates to HBM.
         GpuProxy* helper = d_.draft_on_target;
         TicketPtr mig = d_.target_server->submit([=](Ticket& t) {
+            std::vector<int64_t> after;
+            request(Role::target, helper->params().request_overhead_ns, helper->power().params().idle_w, 0, after);
             const double start = now_ns();
-            request(*helper);
             helper->prefill(prompt, 0);
-            t.activity = log_.add(Role::target, ActivityKind::migrate, 0, start, now_ns(), prompt, {},
+            t.activity = log_.add(Role::target, ActivityKind::migrate, 0, start, now_ns(), prompt, after,
                                   helper->power().params().prefill_w);
         });
         if (eager) prompt_prefills();
@@ -343,9 +358,11 @@ void HostOrchestrator::phase1() {
     } else {
         d_.draft_server->submit([=](Ticket& t) {
             DraftUnit& unit = *d_.draft;
+            std::vector<int64_t> after;
+            request(Role::draft, unit.request_overhead_ns(), unit.power().params().idle_w, 0, after);
             const double start = now_ns();
             unit.prefill_prompt(prompt);
-            t.activity = log_.add(Role::draft, ActivityKind::draft_prefill, 0, start, now_ns(), prompt, {},
+            t.activity = log_.add(Role::draft, ActivityKind::draft_prefill, 0, start, now_ns(), prompt, after,
                                   unit.power().params().prefill_w);
         });
         if (eager) prompt_prefills();
@@ -563,11 +580,12 @@ void HostOrchestrator::finish_problem() {
         const Activity& a = log_.at(id);
         if (a.kind == ActivityKind::transfer) m_.comm_critical_ns += a.end_ns - a.start_ns;
     }
-    if (options_.keep_activities) kept_.insert(kept_.end(), log_.activities().begin(), log_.activities().end());
     metrics_.push_back(m_);
+    // Work already running when the answer settled finishes (and is logged) before the next problem.
     d_.draft_server->drain();
     d_.prm_server->drain();
     d_.target_server->drain();
+    if (options_.keep_activities) kept_.insert(kept_.end(), log_.activities().begin(), log_.activities().end());
 }
 
 }  // namespace cosim

@@ -81,7 +81,10 @@ private:
     Run start_run(int32_t step, int64_t limit, std::vector<int64_t> deps);
     TicketPtr decode_job(const Run& run, std::vector<int64_t> deps, double ready_ns, int64_t fill,
                          bool new_request);
-    void request(GpuProxy& gpu);
+    // The serving stack's per-request wait on `role`'s device, logged; returns
+    // its activity (or `after` when there is none) and false if aborted.
+    bool request(Role role, double overhead_ns, double idle_w, int32_t step, std::vector<int64_t>& after,
+                 AbortSignal* abort = nullptr);
     void stream_to_draft(Run& run, int64_t tokens, int64_t product_event);
     void sync_job(int32_t step, int64_t product_event, double arrival, int64_t dep);
     void accept_if_written();

@@ -1,0 +1,84 @@
+"""The timing formulas of SPEC section 4, written again for the tests from the
+published parameters, independently of the C++ models."""
+
+from cosim import load_device, load_link, load_model
+
+TOKEN_BYTES = 4      # SPEC section 4
+CONTROL_BYTES = 64   # the serving default for a verdict or command
+
+
+def linear_macs(m):
+    h, q, kv = m.hidden, m.heads * m.head_dim, m.kv_heads * m.head_dim
+    head = h * m.vocab if m.lm_head else m.score_head_params
+    return m.layers * (h * q + 2 * h * kv + q * h + 3 * h * m.ffn) + head
+
+
+def kv_elements(m):
+    return 2 * m.layers * m.kv_heads * m.head_dim
+
+
+def attention_macs_per_position(m):
+    return 2 * m.layers * m.heads * m.head_dim
+
+
+class Link:
+    def __init__(self, name):
+        self.cfg = load_link(name)
+
+    def ns(self, nbytes):
+        return self.cfg.latency_ns + nbytes / (self.cfg.bandwidth_gbps * self.cfg.efficiency)
+
+
+class Gpu:
+    def __init__(self, device, model, weight_bytes=None):
+        self.g = load_device(device).gpu
+        self.m = load_model(model)
+        self.wb = weight_bytes or self.g.weight_bytes_per_param
+        self.request = self.g.request_overhead_ns
+
+    def overhead(self):
+        return self.g.forward_overhead_ns + self.m.layers * self.g.layer_overhead_ns
+
+    def bandwidth(self):
+        return self.g.memory_bandwidth_gbps * self.g.memory_efficiency
+
+    def decode(self, ctx):
+        bytes_ = linear_macs(self.m) * self.wb + ctx * kv_elements(self.m) * self.g.kv_bytes_per_element
+        return self.overhead() + bytes_ / self.bandwidth()
+
+    def prefill(self, n, ctx):
+        flops = 2 * (n * linear_macs(self.m) + attention_macs_per_position(self.m) * (n * ctx + n * (n - 1) / 2))
+        compute = flops / (self.g.peak_tflops * self.g.compute_efficiency * 1e3)
+        memory = (linear_macs(self.m) * self.wb + (ctx + n) * kv_elements(self.m) * self.g.kv_bytes_per_element) \
+            / self.bandwidth()
+        return self.overhead() + max(compute, memory)
+
+
+class Fpga:
+    def __init__(self, device="u280", model="qwen2.5-0.5b", clock_mhz=None):
+        d = load_device(device)
+        self.a, self.h, self.m = d.accelerator, d.hbm, load_model(model)
+        self.clock = clock_mhz or self.a.clock_mhz
+
+    def ns_per_cycle(self):
+        return 1e3 / self.clock
+
+    def bandwidth(self):
+        return self.h.pseudo_channels * self.h.channel_bandwidth_gbps * self.h.efficiency
+
+    def kv_bytes(self):
+        return kv_elements(self.m) * self.a.kv_bytes_per_element
+
+    def token(self, ctx):
+        compute = (linear_macs(self.m) + attention_macs_per_position(self.m) * ctx) / self.a.macs_per_cycle
+        memory = (linear_macs(self.m) * self.a.weight_bytes_per_param + ctx * self.kv_bytes()) / self.bandwidth()
+        return max(compute * self.ns_per_cycle(), memory) + self.a.pipeline_cycles * self.ns_per_cycle()
+
+    def step(self, ctx, n):
+        return sum(self.token(ctx + j) for j in range(n))
+
+    def prefill(self, n, ctx):
+        macs = n * linear_macs(self.m) + attention_macs_per_position(self.m) * (n * ctx + n * (n - 1) / 2)
+        compute = macs / self.a.macs_per_cycle * self.ns_per_cycle()
+        memory = (linear_macs(self.m) * self.a.weight_bytes_per_param + (ctx + n) * self.kv_bytes()) / self.bandwidth()
+        return max(compute, memory) + self.a.pipeline_cycles * self.ns_per_cycle()
