@@ -56,6 +56,35 @@ def _rows() -> list[tuple[str, str, Callable[[], str]]]:
     ]
 
 
+DEMO_PROBLEMS = 20
+DEMO_SYSTEMS = (
+    ("gpu-baseline", "gpu-baseline", {}),
+    ("gpu-stepahead", "gpu-stepahead", {}),
+    ("heteroreason, U280 @ 200 MHz", "heteroreason", {}),
+    ("heteroreason, U280 @ 300 MHz", "heteroreason", {"draft": {"overrides": {"accelerator.clock": "300 MHz"}}}),
+    ("heteroreason, V80", "heteroreason", {"draft": {"device": "v80"}}),
+)
+
+
+def _systems(print_fn: Callable[[str], None]) -> None:
+    from . import trace
+    from ._workflow import simulate
+    from .scenario import scenario
+
+    workload = trace.generate("math500", DEMO_PROBLEMS, seed=1)
+    print_fn(f"Systems on the same {DEMO_PROBLEMS} Math500-profile problems, Config 1 (7B PRM and target):")
+    print_fn("")
+    header = f"  {'system':<30}{'latency s':>11}{'speedup':>9}{'goodput tok/s':>15}{'J/token':>9}{'stall':>8}"
+    print_fn(header)
+    baseline = None
+    for label, system, extra in DEMO_SYSTEMS:
+        result = simulate(scenario(system, 1, **extra), workload)
+        baseline = baseline or result
+        s = result.with_baseline(baseline).summary
+        print_fn(f"  {label:<30}{s['latency_s']:>11.2f}{s['speedup']:>9.2f}{s['goodput_tok_s']:>15.1f}"
+                 f"{s['energy_j_per_token']:>9.2f}{s['stall_ratio']:>8.3f}")
+
+
 def run_demo(print_fn: Callable[[str], None] = print) -> None:
     rows = [(device, task, measure()) for device, task, measure in _rows()]
     widths = [max(len(r[i]) for r in rows) for i in range(2)]
@@ -63,3 +92,5 @@ def run_demo(print_fn: Callable[[str], None] = print) -> None:
     print_fn("")
     for device, task, result in rows:
         print_fn(f"  {device:<{widths[0]}}  {task:<{widths[1]}}  {result}")
+    print_fn("")
+    _systems(print_fn)

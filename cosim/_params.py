@@ -155,14 +155,18 @@ def native(config: Any, drop: tuple[str, ...] = ("description",)) -> dict[str, A
     }
 
 
-def replace(config: T, path: str, value: Any) -> T:
-    """A copy of ``config`` with the dotted parameter ``path`` set, checked like a file value."""
+def replace(config: T, path: str, value: Any, _prefix: str = "") -> T:
+    """A copy of ``config`` with the dotted parameter ``path`` set, checked like a
+    file value; errors name the full dotted path."""
     head, _, rest = path.partition(".")
-    current = getattr(config, head) if hasattr(config, head) else None
+    here = f"{_prefix}{head}"
     if rest:
+        current = getattr(config, head, None)
         if not dataclasses.is_dataclass(current):
-            raise ConfigError(f"{path}: {head!r} has no sub-parameters")
-        return dataclasses.replace(config, **{head: replace(current, rest, value)})
+            choices = [f.name for f in dataclasses.fields(config) if dataclasses.is_dataclass(getattr(config, f.name))]
+            raise ConfigError(f"{here}: not a group of parameters" + (f" (groups: {', '.join(choices)})"
+                                                                      if choices else ""))
+        return dataclasses.replace(config, **{head: replace(current, rest, value, f"{here}.")})
     data = {f.name: getattr(config, f.name) for f in dataclasses.fields(config) if f.init}
     data = {k: (dataclasses.asdict(v) if dataclasses.is_dataclass(v) else v) for k, v in data.items()}
     name = head
@@ -172,4 +176,4 @@ def replace(config: T, path: str, value: Any) -> T:
             name = f.name
     data.pop(name, None)
     data[head] = value
-    return build(type(config), locate(data, "<override>"))
+    return build(type(config), locate(data, "", _prefix.rstrip(".")))

@@ -22,6 +22,8 @@ class Where:
 
     def __str__(self) -> str:
         place = f"{self.file}:{self.line}" if self.line else self.file
+        if not place:
+            return self.path
         return f"{place}: {self.path}" if self.path else place
 
     def child(self, key: str | int, line: int | None) -> Where:

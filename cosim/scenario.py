@@ -121,7 +121,8 @@ def _role(data: Any, where: Where, default_device: str, default_model: str, role
         try:
             device = _params.replace(device, path, value)
         except ConfigError as exc:
-            raise ConfigError(f"{place}: {exc}") from None
+            at = f"{place.file}:{place.line}: " if place.line else f"{place.file}: " if place.file else ""
+            raise ConfigError(f"{at}{where.path}.overrides.{exc}") from None
     if role != "draft" and not isinstance(device, GpuDevice):
         raise ConfigError(f"{data.where_of('device') if 'device' in data else where}: the {role} runs on a GPU, "
                           f"not on {device.name}")
