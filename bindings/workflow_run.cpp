@@ -14,6 +14,7 @@
 #include "kernel_run.hpp"
 #include "param_dicts.hpp"
 #include "pcie_fabric.hpp"
+#include "waveform_probe.hpp"
 
 namespace py = pybind11;
 
@@ -81,7 +82,8 @@ py::list column(const std::vector<ProblemMetrics>& ms, T get) {
 }  // namespace
 
 py::dict simulate_workflow(const py::dict& system, const py::array_t<int64_t>& events_array,
-                           const py::array_t<int64_t>& problems_array, bool keep_activities) {
+                           const py::array_t<int64_t>& problems_array, bool keep_activities,
+                           const std::string& vcd_path) {
     WorkflowOptions options = read_options(section(system, "options"));
     options.keep_activities = keep_activities;
     const std::vector<TraceEvent> events = read_events(events_array);
@@ -147,9 +149,19 @@ py::dict simulate_workflow(const py::dict& system, const py::array_t<int64_t>& e
         std::string mode;
     };
     std::vector<KvmuRecord> kvmu_log;
-    if (keep_activities) {
-        // Verdicts and mode changes only; per-token pointer moves would swamp the record.
+    std::unique_ptr<WaveformProbe> probe;
+    if (!vcd_path.empty()) {
+        probe = std::make_unique<WaveformProbe>("waveforms", vcd_path, fabric);
+        Power* meters[3] = {&draft->power(), &prm.power(), &target.power()};
+        for (int i = 0; i < 3; ++i)
+            meters[i]->set_observer([&probe, i](PowerState s, double w) { probe->on_power(i, s, w); });
+        host.set_step_observer([&probe](int32_t p, int32_t s) { probe->on_step(p, s); });
+    }
+    if (keep_activities || probe) {
         draft->kvmu().set_observer([&](const char* op, const Kvmu& k) {
+            if (probe) probe->on_kvmu(k);
+            if (!keep_activities) return;
+            // Verdicts and mode changes only; per-token pointer moves would swamp the record.
             const std::string name(op);
             if (name == "speculate_token" || name == "sync_token") return;
             kvmu_log.push_back(KvmuRecord{log.problem(), sc_core::sc_time_stamp().to_seconds() * 1e9, name,

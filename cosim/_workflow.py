@@ -4,12 +4,15 @@ a worker process, and the metrics of SPEC section 5."""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from . import _params
 from ._isolation import native, run_isolated
+from ._timeline import write_timeline
 from .errors import ConfigError
 from .hardware import FpgaDevice, GpuDevice
 from .result import Result
@@ -93,16 +96,46 @@ def system_dict(scn: Scenario) -> dict[str, Any]:
     }
 
 
-def simulate(scn: Scenario, trace: Trace, *, activities: bool = False) -> Result:
-    """Replays the whole trace through the scenario's system in one SystemC elaboration."""
+def _output_path(path: str | Path, what: str) -> Path:
+    path = Path(path)
+    folder = path.parent if str(path.parent) else Path(".")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"{what} {path}: cannot create the folder {folder}: {exc.strerror}") from None
+    if not os.access(folder, os.W_OK):
+        raise ConfigError(f"{what} {path}: the folder {folder} is not writable")
+    return path
+
+
+def simulate(scn: Scenario, trace: Trace, *, vcd: str | Path | None = None, timeline: str | Path | None = None,
+             activities: bool = False) -> Result:
+    """Replays the whole trace through the scenario's system in one SystemC elaboration.
+
+    ``vcd``: write SystemC waveforms there (KVMU pointers and mode, MUX, device
+    states and power, step, PCIe bytes in flight). ``timeline``: write a
+    Perfetto trace-event JSON there. ``activities``: keep every device activity
+    and KVMU verdict in the result (implied by ``timeline``).
+    """
     if not isinstance(scn, Scenario):
         raise ConfigError(f"simulate: expected a Scenario (cosim.load_scenario), got {type(scn).__name__}")
     if not isinstance(trace, Trace):
         raise ConfigError(f"simulate: expected a Trace (cosim.trace.load or generate), got {type(trace).__name__}")
     if not trace.problems:
         raise ConfigError("simulate: the trace has no problems")
+    vcd_stem = ""
+    if vcd is not None:
+        vcd_path = _output_path(vcd, "vcd")
+        # SystemC appends ".vcd" itself.
+        vcd_stem = str(vcd_path.with_suffix("") if vcd_path.suffix == ".vcd" else vcd_path)
+    timeline_path = _output_path(timeline, "timeline") if timeline is not None else None
+    keep = activities or timeline_path is not None
     check_windows(scn, trace)
     events, problems = trace_arrays(trace)
     system = system_dict(scn)
-    raw = run_isolated(lambda: native().simulate_workflow(system, events, problems, activities))
-    return Result.from_native(scn, trace, raw)
+    raw = run_isolated(lambda: native().simulate_workflow(system, events, problems, keep, vcd_stem))
+    result = Result.from_native(scn, trace, raw)
+    if timeline_path is not None:
+        labels = {role: getattr(scn, role).device.name for role in ("draft", "prm", "target")}
+        write_timeline(result, timeline_path, labels)
+    return result

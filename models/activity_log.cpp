@@ -31,7 +31,8 @@ const char* activity_kind_name(ActivityKind kind) {
         case ActivityKind::verify: return "verify";
         case ActivityKind::target_prefill: return "target_prefill";
         case ActivityKind::refine: return "refine";
-        case ActivityKind::transfer: return "transfer";
+        case ActivityKind::transfer_h2d: return "transfer_h2d";
+        case ActivityKind::transfer_d2h: return "transfer_d2h";
         case ActivityKind::stall: return "stall";
         case ActivityKind::migrate: return "migrate";
         case ActivityKind::prompt_prefill: return "prompt_prefill";

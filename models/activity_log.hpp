@@ -20,13 +20,17 @@ enum class ActivityKind : int {
     verify = 3,          // the PRM scores a step in one prefill
     target_prefill = 4,  // the target prefills context it has not seen
     refine = 5,          // the target decodes
-    transfer = 6,        // one PCIe leg (device -> host or host -> device)
+    transfer_h2d = 6,    // one PCIe leg, host -> device
     stall = 7,           // the draft device holds a finished step-ahead step, waiting for a verdict
     migrate = 8,         // the draft model's prompt prefill on a GPU before KV migration
     prompt_prefill = 9,  // the PRM or target prefills the prompt (phase 1)
     request = 10,        // a GPU's serving stack handles a request (HTTP, tokenisation, scheduling); the GPU idles
+    transfer_d2h = 11,   // one PCIe leg, device -> host
 };
-constexpr int kActivityKindCount = 11;
+constexpr int kActivityKindCount = 12;
+inline bool is_transfer(ActivityKind kind) {
+    return kind == ActivityKind::transfer_h2d || kind == ActivityKind::transfer_d2h;
+}
 const char* activity_kind_name(ActivityKind kind);
 
 constexpr int64_t kNoActivity = -1;

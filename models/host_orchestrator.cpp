@@ -31,10 +31,12 @@ HostOrchestrator::HostOrchestrator(sc_core::sc_module_name name, const WorkflowO
 void HostOrchestrator::run() {
     try {
         for (size_t p = 0; p < problems_.size(); ++p) run_problem(static_cast<int32_t>(p));
+        // One resolution step more, so a waveform file holds the last time stamp.
+        sc_core::wait(sc_core::sc_get_time_resolution());
     } catch (...) {
         error_ = std::current_exception();
+        sc_core::sc_stop();
     }
-    sc_core::sc_stop();
 }
 
 // ---- bookkeeping ------------------------------------------------------------------------------
@@ -536,6 +538,7 @@ void HostOrchestrator::run_problem(int32_t index) {
     phase1();
     for (int64_t k = problem_->first_event; k < event_end_; ++k) {
         const TraceEvent& e = events_[static_cast<size_t>(k)];
+        if (on_step_) on_step_(index, e.step);
         switch (e.kind) {
             case EventKind::draft: on_draft(k, e); break;
             case EventKind::refine: on_refine(k, e); break;
@@ -578,7 +581,7 @@ void HostOrchestrator::finish_problem() {
     }
     for (int64_t id : log_.critical_path(last_settle_)) {
         const Activity& a = log_.at(id);
-        if (a.kind == ActivityKind::transfer) m_.comm_critical_ns += a.end_ns - a.start_ns;
+        if (is_transfer(a.kind)) m_.comm_critical_ns += a.end_ns - a.start_ns;
     }
     metrics_.push_back(m_);
     // Work already running when the answer settled finishes (and is logged) before the next problem.

@@ -6,6 +6,7 @@
 // drafts, step-ahead refinement) is launched early and later adopted or
 // aborted, so device work overlaps exactly as far as the toggles allow.
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <unordered_map>
@@ -40,6 +41,10 @@ public:
                      const std::vector<TraceProblem>& problems);
 
     const std::vector<ProblemMetrics>& metrics() const { return metrics_; }
+    // Told the problem and trace step each event concerns (waveforms).
+    void set_step_observer(std::function<void(int32_t problem, int32_t step)> observer) {
+        on_step_ = std::move(observer);
+    }
     const std::vector<Activity>& activities() const { return kept_; }
     std::exception_ptr error() const { return error_; }
 
@@ -109,6 +114,7 @@ private:
     std::vector<ProblemMetrics> metrics_;
     std::vector<Activity> kept_;
     std::exception_ptr error_;
+    std::function<void(int32_t, int32_t)> on_step_;
 
     // Per problem.
     const TraceProblem* problem_ = nullptr;

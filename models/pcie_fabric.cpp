@@ -26,9 +26,29 @@ Delivery PcieFabric::leg(Endpoint device, LinkDirection dir, uint64_t bytes, dou
     const double offset = ready_ns > now ? ready_ns - now : 0.0;
     const double end = dmas_[i]->post(dir, bytes, sc_core::sc_time(offset, sc_core::SC_NS)).to_seconds() * 1e9;
     const double duration = links_[i]->params().transfer_ns(bytes);
-    const int64_t id = log_.add(kLinkRoles[i], ActivityKind::transfer, step, end - duration, end,
-                                static_cast<int64_t>(bytes), deps, 0.0);
+    const ActivityKind kind =
+        dir == LinkDirection::host_to_device ? ActivityKind::transfer_h2d : ActivityKind::transfer_d2h;
+    const int64_t id = log_.add(kLinkRoles[i], kind, step, end - duration, end, static_cast<int64_t>(bytes), deps, 0.0);
+    if (watching_) {
+        legs_[i].push_back(Leg{end - duration, end, static_cast<int64_t>(bytes)});
+        changed.notify(sc_core::sc_time(end - duration - now, sc_core::SC_NS));
+        changed.notify(sc_core::sc_time(end - now, sc_core::SC_NS));
+    }
     return Delivery{end, id};
+}
+
+int64_t PcieFabric::bytes_in_flight(Endpoint device) {
+    auto& legs = legs_[static_cast<int>(device)];
+    const double now = now_ns();
+    int64_t total = 0;
+    size_t kept = 0;
+    for (const Leg& leg : legs) {
+        if (leg.end_ns <= now + 1e-3) continue;  // over: forget it
+        if (leg.start_ns <= now + 1e-3) total += leg.bytes;
+        legs[kept++] = leg;
+    }
+    legs.resize(kept);
+    return total;
 }
 
 Delivery PcieFabric::send(Endpoint from, Endpoint to, uint64_t bytes, double ready_ns,

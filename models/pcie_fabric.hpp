@@ -36,11 +36,24 @@ public:
 
     const PcieLink& link(Endpoint device) const { return *links_[static_cast<int>(device)]; }
 
+    // Waveforms: remember each leg so bytes in flight can be read at any time;
+    // `changed` fires whenever a leg starts or ends.
+    void watch() { watching_ = true; }
+    int64_t bytes_in_flight(Endpoint device);
+    sc_core::sc_event_queue changed;
+
 private:
     Delivery leg(Endpoint device, LinkDirection dir, uint64_t bytes, double ready_ns,
                  const std::vector<int64_t>& deps, int32_t step);
 
+    struct Leg {
+        double start_ns;
+        double end_ns;
+        int64_t bytes;
+    };
     ActivityLog& log_;
+    bool watching_ = false;
+    std::array<std::vector<Leg>, 3> legs_;
     std::array<std::unique_ptr<PcieLink>, 3> links_;
     std::array<std::unique_ptr<HostDma>, 3> dmas_;
 };

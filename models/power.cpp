@@ -49,6 +49,7 @@ void Power::settle() const {
 void Power::set_state(PowerState state) {
     settle();
     state_ = state;
+    if (observer_) observer_(state, params_.watts(state));
 }
 
 double Power::time_ns(PowerState state) const {

@@ -2,6 +2,7 @@
 // Per-device power: the device is always in exactly one state, and energy is
 // the integral of that state's power over simulated time, idle included.
 #include <array>
+#include <functional>
 #include <string>
 
 #include <systemc>
@@ -28,6 +29,8 @@ public:
 
     // Enters `state` at the current simulated time.
     void set_state(PowerState state);
+    // Called on every state change with the new state and its power (waveforms).
+    void set_observer(std::function<void(PowerState, double watts)> observer) { observer_ = std::move(observer); }
     PowerState state() const { return state_; }
 
     // Integrals up to the current simulated time.
@@ -46,6 +49,7 @@ private:
     PowerState state_ = PowerState::idle;
     mutable sc_core::sc_time since_;
     mutable std::array<double, kPowerStateCount> time_ns_{};
+    std::function<void(PowerState, double)> observer_;
 };
 
 }  // namespace cosim

@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
+from .._atomic import write_atomically
 from ..errors import ConfigError
 from ._events import FORMAT, VERSION, Backtrack, Draft, Event, Problem, Refine, TraceHeader, problem_to_json
 from ._replay import ChainSummary, ReplayError, summarize
@@ -62,17 +61,11 @@ class Trace:
             if problem.id in ids:
                 raise TraceError(f"{path}: problem id {problem.id!r} appears twice")
             ids.add(problem.id)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                for line in self.lines():
-                    handle.write(line + "\n")
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        return path
+        def write(handle: Any) -> None:
+            for line in self.lines():
+                handle.write(line + "\n")
+
+        return write_atomically(path, write)
 
 
 def _dump(obj: Any) -> str:

@@ -1,0 +1,33 @@
+"""Writing result files atomically: a reader (or a crash) never sees half a file."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Callable, IO
+
+_UMASK = os.umask(0)
+os.umask(_UMASK)
+
+
+def write_atomically(path: str | Path, write: Callable[[IO[str]], None] | str) -> Path:
+    """Writes ``path`` through a temporary file in the same folder, then renames it.
+
+    ``write`` is the whole text, or a function that writes to the open handle.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        os.fchmod(fd, 0o666 & ~_UMASK)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            if isinstance(write, str):
+                handle.write(write)
+            else:
+                write(handle)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path

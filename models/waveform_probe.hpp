@@ -1,0 +1,48 @@
+#pragma once
+// Waveforms of a workflow run through SystemC's own sc_trace: the KVMU's
+// pointers, mode and input MUX, each device's power state and power, the step
+// and problem under way, and the bytes in flight on each PCIe link. Opens in
+// GTKWave or Surfer. Signals are fed by the models' observers.
+#include <cstdint>
+#include <string>
+
+#include <systemc>
+
+#include "kvmu.hpp"
+#include "pcie_fabric.hpp"
+#include "power.hpp"
+
+namespace cosim {
+
+class WaveformProbe : public sc_core::sc_module {
+public:
+    template <typename T>
+    using Signal = sc_core::sc_signal<T, sc_core::SC_UNCHECKED_WRITERS>;
+
+    // `path` without the ".vcd" SystemC appends.
+    WaveformProbe(sc_core::sc_module_name name, const std::string& path, PcieFabric& fabric);
+    ~WaveformProbe() override;
+
+    void on_kvmu(const Kvmu& kvmu);
+    void on_power(int device, PowerState state, double watts);
+    void on_step(int32_t problem, int32_t step);
+
+    Signal<int64_t> kvmu_valid{"kvmu_valid"};
+    Signal<int64_t> kvmu_curr{"kvmu_curr"};
+    Signal<int64_t> kvmu_ahead{"kvmu_ahead"};
+    Signal<int> kvmu_mode{"kvmu_mode"};        // 0 initialization, 1 speculation, 2 accept, 3 rollback
+    Signal<bool> mux_pcie{"mux_pcie"};         // 1: the decoder's input comes from PCIe
+    Signal<int> state[3];                      // draft, prm, target: 0 idle, 1 prefill, 2 decode, 3 transfer
+    Signal<double> power_w[3];
+    Signal<int> problem{"problem"};
+    Signal<int> step{"step"};
+    Signal<int64_t> pcie_bytes_in_flight[3];   // draft, prm, target links
+
+private:
+    void sample_links();
+
+    PcieFabric& fabric_;
+    sc_core::sc_trace_file* file_ = nullptr;
+};
+
+}  // namespace cosim
