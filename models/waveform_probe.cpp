@@ -8,8 +8,9 @@ namespace {
 const char* const kDevices[3] = {"draft", "prm", "target"};
 }
 
-WaveformProbe::WaveformProbe(sc_core::sc_module_name name, const std::string& path, PcieFabric& fabric)
-    : sc_core::sc_module(name), fabric_(fabric) {
+WaveformProbe::WaveformProbe(sc_core::sc_module_name name, const std::string& path, PcieFabric& fabric,
+                             const std::array<double, 3>& idle_w)
+    : sc_core::sc_module(name), idle_w_(idle_w), fabric_(fabric) {
     file_ = sc_core::sc_create_vcd_trace_file(path.c_str());
     if (file_ == nullptr) throw SimulationError("cannot create the VCD file " + path + ".vcd");
     // The kernel resolution: a coarser unit could not place every event (W713).
@@ -32,6 +33,11 @@ WaveformProbe::WaveformProbe(sc_core::sc_module_name name, const std::string& pa
     SC_METHOD(sample_links);
     sensitive << fabric_.changed;
     dont_initialize();
+    SC_METHOD(start);
+}
+
+void WaveformProbe::start() {
+    for (int i = 0; i < 3; ++i) power_w[i].write(idle_w_[i]);
 }
 
 WaveformProbe::~WaveformProbe() {

@@ -3,6 +3,7 @@
 // pointers, mode and input MUX, each device's power state and power, the step
 // and problem under way, and the bytes in flight on each PCIe link. Opens in
 // GTKWave or Surfer. Signals are fed by the models' observers.
+#include <array>
 #include <cstdint>
 #include <string>
 
@@ -20,7 +21,8 @@ public:
     using Signal = sc_core::sc_signal<T, sc_core::SC_UNCHECKED_WRITERS>;
 
     // `path` without the ".vcd" SystemC appends.
-    WaveformProbe(sc_core::sc_module_name name, const std::string& path, PcieFabric& fabric);
+    WaveformProbe(sc_core::sc_module_name name, const std::string& path, PcieFabric& fabric,
+                  const std::array<double, 3>& idle_w);
     ~WaveformProbe() override;
 
     void on_kvmu(const Kvmu& kvmu);
@@ -40,7 +42,9 @@ public:
 
 private:
     void sample_links();
+    void start();  // the devices start idle, drawing idle power
 
+    std::array<double, 3> idle_w_;
     PcieFabric& fabric_;
     sc_core::sc_trace_file* file_ = nullptr;
 };

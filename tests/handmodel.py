@@ -82,3 +82,33 @@ class Fpga:
         compute = macs / self.a.macs_per_cycle * self.ns_per_cycle()
         memory = (linear_macs(self.m) * self.a.weight_bytes_per_param + (ctx + n) * self.kv_bytes()) / self.bandwidth()
         return max(compute, memory) + self.a.pipeline_cycles * self.ns_per_cycle()
+
+
+def all_accept_timeline(prompt, steps, step_ahead):
+    """heteroreason, U280 @ 200 MHz, Config 1, every draft step accepted: the
+    verdict times, the stall, and when the prompt's KV starts migrating."""
+    gen3, gen4 = Link("pcie_gen3_x16"), Link("pcie_gen4_x16")
+    fpga = Fpga()
+    prm = Gpu("rtx3090", "qwen2.5-math-prm-7b")
+    draft_on_target = Gpu("rtx3090", "qwen2.5-0.5b")
+    # Phase 1: the target GPU prefills the prompt for the draft model; its INT8 KV migrates to HBM.
+    migrate = draft_on_target.request + draft_on_target.prefill(prompt, 0)
+    kv = prompt * fpga.kv_bytes()
+    ready = migrate + gen4.ns(kv) + gen3.ns(kv)
+    ctx = prompt
+    sent = ready + fpga.step(ctx, steps[0])  # the first step needs no verdict
+    verdicts, stall, previous_sent = [], 0.0, None
+    for i, n in enumerate(steps):
+        if i > 0:
+            if step_ahead:  # drafted from the moment the previous step went to the PRM
+                done = previous_sent + fpga.step(ctx, n)
+                stall += max(0.0, verdicts[-1] - done)
+                sent = max(verdicts[-1], done)
+            else:           # drafted only once the previous verdict is in
+                sent = verdicts[-1] + fpga.step(ctx, n)
+        arrive = sent + gen3.ns(TOKEN_BYTES * n) + gen4.ns(TOKEN_BYTES * n)
+        # No prefix cache on the PRM: each step is scored over the whole context.
+        verdicts.append(arrive + prm.request + prm.prefill(ctx + n, 0) + gen4.ns(CONTROL_BYTES))
+        previous_sent = sent
+        ctx += n
+    return {"verdicts": verdicts, "stall": stall, "migrate_end": migrate, "kv_bytes": kv, "kv_ready": ready}

@@ -4,7 +4,7 @@ import pytest
 
 import cosim
 from cosim.trace import Trace, TraceHeader, TrajectoryBuilder
-from handmodel import CONTROL_BYTES, TOKEN_BYTES, Fpga, Gpu, Link
+from handmodel import TOKEN_BYTES, Fpga, Gpu, Link, all_accept_timeline
 
 PROMPT = 100
 GEN3, GEN4 = Link("pcie_gen3_x16"), Link("pcie_gen4_x16")  # U280's link; RTX 3090s' links
@@ -16,32 +16,8 @@ def one(problem, backtracking=True):
 
 
 def all_accept_latency_ns(steps, step_ahead):
-    """heteroreason, U280 @ 200 MHz, Config 1, every draft step accepted."""
-    fpga = Fpga()
-    prm = Gpu("rtx3090", "qwen2.5-math-prm-7b")
-    draft_on_target = Gpu("rtx3090", "qwen2.5-0.5b")
-    # Phase 1: the target GPU prefills the prompt for the draft model; its INT8 KV migrates to HBM.
-    migrate = draft_on_target.request + draft_on_target.prefill(PROMPT, 0)
-    kv = PROMPT * fpga.kv_bytes()
-    ready = migrate + GEN4.ns(kv) + GEN3.ns(kv)
-    ctx = PROMPT
-    sent = ready + fpga.step(ctx, steps[0])        # the first step needs no verdict
-    verdict = None
-    stall = 0.0
-    for i, n in enumerate(steps):
-        if i > 0:
-            if step_ahead:  # drafted from the moment the previous step went to the PRM
-                done = previous_sent + fpga.step(ctx, n)
-                stall += max(0.0, verdict - done)
-                sent = max(verdict, done)
-            else:           # drafted only once the previous verdict is in
-                sent = verdict + fpga.step(ctx, n)
-        arrive = sent + GEN3.ns(TOKEN_BYTES * n) + GEN4.ns(TOKEN_BYTES * n)
-        # No prefix cache on the PRM: each step is scored over the whole context.
-        verdict = arrive + prm.request + prm.prefill(ctx + n, 0) + GEN4.ns(CONTROL_BYTES)
-        previous_sent = sent
-        ctx += n
-    return verdict, stall
+    timeline = all_accept_timeline(PROMPT, steps, step_ahead)
+    return timeline["verdicts"][-1], timeline["stall"]
 
 
 @pytest.mark.parametrize("step_ahead", [True, False])

@@ -1,0 +1,115 @@
+"""VCD waveforms (SystemC sc_trace) and Perfetto timelines."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from vcd.reader import TokenKind, tokenize
+
+import cosim
+from cosim.trace import Trace, TraceHeader, TrajectoryBuilder
+from handmodel import all_accept_timeline
+
+PROMPT = 100
+STEPS = [40, 30, 50, 20, 64]
+PS_PER_NS = 1000
+
+
+def read_vcd(path):
+    """{signal: [(time_ps, value), ...]} from a VCD file."""
+    names, changes, now = {}, {}, 0
+    with open(path, "rb") as handle:
+        for token in tokenize(handle):
+            if token.kind is TokenKind.VAR:
+                names[token.data.id_code] = token.data.reference
+                changes[token.data.reference] = []
+            elif token.kind is TokenKind.CHANGE_TIME:
+                now = token.data
+            elif token.kind in (TokenKind.CHANGE_VECTOR, TokenKind.CHANGE_REAL, TokenKind.CHANGE_SCALAR):
+                changes[names[token.data.id_code]].append((now, token.data.value))
+    return changes
+
+
+def value_at(changes, signal, time_ps):
+    value = None
+    for t, v in changes[signal]:
+        if t > time_ps:
+            break
+        value = v
+    return value
+
+
+@pytest.fixture(scope="module")
+def all_accept_vcd(tmp_path_factory):
+    path = tmp_path_factory.mktemp("vcd") / "accept.vcd"
+    b = TrajectoryBuilder("accept", PROMPT)
+    for n in STEPS:
+        b.accept(n)
+    cosim.simulate(cosim.scenario("heteroreason", 1), Trace(TraceHeader(), [b.build()]), vcd=path)
+    return read_vcd(path)
+
+
+def test_vcd_kvmu_pointers_at_hand_worked_verdict_times(all_accept_vcd):
+    hand = all_accept_timeline(PROMPT, STEPS, step_ahead=True)
+    valid = PROMPT
+    for n, verdict_ns in zip(STEPS, hand["verdicts"]):
+        # Just before the verdict the step is still under verification; just after, it is verified.
+        assert value_at(all_accept_vcd, "kvmu_valid", int(verdict_ns * PS_PER_NS) - 1000) == valid
+        valid += n
+        assert value_at(all_accept_vcd, "kvmu_valid", int(verdict_ns * PS_PER_NS) + 1000) == valid
+    # Before the KV of the prompt lands, the MUX feeds the decoder from PCIe; while drafting, from the sampler.
+    assert value_at(all_accept_vcd, "mux_pcie", int(hand["kv_ready"] * PS_PER_NS) + 1000) == "0"
+    assert value_at(all_accept_vcd, "kvmu_ahead", int(hand["kv_ready"] * PS_PER_NS) + 1000) == PROMPT
+
+
+def test_vcd_device_power_and_pcie_bytes_in_flight(all_accept_vcd):
+    hand = all_accept_timeline(PROMPT, STEPS, step_ahead=True)
+    power = cosim.load_device("u280").power
+    assert value_at(all_accept_vcd, "draft_power_w", 0) == power.idle_w
+    # Drafting step 1 right after the KV lands: the FPGA draws its decode power.
+    assert value_at(all_accept_vcd, "draft_power_w", int(hand["kv_ready"] * PS_PER_NS) + 10**6) == power.decode_w
+    assert value_at(all_accept_vcd, "draft_state", int(hand["kv_ready"] * PS_PER_NS) + 10**6) == 2  # decode
+    # The prompt's KV on the target's link right after the migration prefill.
+    assert value_at(all_accept_vcd, "pcie_target_bytes_in_flight",
+                    int(hand["migrate_end"] * PS_PER_NS) + 1000) == hand["kv_bytes"]
+    assert value_at(all_accept_vcd, "step", int(hand["verdicts"][-1] * PS_PER_NS)) == len(STEPS)
+
+
+def test_timeline_slices_never_overlap_and_add_up_to_busy_time(tmp_path):
+    trace = cosim.trace.generate("olympiadbench", 15, seed=5)
+    path = tmp_path / "run.json"
+    result = cosim.simulate(cosim.scenario("heteroreason", 1), trace, timeline=path)
+    events = json.loads(path.read_text())["traceEvents"]
+    names = {e["tid"]: e["args"]["name"] for e in events if e.get("name") == "thread_name"}
+    assert any(n.startswith("draft (U280)") for n in names.values())
+    slices = [e for e in events if e["ph"] == "X"]
+    by_track = {}
+    for e in slices:
+        by_track.setdefault(e["tid"], []).append(e)
+    for track in by_track.values():
+        track.sort(key=lambda e: e["ts"])
+        for a, b in zip(track, track[1:]):
+            assert b["ts"] >= a["ts"] + a["dur"] - 1e-6
+    tid = {v.split()[0] if "pcie" not in v else v: k for k, v in names.items()}
+    for i, row in enumerate(result.per_problem):
+        end_us = row["end_s"] * 1e6
+        for role in ("draft", "prm", "target"):
+            busy_us = sum(e["dur"] for e in by_track.get(tid[role], [])
+                          if e["args"]["problem"] == i and e["name"] != "stall" and e["ts"] + e["dur"] <= end_us + 1e-6)
+            assert busy_us == pytest.approx(row[f"breakdown_{role}"] * row["latency_s"] * 1e6, rel=1e-9, abs=1e-6)
+
+
+SCRIPTS = ["accept", "refine", "backtrack", "mixed"]
+
+
+@pytest.mark.parametrize("name", SCRIPTS)
+def test_trajectory_scripts_print_the_steps_and_write_a_vcd(tmp_path, name):
+    script = Path(__file__).parent.parent / "scenarios" / f"trajectory_{name}.py"
+    vcd = tmp_path / f"{name}.vcd"
+    proc = subprocess.run([sys.executable, str(script), "--vcd", str(vcd)], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "kvmu" in proc.stdout and "verify" in proc.stdout and "latency" in proc.stdout
+    assert vcd.exists() and "kvmu_valid" in vcd.read_text()
