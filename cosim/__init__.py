@@ -2,6 +2,7 @@
 speculative reasoning (draft on an FPGA, PRM and target on GPUs)."""
 
 from . import standalone, trace
+from ._sweep import SweepTable, sweep
 from ._workflow import simulate
 from .result import METRICS, Result
 from .scenario import Scenario, build_scenario, load_scenario, scenario
@@ -35,6 +36,8 @@ __all__ = [
     "load_scenario",
     "scenario",
     "simulate",
+    "sweep",
+    "SweepTable",
     "ModelConfig",
     "PcieLinkConfig",
     "SimulationError",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import hardware
+from . import _commands, hardware
 from ._params import describe
 from .errors import CosimError
 
@@ -39,48 +39,21 @@ def _cmd_params(args: argparse.Namespace) -> int:
 
 
 def _cmd_builtins(args: argparse.Namespace) -> int:
+    from .trace import builtin_profiles
+
     for what in ("device", "link", "model"):
         print(f"{what}s: {', '.join(hardware.builtin_names(what))}")
+    print(f"dataset profiles: {', '.join(builtin_profiles())}")
     return 0
 
 
-def _cmd_trace_gen(args: argparse.Namespace) -> int:
-    from . import trace
-
-    result = trace.generate(args.profile, args.problems, args.seed, backtracking=not args.no_backtracking)
-    path = result.save(args.out)
-    if not args.quiet:
-        print(trace.format_table(trace.trace_statistics(result)))
-        print(f"wrote {len(result)} problems to {path}")
-    return 0
-
-
-def _cmd_trace_stats(args: argparse.Namespace) -> int:
-    from . import trace
-
-    for path in args.traces:
-        print(f"{path}:")
-        print(trace.format_table(trace.trace_statistics(trace.load(path))))
-    return 0
-
-
-def _cmd_trace_validate(args: argparse.Namespace) -> int:
-    from . import trace
-
-    for path in args.traces:
-        loaded = trace.load(path)
-        print(f"{path}: valid, {len(loaded)} problems (version 1, "
-              f"{'with' if loaded.header.backtracking else 'without'} backtracking)")
-    return 0
-
-
-def _cmd_trace_profile_data(args: argparse.Namespace) -> int:
-    from ._dataset_stats import dataset_statistics, format_statistics
-
-    for path in args.files:
-        for line in format_statistics(dataset_statistics(path)):
-            print(line)
-    return 0
+def _workload_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("workload (a trace file, or a synthetic trace from a dataset profile)")
+    group.add_argument("--trace", help="trace file (JSON Lines) to replay")
+    group.add_argument("--profile", help="dataset profile to draw a trace from (default math500)")
+    group.add_argument("--problems", type=int, default=100, help="problems to draw (default 100)")
+    group.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    group.add_argument("--no-backtracking", action="store_true", help="draw the forward-only (RSD) run")
 
 
 def _add_trace_commands(sub: argparse._SubParsersAction) -> None:
@@ -96,17 +69,17 @@ def _add_trace_commands(sub: argparse._SubParsersAction) -> None:
     gen.add_argument("--no-backtracking", action="store_true", help="the forward-only (RSD) run of the same problems")
     gen.add_argument("--out", required=True, help="trace file to write (JSON Lines)")
     gen.add_argument("--quiet", action="store_true", help="print nothing")
-    gen.set_defaults(func=_cmd_trace_gen)
+    gen.set_defaults(func=_commands.cmd_trace_gen)
     stats = tsub.add_parser("stats", help="per-dataset statistics of traces")
     stats.add_argument("traces", nargs="+")
-    stats.set_defaults(func=_cmd_trace_stats)
+    stats.set_defaults(func=_commands.cmd_trace_stats)
     validate = tsub.add_parser("validate", help="check traces against the format and the algorithm")
     validate.add_argument("traces", nargs="+")
-    validate.set_defaults(func=_cmd_trace_validate)
+    validate.set_defaults(func=_commands.cmd_trace_validate)
     pdata = tsub.add_parser("profile-data", help="recompute profile statistics from a dataset JSONL file "
                                                  "(questions, and model responses if present); needs the [data] extra")
     pdata.add_argument("files", nargs="+")
-    pdata.set_defaults(func=_cmd_trace_profile_data)
+    pdata.set_defaults(func=_commands.cmd_trace_profile_data)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -114,16 +87,55 @@ def build_parser() -> argparse.ArgumentParser:
         prog="cosim",
         description="Co-simulate speculative reasoning with the draft model on an FPGA and the PRM and "
         "target models on GPUs (SystemC/TLM-2.0 models).",
+        epilog="Examples:\n  cosim run scenarios/heteroreason_u280_300.yaml --profile olympiadbench --problems 200\n"
+               "  cosim sweep scenarios/heteroreason_u280_200.yaml --set pcie.bandwidth_gbps=2,4,8,16,32 "
+               "--set fpga.clock_mhz=200,250,300 --workers 2\n  cosim report",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    demo = sub.add_parser("demo", help="run each hardware model alone on the built-in defaults")
+
+    run = sub.add_parser("run", help="simulate one scenario on one trace")
+    run.add_argument("scenario", help="scenario YAML (see scenarios/)")
+    _workload_options(run)
+    run.add_argument("--vcd", help="write SystemC waveforms (VCD) here")
+    run.add_argument("--timeline", help="write a Perfetto/Chrome trace-event timeline (JSON) here")
+    run.add_argument("--out", help="folder for per_problem.csv, summary.json, scenario.resolved.yaml "
+                                   "(default out/<scenario name>)")
+    run.add_argument("--quiet", action="store_true", help="no progress bar")
+    run.set_defaults(func=_commands.cmd_run)
+
+    sweep = sub.add_parser("sweep", help="simulate a grid of parameter values")
+    sweep.add_argument("scenario", help="scenario YAML (see scenarios/)")
+    sweep.add_argument("--set", action="append", required=True, metavar="PATH=V1,V2,...",
+                       help="a parameter and its values, e.g. pcie.bandwidth_gbps=2,4,8 or fpga.clock=200 MHz,300 MHz "
+                            "(repeat for a grid; paths: pcie.*, fpga.*, hbm.*, draft|prm|target.device|link|model.*, "
+                            "toggles.*, serving.*)")
+    _workload_options(sweep)
+    sweep.add_argument("--workers", type=int, default=1, help="points simulated at once (default 1)")
+    sweep.add_argument("--executor", choices=("local", "ray"), default="local",
+                       help="local worker processes, or Ray (optional extra [ray])")
+    sweep.add_argument("--ray-address", help="Ray cluster to join (e.g. ray://head:10001); default: a local Ray")
+    sweep.add_argument("--out", help="folder for sweep.csv, sweep.parquet, points.jsonl "
+                                     "(default out/sweep-<scenario name>)")
+    sweep.add_argument("--quiet", action="store_true", help="no progress bar")
+    sweep.set_defaults(func=_commands.cmd_sweep)
+
+    report = sub.add_parser("report", help="the paper-style evaluation on built-in defaults")
+    report.add_argument("--problems", type=int, default=300, help="problems per dataset (default 300)")
+    report.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
+    report.add_argument("--out", help="folder for report.md, report.json and the figures (default out/report)")
+    report.add_argument("--quiet", action="store_true", help="no progress bar")
+    report.set_defaults(func=_commands.cmd_report)
+
+    _add_trace_commands(sub)
+
+    demo = sub.add_parser("demo", help="each hardware model alone, then the systems on a small trace")
     demo.set_defaults(func=_cmd_demo)
     params = sub.add_parser("params", help="list every configuration parameter with its unit and meaning")
     params.add_argument("group", nargs="?", choices=sorted(_CONFIG_CLASSES), help="only this group")
     params.set_defaults(func=_cmd_params)
-    builtins = sub.add_parser("builtins", help="list the built-in devices, links and models")
+    builtins = sub.add_parser("builtins", help="list the built-in devices, links, models and dataset profiles")
     builtins.set_defaults(func=_cmd_builtins)
-    _add_trace_commands(sub)
     return parser
 
 

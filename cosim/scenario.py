@@ -82,6 +82,38 @@ class Scenario:
     def sequential(self) -> bool:
         return _PRESETS[self.system]["sequential"]
 
+    def with_value(self, path: str, value: Any) -> Scenario:
+        """A copy with one parameter changed, by dotted path: ``draft.device.accelerator.clock_mhz``,
+        ``prm.link.bandwidth_gbps``, ``target.model.layers``, ``toggles.shadow_sync``,
+        ``serving.control_bytes``; ``pcie.X``, ``fpga.X`` and ``hbm.X`` are short for the draft
+        device's link, accelerator and HBM."""
+        head, _, rest = path.partition(".")
+        if head in PATH_ALIASES:
+            head, _, rest = f"{PATH_ALIASES[head]}.{rest}".partition(".")
+        if not rest:
+            raise ConfigError(f"{path}: name a parameter, e.g. pcie.bandwidth_gbps or fpga.clock_mhz")
+        if head in ("draft", "prm", "target"):
+            role: Role = getattr(self, head)
+            part, _, sub = rest.partition(".")
+            if part not in ("device", "link", "model") or not sub:
+                raise ConfigError(f"{path}: expected {head}.device.<param>, {head}.link.<param> or "
+                                  f"{head}.model.<param>")
+            try:
+                changed = _params.replace(getattr(role, part), sub, value)
+            except ConfigError as exc:
+                raise ConfigError(f"{path}: {exc}") from None
+            return dataclasses.replace(self, **{head: dataclasses.replace(role, **{part: changed})})
+        if head in ("toggles", "serving"):
+            try:
+                changed = _params.replace(getattr(self, head), rest, value)
+            except ConfigError as exc:
+                raise ConfigError(f"{path}: {exc}") from None
+            if head == "toggles" and self.sequential and any(dataclasses.asdict(changed).values()):
+                raise ConfigError(f"{path}: gpu-baseline is strictly sequential; its toggles stay off")
+            return dataclasses.replace(self, **{head: changed})
+        raise ConfigError(f"{path}: unknown parameter path; start with draft, prm, target, toggles, serving, "
+                          f"or the short forms {', '.join(PATH_ALIASES)}")
+
     def resolved(self) -> dict[str, Any]:
         """Every parameter after defaults and overrides, as plain data (written beside results)."""
         def role(r: Role) -> dict[str, Any]:
@@ -94,6 +126,9 @@ class Scenario:
             "toggles": dataclasses.asdict(self.toggles), "serving": dataclasses.asdict(self.serving),
         }
 
+
+# Short forms for the parameters sweeps change most.
+PATH_ALIASES = {"pcie": "draft.link", "fpga": "draft.device.accelerator", "hbm": "draft.device.hbm"}
 
 _TOP_KEYS = {"name", "description", "system", "config", "draft", "prm", "target", "toggles", "serving"}
 _ROLE_KEYS = {"device", "model", "link", "overrides"}

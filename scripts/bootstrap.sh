@@ -64,7 +64,7 @@ ensure_venv
 
 case "$job" in
   setup) ;;
-  run) exec .venv/bin/cosim demo "$@" ;;
+  run) exec .venv/bin/cosim report "$@" ;;
   test) exec .venv/bin/python -m pytest -q "$@" ;;
   *) say "unknown job '$job' (run, test or setup)"; exit 2 ;;
 esac

@@ -1,0 +1,181 @@
+"""What the ``cosim`` subcommands do (the parser lives in cosim.cli)."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from . import trace as traces
+from ._atomic import write_atomically
+from .errors import ConfigError
+from .result import METRICS, Result
+
+
+def _progress(args: argparse.Namespace, total: int, desc: str) -> Any:
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=desc, unit="step", disable=getattr(args, "quiet", False), leave=False)
+
+
+def _workload(args: argparse.Namespace) -> tuple[traces.Trace, str]:
+    if args.trace:
+        if args.profile:
+            raise ConfigError("give either --trace or --profile, not both")
+        return traces.load(args.trace), f"trace {args.trace}"
+    profile = args.profile or "math500"
+    generated = traces.generate(profile, args.problems, args.seed, backtracking=not args.no_backtracking)
+    return generated, f"{args.problems} problems from profile {profile} (seed {args.seed})"
+
+
+def _out_folder(path: str | None, default: str) -> Path:
+    folder = Path(path or default)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"--out {folder}: cannot create it: {exc.strerror}") from None
+    probe = folder / ".cosim-write-test"
+    try:
+        probe.write_text("")
+        probe.unlink()
+    except OSError as exc:
+        raise ConfigError(f"--out {folder}: not writable: {exc.strerror}") from None
+    return folder
+
+
+def format_summary(result: Result, title: str) -> str:
+    lines = [title, ""]
+    for key in METRICS:
+        value = result.summary.get(key)
+        if value is None:
+            continue
+        lines.append(f"  {key:<30} {value:>12.4f}" if isinstance(value, float) else f"  {key:<30} {value:>12}")
+    for key in ("problems", "final_tokens", "generated_tokens", "energy_j"):
+        value = result.summary[key]
+        lines.append(f"  {key:<30} {value:>12.1f}" if isinstance(value, float) else f"  {key:<30} {value:>12}")
+    return "\n".join(lines)
+
+
+def per_problem_csv(result: Result) -> str:
+    out = io.StringIO()
+    columns = list(result.per_problem[0])
+    writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n")
+    writer.writeheader()
+    for row in result.per_problem:
+        writer.writerow({k: "" if row[k] is None else row[k] for k in columns})
+    return out.getvalue()
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from ._workflow import simulate
+    from .scenario import load_scenario
+
+    scn = load_scenario(args.scenario)
+    folder = _out_folder(args.out, f"out/{scn.name}")
+    bar = _progress(args, 3, "run")
+    workload, described = _workload(args)
+    bar.update(1)
+    result = simulate(scn, workload, vcd=args.vcd, timeline=args.timeline)
+    bar.update(1)
+    write_atomically(folder / "per_problem.csv", per_problem_csv(result))
+    write_atomically(folder / "summary.json", json.dumps(result.summary, indent=1))
+    write_atomically(folder / "scenario.resolved.yaml", yaml.safe_dump(scn.resolved(), sort_keys=False))
+    if not args.trace:
+        workload.save(folder / "trace.jsonl")
+    bar.update(1)
+    bar.close()
+    print(format_summary(result, f"{scn.name} ({scn.system}, Config {scn.config}) on {described}:"))
+    print(f"\nwrote {folder}/per_problem.csv, summary.json, scenario.resolved.yaml"
+          + ("" if args.trace else ", trace.jsonl")
+          + (f"; waveforms {args.vcd}" if args.vcd else "") + (f"; timeline {args.timeline}" if args.timeline else ""))
+    return 0
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from ._sweep import parse_set, sweep
+    from .scenario import load_scenario
+
+    scn = load_scenario(args.scenario)
+    grid: dict[str, list[Any]] = {}
+    for option in args.set:
+        path, values = parse_set(option)
+        if path in grid:
+            raise ConfigError(f"--set {path} given twice")
+        grid[path] = values
+    folder = _out_folder(args.out, f"out/sweep-{scn.name}")
+    workload, described = _workload(args)
+    table = sweep(scn, workload, grid, workers=args.workers, executor=args.executor, ray_address=args.ray_address,
+                  out=folder, progress=not args.quiet)
+    print(f"{scn.name} sweep on {described}: {len(table.rows)} points, {len(table.failed())} failed")
+    header = "  ".join(f"{p:>22}" for p in table.parameters) + f"  {'latency_s':>10}  {'goodput':>8}  status"
+    print(header)
+    for row in table.rows:
+        values = "  ".join(f"{str(row[p]):>22}" for p in table.parameters)
+        if row["status"] == "ok":
+            print(f"{values}  {row['latency_s']:>10.4f}  {row['goodput_tok_s']:>8.1f}  ok")
+        else:
+            print(f"{values}  {'':>10}  {'':>8}  {row['error']}")
+    print(f"\nwrote {folder}/sweep.csv, sweep.parquet, points.jsonl (a rerun skips finished points)")
+    return 0 if not table.failed() else 1
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from ._report import run_report
+
+    folder = _out_folder(args.out, "out/report")
+    from tqdm import tqdm
+
+    bar = tqdm(total=1, desc="report", unit="run", disable=args.quiet)
+
+    def progress(done: int, total: int, label: str) -> None:
+        bar.total = total
+        bar.n = done
+        bar.set_postfix_str(label, refresh=False)
+        bar.refresh()
+
+    report = run_report(args.problems, args.seed, folder, progress)
+    bar.close()
+    speedups = [r for r in report["records"] if r["system"] == "heteroreason-u280-200"]
+    print(f"report on {args.problems} problems per dataset (seed {args.seed}): {folder}/report.md")
+    for r in speedups:
+        print(f"  heteroreason-u280-200 speedup on {r['dataset']:<14} Config {r['config']}: {r['speedup']:.2f}x")
+    print(f"figures: {', '.join(Path(f).name for f in report['figures'])}")
+    return 0
+
+
+def cmd_trace_gen(args: argparse.Namespace) -> int:
+    result = traces.generate(args.profile, args.problems, args.seed, backtracking=not args.no_backtracking)
+    path = result.save(args.out)
+    if not args.quiet:
+        print(traces.format_table(traces.trace_statistics(result)))
+        print(f"wrote {len(result)} problems to {path}")
+    return 0
+
+
+def cmd_trace_stats(args: argparse.Namespace) -> int:
+    for path in args.traces:
+        print(f"{path}:")
+        print(traces.format_table(traces.trace_statistics(traces.load(path))))
+    return 0
+
+
+def cmd_trace_validate(args: argparse.Namespace) -> int:
+    for path in args.traces:
+        loaded = traces.load(path)
+        print(f"{path}: valid, {len(loaded)} problems (version 1, "
+              f"{'with' if loaded.header.backtracking else 'without'} backtracking)")
+    return 0
+
+
+def cmd_trace_profile_data(args: argparse.Namespace) -> int:
+    from ._dataset_stats import dataset_statistics, format_statistics
+
+    for path in args.files:
+        for line in format_statistics(dataset_statistics(path)):
+            print(line)
+    return 0

@@ -1,0 +1,93 @@
+"""The report's figures (matplotlib, written as PNG)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+DPI = 120
+
+
+def _grouped(ax: Any, records: list[dict], config: int, metric: str, systems: list[str], datasets: list[str],
+             ylabel: str) -> None:
+    width = 0.8 / len(systems)
+    for i, system in enumerate(systems):
+        values = [next(r[metric] for r in records if r["system"] == system and r["dataset"] == d
+                       and r["config"] == config) for d in datasets]
+        ax.bar([j + i * width for j in range(len(datasets))], values, width, label=system)
+    ax.set_xticks([j + 0.4 - width / 2 for j in range(len(datasets))], datasets)
+    ax.set_ylabel(ylabel)
+    ax.set_title(f"Config {config}")
+    ax.grid(axis="y", alpha=0.3)
+
+
+def _per_config(report: dict, metric: str, ylabel: str, title: str, path: Path,
+                skip: tuple[str, ...] = ()) -> Path:
+    records = report["records"]
+    systems = [s for s in dict.fromkeys(r["system"] for r in records) if s not in skip]
+    datasets = list(dict.fromkeys(r["dataset"] for r in records))
+    fig, axes = plt.subplots(1, 2, figsize=(13, 4.2), sharey=True)
+    for ax, config in zip(axes, (1, 2)):
+        _grouped(ax, records, config, metric, systems, datasets, ylabel)
+    axes[1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=DPI)
+    plt.close(fig)
+    return path
+
+
+def _breakdown(report: dict, path: Path) -> Path:
+    rows = [r for r in report["records"] if r["system"] == "gpu-baseline"]
+    labels = [f"{r['dataset']}\nC{r['config']}" for r in rows]
+    fig, ax = plt.subplots(figsize=(10, 4))
+    bottom = [0.0] * len(rows)
+    for part in ("draft", "prm", "target"):
+        shares = [r[f"breakdown_{part}"] / sum(r[f"breakdown_{p}"] for p in ("draft", "prm", "target")) for r in rows]
+        ax.bar(labels, shares, bottom=bottom, label=part)
+        bottom = [b + s for b, s in zip(bottom, shares)]
+    ax.set_ylabel("share of busy time")
+    ax.set_title("gpu-baseline latency breakdown")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=DPI)
+    plt.close(fig)
+    return path
+
+
+def _sweep(sweep: dict, xlabel: str, path: Path) -> Path:
+    ok = [r for r in sweep["rows"] if r["status"] == "ok"]
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.plot([r["value"] for r in ok], [r["latency_s"] for r in ok], marker="o")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("mean latency per problem (s)")
+    ax.set_title(f"{sweep['system']}, {sweep['dataset']}, Config {sweep['config']}")
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=DPI)
+    plt.close(fig)
+    return path
+
+
+def write_figures(report: dict[str, Any], folder: Path) -> list[Path]:
+    slow = ("heteroreason-jetson",)  # an order of magnitude slower: it would flatten every other bar
+    return [
+        _per_config(report, "speedup", "speedup over gpu-baseline", "Speedup per dataset",
+                    folder / "speedup.png"),
+        _per_config(report, "latency_s", "mean latency per problem (s)", "Latency per problem",
+                    folder / "latency.png", skip=slow),
+        _per_config(report, "energy_j_per_token", "J per final-chain token", "Energy per token",
+                    folder / "energy_per_token.png", skip=slow),
+        _per_config(report, "goodput_tok_s", "final-chain tokens/s", "Goodput", folder / "goodput.png"),
+        _breakdown(report, folder / "baseline_breakdown.png"),
+        _per_config(report, "stall_ratio", "share of time the draft device stalls", "Stall ratio",
+                    folder / "stall_ratio.png"),
+        _sweep(report["sweeps"]["pcie_bandwidth_gbps"], "PCIe bandwidth of the FPGA link (GB/s raw)",
+               folder / "sweep_pcie_bandwidth.png"),
+        _sweep(report["sweeps"]["fpga_clock_mhz"], "FPGA clock (MHz)", folder / "sweep_fpga_clock.png"),
+    ]

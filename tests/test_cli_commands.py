@@ -1,0 +1,70 @@
+import csv
+import json
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from cosim.cli import main
+
+SCENARIO = "scenarios/heteroreason_u280_300.yaml"
+
+
+def test_run_writes_the_table_csv_and_resolved_scenario(tmp_path, capsys):
+    out = tmp_path / "run"
+    assert main(["run", SCENARIO, "--profile", "gsm8k", "--problems", "8", "--seed", "3", "--out", str(out),
+                 "--quiet"]) == 0
+    printed = capsys.readouterr().out
+    assert "latency_s" in printed and "goodput_tok_s" in printed and "energy_j_per_token" in printed
+    rows = list(csv.DictReader((out / "per_problem.csv").open()))
+    assert len(rows) == 8 and rows[0]["id"] == "gsm8k-00000"
+    resolved = yaml.safe_load((out / "scenario.resolved.yaml").read_text())
+    assert resolved["draft"]["device"]["accelerator"]["clock_mhz"] == 300.0
+    assert resolved["target"]["model"]["name"] == "Qwen2.5-Math-7B"
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["problems"] == 8
+    # The trace it drew is saved and replays to the same result.
+    again = tmp_path / "again"
+    assert main(["run", SCENARIO, "--trace", str(out / "trace.jsonl"), "--out", str(again), "--quiet"]) == 0
+    assert json.loads((again / "summary.json").read_text()) == summary
+
+
+def cli(*args):
+    return subprocess.run([sys.executable, "-m", "cosim.cli", *args], capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize("args,message", [
+    (["run", "missing.yaml"], "missing.yaml: no such file"),
+    (["run", SCENARIO, "--trace", "missing.jsonl"], "missing.jsonl: cannot read"),
+    (["run", SCENARIO, "--out", "/proc/cosim-out"], "--out /proc/cosim-out: cannot create it"),
+    (["sweep", SCENARIO, "--set", "fpga.clok=1"], "fpga.clok"),
+    (["trace", "gen", "--profile", "aime", "--out", "x.jsonl"], "unknown dataset profile 'aime'"),
+])
+def test_user_errors_exit_2_with_a_message_and_no_traceback(args, message):
+    proc = cli(*args)
+    assert proc.returncode == 2
+    assert message in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_report_writes_markdown_json_and_figures(tmp_path):
+    out = tmp_path / "report"
+    proc = cli("report", "--problems", "6", "--seed", "2", "--out", str(out), "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads((out / "report.json").read_text())
+    from cosim import METRICS
+    assert len(report["records"]) == 4 * 2 * 8
+    systems = {r["system"] for r in report["records"]}
+    assert systems == {"gpu-baseline", "gpu-stepahead", "heteroreason-u280-200", "heteroreason-u280-300",
+                       "heteroreason-v80", "heteroreason-nobacktrack", "heteroreason-jetson", "heteroreason-vanilla"}
+    for record in report["records"]:
+        assert set(METRICS) <= set(record) and record["config"] in (1, 2)
+        if record["system"] == "gpu-baseline":
+            assert record["speedup"] == 1.0
+    assert set(report["sweeps"]) == {"pcie_bandwidth_gbps", "fpga_clock_mhz"}
+    markdown = (out / "report.md").read_text()
+    for figure in ("speedup", "latency", "energy_per_token", "goodput", "baseline_breakdown", "stall_ratio",
+                   "sweep_pcie_bandwidth", "sweep_fpga_clock"):
+        png = out / f"{figure}.png"
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert f"({figure}.png)" in markdown
