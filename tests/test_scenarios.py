@@ -10,7 +10,7 @@ SCENARIOS = sorted((Path(__file__).parent.parent / "scenarios").glob("*.yaml"))
 def test_every_system_has_a_scenario_file_on_both_configs():
     names = {p.stem for p in SCENARIOS}
     for stem in ("gpu_baseline", "gpu_stepahead", "heteroreason_u280_200", "heteroreason_u280_300",
-                 "heteroreason_v80", "heteroreason_jetson", "heteroreason_vanilla"):
+                 "heteroreason_v80", "heteroreason_jetson", "heteroreason_vanilla", "heteroreason_nobacktrack"):
         assert stem in names and f"{stem}_config2" in names
 
 
@@ -20,7 +20,7 @@ def test_each_scenario_file_loads_and_resolves(path):
     resolved = scn.resolved()
     assert resolved["system"] in ("gpu-baseline", "gpu-stepahead", "heteroreason")
     assert resolved["target"]["model"]["name"] == ("Qwen2.5-Math-7B" if scn.config == 1 else "Qwen2.5-Math-1.5B")
-    if "u280_300" in path.stem or "vanilla" in path.stem or "noprefetch" in path.stem:
+    if any(k in path.stem for k in ("u280_300", "vanilla", "noprefetch", "nobacktrack")):
         assert scn.draft.device.accelerator.clock_mhz == 300.0
 
 
