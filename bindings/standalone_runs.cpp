@@ -172,7 +172,10 @@ py::dict fpga_run(const py::dict& fpga_dict, const py::dict& hbm_dict, const py:
     claim_process();
     FpgaDraftAccelerator fpga("fpga", params, hbm, model, power);
     std::unique_ptr<TokenClock> clock;
-    if (record_tokens) clock = std::make_unique<TokenClock>("token_clock", fpga.token_done);
+    if (record_tokens) {
+        fpga.enable_token_events();
+        clock = std::make_unique<TokenClock>("token_clock", fpga.token_done);
+    }
     std::vector<OpRecord> records;
     Driver driver("driver", [&] {
         Kvmu& kvmu = fpga.kvmu();
@@ -225,7 +228,10 @@ py::dict gpu_run(const py::dict& gpu_dict, const py::dict& model_dict, const py:
     claim_process();
     GpuProxy gpu("gpu", params, model, power, table);
     std::unique_ptr<TokenClock> clock;
-    if (record_tokens) clock = std::make_unique<TokenClock>("token_clock", gpu.token_ready);
+    if (record_tokens) {
+        gpu.enable_token_events();
+        clock = std::make_unique<TokenClock>("token_clock", gpu.token_ready);
+    }
     std::vector<OpRecord> records;
     Driver driver("driver", [&] {
         for (const Op& op : ops) {

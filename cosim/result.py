@@ -70,6 +70,7 @@ class Result:
     wall_s: float = 0.0
     totals: dict[str, float] = field(default_factory=dict)
     kvmu: list[KvmuRecord] | None = None
+    kernel_deltas: int = 0
 
     @classmethod
     def from_native(cls, scn: Scenario, trace: Trace, raw: dict[str, Any]) -> Result:
@@ -155,7 +156,8 @@ class Result:
         if "activities" in raw:
             activities = [Activity(*a) for a in raw["activities"]]
             kvmu = [KvmuRecord(*r) for r in raw["kvmu"]]
-        return cls(scn.name, scn.system, scn.config, summary, rows, activities, raw["wall_s"], totals, kvmu)
+        return cls(scn.name, scn.system, scn.config, summary, rows, activities, raw["wall_s"], totals, kvmu,
+                   raw["kernel_deltas"])
 
     def with_baseline(self, baseline: Result) -> Result:
         """This result with ``speedup`` = baseline latency / this latency, per problem and overall."""
@@ -167,4 +169,4 @@ class Result:
                                                                                  baseline.per_problem)]
         summary = dict(self.summary, speedup=baseline.summary["latency_s"] / self.summary["latency_s"])
         return Result(self.scenario, self.system, self.config, summary, rows, self.activities, self.wall_s,
-                      self.totals, self.kvmu)
+                      self.totals, self.kvmu, self.kernel_deltas)

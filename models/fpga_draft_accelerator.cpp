@@ -44,6 +44,12 @@ FpgaDraftAccelerator::FpgaDraftAccelerator(sc_core::sc_module_name name, const F
       hbm_(std::string(this->name()) + ".hbm", hbm),
       kvmu_(this->name(), reserved_tokens(params, model)),
       power_(this->name(), power) {
+    const double ns_per_cycle = params_.ns_per_cycle();
+    compute0_ns_ = model_.linear_macs_per_token() / params_.macs_per_cycle * ns_per_cycle;
+    compute_per_ctx_ns_ = model_.attention_macs_per_token(1.0) / params_.macs_per_cycle * ns_per_cycle;
+    memory0_ns_ = hbm_.stream_ns(streamed_weight_bytes());
+    memory_per_ctx_ns_ = hbm_.stream_ns(kv_bytes_per_token());
+    pipeline_ns_ = params_.pipeline_cycles * ns_per_cycle;
     hbm_.allocate(kWeightsRegion, stored_weight_bytes());
     hbm_.allocate(kKvRegion, static_cast<double>(reserved_tokens(params_, model_)) * kv_bytes_per_token());
 }
@@ -61,16 +67,17 @@ double FpgaDraftAccelerator::kv_bytes_per_token() const {
 double FpgaDraftAccelerator::kv_used_bytes() const { return context() * kv_bytes_per_token(); }
 
 double FpgaDraftAccelerator::compute_ns(double context) const {
-    const double macs = model_.linear_macs_per_token() + model_.attention_macs_per_token(context);
-    return macs / params_.macs_per_cycle * params_.ns_per_cycle();
+    return compute0_ns_ + compute_per_ctx_ns_ * context;
 }
 
-double FpgaDraftAccelerator::memory_ns(double context) const {
-    return hbm_.stream_ns(streamed_weight_bytes() + context * kv_bytes_per_token());
-}
+double FpgaDraftAccelerator::memory_ns(double context) const { return memory0_ns_ + memory_per_ctx_ns_ * context; }
 
 double FpgaDraftAccelerator::token_ns(double context) const {
-    return std::max(compute_ns(context), memory_ns(context)) + params_.pipeline_cycles * params_.ns_per_cycle();
+    return std::max(compute_ns(context), memory_ns(context)) + pipeline_ns_;
+}
+
+void FpgaDraftAccelerator::notify_token() {
+    if (token_events_) token_done.notify(sc_core::SC_ZERO_TIME);
 }
 
 double FpgaDraftAccelerator::prefill_ns(int64_t tokens, double context) const {
@@ -104,7 +111,7 @@ int64_t FpgaDraftAccelerator::decode_step(int64_t tokens, AbortSignal* abort) {
         kvmu_.speculate_token();
         ++written;
         ++tokens_drafted_;
-        token_done.notify(sc_core::SC_ZERO_TIME);
+        notify_token();
     }
     if (written == tokens) kvmu_.end_step();
     power_.set_state(PowerState::idle);
@@ -115,7 +122,7 @@ void FpgaDraftAccelerator::sync_token() {
     busy(PowerState::decode, token_ns(context()));
     kvmu_.sync_token();
     ++tokens_synced_;
-    token_done.notify(sc_core::SC_ZERO_TIME);
+    notify_token();
 }
 
 void FpgaDraftAccelerator::prefill_local(int64_t tokens) {
@@ -123,7 +130,7 @@ void FpgaDraftAccelerator::prefill_local(int64_t tokens) {
     busy(PowerState::prefill, prefill_ns(tokens, context()));
     for (int64_t i = 0; i < tokens; ++i) kvmu_.sync_token();
     tokens_prefilled_ += tokens;
-    token_done.notify(sc_core::SC_ZERO_TIME);
+    notify_token();
 }
 
 }  // namespace cosim

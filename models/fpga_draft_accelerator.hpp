@@ -59,8 +59,10 @@ public:
     // Vanilla alternative: the refined step's `tokens` are prefilled locally in one batch.
     void prefill_local(int64_t tokens);
 
-    // Notified after each token written to the KV cache.
+    // Notified after each token written to the KV cache, once enabled (a delta
+    // cycle per token is not free, and most runs have no listener).
     sc_core::sc_event token_done;
+    void enable_token_events() { token_events_ = true; }
 
     Kvmu& kvmu() { return kvmu_; }
     const Kvmu& kvmu() const { return kvmu_; }
@@ -78,8 +80,14 @@ private:
     double context() const { return static_cast<double>(kvmu_.pointers().ahead); }
     void busy(PowerState state, double ns);
 
+    void notify_token();
+
     FpgaAcceleratorParams params_;
     ModelSpec model_;
+    bool token_events_ = false;
+    // token_ns(c) = max(compute0 + compute_per_ctx * c, memory0 + memory_per_ctx * c) + pipeline, precomputed.
+    double compute0_ns_ = 0.0, compute_per_ctx_ns_ = 0.0, memory0_ns_ = 0.0, memory_per_ctx_ns_ = 0.0,
+           pipeline_ns_ = 0.0;
     Hbm hbm_;
     Kvmu kvmu_;
     Power power_;

@@ -53,8 +53,7 @@ GpuProxy::GpuProxy(sc_core::sc_module_name name, const GpuParams& params, const 
       own_power_(std::make_unique<Power>(this->name(), power)),
       power_(own_power_.get()),
       profile_(std::move(profile)) {
-    memory_.allocate("weights", model_.params * params_.weight_bytes_per_param);
-    memory_.allocate("kv_cache", static_cast<double>(reserved_tokens(params_, model_)) * kv_bytes_per_token());
+    init();
 }
 
 GpuProxy::GpuProxy(sc_core::sc_module_name name, const GpuParams& params, const ModelSpec& model,
@@ -65,8 +64,14 @@ GpuProxy::GpuProxy(sc_core::sc_module_name name, const GpuParams& params, const 
       memory_(std::string(this->name()) + ".memory", memory_params(params)),
       power_(&shared_power),
       profile_(std::move(profile)) {
+    init();
+}
+
+void GpuProxy::init() {
     memory_.allocate("weights", model_.params * params_.weight_bytes_per_param);
     memory_.allocate("kv_cache", static_cast<double>(reserved_tokens(params_, model_)) * kv_bytes_per_token());
+    decode0_ns_ = overhead_ns() + memory_.stream_ns(streamed_weight_bytes());
+    decode_per_ctx_ns_ = memory_.stream_ns(kv_bytes_per_token());
 }
 
 double GpuProxy::streamed_weight_bytes() const {
@@ -81,8 +86,7 @@ double GpuProxy::overhead_ns() const {
 
 double GpuProxy::decode_token_ns(int64_t context) const {
     if (profile_.covers(Phase::decode)) return profile_.seconds(Phase::decode, 1, context) * kNsPerSecond;
-    const double bytes = streamed_weight_bytes() + static_cast<double>(context) * kv_bytes_per_token();
-    return overhead_ns() + memory_.stream_ns(bytes);
+    return decode0_ns_ + decode_per_ctx_ns_ * static_cast<double>(context);
 }
 
 double GpuProxy::prefill_compute_ns(int64_t tokens, int64_t context) const {
@@ -126,7 +130,7 @@ int64_t GpuProxy::decode(int64_t tokens, int64_t context, AbortSignal* abort) {
         if (!wait_unless_aborted(decode_token_ns(context + decoded), abort)) break;
         ++decoded;
         ++tokens_decoded_;
-        token_ready.notify(sc_core::SC_ZERO_TIME);
+        if (token_events_) token_ready.notify(sc_core::SC_ZERO_TIME);
     }
     power_->set_state(PowerState::idle);
     return decoded;

@@ -60,7 +60,8 @@ public:
     // An abort stops it at once; returns the tokens decoded.
     int64_t decode(int64_t tokens, int64_t context, AbortSignal* abort = nullptr);
 
-    sc_core::sc_event token_ready;
+    sc_core::sc_event token_ready;  // notified per decoded token once enabled
+    void enable_token_events() { token_events_ = true; }
 
     const Power& power() const { return *power_; }
     Power& power() { return *power_; }
@@ -71,12 +72,16 @@ public:
     int64_t tokens_prefilled() const { return tokens_prefilled_; }
 
 private:
+    void init();
+
     GpuParams params_;
     ModelSpec model_;
     Hbm memory_;
     std::unique_ptr<Power> own_power_;
     Power* power_;
     LatencyProfile profile_;
+    bool token_events_ = false;
+    double decode0_ns_ = 0.0, decode_per_ctx_ns_ = 0.0;  // the formula's decode time, precomputed
     int64_t tokens_decoded_ = 0;
     int64_t tokens_prefilled_ = 0;
 };

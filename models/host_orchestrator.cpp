@@ -118,6 +118,7 @@ HostOrchestrator::Run HostOrchestrator::start_run(int32_t step, int64_t limit, s
     r.limit = std::make_shared<int64_t>(limit);
     r.generated = std::make_shared<int64_t>(0);
     r.token = std::make_shared<sc_core::sc_event>();
+    r.streaming = std::make_shared<bool>(false);
     r.acts = std::make_shared<std::vector<int64_t>>();
     const int64_t window = d_.target->model().context_window;
     if (r.context + limit > window)
@@ -155,6 +156,7 @@ TicketPtr HostOrchestrator::decode_job(const Run& r, std::vector<int64_t> deps, 
     auto limit = r.limit;
     auto generated = r.generated;
     auto token = r.token;
+    auto streaming = r.streaming;
     auto acts = r.acts;
     return d_.target_server->submit([=](Ticket& t) {
         GpuProxy& target = *d_.target;
@@ -183,7 +185,7 @@ TicketPtr HostOrchestrator::decode_job(const Run& r, std::vector<int64_t> deps, 
             if (!wait_unless_aborted(target.decode_token_ns(context + *generated), &t.abort)) break;
             ++*generated;
             ++decoded;
-            token->notify(sc_core::SC_ZERO_TIME);
+            if (*streaming) token->notify(sc_core::SC_ZERO_TIME);
         }
         target.power().set_state(PowerState::idle);
         if (now_ns() > start) {  // an abort may cut the first token short: that time was spent too
@@ -261,6 +263,7 @@ void HostOrchestrator::sync_job(int32_t step, int64_t product_event, double arri
 }
 
 void HostOrchestrator::stream_to_draft(Run& run, int64_t tokens, int64_t product_event) {
+    *run.streaming = true;
     int64_t streamed = 0;
     for (;;) {
         const int64_t available = std::min(*run.generated, tokens);

@@ -60,6 +60,7 @@ private:
         std::shared_ptr<int64_t> limit;
         std::shared_ptr<int64_t> generated;
         std::shared_ptr<sc_core::sc_event> token;
+        std::shared_ptr<bool> streaming;  // someone waits on `token` (shadow sync)
         std::shared_ptr<std::vector<int64_t>> acts;
     };
     struct Cached {

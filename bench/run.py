@@ -1,0 +1,109 @@
+"""The performance benchmark of the whole simulator, in one go.
+
+    .venv/bin/python bench/run.py [--json out.json] [--quick]
+
+1. the kernel floor: b_transport + wait per transaction, no model (events/s);
+2. heteroreason (U280 @ 200 MHz, Config 1) replaying 500 Math500-profile problems, VCD off;
+3. gpu-baseline on the same trace;
+4. run 2 with a VCD, and with a timeline;
+5. run 2 on 5,000 problems (growth);
+6. a 16-point sweep on 1 worker and on 2 workers;
+7. `cosim report` with its defaults.
+
+Simulated tokens are the tokens the devices generate (drafted + target-decoded).
+Wall times of runs 2-5 are the SystemC run itself, measured in the worker;
+end-to-end times (fork, trace conversion, metrics) are reported beside them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import cosim
+from cosim._report import run_report
+
+PROBLEMS = 500
+
+
+def timed(fn):
+    start = time.perf_counter()
+    value = fn()
+    return value, time.perf_counter() - start
+
+
+def peak_rss_mb() -> float:
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return max(own, children) / 1024.0
+
+
+def tokens(result: cosim.Result) -> int:
+    return result.summary["generated_tokens"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", help="write the numbers to this file")
+    parser.add_argument("--quick", action="store_true", help="a tenth of the sizes (a smoke run)")
+    args = parser.parse_args()
+    scale = 10 if args.quick else 1
+    problems = PROBLEMS // scale
+    out: dict[str, float | str] = {"machine": platform.machine(), "python": platform.python_version()}
+
+    floors = [cosim.standalone.kernel_floor(2_000_000 // scale, 10.0)["events_per_s"] for _ in range(3)]
+    out["floor_events_per_s"] = max(floors)
+
+    hr = cosim.load_scenario("scenarios/heteroreason_u280_200.yaml")
+    base = cosim.load_scenario("scenarios/gpu_baseline.yaml")
+    workload = cosim.trace.generate("math500", problems, seed=1)
+    runs = [timed(lambda: cosim.simulate(hr, workload)) for _ in range(3)]
+    run2, run2_e2e = min(runs, key=lambda r: r[0].wall_s)
+    out["tokens"] = tokens(run2)
+    out["run2_wall_s"] = run2.wall_s
+    out["run2_end_to_end_s"] = run2_e2e
+    out["tokens_per_s"] = tokens(run2) / run2.wall_s
+    out["events_per_token"] = run2.kernel_deltas / tokens(run2)
+    out["floor_ratio"] = out["tokens_per_s"] / out["floor_events_per_s"]
+
+    run3, run3_e2e = timed(lambda: cosim.simulate(base, workload))
+    out["baseline_tokens_per_s"] = tokens(run3) / run3.wall_s
+
+    with tempfile.TemporaryDirectory() as tmp:
+        run4v, _ = timed(lambda: cosim.simulate(hr, workload, vcd=Path(tmp) / "run.vcd"))
+        run4t, run4t_e2e = timed(lambda: cosim.simulate(hr, workload, timeline=Path(tmp) / "run.json"))
+    out["vcd_overhead"] = run4v.wall_s / run2.wall_s
+    out["timeline_overhead"] = run4t_e2e / run2_e2e
+
+    big = cosim.trace.generate("math500", problems * 10, seed=1)
+    run5, run5_e2e = timed(lambda: cosim.simulate(hr, big))
+    out["growth_10x"] = run5.wall_s / run2.wall_s
+    out["growth_10x_end_to_end"] = run5_e2e / run2_e2e
+
+    grid = {"pcie.bandwidth_gbps": [2, 4, 8, 16], "fpga.clock_mhz": [150, 200, 250, 300]}
+    small = cosim.trace.generate("math500", max(problems // 5, 10), seed=2)
+    _, one = timed(lambda: cosim.sweep(hr, small, grid, workers=1))
+    _, two = timed(lambda: cosim.sweep(hr, small, grid, workers=2))
+    out["sweep_1w_s"], out["sweep_2w_s"] = one, two
+    out["sweep_speedup_2w"] = one / two
+
+    with tempfile.TemporaryDirectory() as tmp:
+        _, report_s = timed(lambda: run_report(300 // scale, 1, tmp))
+    out["report_s"] = report_s
+    out["peak_rss_mb"] = peak_rss_mb()
+
+    for key, value in out.items():
+        print(f"{key:26} {value:.4g}" if isinstance(value, float) else f"{key:26} {value}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(out, indent=2))
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).parent.parent))
+    main()
