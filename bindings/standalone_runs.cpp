@@ -380,4 +380,13 @@ py::dict kernel_floor(int64_t transactions, double delay_ns) {
     return out;
 }
 
+void systemc_selftest(const std::string& message) {
+    claim_process();
+    Driver driver("driver", [message] {
+        sc_core::wait(sc_core::sc_time(1.0, sc_core::SC_NS));
+        SC_REPORT_ERROR("/cosim/selftest", message.c_str());
+    });
+    run_to_completion(driver);
+}
+
 }  // namespace cosim::bindings

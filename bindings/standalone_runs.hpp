@@ -2,6 +2,8 @@
 // The narrow facade: each function elaborates one small design around one
 // model, replays a script of operations in simulated time and returns plain
 // Python data (times in ns, counters, energy). One call per process.
+#include <string>
+
 #include <pybind11/pybind11.h>
 
 namespace cosim::bindings {
@@ -14,5 +16,8 @@ pybind11::dict gpu_run(const pybind11::dict& gpu, const pybind11::dict& model, c
 pybind11::dict power_run(const pybind11::dict& power, const pybind11::list& segments);
 pybind11::list kvmu_run(int64_t capacity_tokens, const pybind11::list& ops);
 pybind11::dict kernel_floor(int64_t transactions, double delay_ns);
+// Diagnostics: a SystemC process reports SC_ERROR with `message`; checks that
+// SystemC errors surface as Python exceptions in this build.
+void systemc_selftest(const std::string& message);
 
 }  // namespace cosim::bindings

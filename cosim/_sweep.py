@@ -8,14 +8,14 @@ import csv
 import io
 import itertools
 import json
-import multiprocessing as mp
 import os
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from ._atomic import write_atomically
+from ._isolation import native
 from .errors import ConfigError, CosimError
 from .result import METRICS
 from .scenario import Scenario
@@ -165,10 +165,11 @@ def _local_results(scn: Scenario, trace: Trace, points: list[dict[str, Any]], wo
         for values in points:
             yield run_point(scn, trace, values)
         return
-    # Workers from a fork server start single-threaded; each forks its own SystemC worker per point.
-    ctx = mp.get_context("forkserver")
-    ctx.set_forkserver_preload(["cosim"])
-    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+    # Each point already simulates in a forked process of its own; threads here only wait on
+    # those processes, so a killed one fails its point alone. The extension is loaded before
+    # any thread starts, so no child ever has to import it.
+    native()
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="cosim-sweep") as pool:
         pending: dict[Future, dict[str, Any]] = {pool.submit(run_point, scn, trace, v): v for v in points}
         try:
             while pending:
@@ -177,7 +178,7 @@ def _local_results(scn: Scenario, trace: Trace, points: list[dict[str, Any]], wo
                     values = pending.pop(future)
                     try:
                         yield future.result()
-                    except Exception as exc:  # noqa: BLE001 - a dead pool worker: report the point, go on
+                    except Exception as exc:  # noqa: BLE001 - report the point, go on
                         yield {**values, "status": "error", "error": f"{type(exc).__name__}: {exc}"}
         except BaseException:
             for future in pending:

@@ -1,4 +1,18 @@
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SCENARIOS = ROOT / "scenarios"
+
+
+def run_cli(*args, cwd, **kwargs):
+    """`cosim` in a child process, from a folder that holds no source tree (so the
+    installed package is what runs, whichever way it was installed)."""
+    return subprocess.run([sys.executable, "-m", "cosim.cli", *map(str, args)], capture_output=True, text=True,
+                          cwd=cwd, **kwargs)
 
 # Datasheet figures restated here, independently of the package's YAML, so the
 # tests check the shipped data as well as the formulas.

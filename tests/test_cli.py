@@ -1,7 +1,5 @@
-import subprocess
-import sys
-
 from cosim.cli import main
+from conftest import run_cli
 
 
 def test_demo_prints_a_result_for_every_model(capsys):
@@ -19,7 +17,7 @@ def test_params_lists_units_and_help(capsys):
     assert "bandwidth_gbps" in out and "GB/s" in out and "latency_ns" in out
 
 
-def test_user_error_exits_2_without_traceback():
-    proc = subprocess.run([sys.executable, "-m", "cosim.cli", "params", "nonsense"], capture_output=True, text=True)
+def test_user_error_exits_2_without_traceback(tmp_path):
+    proc = run_cli("params", "nonsense", cwd=tmp_path)
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr

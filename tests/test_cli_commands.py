@@ -1,14 +1,12 @@
 import csv
 import json
-import subprocess
-import sys
-
 import pytest
 import yaml
 
 from cosim.cli import main
+from conftest import SCENARIOS, run_cli
 
-SCENARIO = "scenarios/heteroreason_u280_300.yaml"
+SCENARIO = str(SCENARIOS / "heteroreason_u280_300.yaml")
 
 
 def test_run_writes_the_table_csv_and_resolved_scenario(tmp_path, capsys):
@@ -30,8 +28,8 @@ def test_run_writes_the_table_csv_and_resolved_scenario(tmp_path, capsys):
     assert json.loads((again / "summary.json").read_text()) == summary
 
 
-def cli(*args):
-    return subprocess.run([sys.executable, "-m", "cosim.cli", *args], capture_output=True, text=True, timeout=300)
+def cli(*args, cwd):
+    return run_cli(*args, cwd=cwd, timeout=300)
 
 
 @pytest.mark.parametrize("args,message", [
@@ -41,15 +39,15 @@ def cli(*args):
     (["sweep", SCENARIO, "--set", "fpga.clok=1"], "fpga.clok"),
     (["trace", "gen", "--profile", "aime", "--out", "x.jsonl"], "unknown dataset profile 'aime'"),
 ])
-def test_user_errors_exit_2_with_a_message_and_no_traceback(args, message):
-    proc = cli(*args)
+def test_user_errors_exit_2_with_a_message_and_no_traceback(tmp_path, args, message):
+    proc = cli(*args, cwd=tmp_path)
     assert proc.returncode == 2
     assert message in proc.stderr and "Traceback" not in proc.stderr
 
 
 def test_report_writes_markdown_json_and_figures(tmp_path):
     out = tmp_path / "report"
-    proc = cli("report", "--problems", "6", "--seed", "2", "--out", str(out), "--quiet")
+    proc = cli("report", "--problems", "6", "--seed", "2", "--out", str(out), "--quiet", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     report = json.loads((out / "report.json").read_text())
     from cosim import METRICS

@@ -93,6 +93,7 @@ def test_bad_profile_rows_name_file_line_and_field(tmp_path, body, message):
         load_latency_profile(csv)
 
 
+@pytest.mark.coroutine_unwind
 def test_profile_extrapolating_below_zero_is_an_error_not_a_clamp(tmp_path):
     csv = tmp_path / "steep.csv"
     csv.write_text("phase,tokens,context,seconds\nprefill,100,0,0.010\nprefill,200,0,0.100\n")

@@ -17,6 +17,7 @@ def test_two_simulations_in_one_process_both_succeed():
     assert third.tokens_drafted == 2
 
 
+@pytest.mark.coroutine_unwind
 def test_a_second_elaboration_in_one_process_is_a_clear_error():
     def twice():
         n = native()
@@ -32,6 +33,7 @@ def test_a_worker_killed_by_a_signal_is_reported():
         run_isolated(lambda: os.kill(os.getpid(), signal.SIGKILL))
 
 
+@pytest.mark.coroutine_unwind
 def test_ctrl_c_in_the_worker_stops_a_long_simulation():
     # A simulation of about a minute of wall time; SIGINT to the worker must end it in well under that.
     def long_run():

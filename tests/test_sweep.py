@@ -4,9 +4,10 @@ import pyarrow.parquet as pq
 import pytest
 
 import cosim
+from conftest import SCENARIOS
 from cosim._sweep import parse_set
 
-SCENARIO = "scenarios/heteroreason_u280_200.yaml"
+SCENARIO = str(SCENARIOS / "heteroreason_u280_200.yaml")
 
 
 @pytest.fixture(scope="module")

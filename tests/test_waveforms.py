@@ -109,7 +109,7 @@ def test_trajectory_scripts_print_the_steps_and_write_a_vcd(tmp_path, name):
     script = Path(__file__).parent.parent / "scenarios" / f"trajectory_{name}.py"
     vcd = tmp_path / f"{name}.vcd"
     proc = subprocess.run([sys.executable, str(script), "--vcd", str(vcd)], capture_output=True, text=True,
-                          timeout=120)
+                          timeout=120, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "kvmu" in proc.stdout and "verify" in proc.stdout and "latency" in proc.stdout
     assert vcd.exists() and "kvmu_valid" in vcd.read_text()
