@@ -106,16 +106,17 @@ double GpuProxy::prefill_ns(int64_t tokens, int64_t context) const {
     return overhead_ns() + std::max(prefill_compute_ns(tokens, context), prefill_memory_ns(tokens, context));
 }
 
-void GpuProxy::prefill(int64_t tokens, int64_t context) {
+bool GpuProxy::prefill(int64_t tokens, int64_t context, AbortSignal* abort) {
     if (tokens <= 0) throw SimulationError(std::string(name()) + ": a prefill needs at least one token");
     if (context + tokens > model_.context_window)
         throw SimulationError(std::string(name()) + ": prefill to " + std::to_string(context + tokens) +
                               " tokens exceeds the context window of " + model_.name + " (" +
                               std::to_string(model_.context_window) + ")");
     power_->set_state(PowerState::prefill);
-    sc_core::wait(sc_core::sc_time(prefill_ns(tokens, context), sc_core::SC_NS));
+    const bool done = wait_unless_aborted(prefill_ns(tokens, context), abort);
     power_->set_state(PowerState::idle);
-    tokens_prefilled_ += tokens;
+    if (done) tokens_prefilled_ += tokens;
+    return done;
 }
 
 int64_t GpuProxy::decode(int64_t tokens, int64_t context, AbortSignal* abort) {

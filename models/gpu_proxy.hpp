@@ -55,7 +55,8 @@ public:
     double kv_bytes_per_token() const;
 
     // Blocking operations, called from an SC_THREAD.
-    void prefill(int64_t tokens, int64_t context);
+    // Returns false if `abort` cut it short (nothing was prefilled then).
+    bool prefill(int64_t tokens, int64_t context, AbortSignal* abort = nullptr);
     // Decodes `tokens` tokens after `context`; token_ready is notified after each.
     // An abort stops it at once; returns the tokens decoded.
     int64_t decode(int64_t tokens, int64_t context, AbortSignal* abort = nullptr);

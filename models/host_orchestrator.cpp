@@ -73,18 +73,19 @@ int64_t HostOrchestrator::lookahead_refine(int64_t k, int32_t step) const {
     for (int64_t j = k + 1; j < event_end_; ++j) {
         const TraceEvent& e = events_[static_cast<size_t>(j)];
         if (e.kind == EventKind::refine && e.step == step) return e.tokens;
-        if (e.kind == EventKind::backtrack && e.step < step) break;
-        if (e.kind == EventKind::draft && e.step > step) break;
+        if (e.kind == EventKind::backtrack && e.step < step) break;  // the context of `step` changes
     }
     return lookahead_draft(k, step);
 }
 
 // ---- device work ------------------------------------------------------------------------------
 
-TicketPtr HostOrchestrator::submit_draft(int32_t step, int64_t tokens, std::vector<int64_t> deps) {
+TicketPtr HostOrchestrator::submit_draft(int32_t step, int64_t tokens, std::vector<int64_t> deps, double ready_ns) {
     const int64_t context = context_len();
-    return d_.draft_server->submit([this, step, tokens, deps, context](Ticket& t) {
+    const int64_t last_product = chain_.empty() ? -1 : chain_.back().product;
+    return d_.draft_server->submit([this, step, tokens, deps, context, last_product, ready_ns](Ticket& t) {
         DraftUnit& draft = *d_.draft;
+        at_least(ready_ns);
         std::vector<int64_t> after = deps;
         const int64_t gap = context - draft.position();
         if (gap > 0 && !t.abort.requested) {
@@ -93,7 +94,7 @@ TicketPtr HostOrchestrator::submit_draft(int32_t step, int64_t tokens, std::vect
             draft.prefill(gap);
             const int64_t id = log_.add(Role::draft, ActivityKind::draft_prefill, step, start, now_ns(), gap, after,
                                         draft.power().params().prefill_w);
-            product(id, chain_.empty() ? -1 : chain_.back().product);
+            product(id, last_product);
             after = {id};
             accept_if_written();
         }
@@ -126,30 +127,29 @@ HostOrchestrator::Run HostOrchestrator::start_run(int32_t step, int64_t limit, s
                               std::to_string(r.context + limit) + " tokens at step " + std::to_string(step) +
                               ", beyond the context window of " + d_.target->model().name + " (" +
                               std::to_string(window) + ")");
-    const int64_t unseen = r.context - target_cached_;
     if (options_.prefetch_cache) {
         auto it = prefetch_.find(r.key);
         if (it != prefetch_.end() && it->second.step == step) {
             r.reused = std::min(it->second.tokens, limit);
-            for (int64_t id : it->second.activities) partial_use_[id] = static_cast<double>(r.reused) /
-                                                                        static_cast<double>(it->second.tokens);
+            r.reused_from = it->second.activities;
+            r.reused_share = static_cast<double>(r.reused) / static_cast<double>(it->second.tokens);
             prefetch_.erase(it);
         }
     }
     m_.reused_tokens += r.reused;
+    // Tokens the target has not seen yet go to it first (they are at the host already).
+    const int64_t unseen = std::max<int64_t>(0, r.context - target_cached_);
     Delivery in{now_ns(), kNoActivity};
     if (unseen > 0) {
         in = d_.fabric->send(Endpoint::host, Endpoint::target, static_cast<uint64_t>(unseen * options_.token_bytes),
                              now_ns(), deps, step);
         deps.push_back(in.activity);
     }
-    target_cached_ = r.context;
-    r.ticket = decode_job(r, deps, in.arrival_ns, unseen + r.reused, true);
+    r.ticket = decode_job(r, deps, in.arrival_ns, true);
     return r;
 }
 
-TicketPtr HostOrchestrator::decode_job(const Run& r, std::vector<int64_t> deps, double ready_ns, int64_t fill,
-                                       bool new_request) {
+TicketPtr HostOrchestrator::decode_job(const Run& r, std::vector<int64_t> deps, double ready_ns, bool new_request) {
     const int32_t step = r.step;
     const int64_t context = r.context;
     const int64_t reused = r.reused;
@@ -168,15 +168,24 @@ TicketPtr HostOrchestrator::decode_job(const Run& r, std::vector<int64_t> deps, 
             t.activity = after.back();
             return;
         }
+        // What the target lacks is read now, not at submission: an earlier run may have been
+        // aborted before its prefill.
+        const int64_t fill = new_request ? std::max<int64_t>(0, context - target_cached_) + reused : 0;
         if (fill > 0) {
             // Context it has not seen, and cached tokens of an earlier run: one parallel prefill.
             const double start = now_ns();
-            target.prefill(fill, context + reused - fill);
-            // Not a product: it writes context that is already chosen, so it is never wasted.
+            const bool done = target.prefill(fill, context + reused - fill, &t.abort);
             after = {log_.add(Role::target, ActivityKind::target_prefill, step, start, now_ns(), fill, after,
                               target.power().params().prefill_w)};
+            if (!done) {
+                t.activity = after.back();
+                return;
+            }
+            target_cached_ = context;  // its own decoded tokens are added when the run is kept
             *generated = reused;
-            if (reused > 0) token->notify(sc_core::SC_ZERO_TIME);
+            if (reused > 0 && *streaming) token->notify(sc_core::SC_ZERO_TIME);
+        } else if (new_request) {
+            target_cached_ = context;
         }
         const double start = now_ns();
         int64_t decoded = 0;
@@ -213,8 +222,18 @@ void HostOrchestrator::stop_run() {
     run_ = Run{};
 }
 
+void HostOrchestrator::count_stall(const TicketPtr& draft, int32_t step) {
+    // The draft device held a finished step since `end_ns`, waiting for a verdict.
+    const double now = now_ns();
+    if (!draft->finished || draft->produced == 0 || now <= draft->end_ns + kTimeEpsilonNs) return;
+    log_.add(Role::draft, ActivityKind::stall, step, draft->end_ns, now, 0, {}, d_.draft->power().params().idle_w);
+    m_.stall_ns += now - draft->end_ns;
+    m_.stalled_steps += 1;
+}
+
 void HostOrchestrator::abort_spec() {
     if (!spec_) return;
+    count_stall(spec_, spec_step_);
     spec_->abort.request();
     await(spec_);
     product(spec_->activity, -1);
@@ -268,16 +287,18 @@ void HostOrchestrator::stream_to_draft(Run& run, int64_t tokens, int64_t product
     for (;;) {
         const int64_t available = std::min(*run.generated, tokens);
         if (available > streamed) {
+            // The last tokens leave once the run is logged, so the critical path can name it.
+            if (available == tokens) await(run.ticket);
+            const int64_t produced_by = run.acts->empty() ? run.ticket->activity : run.acts->back();
             const int64_t burst = available - streamed;
-            const int64_t dep = run.acts->empty() ? run.ticket->activity : run.acts->back();
             const Delivery d =
                 d_.fabric->send(Endpoint::target, Endpoint::draft, static_cast<uint64_t>(burst * options_.token_bytes),
-                                now_ns(), {dep}, run.step);
+                                now_ns(), {produced_by, last_command_}, run.step);
             for (int64_t j = 0; j < burst; ++j) sync_job(run.step, product_event, d.arrival_ns, d.activity);
             streamed = available;
         }
         if (streamed >= tokens || run.ticket->finished) break;
-        sc_core::wait(*run.token);
+        sc_core::wait(*run.token | run.ticket->done);
     }
 }
 
@@ -312,8 +333,11 @@ Delivery HostOrchestrator::verdict(const TicketPtr& scored, int32_t step) {
 }
 
 Delivery HostOrchestrator::command_to_draft(int64_t cause, int32_t step) {
-    return d_.fabric->send(Endpoint::host, Endpoint::draft, static_cast<uint64_t>(options_.control_bytes), now_ns(),
-                           {cause}, step);
+    const Delivery d = d_.fabric->send(Endpoint::host, Endpoint::draft, static_cast<uint64_t>(options_.control_bytes),
+                                       now_ns(), {cause}, step);
+    command_arrival_ns_ = d.arrival_ns;
+    last_command_ = d.activity;
+    return d;
 }
 
 // ---- the workflow -----------------------------------------------------------------------------
@@ -355,8 +379,16 @@ void HostOrchestrator::phase1() {
         await(mig);
         const auto kv_bytes = static_cast<uint64_t>(static_cast<double>(prompt) * draft.kv_bytes_per_token());
         const Delivery kv = d_.fabric->send(Endpoint::target, Endpoint::draft, kv_bytes, now_ns(), {mig->activity}, 0);
-        d_.draft_server->submit([=](Ticket&) {
+        const double leg_start = log_.at(kv.activity).start_ns;
+        d_.draft_server->submit([=](Ticket& t) {
+            // The FPGA does nothing but take in the prompt's KV: it draws its transfer power.
+            at_least(leg_start);
+            Power& power = d_.draft->power();
+            power.set_state(PowerState::transfer);
             at_least(kv.arrival_ns);
+            power.set_state(PowerState::idle);
+            t.activity = log_.add(Role::draft, ActivityKind::migrate, 0, leg_start, now_ns(), prompt, {kv.activity},
+                                  power.params().transfer_w);
             d_.draft->load(prompt);
         });
         last_command_ = kv.activity;
@@ -383,8 +415,12 @@ void HostOrchestrator::phase1() {
 
 void HostOrchestrator::on_draft(int64_t k, const TraceEvent& e) {
     const int32_t step = e.step;
+    if (step != static_cast<int32_t>(chain_.size()) + 1 || e.tokens <= 0)
+        throw SimulationError("trace inconsistent: draft of step " + std::to_string(step) + " after " +
+                              std::to_string(chain_.size()) + " steps");
     if (!spec_) {
-        spec_ = submit_draft(step, e.tokens, {last_settle_, last_command_});
+        // Drafted now: it starts once the last command (a verdict's pointer update) has arrived.
+        spec_ = submit_draft(step, e.tokens, {last_settle_, last_command_}, command_arrival_ns_);
         spec_step_ = step;
     }
     if (spec_step_ != step)
@@ -397,12 +433,8 @@ void HostOrchestrator::on_draft(int64_t k, const TraceEvent& e) {
         throw SimulationError("internal: step " + std::to_string(step) + " drafted " +
                               std::to_string(mine->produced) + " of " + std::to_string(e.tokens) + " tokens");
     product(mine->activity, k);
+    count_stall(mine, step);
     const double now = now_ns();
-    if (now > mine->end_ns + kTimeEpsilonNs) {
-        log_.add(Role::draft, ActivityKind::stall, step, mine->end_ns, now, 0, {}, d_.draft->power().params().idle_w);
-        m_.stall_ns += now - mine->end_ns;
-        m_.stalled_steps += 1;
-    }
     const int64_t context = context_len();
     const Delivery tokens = d_.fabric->send(Endpoint::draft, Endpoint::prm,
                                             static_cast<uint64_t>(e.tokens * options_.token_bytes), now,
@@ -442,12 +474,15 @@ void HostOrchestrator::settled(int64_t k, int32_t step, int64_t cause) {
 void HostOrchestrator::on_refine(int64_t k, const TraceEvent& e) {
     const int32_t step = e.step;
     const int64_t tokens = e.tokens;
+    if (step != static_cast<int32_t>(chain_.size()) + 1 || tokens <= 0)
+        throw SimulationError("trace inconsistent: refine of step " + std::to_string(step) + " after " +
+                              std::to_string(chain_.size()) + " steps");
     if (run_.ticket && run_.step == step && run_.key == chain_key()) {
         // Step-ahead refinement: the run already under way is the refinement.
         *run_.limit = tokens;
         if (run_.ticket->finished && *run_.generated < tokens) {
             // It stopped at its guessed length: it decodes on from where it was.
-            run_.ticket = decode_job(run_, {run_.ticket->activity}, now_ns(), 0, false);
+            run_.ticket = decode_job(run_, {run_.ticket->activity}, now_ns(), false);
         }
     } else {
         stop_run();
@@ -457,6 +492,7 @@ void HostOrchestrator::on_refine(int64_t k, const TraceEvent& e) {
     if (options_.shadow_sync && !options_.sequential) stream_to_draft(run, tokens, k);
     await(run.ticket);
     for (int64_t id : *run.acts) product(id, k);
+    for (int64_t id : run.reused_from) partial_use_[id] = Reuse{run.reused_share, k};
     run_ = Run{};
     target_cached_ = run.context + tokens;
     if (!options_.shadow_sync && !options_.sequential) {
@@ -484,7 +520,7 @@ void HostOrchestrator::on_refine(int64_t k, const TraceEvent& e) {
     }
     const Delivery sent = d_.fabric->send(Endpoint::target, Endpoint::prm,
                                           static_cast<uint64_t>(tokens * options_.token_bytes), now_ns(),
-                                          {run.ticket->activity}, step);
+                                          {run.ticket->activity, last_command_}, step);
     TicketPtr score = verify(context, tokens, sent.arrival_ns, {sent.activity}, step);
     if (options_.step_ahead_draft && !options_.sequential) {
         const int64_t ahead = lookahead_draft(k, step + 1);
@@ -506,10 +542,14 @@ void HostOrchestrator::on_refine(int64_t k, const TraceEvent& e) {
 
 void HostOrchestrator::on_backtrack(int64_t, const TraceEvent& e) {
     m_.backtracks += 1;
+    if (chain_.empty()) throw SimulationError("trace inconsistent: a backtrack with no step to revert");
     const Delivery cmd = command_to_draft(last_settle_, e.step);
     at_least(cmd.arrival_ns);
-    abort_spec();
+    // Syncs of the failed refinement and a step-ahead draft still queued are dropped
+    // before anything is waited for; the job running now stops at once or within a token.
     d_.draft_server->cancel_pending();
+    if (spec_) spec_->abort.request();
+    abort_spec();
     d_.draft_server->drain();
     accept_pending_ = -1;
     chain_.pop_back();
@@ -532,6 +572,7 @@ void HostOrchestrator::run_problem(int32_t index) {
     run_ = Run{};
     accept_pending_ = -1;
     last_settle_ = last_command_ = kNoActivity;
+    command_arrival_ns_ = 0.0;
     m_ = ProblemMetrics{};
     m_.start_ns = now_ns();
     GpuProxy* gpus[2] = {d_.prm, d_.target};
@@ -554,6 +595,11 @@ void HostOrchestrator::run_problem(int32_t index) {
 void HostOrchestrator::finish_problem() {
     const double end = now_ns();
     m_.end_ns = end;
+    // Work left over once the answer is settled (trailing shadow syncs, a step-ahead
+    // run) is dropped; aborts take effect at this same instant.
+    d_.draft_server->cancel_pending();
+    abort_spec();
+    stop_run();
     m_.energy_j[0] = d_.draft->power().energy_j() - energy_start_[0];
     m_.energy_j[1] = d_.prm->power().energy_j() - energy_start_[1];
     m_.energy_j[2] = d_.target->power().energy_j() - energy_start_[2];
@@ -561,17 +607,13 @@ void HostOrchestrator::finish_problem() {
     for (const ChainStep& s : chain_) m_.final_tokens += s.tokens;
     m_.generated_tokens = m_.drafted_tokens + m_.target_tokens;
 
-    // Work left over once the answer is settled (trailing shadow syncs) is dropped.
-    abort_spec();
-    stop_run();
-    d_.draft_server->cancel_pending();
-
     std::set<int64_t> final_products;
     for (const ChainStep& s : chain_) final_products.insert(s.product);
     for (const auto& [id, event] : products_) {
         double useful = final_products.count(event) ? 1.0 : 0.0;
         auto reuse = partial_use_.find(id);
-        if (reuse != partial_use_.end()) useful = std::max(useful, reuse->second);
+        if (reuse != partial_use_.end() && final_products.count(reuse->second.consumer))
+            useful = std::max(useful, reuse->second.share);
         if (useful < 1.0) log_.mark_wasted(id, 1.0 - useful);
     }
     for (const Activity& a : log_.activities()) {

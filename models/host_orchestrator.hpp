@@ -62,6 +62,8 @@ private:
         std::shared_ptr<sc_core::sc_event> token;
         std::shared_ptr<bool> streaming;  // someone waits on `token` (shadow sync)
         std::shared_ptr<std::vector<int64_t>> acts;
+        std::vector<int64_t> reused_from;  // activities of the cached run whose tokens it prefilled
+        double reused_share = 0.0;         // share of those activities' tokens it reused
     };
     struct Cached {
         int32_t step = 0;
@@ -83,10 +85,9 @@ private:
     void settled(int64_t k, int32_t step, int64_t cause);
     void finish_problem();
 
-    TicketPtr submit_draft(int32_t step, int64_t tokens, std::vector<int64_t> deps);
+    TicketPtr submit_draft(int32_t step, int64_t tokens, std::vector<int64_t> deps, double ready_ns = 0.0);
     Run start_run(int32_t step, int64_t limit, std::vector<int64_t> deps);
-    TicketPtr decode_job(const Run& run, std::vector<int64_t> deps, double ready_ns, int64_t fill,
-                         bool new_request);
+    TicketPtr decode_job(const Run& run, std::vector<int64_t> deps, double ready_ns, bool new_request);
     // The serving stack's per-request wait on `role`'s device, logged; returns
     // its activity (or `after` when there is none) and false if aborted.
     bool request(Role role, double overhead_ns, double idle_w, int32_t step, std::vector<int64_t>& after,
@@ -99,6 +100,7 @@ private:
     Delivery command_to_draft(int64_t cause, int32_t step);
     void stop_run();
     void abort_spec();
+    void count_stall(const TicketPtr& draft, int32_t step);
     void request_accept(int64_t end_position);
 
     int64_t lookahead_draft(int64_t k, int32_t step) const;
@@ -126,11 +128,16 @@ private:
     Run run_;                     // the target's current run (ticket null when none)
     std::map<std::vector<int64_t>, Cached> prefetch_;
     std::unordered_map<int64_t, int64_t> products_;  // generating activity -> trace event (-1: speculative)
-    std::unordered_map<int64_t, double> partial_use_;  // cached run activity -> share later reused
+    struct Reuse {
+        double share = 0.0;
+        int64_t consumer = -1;  // trace event of the run that reused the tokens
+    };
+    std::unordered_map<int64_t, Reuse> partial_use_;  // cached run activity -> its later reuse
     int64_t prm_cached_ = 0;
     int64_t target_cached_ = 0;
     int64_t last_settle_ = kNoActivity;
     int64_t last_command_ = kNoActivity;
+    double command_arrival_ns_ = 0.0;  // when the last command reaches the draft device
     int64_t accept_pending_ = -1;  // KV position that, once written, lets the KVMU accept the refined step
     ProblemMetrics m_;
     double energy_start_[3] = {0.0, 0.0, 0.0};

@@ -104,8 +104,8 @@ def all_accept_timeline(prompt, steps, step_ahead):
                 done = previous_sent + fpga.step(ctx, n)
                 stall += max(0.0, verdicts[-1] - done)
                 sent = max(verdicts[-1], done)
-            else:           # drafted only once the previous verdict is in
-                sent = verdicts[-1] + fpga.step(ctx, n)
+            else:           # drafted only once the verdict's command has reached the FPGA
+                sent = verdicts[-1] + gen3.ns(CONTROL_BYTES) + fpga.step(ctx, n)
         arrive = sent + gen3.ns(TOKEN_BYTES * n) + gen4.ns(TOKEN_BYTES * n)
         # No prefix cache on the PRM: each step is scored over the whole context.
         verdicts.append(arrive + prm.request + prm.prefill(ctx + n, 0) + gen4.ns(CONTROL_BYTES))

@@ -37,8 +37,12 @@ def test_a_worker_killed_by_a_signal_is_reported():
 def test_ctrl_c_in_the_worker_stops_a_long_simulation():
     # A simulation of about a minute of wall time; SIGINT to the worker must end it in well under that.
     def long_run():
-        threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
-        return native().kernel_floor(2_000_000_000, 1.0)
+        timer = threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT))
+        timer.start()
+        try:
+            return native().kernel_floor(2_000_000_000, 1.0)
+        finally:
+            timer.cancel()
 
     start = time.monotonic()
     with pytest.raises(KeyboardInterrupt):
@@ -47,8 +51,12 @@ def test_ctrl_c_in_the_worker_stops_a_long_simulation():
 
 
 def test_ctrl_c_in_the_parent_kills_the_worker():
-    threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+    timer = threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT))
+    timer.start()
     start = time.monotonic()
-    with pytest.raises(KeyboardInterrupt):
-        standalone.kernel_floor(2_000_000_000, 1.0)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            standalone.kernel_floor(2_000_000_000, 1.0)
+    finally:
+        timer.cancel()  # never let a late signal reach another test
     assert time.monotonic() - start < 10
