@@ -179,3 +179,19 @@ def cmd_trace_profile_data(args: argparse.Namespace) -> int:
         for line in format_statistics(dataset_statistics(path)):
             print(line)
     return 0
+
+
+def cmd_trace_import_rsd(args: argparse.Namespace) -> int:
+    if not 0 <= args.threshold <= 1:
+        raise ConfigError(f"--threshold: must be in [0, 1], got {args.threshold}")
+    header = traces.TraceHeader(accept_threshold=args.threshold)
+    imported = traces.import_rsd(args.file, args.dataset, tokenizer=args.tokenizer, skip_bad=args.skip_bad,
+                                 header=header)
+    out = args.out or str(Path(args.file).with_suffix("")) + ".trace.jsonl"
+    path = imported.trace.save(out)
+    for reason in imported.skipped:
+        print(f"skipped: {reason}")
+    print(traces.format_table(traces.trace_statistics(imported.trace)))
+    print(f"wrote {len(imported.trace)} problems to {path}"
+          + (f" ({len(imported.skipped)} records skipped)" if imported.skipped else ""))
+    return 0

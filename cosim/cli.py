@@ -80,6 +80,15 @@ def _add_trace_commands(sub: argparse._SubParsersAction) -> None:
                                                  "(questions, and model responses if present); needs the [data] extra")
     pdata.add_argument("files", nargs="+")
     pdata.set_defaults(func=_commands.cmd_trace_profile_data)
+    rsd = tsub.add_parser("import-rsd", help="rebuild a forward-only trace from RSD's --save_outputs JSON Lines")
+    rsd.add_argument("file", help="RSD outputs, one JSON object per problem")
+    rsd.add_argument("--dataset", required=True, help="dataset name to give the problems")
+    rsd.add_argument("--out", help="trace to write (default FILE.trace.jsonl)")
+    rsd.add_argument("--tokenizer", help="local HuggingFace tokenizer folder (default: the offline proxy)")
+    rsd.add_argument("--skip-bad", action="store_true", help="skip records that fail their checks, and count them")
+    rsd.add_argument("--threshold", type=float, default=0.7, help="the PRM acceptance threshold of the run "
+                                                                   "(default 0.7, SPEC section 1)")
+    rsd.set_defaults(func=_commands.cmd_trace_import_rsd)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -7,6 +7,7 @@ from ._generate import generate
 from ._io import Trace, TraceError, load
 from ._profiles import DatasetProfile, builtin_profiles, load_profile
 from ._replay import ChainSummary, summarize
+from ._rsd_import import RsdImport, RsdRecordError, import_rsd
 from ._stats import format_table, trace_statistics
 
 __all__ = [
@@ -17,6 +18,8 @@ __all__ = [
     "Event",
     "Problem",
     "Refine",
+    "RsdImport",
+    "RsdRecordError",
     "Trace",
     "TraceError",
     "TraceHeader",
@@ -24,6 +27,7 @@ __all__ = [
     "builtin_profiles",
     "format_table",
     "generate",
+    "import_rsd",
     "load",
     "load_profile",
     "summarize",
