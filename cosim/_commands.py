@@ -195,3 +195,28 @@ def cmd_trace_import_rsd(args: argparse.Namespace) -> int:
     print(f"wrote {len(imported.trace)} problems to {path}"
           + (f" ({len(imported.skipped)} records skipped)" if imported.skipped else ""))
     return 0
+
+
+def cmd_record(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from .record import CausalModel, ValueHeadPrm, read_problems, record_brsd
+
+    if args.problems < 1:
+        raise ConfigError(f"--problems: must be >= 1, got {args.problems}")
+    folder = _out_folder(args.out, "out/record")
+    problems = read_problems(args.dataset, args.problems)
+    header = traces.TraceHeader(accept_threshold=args.accept_threshold, backtrack_threshold=args.backtrack_threshold,
+                                max_backtracks=args.max_backtracks, backtracking=not args.no_backtracking)
+    draft = CausalModel(args.draft, device=args.device, name="draft")
+    target = CausalModel(args.target, device=args.device, name="target")
+    prm = ValueHeadPrm(args.prm, device=args.device)
+    bar = tqdm(total=len(problems), desc="record", unit="problem", disable=args.quiet)
+    recording = record_brsd(draft, target, prm, problems, dataset=Path(args.dataset).parent.name or "recorded",
+                            header=header, max_step_tokens=args.max_step_tokens, max_steps=args.max_steps,
+                            progress=lambda done, total: bar.update(1))
+    bar.close()
+    paths = recording.write(folder)
+    print(traces.format_table(traces.trace_statistics(recording.trace)))
+    print("wrote " + ", ".join(str(p) for p in paths.values()))
+    return 0

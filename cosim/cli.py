@@ -138,6 +138,24 @@ def build_parser() -> argparse.ArgumentParser:
 
     _add_trace_commands(sub)
 
+    rec = sub.add_parser("record", help="run BRSD with real models; write the trace and measured latency profiles "
+                                        "(optional extra [record]: torch, transformers)")
+    rec.add_argument("--draft", required=True, help="draft model folder (HuggingFace causal LM)")
+    rec.add_argument("--target", required=True, help="target model folder (same tokenizer as the draft)")
+    rec.add_argument("--prm", required=True, help="PRM folder: a causal LM with value_head.pt (Linear(hidden, 1))")
+    rec.add_argument("--dataset", required=True, help="problems, JSON Lines with question/problem and answer")
+    rec.add_argument("--problems", type=int, default=10, help="problems to run (default 10)")
+    rec.add_argument("--max-step-tokens", type=int, default=256, help="longest step (default 256)")
+    rec.add_argument("--max-steps", type=int, default=40, help="most steps per problem (default 40)")
+    rec.add_argument("--accept-threshold", type=float, default=0.7, help="PRM acceptance threshold (default 0.7)")
+    rec.add_argument("--backtrack-threshold", type=float, default=0.7, help="backtracking threshold (default 0.7)")
+    rec.add_argument("--max-backtracks", type=int, default=5, help="backtracks per problem (default 5)")
+    rec.add_argument("--no-backtracking", action="store_true", help="forward-only RSD")
+    rec.add_argument("--device", default="cpu", help="torch device (default cpu)")
+    rec.add_argument("--out", help="folder for trace.jsonl and profile_<role>.csv (default out/record)")
+    rec.add_argument("--quiet", action="store_true", help="no progress bar")
+    rec.set_defaults(func=_commands.cmd_record)
+
     demo = sub.add_parser("demo", help="each hardware model alone, then the systems on a small trace")
     demo.set_defaults(func=_cmd_demo)
     params = sub.add_parser("params", help="list every configuration parameter with its unit and meaning")

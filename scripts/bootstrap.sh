@@ -54,6 +54,8 @@ ensure_venv() {
     say "installing build tools and the package (editable, with test extras)"
     .venv/bin/python -m pip install -q --upgrade pip
     .venv/bin/python -m pip install -q "scikit-build-core>=0.10" "pybind11>=2.12" cmake ninja
+    # The CPU build of torch that this workplace keeps on disk (a range would fetch a CUDA build).
+    .venv/bin/python -m pip install -q "torch==2.13.0" || say "warning: torch 2.13.0 not installable here; trying any torch"
     .venv/bin/python -m pip install -q --no-build-isolation -e ".[test]"
     echo "$stamp" > "$stamp_file"
   fi

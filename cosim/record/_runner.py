@@ -1,0 +1,164 @@
+"""BRSD (SPEC section 1) over real models, recorded as a trace and latency profiles."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import statistics
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from .._atomic import write_atomically
+from ..errors import ConfigError
+from ..trace import Backtrack, Draft, Problem, Refine, Trace, TraceHeader
+from ._models import CausalModel, Scorer, Timings
+
+PROMPT_TEMPLATE = "Question: {question}\nPlease reason step by step, and put your final answer within \\boxed{{}}.\n\n"
+_BOXED = re.compile(r"\\boxed\{([^{}]*(?:\{[^{}]*\}[^{}]*)*)\}")
+
+
+@dataclass
+class Recording:
+    trace: Trace
+    timings: dict[str, Timings]
+    texts: list[str] = field(default_factory=list)
+
+    def profile_rows(self, role: str) -> list[tuple[str, int, int, float]]:
+        """The median seconds of each measured (phase, tokens, context)."""
+        return [(phase, tokens, context, statistics.median(seconds))
+                for (phase, tokens, context), seconds in sorted(self.timings[role].calls.items())]
+
+    def write(self, folder: str | Path) -> dict[str, Path]:
+        folder = Path(folder)
+        paths = {"trace": self.trace.save(folder / "trace.jsonl")}
+        for role in self.timings:
+            out = io.StringIO()
+            writer = csv.writer(out, lineterminator="\n")
+            writer.writerow(["phase", "tokens", "context", "seconds"])
+            for row in self.profile_rows(role):
+                writer.writerow([row[0], row[1], row[2], f"{row[3]:.9g}"])
+            paths[role] = write_atomically(folder / f"profile_{role}.csv", out.getvalue())
+        return paths
+
+
+def final_answer(text: str) -> str | None:
+    found = _BOXED.findall(text)
+    return found[-1].strip() if found else None
+
+
+def _questions(problems: Iterable[Any]) -> list[tuple[str, str | None]]:
+    out = []
+    for i, p in enumerate(problems):
+        if isinstance(p, str):
+            out.append((p, None))
+            continue
+        if not isinstance(p, dict):
+            raise ConfigError(f"problem {i}: expected a question or a mapping with question/problem and answer")
+        question = p.get("question", p.get("problem"))
+        if not isinstance(question, str) or not question.strip():
+            raise ConfigError(f"problem {i}: no question text (fields question or problem)")
+        answer = p.get("answer")
+        out.append((question, None if answer is None else str(answer)))
+    return out
+
+
+def record_brsd(draft: CausalModel, target: CausalModel, prm: Scorer, problems: Iterable[Any], *,
+                dataset: str = "recorded", header: TraceHeader | None = None, max_step_tokens: int = 256,
+                max_steps: int = 40, progress: Callable[[int, int], None] | None = None) -> Recording:
+    """Runs BRSD on each problem and records what happened.
+
+    Greedy decoding, step delimiter "\\n\\n"; the PRM scores every draft step
+    and, with backtracking, every refinement; a refinement below the
+    backtracking threshold reverts to the previous step (at most
+    ``max_backtracks`` per problem, never before step 1), whose alternative the
+    target writes. A problem ends at EOS or after ``max_steps`` steps.
+    """
+    head = header or TraceHeader()
+    if max_step_tokens < 1 or max_steps < 1:
+        raise ConfigError("max_step_tokens and max_steps must be >= 1")
+    if draft.tokenizer.get_vocab() != target.tokenizer.get_vocab():
+        raise ConfigError("draft and target must share a tokenizer (speculative decoding works on token ids)")
+    items = _questions(problems)
+    recorded: list[Problem] = []
+    texts: list[str] = []
+    for index, (question, answer) in enumerate(items):
+        prompt = draft.encode(PROMPT_TEMPLATE.format(question=question))
+        chain: list[list[int]] = []
+        events: list[Any] = []
+        backtracks = 0
+        done = False
+
+        def context() -> list[int]:
+            return prompt + [t for s in chain for t in s]
+
+        while not done and len(chain) < max_steps:
+            step = len(chain) + 1
+            drafted, draft_eos = draft.generate_step(context(), max_step_tokens)
+            if not drafted:  # EOS at once: the answer is complete
+                break
+            score = prm(context(), drafted)
+            if score >= head.accept_threshold:
+                events.append(Draft(step, len(drafted), round(score, 6), True))
+                chain.append(drafted)
+                done = draft_eos
+                continue
+            events.append(Draft(step, len(drafted), round(score, 6), False))
+            while True:  # the target writes this step (and, after a backtrack, the one before)
+                refined, refined_eos = target.generate_step(context(), max_step_tokens)
+                if not refined:  # the target ended the answer at once: a one-token step, its EOS
+                    refined = [target.tokenizer.eos_token_id]
+                if not head.backtracking:
+                    events.append(Refine(step, len(refined), None, True))
+                    chain.append(refined)
+                    done = refined_eos
+                    break
+                rscore = prm(context(), refined)
+                kept = rscore >= head.backtrack_threshold or backtracks >= head.max_backtracks or step == 1
+                events.append(Refine(step, len(refined), round(rscore, 6), kept))
+                if kept:
+                    chain.append(refined)
+                    done = refined_eos
+                    break
+                events.append(Backtrack(step - 1))
+                backtracks += 1
+                chain.pop()
+                step -= 1
+        text = draft.decode([t for s in chain for t in s])
+        texts.append(text)
+        correct = None if answer is None else final_answer(text) == answer.strip()
+        problem = Problem(f"{dataset}-{index:05d}", dataset, len(prompt), tuple(events), correct)
+        recorded.append(problem)
+        if progress:
+            progress(index + 1, len(items))
+    if not recorded or not all(p.events for p in recorded):
+        raise ConfigError("recording produced a problem without events (the draft ended every answer at once)")
+    meta = {"recorded": {"draft": draft.name, "target": target.name, "max_step_tokens": max_step_tokens,
+                         "max_steps": max_steps}, "tokenizer": "the models' own"}
+    trace = Trace(TraceHeader(head.accept_threshold, head.backtrack_threshold, head.max_backtracks,
+                              head.backtracking, meta), recorded)
+    for problem in recorded:  # the algorithm's own checks, before anything is written
+        from ..trace._io import check_problem
+
+        check_problem(problem, trace.header)
+    timings = {"draft": draft.timings, "target": target.timings}
+    prm_timings = getattr(prm, "timings", None)
+    if prm_timings is not None:
+        timings["prm"] = prm_timings
+    return Recording(trace, timings, texts)
+
+
+def read_problems(path: str | Path, limit: int | None = None) -> list[dict[str, Any]]:
+    rows = []
+    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            rows.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"{path}:{number}: not JSON: {exc.msg}") from None
+        if limit and len(rows) >= limit:
+            break
+    return rows
