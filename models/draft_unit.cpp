@@ -1,5 +1,7 @@
 #include "draft_unit.hpp"
 
+#include <vector>
+
 namespace cosim {
 
 DraftUnit::DraftUnit(FpgaDraftAccelerator& fpga) : fpga_(&fpga) {}
@@ -47,10 +49,17 @@ int64_t DraftUnit::draft(int64_t tokens, AbortSignal* abort) {
     const int64_t start = k.pointers().ahead;
     gpu_->power().set_state(PowerState::decode);
     int64_t written = 0;
-    while (written < tokens) {
-        if (!wait_unless_aborted(gpu_->decode_token_ns(start + written), abort)) break;
-        k.speculate_token();
-        ++written;
+    if (k.observed()) {
+        while (written < tokens) {
+            if (!wait_unless_aborted(gpu_->decode_token_ns(start + written), abort)) break;
+            k.speculate_token();
+            ++written;
+        }
+    } else {
+        std::vector<double> durations(static_cast<size_t>(tokens));
+        for (int64_t i = 0; i < tokens; ++i) durations[static_cast<size_t>(i)] = gpu_->decode_token_ns(start + i);
+        written = wait_tokens(durations, 0.0, abort).completed;
+        for (int64_t i = 0; i < written; ++i) k.speculate_token();
     }
     if (written == tokens) k.end_step();
     gpu_->power().set_state(PowerState::idle);

@@ -1,6 +1,7 @@
 #include "fpga_draft_accelerator.hpp"
 
 #include <algorithm>
+#include <vector>
 
 #include "errors.hpp"
 
@@ -106,12 +107,23 @@ int64_t FpgaDraftAccelerator::decode_step(int64_t tokens, AbortSignal* abort) {
     if (kvmu_.mux() == MuxSource::pcie) kvmu_.begin_speculation();
     power_.set_state(PowerState::decode);
     int64_t written = 0;
-    while (written < tokens) {
-        if (!wait_unless_aborted(token_ns(context()), abort)) break;
-        kvmu_.speculate_token();
-        ++written;
-        ++tokens_drafted_;
-        notify_token();
+    if (token_events_ || kvmu_.observed()) {
+        // Someone watches every token (an event listener, a waveform): one wait per token.
+        while (written < tokens) {
+            if (!wait_unless_aborted(token_ns(context()), abort)) break;
+            kvmu_.speculate_token();
+            ++written;
+            ++tokens_drafted_;
+            notify_token();
+        }
+    } else {
+        // One wait for the whole step; an abort keeps the tokens whose end had passed.
+        std::vector<double> durations(static_cast<size_t>(tokens));
+        const double start = context();
+        for (int64_t i = 0; i < tokens; ++i) durations[static_cast<size_t>(i)] = token_ns(start + static_cast<double>(i));
+        written = wait_tokens(durations, 0.0, abort).completed;
+        for (int64_t i = 0; i < written; ++i) kvmu_.speculate_token();
+        tokens_drafted_ += written;
     }
     if (written == tokens) kvmu_.end_step();
     power_.set_state(PowerState::idle);

@@ -4,6 +4,7 @@
 #include <set>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "errors.hpp"
 
@@ -120,6 +121,7 @@ HostOrchestrator::Run HostOrchestrator::start_run(int32_t step, int64_t limit, s
     r.generated = std::make_shared<int64_t>(0);
     r.token = std::make_shared<sc_core::sc_event>();
     r.streaming = std::make_shared<bool>(false);
+    r.retune = std::make_shared<sc_core::sc_event>();
     r.acts = std::make_shared<std::vector<int64_t>>();
     const int64_t window = d_.target->model().context_window;
     if (r.context + limit > window)
@@ -157,6 +159,7 @@ TicketPtr HostOrchestrator::decode_job(const Run& r, std::vector<int64_t> deps, 
     auto generated = r.generated;
     auto token = r.token;
     auto streaming = r.streaming;
+    auto retune = r.retune;
     auto acts = r.acts;
     return d_.target_server->submit([=](Ticket& t) {
         GpuProxy& target = *d_.target;
@@ -189,12 +192,28 @@ TicketPtr HostOrchestrator::decode_job(const Run& r, std::vector<int64_t> deps, 
         }
         const double start = now_ns();
         int64_t decoded = 0;
+        double head_start = 0.0;  // time already spent on the token under way
         target.power().set_state(PowerState::decode);
         while (*generated < *limit) {
-            if (!wait_unless_aborted(target.decode_token_ns(context + *generated), &t.abort)) break;
-            ++*generated;
-            ++decoded;
-            if (*streaming) token->notify(sc_core::SC_ZERO_TIME);
+            if (*streaming) {  // each token leaves as it is decoded: one wait per token
+                const double ns = target.decode_token_ns(context + *generated) - head_start;
+                head_start = 0.0;
+                if (!wait_unless_aborted(ns, &t.abort)) break;
+                ++*generated;
+                ++decoded;
+                token->notify(sc_core::SC_ZERO_TIME);
+                continue;
+            }
+            // Nobody waits on single tokens: one wait up to the limit, cut short by an
+            // abort or by the host changing the limit or asking for the stream.
+            std::vector<double> durations;
+            for (int64_t i = *generated; i < *limit; ++i) durations.push_back(target.decode_token_ns(context + i));
+            const TokenRun part = wait_tokens(durations, head_start, &t.abort, retune.get());
+            *generated += part.completed;
+            decoded += part.completed;
+            head_start = part.completed == static_cast<int64_t>(durations.size()) ? 0.0 : part.partial_ns;
+            if (part.completed > 0 && *streaming) token->notify(sc_core::SC_ZERO_TIME);
+            if (part.aborted) break;
         }
         target.power().set_state(PowerState::idle);
         if (now_ns() > start) {  // an abort may cut the first token short: that time was spent too
@@ -283,6 +302,7 @@ void HostOrchestrator::sync_job(int32_t step, int64_t product_event, double arri
 
 void HostOrchestrator::stream_to_draft(Run& run, int64_t tokens, int64_t product_event) {
     *run.streaming = true;
+    run.retune->notify(sc_core::SC_ZERO_TIME);
     int64_t streamed = 0;
     for (;;) {
         const int64_t available = std::min(*run.generated, tokens);
@@ -480,6 +500,7 @@ void HostOrchestrator::on_refine(int64_t k, const TraceEvent& e) {
     if (run_.ticket && run_.step == step && run_.key == chain_key()) {
         // Step-ahead refinement: the run already under way is the refinement.
         *run_.limit = tokens;
+        run_.retune->notify(sc_core::SC_ZERO_TIME);
         if (run_.ticket->finished && *run_.generated < tokens) {
             // It stopped at its guessed length: it decodes on from where it was.
             run_.ticket = decode_job(run_, {run_.ticket->activity}, now_ns(), false);

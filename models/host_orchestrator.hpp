@@ -61,6 +61,7 @@ private:
         std::shared_ptr<int64_t> generated;
         std::shared_ptr<sc_core::sc_event> token;
         std::shared_ptr<bool> streaming;  // someone waits on `token` (shadow sync)
+        std::shared_ptr<sc_core::sc_event> retune;  // `limit` or `streaming` changed under the job
         std::shared_ptr<std::vector<int64_t>> acts;
         std::vector<int64_t> reused_from;  // activities of the cached run whose tokens it prefilled
         double reused_share = 0.0;         // share of those activities' tokens it reused

@@ -57,6 +57,7 @@ public:
     // Called after every operation that succeeded, with the operation's name.
     using Observer = std::function<void(const char* operation, const Kvmu&)>;
     void set_observer(Observer observer) { observer_ = std::move(observer); }
+    bool observed() const { return static_cast<bool>(observer_); }
 
     KvmuPointers pointers() const { return ptr_; }
     KvmuMode mode() const { return mode_; }
