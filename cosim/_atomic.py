@@ -31,3 +31,22 @@ def write_atomically(path: str | Path, write: Callable[[IO[str]], None] | str) -
         Path(tmp).unlink(missing_ok=True)
         raise
     return path
+
+
+def writable_folder(folder: str | Path, what: str) -> Path:
+    """Creates ``folder`` if needed and checks that files can be written in it;
+    ConfigError naming ``what`` (an option or parameter) otherwise."""
+    from .errors import ConfigError
+
+    folder = Path(folder)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"{what} {folder}: cannot create it: {exc.strerror}") from None
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".cosim-write-test.", dir=folder)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise ConfigError(f"{what} {folder}: not writable: {exc.strerror}") from None
+    return folder

@@ -12,7 +12,7 @@ from typing import Any
 import yaml
 
 from . import trace as traces
-from ._atomic import write_atomically
+from ._atomic import writable_folder, write_atomically
 from .errors import ConfigError
 from .result import METRICS, Result
 
@@ -34,18 +34,7 @@ def _workload(args: argparse.Namespace) -> tuple[traces.Trace, str]:
 
 
 def _out_folder(path: str | None, default: str) -> Path:
-    folder = Path(path or default)
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ConfigError(f"--out {folder}: cannot create it: {exc.strerror}") from None
-    probe = folder / ".cosim-write-test"
-    try:
-        probe.write_text("")
-        probe.unlink()
-    except OSError as exc:
-        raise ConfigError(f"--out {folder}: not writable: {exc.strerror}") from None
-    return folder
+    return writable_folder(path or default, "--out")
 
 
 def format_summary(result: Result, title: str) -> str:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from ._atomic import write_atomically
+from ._atomic import writable_folder, write_atomically
 from ._isolation import native
 from .errors import ConfigError, CosimError
 from .result import METRICS
@@ -231,14 +231,7 @@ def sweep(scn: Scenario, trace: Trace, grid: dict[str, Sequence[Any]], *, worker
     points = grid_points(grid)
     for path, value in points[0].items():  # a path typo fails now, not once per point
         scn.with_value(path, value)
-    folder = Path(out) if out is not None else None
-    if folder is not None:
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise ConfigError(f"--out {folder}: cannot create it: {exc.strerror}") from None
-        if not os.access(folder, os.W_OK):
-            raise ConfigError(f"--out {folder}: not writable")
+    folder = writable_folder(out, "--out") if out is not None else None
     journal = _Journal(folder)
     todo = [p for p in points if journal.finished(point_key(p)) is None]
     bar = None

@@ -4,13 +4,13 @@ a worker process, and the metrics of SPEC section 5."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from . import _params
+from ._atomic import writable_folder
 from ._isolation import native, run_isolated
 from ._timeline import write_timeline
 from .errors import ConfigError
@@ -98,13 +98,9 @@ def system_dict(scn: Scenario) -> dict[str, Any]:
 
 def _output_path(path: str | Path, what: str) -> Path:
     path = Path(path)
-    folder = path.parent if str(path.parent) else Path(".")
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ConfigError(f"{what} {path}: cannot create the folder {folder}: {exc.strerror}") from None
-    if not os.access(folder, os.W_OK):
-        raise ConfigError(f"{what} {path}: the folder {folder} is not writable")
+    if path.is_dir():
+        raise ConfigError(f"{what} {path}: is a folder; name a file")
+    writable_folder(path.parent, f"{what} {path}: the folder")
     return path
 
 

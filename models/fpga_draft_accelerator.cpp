@@ -11,19 +11,12 @@ namespace {
 const char* const kWeightsRegion = "weights";
 const char* const kKvRegion = "kv_cache";
 
-int64_t reserved_tokens(const FpgaAcceleratorParams& params, const ModelSpec& model) {
-    return params.kv_reserve_tokens > 0 ? params.kv_reserve_tokens : model.context_window;
-}
-
 // Validates before the members that depend on these values are built.
 const FpgaAcceleratorParams& checked(const FpgaAcceleratorParams& params, const ModelSpec& model,
                                      const std::string& where) {
     model.validate();
     params.validate(where);
-    if (params.kv_reserve_tokens > model.context_window)
-        throw ConfigError(where + ".kv_reserve_tokens: " + std::to_string(params.kv_reserve_tokens) +
-                          " exceeds the context window of " + model.name + " (" +
-                          std::to_string(model.context_window) + " tokens)");
+    model.kv_reserve(where, params.kv_reserve_tokens);
     return params;
 }
 }  // namespace
@@ -43,7 +36,7 @@ FpgaDraftAccelerator::FpgaDraftAccelerator(sc_core::sc_module_name name, const F
       params_(checked(params, model, this->name())),
       model_(model),
       hbm_(std::string(this->name()) + ".hbm", hbm),
-      kvmu_(this->name(), reserved_tokens(params, model)),
+      kvmu_(this->name(), model.kv_reserve(this->name(), params.kv_reserve_tokens)),
       power_(this->name(), power) {
     const double ns_per_cycle = params_.ns_per_cycle();
     compute0_ns_ = model_.linear_macs_per_token() / params_.macs_per_cycle * ns_per_cycle;
@@ -52,7 +45,8 @@ FpgaDraftAccelerator::FpgaDraftAccelerator(sc_core::sc_module_name name, const F
     memory_per_ctx_ns_ = hbm_.stream_ns(kv_bytes_per_token());
     pipeline_ns_ = params_.pipeline_cycles * ns_per_cycle;
     hbm_.allocate(kWeightsRegion, stored_weight_bytes());
-    hbm_.allocate(kKvRegion, static_cast<double>(reserved_tokens(params_, model_)) * kv_bytes_per_token());
+    const auto reserve = static_cast<double>(model_.kv_reserve(this->name(), params_.kv_reserve_tokens));
+    hbm_.allocate(kKvRegion, reserve * kv_bytes_per_token());
 }
 
 double FpgaDraftAccelerator::streamed_weight_bytes() const {

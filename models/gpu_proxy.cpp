@@ -15,17 +15,10 @@ HbmParams memory_params(const GpuParams& p) {
     return HbmParams{p.memory_bytes, 1, p.memory_bandwidth_gbps, p.memory_efficiency};
 }
 
-int64_t reserved_tokens(const GpuParams& params, const ModelSpec& model) {
-    return params.kv_reserve_tokens > 0 ? params.kv_reserve_tokens : model.context_window;
-}
-
 const GpuParams& checked(const GpuParams& params, const ModelSpec& model, const std::string& where) {
     model.validate();
     params.validate(where);
-    if (params.kv_reserve_tokens > model.context_window)
-        throw ConfigError(where + ".kv_reserve_tokens: " + std::to_string(params.kv_reserve_tokens) +
-                          " exceeds the context window of " + model.name + " (" +
-                          std::to_string(model.context_window) + " tokens)");
+    model.kv_reserve(where, params.kv_reserve_tokens);
     return params;
 }
 }  // namespace
@@ -69,7 +62,8 @@ GpuProxy::GpuProxy(sc_core::sc_module_name name, const GpuParams& params, const 
 
 void GpuProxy::init() {
     memory_.allocate("weights", model_.params * params_.weight_bytes_per_param);
-    memory_.allocate("kv_cache", static_cast<double>(reserved_tokens(params_, model_)) * kv_bytes_per_token());
+    const auto reserve = static_cast<double>(model_.kv_reserve(name(), params_.kv_reserve_tokens));
+    memory_.allocate("kv_cache", reserve * kv_bytes_per_token());
     decode0_ns_ = overhead_ns() + memory_.stream_ns(streamed_weight_bytes());
     decode_per_ctx_ns_ = memory_.stream_ns(kv_bytes_per_token());
 }

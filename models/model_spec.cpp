@@ -40,4 +40,12 @@ double ModelSpec::kv_elements_per_token() const {
     return 2.0 * static_cast<double>(layers * kv_heads * head_dim);
 }
 
+int64_t ModelSpec::kv_reserve(const std::string& where, int64_t requested) const {
+    if (requested > context_window)
+        throw ConfigError(where + ".kv_reserve_tokens: " + std::to_string(requested) +
+                          " exceeds the context window of " + name + " (" + std::to_string(context_window) +
+                          " tokens)");
+    return requested > 0 ? requested : context_window;
+}
+
 }  // namespace cosim

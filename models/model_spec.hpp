@@ -29,6 +29,10 @@ struct ModelSpec {
     double attention_macs_per_token(double context) const;
     // K and V elements stored per token of context, all layers.
     double kv_elements_per_token() const;
+
+    // Tokens of KV cache to reserve: `requested`, or the whole window when 0.
+    // ConfigError (naming `where`) if `requested` exceeds the window.
+    int64_t kv_reserve(const std::string& where, int64_t requested) const;
 };
 
 }  // namespace cosim
