@@ -123,3 +123,32 @@ def test_the_record_command(models, tokenizer, tmp_path):
     assert (out / "profile_prm.csv").read_text().startswith("phase,tokens,context,seconds")
     assert main(["record", "--draft", str(tmp_path / "nowhere"), "--target", str(tmp_path / "target"),
                  "--prm", str(tmp_path / "prm"), "--dataset", str(data), "--out", str(out), "--quiet"]) == 2
+
+
+def test_with_the_value_head_prm_both_paths_occur_at_a_threshold_between_its_scores(models):
+    draft, target, prm = models
+    seen = []
+
+    def watching(context, step):
+        score = prm(context, step)
+        seen.append(score)
+        return score
+
+    everything = TraceHeader(accept_threshold=0.0, backtracking=False)
+    record_brsd(draft, target, watching, PROBLEMS, max_step_tokens=4, max_steps=4, header=everything)
+    assert len(set(seen)) > 1  # a random head still scores different steps differently
+    middle = sorted(seen)[len(seen) // 2]
+    recording = record_brsd(draft, target, prm, PROBLEMS, max_step_tokens=4, max_steps=4,
+                            header=TraceHeader(accept_threshold=middle, backtracking=False))
+    verdicts = {e.accepted for p in recording.trace.problems for e in p.events if isinstance(e, Draft)}
+    assert verdicts == {True, False}
+
+
+def test_with_the_value_head_prm_a_backtrack_occurs_when_forced(models):
+    draft, target, prm = models
+    # Nothing passes: drafts are rejected and refinements fail until the cap keeps one.
+    forced = TraceHeader(accept_threshold=1.0, backtrack_threshold=1.0, max_backtracks=2)
+    recording = record_brsd(draft, target, prm, PROBLEMS[:1], max_step_tokens=3, max_steps=3, header=forced)
+    events = recording.trace.problems[0].events
+    assert sum(isinstance(e, Backtrack) for e in events) == 2
+    cosim.trace.summarize(recording.trace.problems[0], recording.trace.header)  # a run BRSD can make
