@@ -95,6 +95,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         path, values = parse_set(option)
         if path in grid:
             raise ConfigError(f"--set {path} given twice")
+        if not values:
+            raise ConfigError(f"--set {path}: give at least one value")
         grid[path] = values
     folder = _out_folder(args.out, f"out/sweep-{scn.name}")
     workload, described = _workload(args)

@@ -24,6 +24,10 @@ _RULES: dict[str, tuple[Any, str]] = {
     "any": (lambda v: True, ""),
 }
 
+# No parameter of these models is near this; past it a value cannot be exact in a
+# double nor fit the native integers.
+MAX_MAGNITUDE = 2.0**53
+
 # Keys allowed beside `value` in a cited value: {value: 460 GB/s, source: "AMD UG1393"}.
 CITATION_KEYS = ("source", "estimate")
 
@@ -84,6 +88,8 @@ def _scalar(name: str, kind: type, raw: Any, where: Where, given_as_stem: bool) 
         except ValueError as exc:
             raise ConfigError(f"{where}: {exc}") from None
     elif isinstance(raw, int | float):
+        if isinstance(raw, int) and abs(raw) > MAX_MAGNITUDE:
+            raise ConfigError(f"{where}: {raw} is out of range (at most {MAX_MAGNITUDE:.0e} in magnitude)")
         if given_as_stem:
             units = ", ".join(_units.units_for(name))
             raise ConfigError(
@@ -95,6 +101,8 @@ def _scalar(name: str, kind: type, raw: Any, where: Where, given_as_stem: bool) 
         raise ConfigError(f"{where}: expected a number, got {type(raw).__name__}")
     if math.isnan(value) or math.isinf(value):
         raise ConfigError(f"{where}: must be a finite number, got {raw!r}")
+    if abs(value) > MAX_MAGNITUDE:
+        raise ConfigError(f"{where}: {raw!r} is out of range (at most {MAX_MAGNITUDE:.0e} in magnitude)")
     if kind is int:
         if value != int(value):
             raise ConfigError(f"{where}: must be a whole number, got {raw!r}")
@@ -153,6 +161,28 @@ def native(config: Any, drop: tuple[str, ...] = ("description",)) -> dict[str, A
         for f in dataclasses.fields(config)
         if f.name not in drop and not dataclasses.is_dataclass(getattr(config, f.name))
     }
+
+
+def canonical(config: Any, path: str, _prefix: str = "") -> str:
+    """The full field path ``path`` names in ``config`` (stems become unit-suffixed
+    names); ConfigError if it names nothing."""
+    head, _, rest = path.partition(".")
+    here = f"{_prefix}{head}"
+    names = {f.name: f for f in dataclasses.fields(config)}
+    if rest:
+        if head not in names or not dataclasses.is_dataclass(getattr(config, head)):
+            groups = [n for n in names if dataclasses.is_dataclass(getattr(config, n))]
+            raise ConfigError(f"{here}: not a group of parameters" + (f" (groups: {', '.join(groups)})"
+                                                                      if groups else ""))
+        return canonical(getattr(config, head), rest, f"{here}.")
+    for name in names:
+        suffix = _units.suffix_of(name)
+        if name == head or (suffix and name[: -len(suffix)] == head):
+            if dataclasses.is_dataclass(getattr(config, name)):
+                raise ConfigError(f"{here}: a group of parameters; name one of them")
+            return f"{_prefix}{name}"
+    near = difflib.get_close_matches(head, list(names), n=1)
+    raise ConfigError(f"{here}: unknown parameter" + (f"; did you mean {near[0]!r}?" if near else ""))
 
 
 def replace(config: T, path: str, value: Any, _prefix: str = "") -> T:

@@ -5,10 +5,12 @@ point is recorded with its error while the others go on."""
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import itertools
 import json
 import os
+import tempfile
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,12 +56,22 @@ class SweepTable:
         import pyarrow.parquet as pq
 
         csv_path = write_atomically(folder / "sweep.csv", self.to_csv())
-        columns = {c: [_plain(r.get(c)) for r in self.rows] for c in self.columns}
-        table = pa.table({c: pa.array(v, type=_arrow_type(v)) for c, v in columns.items()})
+        columns = {}
+        for c in self.columns:
+            values = [_plain(r.get(c)) for r in self.rows]
+            kind = _arrow_type(values)
+            if kind == pa.string():
+                values = [None if v is None else str(v) for v in values]
+            columns[c] = pa.array(values, type=kind)
         parquet = folder / "sweep.parquet"
-        tmp = folder / ".sweep.parquet.tmp"
-        pq.write_table(table, tmp)
-        os.replace(tmp, parquet)
+        fd, tmp = tempfile.mkstemp(prefix=".sweep.parquet.", dir=folder)
+        os.close(fd)
+        try:
+            pq.write_table(pa.table(columns), tmp)
+            os.replace(tmp, parquet)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
         return {"csv": csv_path, "parquet": parquet}
 
 
@@ -73,9 +85,10 @@ def _arrow_type(values: list[Any]) -> Any:
     present = [v for v in values if v is not None]
     if present and all(isinstance(v, bool) for v in present):
         return pa.bool_()
-    if present and all(isinstance(v, int | float) and not isinstance(v, bool) for v in present):
+    if present and all(isinstance(v, int | float) and not isinstance(v, bool) and abs(v) < 2.0**53
+                       for v in present):
         return pa.float64()
-    return pa.string()
+    return pa.string()  # text, or a column mixing numbers and quantities
 
 
 def parse_value(text: str) -> Any:
@@ -134,30 +147,59 @@ def run_point(scn: Scenario, trace: Trace, values: dict[str, Any]) -> dict[str, 
 
 
 class _Journal:
-    """Finished points, one JSON line each, appended and flushed as they finish."""
+    """Finished points, one JSON line each, appended and flushed as they finish. The
+    first line names what the points belong to (scenario and trace), so a rerun never
+    mixes in results of another sweep."""
 
-    def __init__(self, folder: Path | None):
+    def __init__(self, folder: Path | None, fingerprint: str):
         self.path = folder / JOURNAL if folder else None
         self.done: dict[str, dict[str, Any]] = {}
-        if self.path and self.path.exists():
-            for line in self.path.read_text(encoding="utf-8").splitlines():
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError:
-                    continue  # a line cut short by a kill: that point runs again
+        if not (self.path and self.path.exists()):
+            if self.path:
+                self._append({"_fingerprint": fingerprint})
+            return
+        for line in self.path.read_text(encoding="utf-8", errors="replace").splitlines():
+            try:
+                row = json.loads(line)
+            except (json.JSONDecodeError, ValueError, RecursionError):
+                continue  # a line cut short by a kill: that point runs again
+            if not isinstance(row, dict):
+                continue
+            if "_fingerprint" in row:
+                if row["_fingerprint"] != fingerprint:
+                    raise ConfigError(f"{self.path}: holds the points of another scenario or trace; use another "
+                                      f"--out, or delete the file to start over")
+                continue
+            if isinstance(row.get("_key"), str):
                 self.done[row["_key"]] = row
 
     def finished(self, key: str) -> dict[str, Any] | None:
         row = self.done.get(key)
         return row if row and row.get("status") == "ok" else None
 
+    def _append(self, row: dict[str, Any]) -> None:
+        assert self.path is not None
+        with self.path.open("a+", encoding="utf-8") as handle:
+            handle.seek(0, os.SEEK_END)
+            if handle.tell() > 0:
+                handle.seek(handle.tell() - 1)
+                if handle.read(1) != "\n":  # the last line was cut short: keep it apart
+                    handle.write("\n")
+            handle.write(json.dumps(row, default=str) + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+
     def add(self, key: str, row: dict[str, Any]) -> None:
         self.done[key] = {**row, "_key": key}
         if self.path:
-            with self.path.open("a", encoding="utf-8") as handle:
-                handle.write(json.dumps(self.done[key], default=str) + "\n")
-                handle.flush()
-                os.fsync(handle.fileno())
+            self._append(self.done[key])
+
+
+def sweep_fingerprint(scn: Scenario, trace: Trace) -> str:
+    digest = hashlib.sha256(scn.fingerprint().encode())
+    for line in trace.lines():
+        digest.update(line.encode())
+    return digest.hexdigest()[:16]
 
 
 def _local_results(scn: Scenario, trace: Trace, points: list[dict[str, Any]], workers: int) -> Iterable[dict]:
@@ -229,10 +271,14 @@ def sweep(scn: Scenario, trace: Trace, grid: dict[str, Sequence[Any]], *, worker
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ConfigError(f"workers: must be a whole number >= 1, got {workers!r}")
     points = grid_points(grid)
-    for path, value in points[0].items():  # a path typo fails now, not once per point
-        scn.with_value(path, value)
+    seen: dict[str, str] = {}
+    for path in grid:  # a path typo fails now; a bad value fails its points only
+        full = scn.canonical_path(path)
+        if full in seen:
+            raise ConfigError(f"sweep: {path!r} and {seen[full]!r} are the same parameter ({full})")
+        seen[full] = path
     folder = writable_folder(out, "--out") if out is not None else None
-    journal = _Journal(folder)
+    journal = _Journal(folder, sweep_fingerprint(scn, trace))
     todo = [p for p in points if journal.finished(point_key(p)) is None]
     bar = None
     if progress:

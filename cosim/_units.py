@@ -74,7 +74,7 @@ def parse_quantity(text: str, name: str) -> float:
     number, unit = match.group(1), match.group(2)
     if not unit:
         raise ValueError(f"missing unit in {text!r}: expected a {dimension} ({', '.join(factors)})")
-    unit = unit.strip()
+    unit = unit.strip().replace("\u03bc", "\u00b5")  # Greek mu and micro sign look alike: take both
     if unit not in factors:
         raise ValueError(f"unit {unit!r} is not a {dimension} unit ({', '.join(factors)})")
     value = float(number) * factors[unit]

@@ -7,6 +7,9 @@ alone is a complete scenario.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
@@ -82,37 +85,58 @@ class Scenario:
     def sequential(self) -> bool:
         return _PRESETS[self.system]["sequential"]
 
-    def with_value(self, path: str, value: Any) -> Scenario:
-        """A copy with one parameter changed, by dotted path: ``draft.device.accelerator.clock_mhz``,
-        ``prm.link.bandwidth_gbps``, ``target.model.layers``, ``toggles.shadow_sync``,
-        ``serving.control_bytes``; ``pcie.X``, ``fpga.X`` and ``hbm.X`` are short for the draft
-        device's link, accelerator and HBM."""
+    def canonical_path(self, path: str) -> str:
+        """``path`` in full (``pcie.bandwidth`` -> ``draft.link.bandwidth_gbps``); ConfigError if it
+        names no parameter. Two spellings of one parameter give the same canonical path."""
         head, _, rest = path.partition(".")
         if head in PATH_ALIASES:
             head, _, rest = f"{PATH_ALIASES[head]}.{rest}".partition(".")
         if not rest:
             raise ConfigError(f"{path}: name a parameter, e.g. pcie.bandwidth_gbps or fpga.clock_mhz")
         if head in ("draft", "prm", "target"):
-            role: Role = getattr(self, head)
             part, _, sub = rest.partition(".")
             if part not in ("device", "link", "model") or not sub:
                 raise ConfigError(f"{path}: expected {head}.device.<param>, {head}.link.<param> or "
                                   f"{head}.model.<param>")
+            if part == "device" and sub == "host_link":
+                raise ConfigError(f"{path}: the link is chosen when the scenario loads; change "
+                                  f"{head}.link.<param> (or `link:` in the scenario file)")
             try:
-                changed = _params.replace(getattr(role, part), sub, value)
+                return f"{head}.{part}.{_params.canonical(getattr(getattr(self, head), part), sub)}"
             except ConfigError as exc:
                 raise ConfigError(f"{path}: {exc}") from None
-            return dataclasses.replace(self, **{head: dataclasses.replace(role, **{part: changed})})
         if head in ("toggles", "serving"):
             try:
-                changed = _params.replace(getattr(self, head), rest, value)
+                return f"{head}.{_params.canonical(getattr(self, head), rest)}"
             except ConfigError as exc:
                 raise ConfigError(f"{path}: {exc}") from None
-            if head == "toggles" and self.sequential and any(dataclasses.asdict(changed).values()):
-                raise ConfigError(f"{path}: gpu-baseline is strictly sequential; its toggles stay off")
-            return dataclasses.replace(self, **{head: changed})
         raise ConfigError(f"{path}: unknown parameter path; start with draft, prm, target, toggles, serving, "
                           f"or the short forms {', '.join(PATH_ALIASES)}")
+
+    def with_value(self, path: str, value: Any) -> Scenario:
+        """A copy with one parameter changed, by dotted path: ``draft.device.accelerator.clock_mhz``,
+        ``prm.link.bandwidth_gbps``, ``target.model.layers``, ``toggles.shadow_sync``,
+        ``serving.control_bytes``; ``pcie.X``, ``fpga.X`` and ``hbm.X`` are short for the draft
+        device's link, accelerator and HBM."""
+        full = self.canonical_path(path)
+        head, _, rest = full.partition(".")
+        try:
+            if head in ("draft", "prm", "target"):
+                role: Role = getattr(self, head)
+                part, _, sub = rest.partition(".")
+                changed = _params.replace(getattr(role, part), sub, value)
+                return dataclasses.replace(self, **{head: dataclasses.replace(role, **{part: changed})})
+            changed = _params.replace(getattr(self, head), rest, value)
+        except ConfigError as exc:
+            raise ConfigError(f"{path}: {exc}") from None
+        if head == "toggles" and self.sequential and any(dataclasses.asdict(changed).values()):
+            raise ConfigError(f"{path}: gpu-baseline is strictly sequential; its toggles stay off")
+        return dataclasses.replace(self, **{head: changed})
+
+    def fingerprint(self) -> str:
+        """A digest of every resolved parameter (what a sweep's journal belongs to)."""
+        text = json.dumps(self.resolved(), sort_keys=True, default=str)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     def resolved(self) -> dict[str, Any]:
         """Every parameter after defaults and overrides, as plain data (written beside results)."""
@@ -130,11 +154,22 @@ class Scenario:
 # Short forms for the parameters sweeps change most.
 PATH_ALIASES = {"pcie": "draft.link", "fpga": "draft.device.accelerator", "hbm": "draft.device.hbm"}
 
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+
 _TOP_KEYS = {"name", "description", "system", "config", "draft", "prm", "target", "toggles", "serving"}
 _ROLE_KEYS = {"device", "model", "link", "overrides"}
 
 
-def _role(data: Any, where: Where, default_device: str, default_model: str, role: str) -> Role:
+def _ref(value: Any, base: Path | None) -> Any:
+    """A device, link or model reference; a relative YAML path is taken from the scenario's folder."""
+    if base is not None and isinstance(value, str) and value.endswith((".yaml", ".yml")) \
+            and not Path(value).is_absolute():
+        return str(base / value)
+    return value
+
+
+def _role(data: Any, where: Where, default_device: str, default_model: str, role: str,
+          base: Path | None = None) -> Role:
     if data is None:
         data = LocatedDict({}, where, {})
     if not isinstance(data, dict):
@@ -145,7 +180,7 @@ def _role(data: Any, where: Where, default_device: str, default_model: str, role
         if key not in _ROLE_KEYS:
             raise ConfigError(f"{data.where_of(key)}: unknown key (device, model, link or overrides)")
     try:
-        device = load_device(data.get("device", default_device))
+        device = load_device(_ref(data.get("device", default_device), base))
     except ConfigError as exc:
         raise ConfigError(f"{data.where_of('device') if 'device' in data else where}: {exc}") from None
     overrides = data.get("overrides") or {}
@@ -162,10 +197,13 @@ def _role(data: Any, where: Where, default_device: str, default_model: str, role
         raise ConfigError(f"{data.where_of('device') if 'device' in data else where}: the {role} runs on a GPU, "
                           f"not on {device.name}")
     try:
-        model = load_model(data.get("model", default_model))
-        link = load_link(data.get("link", device.host_link))
+        model = load_model(_ref(data.get("model", default_model), base))
     except ConfigError as exc:
-        raise ConfigError(f"{where}: {exc}") from None
+        raise ConfigError(f"{data.where_of('model') if 'model' in data else where}: {exc}") from None
+    try:
+        link = load_link(_ref(data.get("link", device.host_link), base))
+    except ConfigError as exc:
+        raise ConfigError(f"{data.where_of('link') if 'link' in data else where}: {exc}") from None
     return Role(device, model, link)
 
 
@@ -194,7 +232,7 @@ def build_scenario(data: Mapping[str, Any] | LocatedDict, source: str = "<code>"
         where = data.where_of("system") if "system" in data else data.where
         raise ConfigError(f"{where}: system must be one of {', '.join(SYSTEMS)}, got {system!r}")
     config = data.get("config", 1)
-    if config not in CONFIG_TARGETS or isinstance(config, bool):
+    if not isinstance(config, int) or isinstance(config, bool) or config not in CONFIG_TARGETS:
         raise ConfigError(f"{data.where_of('config')}: config must be 1 (7B target) or 2 (1.5B target), got {config!r}")
     preset = _PRESETS[system]
     toggles = _params.build(Toggles, _section(data, "toggles", {k: preset[k] for k in _toggle_names()}))
@@ -206,10 +244,23 @@ def build_scenario(data: Mapping[str, Any] | LocatedDict, source: str = "<code>"
     for role, device, model in (("draft", preset["draft"], DRAFT_MODEL), ("prm", "rtx3090", PRM_MODEL),
                                 ("target", "rtx3090", CONFIG_TARGETS[config])):
         where = data.where_of(role) if role in data else data.where.child(role, None)
-        roles[role] = _role(data.get(role), where, device, model, role)
+        base = Path(source).parent if source != "<code>" else None
+        roles[role] = _role(data.get(role), where, device, model, role, base)
+    name = data.get("name", Path(source).stem if source != "<code>" else system)
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
+        where = data.where_of("name") if "name" in data else data.where
+        raise ConfigError(f"{where}: name must be letters, digits, '.', '_' or '-' (it names the output "
+                          f"folder), got {name!r}")
+    if system != "heteroreason" and not isinstance(roles["draft"].device, GpuDevice):
+        where = data.where_of("draft") if "draft" in data else data.where
+        raise ConfigError(f"{where}: {system} drafts on a GPU (SPEC section 2); an FPGA draft is the "
+                          f"heteroreason system")
+    description = data.get("description", "")
+    if not isinstance(description, str):
+        raise ConfigError(f"{data.where_of('description')}: expected text")
     return Scenario(
-        name=str(data.get("name", Path(source).stem if source != "<code>" else system)),
-        description=str(data.get("description", "")),
+        name=name,
+        description=description,
         system=system,
         config=config,
         toggles=toggles,

@@ -43,20 +43,20 @@ def test_an_interrupted_sweep_leaves_valid_files_and_resumes(tmp_path):
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
     journal = out / "points.jsonl"
     deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and (not journal.exists() or len(journal.read_text().splitlines()) < 3):
+    while time.monotonic() < deadline and (not journal.exists() or len(journal.read_text().splitlines()) < 4):
         time.sleep(0.05)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
     assert "interrupted" in err and "Traceback" not in err
-    finished = [json.loads(line) for line in journal.read_text().splitlines()]
+    finished = [row for row in map(json.loads, journal.read_text().splitlines()) if "_key" in row]
     assert 3 <= len(finished) < 40
     csv_rows = (out / "sweep.csv").read_text().splitlines()
     assert len(csv_rows) == len(finished) + 1  # every finished point, nothing half-written
     assert pq.read_table(out / "sweep.parquet").num_rows == len(finished)
     rerun = subprocess.run(args, capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert rerun.returncode == 0, rerun.stderr
-    assert len(journal.read_text().splitlines()) == 40  # only the missing points ran
+    assert len(journal.read_text().splitlines()) == 41  # the header and each point once: only the missing ran
     assert len((out / "sweep.csv").read_text().splitlines()) == 41
 
 

@@ -19,6 +19,12 @@ def strip(rows):
     return [{k: v for k, v in r.items() if k != "wall_s"} for r in rows]
 
 
+def test_mixed_and_huge_values_still_write_parquet(tmp_path, workload):
+    scn = cosim.load_scenario(SCENARIO)
+    cosim.sweep(scn, workload, {"pcie.bandwidth_gbps": [2, "8 GB/s"]}, out=tmp_path)
+    assert pq.read_table(tmp_path / "sweep.parquet").column("pcie.bandwidth_gbps").to_pylist() == ["2", "8 GB/s"]
+
+
 def test_grid_rows_follow_the_model_and_failed_points_are_recorded(tmp_path, workload):
     scn = cosim.load_scenario(SCENARIO)
     grid = {"fpga.clock_mhz": [200, 300, 0], "pcie.bandwidth_gbps": [4, 16]}
@@ -44,13 +50,37 @@ def test_a_rerun_skips_finished_points(tmp_path, workload):
     scn = cosim.load_scenario(SCENARIO)
     grid = {"fpga.clock_mhz": [200, 300]}
     first = cosim.sweep(scn, workload, grid, out=tmp_path)
-    journal = (tmp_path / "points.jsonl").read_text().splitlines()
-    assert len(journal) == 2
+    assert len(points(tmp_path)) == 2
     again = cosim.sweep(scn, workload, {"fpga.clock_mhz": [200, 300, 250]}, out=tmp_path)
-    journal = (tmp_path / "points.jsonl").read_text().splitlines()
+    journal = points(tmp_path)
     assert len(journal) == 3  # only the new point ran
-    assert json.loads(journal[-1])["fpga.clock_mhz"] == 250
+    assert journal[-1]["fpga.clock_mhz"] == 250
     assert strip(again.rows[:2]) == strip(first.rows)
+    # Another scenario or another trace never reuses these points.
+    with pytest.raises(cosim.ConfigError, match="holds the points of another scenario or trace"):
+        cosim.sweep(scn.with_value("pcie.bandwidth_gbps", 4), workload, grid, out=tmp_path)
+    with pytest.raises(cosim.ConfigError, match="holds the points of another scenario or trace"):
+        cosim.sweep(scn, cosim.trace.generate("math500", 3, seed=9), grid, out=tmp_path)
+
+
+def points(folder):
+    rows = []
+    for line in (folder / "points.jsonl").read_text().splitlines():
+        try:
+            rows.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue  # a line a kill cut short
+    return [r for r in rows if "_key" in r]
+
+
+def test_a_journal_line_cut_short_by_a_kill_is_run_again(tmp_path, workload):
+    scn = cosim.load_scenario(SCENARIO)
+    cosim.sweep(scn, workload, {"fpga.clock_mhz": [200, 300]}, out=tmp_path)
+    journal = tmp_path / "points.jsonl"
+    journal.write_text(journal.read_text()[:-40])  # the last point's line loses its end
+    table = cosim.sweep(scn, workload, {"fpga.clock_mhz": [200, 300]}, out=tmp_path)
+    assert [r["status"] for r in table.rows] == ["ok", "ok"]
+    assert len(points(tmp_path)) == 2 and journal.read_text().count("\n") == 4
 
 
 def test_two_local_workers_give_the_rows_of_one(workload):
@@ -70,8 +100,14 @@ def test_ray_executor_on_a_local_two_cpu_instance_gives_the_local_rows(workload)
 def test_bad_sweep_requests():
     scn = cosim.load_scenario(SCENARIO)
     workload = cosim.trace.generate("gsm8k", 2, seed=0)
-    with pytest.raises(cosim.ConfigError, match="fpga.clok: .*did you mean 'clock'"):
+    with pytest.raises(cosim.ConfigError, match="fpga.clok: .*did you mean 'clock"):
         cosim.sweep(scn, workload, {"fpga.clok": [1]})
+    with pytest.raises(cosim.ConfigError, match="'pcie.bandwidth_gbps' and 'pcie.bandwidth' are the same parameter"):
+        cosim.sweep(scn, workload, {"pcie.bandwidth": ["2 GB/s"], "pcie.bandwidth_gbps": [4]})
+    # A bad value fails its own point wherever it stands in the grid.
+    for values in ([-5, 200], [200, -5]):
+        table = cosim.sweep(scn, workload, {"fpga.clock_mhz": values})
+        assert [r["status"] for r in table.rows] == ["error" if v < 0 else "ok" for v in values]
     with pytest.raises(cosim.ConfigError, match="executor must be one of local, ray"):
         cosim.sweep(scn, workload, {"fpga.clock_mhz": [200]}, executor="dask")
     with pytest.raises(cosim.ConfigError, match="write PATH=VALUE"):
