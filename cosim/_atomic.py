@@ -50,3 +50,16 @@ def writable_folder(folder: str | Path, what: str) -> Path:
     except OSError as exc:
         raise ConfigError(f"{what} {folder}: not writable: {exc.strerror}") from None
     return folder
+
+
+def writable_file(path: str | Path, what: str) -> Path:
+    """``path`` names a file (not a folder) in a folder files can be written to."""
+    from .errors import ConfigError
+
+    path = Path(path)
+    if not str(path).strip():
+        raise ConfigError(f"{what}: give a file name")
+    if path.is_dir():
+        raise ConfigError(f"{what} {path}: is a folder; name a file")
+    writable_folder(path.parent, f"{what} {path}: the folder")
+    return path

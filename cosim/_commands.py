@@ -12,7 +12,7 @@ from typing import Any
 import yaml
 
 from . import trace as traces
-from ._atomic import writable_folder, write_atomically
+from ._atomic import writable_file, writable_folder, write_atomically
 from .errors import ConfigError
 from .result import METRICS, Result
 
@@ -25,12 +25,18 @@ def _progress(args: argparse.Namespace, total: int, desc: str) -> Any:
 
 def _workload(args: argparse.Namespace) -> tuple[traces.Trace, str]:
     if args.trace:
-        if args.profile:
-            raise ConfigError("give either --trace or --profile, not both")
+        drawn = [o for o, v in (("--profile", args.profile), ("--problems", args.problems), ("--seed", args.seed),
+                                ("--no-backtracking", args.no_backtracking or None)) if v is not None]
+        if drawn:
+            raise ConfigError(f"--trace replays a file: {', '.join(drawn)} would be ignored; drop them")
         return traces.load(args.trace), f"trace {args.trace}"
+    if args.profile is not None and not args.profile.strip():
+        raise ConfigError("--profile: give a profile name or a profile YAML path")
     profile = args.profile or "math500"
-    generated = traces.generate(profile, args.problems, args.seed, backtracking=not args.no_backtracking)
-    return generated, f"{args.problems} problems from profile {profile} (seed {args.seed})"
+    problems = 100 if args.problems is None else args.problems
+    seed = 0 if args.seed is None else args.seed
+    generated = traces.generate(profile, problems, seed, backtracking=not args.no_backtracking)
+    return generated, f"{problems} problems from profile {profile} (seed {seed})"
 
 
 def _out_folder(path: str | None, default: str) -> Path:
@@ -140,8 +146,9 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_trace_gen(args: argparse.Namespace) -> int:
+    out = writable_file(args.out, "--out")
     result = traces.generate(args.profile, args.problems, args.seed, backtracking=not args.no_backtracking)
-    path = result.save(args.out)
+    path = result.save(out)
     if not args.quiet:
         print(traces.format_table(traces.trace_statistics(result)))
         print(f"wrote {len(result)} problems to {path}")
@@ -176,9 +183,9 @@ def cmd_trace_import_rsd(args: argparse.Namespace) -> int:
     if not 0 <= args.threshold <= 1:
         raise ConfigError(f"--threshold: must be in [0, 1], got {args.threshold}")
     header = traces.TraceHeader(accept_threshold=args.threshold)
+    out = writable_file(args.out or str(Path(args.file).with_suffix("")) + ".trace.jsonl", "--out")
     imported = traces.import_rsd(args.file, args.dataset, tokenizer=args.tokenizer, skip_bad=args.skip_bad,
                                  header=header)
-    out = args.out or str(Path(args.file).with_suffix("")) + ".trace.jsonl"
     path = imported.trace.save(out)
     for reason in imported.skipped:
         print(f"skipped: {reason}")
@@ -195,6 +202,14 @@ def cmd_record(args: argparse.Namespace) -> int:
 
     if args.problems < 1:
         raise ConfigError(f"--problems: must be >= 1, got {args.problems}")
+    for option, value in (("--accept-threshold", args.accept_threshold),
+                          ("--backtrack-threshold", args.backtrack_threshold)):
+        if not 0.0 <= value <= 1.0:  # NaN fails this too
+            raise ConfigError(f"{option}: must be in [0, 1], got {value}")
+    for option, value, least in (("--max-backtracks", args.max_backtracks, 0),
+                                 ("--max-step-tokens", args.max_step_tokens, 1), ("--max-steps", args.max_steps, 1)):
+        if value < least:
+            raise ConfigError(f"{option}: must be >= {least}, got {value}")
     folder = _out_folder(args.out, "out/record")
     problems = read_problems(args.dataset, args.problems)
     header = traces.TraceHeader(accept_threshold=args.accept_threshold, backtrack_threshold=args.backtrack_threshold,

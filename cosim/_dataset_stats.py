@@ -44,6 +44,8 @@ def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
     rows = []
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
     for number, line in enumerate(lines, start=1):
@@ -53,6 +55,8 @@ def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
             row = json.loads(line)
         except json.JSONDecodeError as exc:
             raise ConfigError(f"{path}:{number}: not JSON: {exc.msg}") from None
+        except (ValueError, RecursionError) as exc:
+            raise ConfigError(f"{path}:{number}: not a usable JSON line ({type(exc).__name__})") from None
         if not isinstance(row, dict):
             raise ConfigError(f"{path}:{number}: expected a JSON object")
         rows.append(row)

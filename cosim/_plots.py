@@ -13,6 +13,18 @@ import matplotlib.pyplot as plt  # noqa: E402
 DPI = 120
 
 
+def _save(fig: Any, path: Path) -> Path:
+    """Writes the figure whole or not at all."""
+    tmp = path.with_name(f".{path.name}.tmp.png")
+    try:
+        fig.savefig(tmp, dpi=DPI)
+        tmp.replace(path)
+    finally:
+        plt.close(fig)
+        tmp.unlink(missing_ok=True)
+    return path
+
+
 def _grouped(ax: Any, records: list[dict], config: int, metric: str, systems: list[str], datasets: list[str],
              ylabel: str) -> None:
     width = 0.8 / len(systems)
@@ -37,9 +49,7 @@ def _per_config(report: dict, metric: str, ylabel: str, title: str, path: Path,
     axes[1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     fig.suptitle(title)
     fig.tight_layout()
-    fig.savefig(path, dpi=DPI)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 def _breakdown(report: dict, path: Path) -> Path:
@@ -55,9 +65,7 @@ def _breakdown(report: dict, path: Path) -> Path:
     ax.set_title("gpu-baseline latency breakdown")
     ax.legend()
     fig.tight_layout()
-    fig.savefig(path, dpi=DPI)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 def _sweep(sweep: dict, xlabel: str, path: Path) -> Path:
@@ -69,9 +77,7 @@ def _sweep(sweep: dict, xlabel: str, path: Path) -> Path:
     ax.set_title(f"{sweep['system']}, {sweep['dataset']}, Config {sweep['config']}")
     ax.grid(alpha=0.3)
     fig.tight_layout()
-    fig.savefig(path, dpi=DPI)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 def write_figures(report: dict[str, Any], folder: Path) -> list[Path]:

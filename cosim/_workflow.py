@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from . import _params
-from ._atomic import writable_folder
+from ._atomic import writable_file
 from ._isolation import native, run_isolated
 from ._timeline import write_timeline
 from .errors import ConfigError
@@ -40,9 +40,21 @@ def trace_arrays(trace: Trace) -> tuple[np.ndarray, np.ndarray]:
     return (np.asarray(rows, dtype=np.int64).reshape(-1, 5), np.asarray(problems, dtype=np.int64).reshape(-1, 3))
 
 
+def _kv_limit(role: Any) -> tuple[int, str]:
+    """The longest context a role's device can hold: the model's window, or less
+    when the device reserves fewer tokens of KV cache."""
+    device = role.device
+    reserve = device.accelerator.kv_reserve_tokens if isinstance(device, FpgaDevice) else device.gpu.kv_reserve_tokens
+    window = role.model.context_window
+    if 0 < reserve < window:
+        return reserve, f"{reserve}-token KV reservation (kv_reserve_tokens) of the"
+    return window, f"{window}-token window of the"
+
+
 def check_windows(scn: Scenario, trace: Trace) -> None:
-    """Every context a model will see fits its window; else an error naming the problem and event."""
-    limits = [(role, getattr(scn, role).model) for role in ("draft", "prm", "target")]
+    """Every context a model will see fits its window and its device's KV cache;
+    else an error naming the problem and event."""
+    limits = [(role, getattr(scn, role).model, *_kv_limit(getattr(scn, role))) for role in ("draft", "prm", "target")]
     for problem in trace.problems:
         check_problem(problem, trace.header)
         chain: list[int] = []
@@ -51,12 +63,12 @@ def check_windows(scn: Scenario, trace: Trace) -> None:
                 chain.pop()
                 continue
             reach = problem.prompt_tokens + sum(chain) + event.tokens
-            for role, model in limits:
-                if reach > model.context_window:
+            for role, model, limit, what in limits:
+                if reach > limit:
                     raise ConfigError(
                         f"problem {problem.id!r}, events[{index}] ({event.type} of step {event.step}, "
                         f"{event.tokens} tokens): the context reaches {reach} tokens, beyond the "
-                        f"{model.context_window}-token window of the {role} model {model.name}")
+                        f"{what} {role} model {model.name}")
             if event.accepted:
                 chain.append(event.tokens)
 
@@ -96,14 +108,6 @@ def system_dict(scn: Scenario) -> dict[str, Any]:
     }
 
 
-def _output_path(path: str | Path, what: str) -> Path:
-    path = Path(path)
-    if path.is_dir():
-        raise ConfigError(f"{what} {path}: is a folder; name a file")
-    writable_folder(path.parent, f"{what} {path}: the folder")
-    return path
-
-
 def simulate(scn: Scenario, trace: Trace, *, vcd: str | Path | None = None, timeline: str | Path | None = None,
              activities: bool = False) -> Result:
     """Replays the whole trace through the scenario's system in one SystemC elaboration.
@@ -121,10 +125,10 @@ def simulate(scn: Scenario, trace: Trace, *, vcd: str | Path | None = None, time
         raise ConfigError("simulate: the trace has no problems")
     vcd_stem = ""
     if vcd is not None:
-        vcd_path = _output_path(vcd, "vcd")
+        vcd_path = writable_file(vcd, "vcd")
         # SystemC appends ".vcd" itself.
         vcd_stem = str(vcd_path.with_suffix("") if vcd_path.suffix == ".vcd" else vcd_path)
-    timeline_path = _output_path(timeline, "timeline") if timeline is not None else None
+    timeline_path = writable_file(timeline, "timeline") if timeline is not None else None
     keep = activities or timeline_path is not None
     check_windows(scn, trace)
     events, problems = trace_arrays(trace)

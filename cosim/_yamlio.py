@@ -60,7 +60,25 @@ class _Builder(yaml.SafeLoader):
     pass
 
 
-def _convert(node: yaml.Node, loader: _Builder, where: Where) -> Any:
+def _convert(node: yaml.Node, loader: _Builder, where: Where, memo: dict[int, Any] | None = None) -> Any:
+    # An alias is the same node again: convert it once (an alias bomb stays linear) and
+    # refuse a node that contains itself.
+    memo = {} if memo is None else memo
+    key = id(node)
+    if key in memo:
+        if memo[key] is _IN_PROGRESS:
+            raise ConfigError(f"{where}: a YAML alias refers to a node that contains it")
+        return memo[key]
+    if isinstance(node, yaml.MappingNode | yaml.SequenceNode):
+        memo[key] = _IN_PROGRESS
+    memo[key] = value = _convert_node(node, loader, where, memo)
+    return value
+
+
+_IN_PROGRESS = object()
+
+
+def _convert_node(node: yaml.Node, loader: _Builder, where: Where, memo: dict[int, Any]) -> Any:
     if isinstance(node, yaml.MappingNode):
         items: dict[str, Any] = {}
         lines: dict[str, int] = {}
@@ -73,14 +91,14 @@ def _convert(node: yaml.Node, loader: _Builder, where: Where) -> Any:
             if key in items:
                 raise ConfigError(f"{where.file}:{line}: {where.child(key, line).path}: duplicate key")
             lines[key] = line
-            items[key] = _convert(value_node, loader, where.child(key, line))
+            items[key] = _convert(value_node, loader, where.child(key, line), memo)
         return LocatedDict(items, where, lines)
     if isinstance(node, yaml.SequenceNode):
         values, lines = [], []
         for i, item in enumerate(node.value):
             line = item.start_mark.line + 1
             lines.append(line)
-            values.append(_convert(item, loader, where.child(i, line)))
+            values.append(_convert(item, loader, where.child(i, line), memo))
         return LocatedList(values, where, lines)
     return loader.construct_object(node, deep=True)
 
@@ -111,6 +129,8 @@ def load_yaml(path: str | Path) -> Any:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ConfigError(f"{path}: no such file") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
     return load_yaml_text(text, str(path))

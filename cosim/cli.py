@@ -51,8 +51,8 @@ def _workload_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("workload (a trace file, or a synthetic trace from a dataset profile)")
     group.add_argument("--trace", help="trace file (JSON Lines) to replay")
     group.add_argument("--profile", help="dataset profile to draw a trace from (default math500)")
-    group.add_argument("--problems", type=int, default=100, help="problems to draw (default 100)")
-    group.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    group.add_argument("--problems", type=int, help="problems to draw (default 100)")
+    group.add_argument("--seed", type=int, help="random seed (default 0)")
     group.add_argument("--no-backtracking", action="store_true", help="draw the forward-only (RSD) run")
 
 

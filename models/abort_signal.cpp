@@ -1,9 +1,11 @@
 #include "abort_signal.hpp"
 
+#include "sim_time.hpp"
+
 namespace cosim {
 
 bool wait_unless_aborted(double ns, AbortSignal* abort) {
-    const sc_core::sc_time duration(ns, sc_core::SC_NS);
+    const sc_core::sc_time duration = duration_ns(ns);
     if (abort == nullptr) {
         sc_core::wait(duration);
         return true;
@@ -29,12 +31,16 @@ TokenRun wait_tokens(const std::vector<double>& durations_ns, double head_start_
     std::vector<uint64_t> ends;
     ends.reserve(durations_ns.size());
     uint64_t total = 0;
+    double total_ns = 0.0;
     for (size_t i = 0; i < durations_ns.size(); ++i) {
-        total += units(i == 0 ? durations_ns[0] - head_start_ns : durations_ns[i]);
+        const double ns = i == 0 ? durations_ns[0] - head_start_ns : durations_ns[i];
+        total_ns += ns;
+        duration_ns(total_ns);  // refuses what the kernel's clock cannot hold before it is counted
+        total += units(ns);
         ends.push_back(total);
     }
     const sc_core::sc_time start = sc_core::sc_time_stamp();
-    const sc_core::sc_time duration = sc_core::sc_get_time_resolution() * static_cast<double>(total);
+    const sc_core::sc_time duration = duration_ns(static_cast<double>(total) / units_per_ns);
     if (abort == nullptr && wake == nullptr) sc_core::wait(duration);
     else if (wake == nullptr) sc_core::wait(duration, abort->event);
     else if (abort == nullptr) sc_core::wait(duration, *wake);

@@ -1,3 +1,4 @@
+#include "sim_time.hpp"
 #include "draft_unit.hpp"
 
 #include <vector>
@@ -37,7 +38,7 @@ void DraftUnit::load(int64_t tokens) {
 void DraftUnit::prefill_prompt(int64_t tokens) {
     Power& meter = power();
     meter.set_state(PowerState::prefill);
-    sc_core::wait(sc_core::sc_time(prefill_ns(tokens, 0), sc_core::SC_NS));
+    sc_core::wait(duration_ns(prefill_ns(tokens, 0)));
     meter.set_state(PowerState::idle);
     load(tokens);
 }
@@ -72,7 +73,7 @@ void DraftUnit::sync_token() {
         return;
     }
     gpu_->power().set_state(PowerState::decode);
-    sc_core::wait(sc_core::sc_time(gpu_->decode_token_ns(gpu_kvmu_->pointers().ahead), sc_core::SC_NS));
+    sc_core::wait(duration_ns(gpu_->decode_token_ns(gpu_kvmu_->pointers().ahead)));
     gpu_->power().set_state(PowerState::idle);
     gpu_kvmu_->sync_token();
 }

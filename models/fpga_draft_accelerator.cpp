@@ -1,3 +1,4 @@
+#include "sim_time.hpp"
 #include "fpga_draft_accelerator.hpp"
 
 #include <algorithm>
@@ -87,7 +88,7 @@ double FpgaDraftAccelerator::prefill_ns(int64_t tokens, double context) const {
 
 void FpgaDraftAccelerator::busy(PowerState state, double ns) {
     power_.set_state(state);
-    sc_core::wait(sc_core::sc_time(ns, sc_core::SC_NS));
+    sc_core::wait(duration_ns(ns));
     power_.set_state(PowerState::idle);
 }
 

@@ -1,3 +1,4 @@
+#include "sim_time.hpp"
 #include "host_orchestrator.hpp"
 
 #include <algorithm>
@@ -17,7 +18,7 @@ double now_ns() { return sc_core::sc_time_stamp().to_seconds() * 1e9; }
 
 void at_least(double ns) {
     const double now = now_ns();
-    if (ns > now + kTimeEpsilonNs) sc_core::wait(sc_core::sc_time(ns - now, sc_core::SC_NS));
+    if (ns > now + kTimeEpsilonNs) sc_core::wait(duration_ns(ns - now));
 }
 }  // namespace
 

@@ -1,3 +1,4 @@
+#include "sim_time.hpp"
 #include "pcie_fabric.hpp"
 
 namespace cosim {
@@ -24,15 +25,15 @@ Delivery PcieFabric::leg(Endpoint device, LinkDirection dir, uint64_t bytes, dou
     const int i = static_cast<int>(device);
     const double now = now_ns();
     const double offset = ready_ns > now ? ready_ns - now : 0.0;
-    const double end = dmas_[i]->post(dir, bytes, sc_core::sc_time(offset, sc_core::SC_NS)).to_seconds() * 1e9;
+    const double end = dmas_[i]->post(dir, bytes, duration_ns(offset)).to_seconds() * 1e9;
     const double duration = links_[i]->params().transfer_ns(bytes);
     const ActivityKind kind =
         dir == LinkDirection::host_to_device ? ActivityKind::transfer_h2d : ActivityKind::transfer_d2h;
     const int64_t id = log_.add(kLinkRoles[i], kind, step, end - duration, end, static_cast<int64_t>(bytes), deps, 0.0);
     if (watching_) {
         legs_[i].push_back(Leg{end - duration, end, static_cast<int64_t>(bytes)});
-        changed.notify(sc_core::sc_time(end - duration - now, sc_core::SC_NS));
-        changed.notify(sc_core::sc_time(end - now, sc_core::SC_NS));
+        changed.notify(duration_ns(std::max(0.0, end - duration - now)));
+        changed.notify(duration_ns(end - now));
     }
     return Delivery{end, id};
 }

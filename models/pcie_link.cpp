@@ -1,3 +1,4 @@
+#include "sim_time.hpp"
 #include "pcie_link.hpp"
 
 #include "errors.hpp"
@@ -34,7 +35,7 @@ void PcieLink::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& de
     const sc_core::sc_time now = sc_core::sc_time_stamp();
     const sc_core::sc_time arrival = now + delay;
     const sc_core::sc_time start = arrival > free_at_[d] ? arrival : free_at_[d];
-    const sc_core::sc_time end = start + sc_core::sc_time(duration_ns, sc_core::SC_NS);
+    const sc_core::sc_time end = start + cosim::duration_ns(duration_ns);
     free_at_[d] = end;
     bytes_[d] += length;
     transfers_[d] += 1;

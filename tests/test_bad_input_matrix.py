@@ -76,3 +76,54 @@ def test_missing_files_and_unwritable_output(tmp_path):
                           (["run", SCENARIOS / "gpu_baseline.yaml", "--out", "/proc/x"], "--out /proc/x")):
         proc = run_cli(*args, cwd=tmp_path, timeout=120)
         assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_odd_yaml_and_values_give_named_errors(tmp_path):
+    import cosim
+
+    bomb = "a: &a [1, 2]\n" + "".join(f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)}, *{chr(97 + i)}]\n"
+                                      for i in range(20))
+    (tmp_path / "bomb.yaml").write_text("kind: pcie\nname: x\n" + bomb)
+    with pytest.raises(cosim.ConfigError, match=r"bomb.yaml:\d+: a: unknown parameter"):
+        cosim.load_link(tmp_path / "bomb.yaml")  # aliases are converted once: no blow-up
+    (tmp_path / "loop.yaml").write_text("kind: pcie\nname: x\ndescription: &x [*x]\n")
+    with pytest.raises(cosim.ConfigError, match=r"loop.yaml:\d+: description.*alias refers to a node that contains it"):
+        cosim.load_link(tmp_path / "loop.yaml")
+    (tmp_path / "latin1.yaml").write_bytes(b"kind: pcie\nname: caf\xe9\n")
+    with pytest.raises(cosim.ConfigError, match=r"latin1.yaml: not UTF-8 text"):
+        cosim.load_link(tmp_path / "latin1.yaml")
+    good = "kind: pcie\nname: x\nbandwidth: 16 GB/s\nefficiency: 0.8\n"
+    (tmp_path / "mu.yaml").write_text(good + "latency: 2 \u03bcs\n")  # Greek mu, not the micro sign
+    assert cosim.load_link(tmp_path / "mu.yaml").latency_ns == 2000.0
+    (tmp_path / "huge.yaml").write_text(good + "latency_ns: " + "9" * 400 + "\n")
+    with pytest.raises(cosim.ConfigError, match=r"huge.yaml:5: latency_ns: .* is out of range"):
+        cosim.load_link(tmp_path / "huge.yaml")
+    with pytest.raises(cosim.ConfigError, match=r"config: config must be 1 .* got \[1\]"):
+        cosim.scenario("heteroreason", config=[1])
+    with pytest.raises(cosim.ConfigError, match=r"name must be letters, digits"):
+        cosim.build_scenario({"system": "heteroreason", "name": "../../etc"})
+
+
+def test_times_beyond_the_kernel_clock_and_kv_reservations_are_errors():
+    import cosim
+    from cosim.trace import Trace, TraceHeader, TrajectoryBuilder
+
+    one = Trace(TraceHeader(), [TrajectoryBuilder("a", 100).accept(40).build()])
+    slow = cosim.scenario("heteroreason", 1, draft={"overrides": {"accelerator.macs_per_cycle": 1e-9}})
+    with pytest.raises(cosim.SimulationError, match=r"cannot be simulated .*past the kernel's clock"):
+        cosim.simulate(slow, one)
+    small = cosim.scenario("heteroreason", 1, target={"overrides": {"gpu.kv_reserve_tokens": 10}})
+    with pytest.raises(cosim.ConfigError, match=r"beyond the 10-token KV reservation .* target model"):
+        cosim.simulate(small, one)
+
+
+def test_options_that_would_be_ignored_or_cannot_work(tmp_path):
+    (tmp_path / "t.jsonl").write_text(HEADER + "\n" + problem([draft(1)]) + "\n")
+    proc = run_cli("run", SCENARIOS / "gpu_baseline.yaml", "--trace", "t.jsonl", "--problems", "5", cwd=tmp_path,
+                   timeout=120)
+    assert proc.returncode == 2 and "--problems would be ignored" in proc.stderr
+    proc = run_cli("trace", "gen", "--profile", "gsm8k", "--out", str(tmp_path), cwd=tmp_path, timeout=120)
+    assert proc.returncode == 2 and "is a folder; name a file" in proc.stderr
+    proc = run_cli("sweep", SCENARIOS / "gpu_baseline.yaml", "--set", "pcie.bandwidth=2 GB/s",
+                   "--set", "pcie.bandwidth_gbps=4", "--out", str(tmp_path / "s"), cwd=tmp_path, timeout=120)
+    assert proc.returncode == 2 and "are the same parameter" in proc.stderr

@@ -87,7 +87,7 @@ def test_a_user_profile_file_works_and_a_bad_one_is_named(tmp_path):
     assert trace.generate(str(mine), 3, seed=0).problems[0].dataset == "mine"
     bad = tmp_path / "bad.yaml"
     bad.write_text(text.replace("reject_probability: {value: 0.20", "reject_probability: {value: 0.35"))
-    with pytest.raises(ConfigError, match=r"bad\.yaml: reject_probability: 0.35 is not below 0.3"):
+    with pytest.raises(ConfigError, match=r"bad\.yaml:\d+: reject_probability: 0.35 is not below 0.3"):
         trace.load_profile(bad)
     typo = tmp_path / "typo.yaml"
     typo.write_text(text.replace("steps_sigma:", "step_sigma:"))

@@ -47,8 +47,12 @@ class CausalModel:
             path = Path(model)
             if not path.is_dir():
                 raise ConfigError(f"{name}: {path} is not a model folder")
-            model = AutoModelForCausalLM.from_pretrained(path, local_files_only=True)
-            tokenizer = tokenizer or AutoTokenizer.from_pretrained(path, local_files_only=True)
+            try:
+                model = AutoModelForCausalLM.from_pretrained(path, local_files_only=True)
+                tokenizer = tokenizer or AutoTokenizer.from_pretrained(path, local_files_only=True)
+            except (OSError, ValueError, KeyError) as exc:
+                raise ConfigError(f"{name}: {path} does not hold a causal LM and its tokenizer: "
+                                  f"{str(exc).splitlines()[0][:200]}") from None
         if tokenizer is None:
             raise ConfigError(f"{name}: a tokenizer is needed")
         self.model = model.to(device).eval()

@@ -152,13 +152,19 @@ def record_brsd(draft: CausalModel, target: CausalModel, prm: Scorer, problems: 
 
 def read_problems(path: str | Path, limit: int | None = None) -> list[dict[str, Any]]:
     rows = []
-    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+    for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
             rows.append(json.loads(line))
-        except json.JSONDecodeError as exc:
-            raise ConfigError(f"{path}:{number}: not JSON: {exc.msg}") from None
+        except (ValueError, RecursionError) as exc:
+            raise ConfigError(f"{path}:{number}: not a usable JSON line ({type(exc).__name__})") from None
         if limit and len(rows) >= limit:
             break
     return rows

@@ -61,6 +61,16 @@ class Trace:
             if problem.id in ids:
                 raise TraceError(f"{path}: problem id {problem.id!r} appears twice")
             ids.add(problem.id)
+            # What the loader would refuse is never written.
+            sizes = [problem.prompt_tokens] + [getattr(e, "tokens", 0) for e in problem.events]
+            if max(sizes) > MAX_TOKENS:
+                raise TraceError(f"{path}: problem {problem.id!r}: a count of {max(sizes)} tokens is beyond "
+                                 f"{MAX_TOKENS}")
+            try:
+                f"{problem.id}{problem.dataset}".encode("utf-8")
+            except UnicodeEncodeError:
+                raise TraceError(f"{path}: problem {problem.id!r}: the id or dataset is not valid Unicode text") \
+                    from None
         def write(handle: Any) -> None:
             for line in self.lines():
                 handle.write(line + "\n")
@@ -205,6 +215,8 @@ def parse_lines(lines: Iterable[str], file: str) -> Trace:
             obj = json.loads(text)
         except json.JSONDecodeError as exc:
             raise line.fail("", f"not valid JSON ({exc.msg} at column {exc.colno}); a truncated line?") from None
+        except (ValueError, RecursionError) as exc:  # absurd integers, absurd nesting
+            raise line.fail("", f"not a usable JSON line ({type(exc).__name__}: {str(exc)[:80]})") from None
         if header is None:
             header = parse_header(obj, line)
             continue

@@ -15,9 +15,12 @@ from typing import Any
 from .._params import build, param
 from .._yamlio import LocatedDict, load_yaml
 from ..errors import ConfigError
+from ._io import MAX_TOKENS
 
 # SPEC section 3: the rejection probability is typically below 30%.
 MAX_REJECT_PROBABILITY = 0.3
+# A log-space spread beyond this puts the 99th percentile 10^10 times the median: no real data.
+MAX_SIGMA = 10.0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -41,18 +44,24 @@ class DatasetProfile:
     max_context_tokens: int = param("prompt + solution never exceed this (the target's window); a solution "
                                     "that would is cut at a step boundary", default=4096)
 
-    def check(self, where: str) -> None:
+    def check(self, where_of: Any) -> None:
+        """Checks across parameters; ``where_of(field)`` names a field's place."""
         if self.reject_probability >= MAX_REJECT_PROBABILITY:
-            raise ConfigError(f"{where}: reject_probability: {self.reject_probability} is not below "
+            raise ConfigError(f"{where_of('reject_probability')}: {self.reject_probability} is not below "
                               f"{MAX_REJECT_PROBABILITY} (SPEC section 3)")
         for stem in ("prompt_tokens", "steps", "step_tokens"):
             median, top = getattr(self, f"{stem}_median"), getattr(self, f"{stem}_max")
             if top < median:
-                raise ConfigError(f"{where}: {stem}_max: {top} is below {stem}_median ({median})")
+                raise ConfigError(f"{where_of(stem + '_max')}: {top} is below {stem}_median ({median})")
+            if getattr(self, f"{stem}_sigma") > MAX_SIGMA:
+                raise ConfigError(f"{where_of(stem + '_sigma')}: {getattr(self, stem + '_sigma')} is not a "
+                                  f"plausible log-space spread (at most {MAX_SIGMA})")
+        if self.step_tokens_max > MAX_TOKENS or self.prompt_tokens_max > MAX_TOKENS:
+            raise ConfigError(f"{where_of('step_tokens_max')}: steps and prompts stay under {MAX_TOKENS} tokens")
         longest_first = self.template_tokens + self.prompt_tokens_max + self.step_tokens_max
         if longest_first > self.max_context_tokens:
-            raise ConfigError(f"{where}: max_context_tokens: {self.max_context_tokens} cannot hold the longest "
-                              f"prompt and first step ({longest_first} tokens)")
+            raise ConfigError(f"{where_of('max_context_tokens')}: {self.max_context_tokens} cannot hold the "
+                              f"longest prompt and first step ({longest_first} tokens)")
 
 
 def _profiles_dir() -> Path:
@@ -66,6 +75,7 @@ def builtin_profiles() -> list[str]:
 def load_profile(ref: Any) -> DatasetProfile:
     """A profile: built-in name (``math500``), YAML path, or DatasetProfile."""
     if isinstance(ref, DatasetProfile):
+        ref.check(lambda name: f"profile {ref.name!r}: {name}")
         return ref
     if not isinstance(ref, str | Path):
         raise ConfigError(f"a profile is a name, a YAML path or a DatasetProfile, not {type(ref).__name__}")
@@ -82,5 +92,5 @@ def load_profile(ref: Any) -> DatasetProfile:
         raise ConfigError(f"{where}: kind must be 'dataset-profile', got {data.get('kind')!r}")
     body = LocatedDict({k: v for k, v in data.items() if k != "kind"}, data.where, data.lines)
     profile = build(DatasetProfile, body)
-    profile.check(str(path))
+    profile.check(lambda name: str(body.where_of(name)) if name in body else f"{path}: {name}")
     return profile

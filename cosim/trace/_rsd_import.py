@@ -25,7 +25,7 @@ from typing import Any, Callable
 from .._dataset_stats import STEP_DELIMITER, TOKENIZER_NOTE, default_counter, split_steps
 from ..errors import ConfigError
 from ._events import Draft, Problem, Refine, TraceHeader
-from ._io import Trace, TraceError
+from ._io import MAX_TOKENS, Trace, TraceError
 
 # Qwen2.5-Math's chat template around each question (estimate, as in the dataset profiles).
 TEMPLATE_TOKENS = 30
@@ -83,7 +83,8 @@ def rsd_problem(record: Any, where: str, dataset: str, count: Callable[[str], in
     turns = _field(record, "turn_info", list, where)
     rewards = _field(record, "reward", list, where)
     counts = _field(record, "token_counts", list, where)
-    if len(counts) != 3 or not all(isinstance(c, int) and not isinstance(c, bool) and c >= 0 for c in counts):
+    if len(counts) != 3 or not all(isinstance(c, int) and not isinstance(c, bool) and 0 <= c <= MAX_TOKENS * 1000
+                                   for c in counts):
         raise RsdRecordError(f"{where}: token_counts: expected [accepted, target, discarded], three counts >= 0, "
                              f"got {counts!r}")
     steps = split_steps(code[0])
@@ -123,6 +124,9 @@ def rsd_problem(record: Any, where: str, dataset: str, count: Callable[[str], in
     scores = record.get("score")
     correct = scores[0] if isinstance(scores, list) and scores and isinstance(scores[0], bool) else None
     ident = record.get("idx", index)
+    if not isinstance(ident, int | str) or isinstance(ident, bool) or \
+            not str(ident).isprintable() or any(0xD800 <= ord(c) <= 0xDFFF for c in str(ident)):
+        raise RsdRecordError(f"{where}: idx: expected a number or printable text, got {ident!r}")
     return Problem(f"{dataset}-{ident}", dataset, TEMPLATE_TOKENS + max(1, count(question)), tuple(events), correct)
 
 
@@ -151,6 +155,8 @@ def import_rsd(path: str | Path, dataset: str, *, count: Callable[[str], int] | 
                                  "discarded_draft_lengths": SPLIT_METHOD})
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
     problems: list[Problem] = []
@@ -165,6 +171,8 @@ def import_rsd(path: str | Path, dataset: str, *, count: Callable[[str], int] | 
                 record = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise RsdRecordError(f"{where}: not valid JSON ({exc.msg})") from None
+            except (ValueError, RecursionError) as exc:
+                raise RsdRecordError(f"{where}: not a usable JSON line ({type(exc).__name__})") from None
             problem = rsd_problem(record, where, dataset, count, head, len(problems) + len(skipped))
             if problem.id in seen:
                 raise RsdRecordError(f"{where}: idx: problem {problem.id!r} appears twice")
