@@ -223,6 +223,8 @@ def cmd_record(args: argparse.Namespace) -> int:
                             progress=lambda done, total: bar.update(1))
     bar.close()
     paths = recording.write(folder)
+    for reason in recording.skipped:
+        print(f"skipped: {reason}")
     print(traces.format_table(traces.trace_statistics(recording.trace)))
     print("wrote " + ", ".join(str(p) for p in paths.values()))
     return 0

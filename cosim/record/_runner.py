@@ -25,6 +25,7 @@ class Recording:
     trace: Trace
     timings: dict[str, Timings]
     texts: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # problems that left nothing to replay
 
     def profile_rows(self, role: str) -> list[tuple[str, int, int, float]]:
         """The median seconds of each measured (phase, tokens, context)."""
@@ -84,6 +85,7 @@ def record_brsd(draft: CausalModel, target: CausalModel, prm: Scorer, problems: 
     items = _questions(problems)
     recorded: list[Problem] = []
     texts: list[str] = []
+    skipped: list[str] = []
     for index, (question, answer) in enumerate(items):
         prompt = draft.encode(PROMPT_TEMPLATE.format(question=question))
         chain: list[list[int]] = []
@@ -126,15 +128,17 @@ def record_brsd(draft: CausalModel, target: CausalModel, prm: Scorer, problems: 
                 backtracks += 1
                 chain.pop()
                 step -= 1
+        if progress:
+            progress(index + 1, len(items))
+        if not events:  # the draft ended the answer before writing a step
+            skipped.append(f"{dataset}-{index:05d}: the draft model ended the answer at once (no step to replay)")
+            continue
         text = draft.decode([t for s in chain for t in s])
         texts.append(text)
         correct = None if answer is None else final_answer(text) == answer.strip()
-        problem = Problem(f"{dataset}-{index:05d}", dataset, len(prompt), tuple(events), correct)
-        recorded.append(problem)
-        if progress:
-            progress(index + 1, len(items))
-    if not recorded or not all(p.events for p in recorded):
-        raise ConfigError("recording produced a problem without events (the draft ended every answer at once)")
+        recorded.append(Problem(f"{dataset}-{index:05d}", dataset, len(prompt), tuple(events), correct))
+    if not recorded:
+        raise ConfigError("recording left no problem to replay: " + "; ".join(skipped))
     meta = {"recorded": {"draft": draft.name, "target": target.name, "max_step_tokens": max_step_tokens,
                          "max_steps": max_steps}, "tokenizer": "the models' own"}
     trace = Trace(TraceHeader(head.accept_threshold, head.backtrack_threshold, head.max_backtracks,
@@ -147,7 +151,7 @@ def record_brsd(draft: CausalModel, target: CausalModel, prm: Scorer, problems: 
     prm_timings = getattr(prm, "timings", None)
     if prm_timings is not None:
         timings["prm"] = prm_timings
-    return Recording(trace, timings, texts)
+    return Recording(trace, timings, texts, skipped)
 
 
 def read_problems(path: str | Path, limit: int | None = None) -> list[dict[str, Any]]:
