@@ -9,14 +9,24 @@ from . import _commands, hardware
 from ._params import describe
 from .errors import CosimError
 
-_CONFIG_CLASSES = {
-    "pcie": hardware.PcieLinkConfig,
-    "hbm": hardware.HbmConfig,
-    "fpga": hardware.FpgaAcceleratorConfig,
-    "gpu": hardware.GpuConfig,
-    "power": hardware.PowerConfig,
-    "model": hardware.ModelConfig,
-}
+def _config_classes() -> dict[str, type]:
+    from .scenario import Serving, Toggles
+    from .trace import DatasetProfile
+
+    return {
+        "pcie": hardware.PcieLinkConfig,
+        "hbm": hardware.HbmConfig,
+        "fpga": hardware.FpgaAcceleratorConfig,
+        "gpu": hardware.GpuConfig,
+        "power": hardware.PowerConfig,
+        "model": hardware.ModelConfig,
+        "toggles": Toggles,
+        "serving": Serving,
+        "profile": DatasetProfile,
+    }
+
+
+_GROUPS = ("pcie", "hbm", "fpga", "gpu", "power", "model", "toggles", "serving", "profile")
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
@@ -27,7 +37,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 
 def _cmd_params(args: argparse.Namespace) -> int:
-    for group, cls in _CONFIG_CLASSES.items():
+    for group, cls in _config_classes().items():
         if args.group and group != args.group:
             continue
         print(f"[{group}]")
@@ -159,7 +169,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="each hardware model alone, then the systems on a small trace")
     demo.set_defaults(func=_cmd_demo)
     params = sub.add_parser("params", help="list every configuration parameter with its unit and meaning")
-    params.add_argument("group", nargs="?", choices=sorted(_CONFIG_CLASSES), help="only this group")
+    params.add_argument("group", nargs="?", choices=_GROUPS, help="only this group")
     params.set_defaults(func=_cmd_params)
     builtins = sub.add_parser("builtins", help="list the built-in devices, links, models and dataset profiles")
     builtins.set_defaults(func=_cmd_builtins)
