@@ -184,6 +184,10 @@ py::dict simulate_workflow(const py::dict& system, const py::array_t<int64_t>& e
     }();
 
     const auto& ms = host.metrics();
+    if (ms.size() != problems.size())
+        throw SimulationError("the simulation stopped after " + std::to_string(ms.size()) + " of " +
+                              std::to_string(problems.size()) + " problems at " +
+                              sc_core::sc_time_stamp().to_string() + " (a device waited on nothing)");
     py::dict metrics;
     metrics["start_ns"] = column(ms, [](const ProblemMetrics& m) { return m.start_ns; });
     metrics["end_ns"] = column(ms, [](const ProblemMetrics& m) { return m.end_ns; });

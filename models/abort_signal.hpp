@@ -20,17 +20,19 @@ struct AbortSignal {
 
 // Waits `ns`, or less if `abort` is requested meanwhile; true if it ran the full time.
 bool wait_unless_aborted(double ns, AbortSignal* abort);
+// The same for a duration already in kernel units.
+bool wait_units_unless_aborted(uint64_t units, AbortSignal* abort);
 
 // Consecutive tokens simulated with one wait for all of them (when nobody needs
 // an event per token): how many finished before an abort or `wake` cut the wait
 // short, and how long the unfinished one had run.
 struct TokenRun {
     int64_t completed = 0;
-    double partial_ns = 0.0;
+    uint64_t partial_units = 0;  // kernel time units into the unfinished token
     bool aborted = false;
 };
-// `durations_ns[i]` is token i's time; `head_start_ns` of token 0 was spent before.
-TokenRun wait_tokens(const std::vector<double>& durations_ns, double head_start_ns, AbortSignal* abort,
+// `durations_ns[i]` is token i's time; `head_start_units` of token 0 were spent before.
+TokenRun wait_tokens(const std::vector<double>& durations_ns, uint64_t head_start_units, AbortSignal* abort,
                      const sc_core::sc_event* wake = nullptr);
 
 }  // namespace cosim

@@ -193,13 +193,13 @@ TicketPtr HostOrchestrator::decode_job(const Run& r, std::vector<int64_t> deps, 
         }
         const double start = now_ns();
         int64_t decoded = 0;
-        double head_start = 0.0;  // time already spent on the token under way
+        uint64_t head_start = 0;  // kernel time units already spent on the token under way
         target.power().set_state(PowerState::decode);
         while (*generated < *limit) {
             if (*streaming) {  // each token leaves as it is decoded: one wait per token
-                const double ns = target.decode_token_ns(context + *generated) - head_start;
-                head_start = 0.0;
-                if (!wait_unless_aborted(ns, &t.abort)) break;
+                const uint64_t units = duration_ns(target.decode_token_ns(context + *generated)).value() - head_start;
+                head_start = 0;
+                if (!wait_units_unless_aborted(units, &t.abort)) break;
                 ++*generated;
                 ++decoded;
                 token->notify(sc_core::SC_ZERO_TIME);
@@ -212,7 +212,7 @@ TicketPtr HostOrchestrator::decode_job(const Run& r, std::vector<int64_t> deps, 
             const TokenRun part = wait_tokens(durations, head_start, &t.abort, retune.get());
             *generated += part.completed;
             decoded += part.completed;
-            head_start = part.completed == static_cast<int64_t>(durations.size()) ? 0.0 : part.partial_ns;
+            head_start = part.completed == static_cast<int64_t>(durations.size()) ? 0 : part.partial_units;
             if (part.completed > 0 && *streaming) token->notify(sc_core::SC_ZERO_TIME);
             if (part.aborted) break;
         }
@@ -500,8 +500,10 @@ void HostOrchestrator::on_refine(int64_t k, const TraceEvent& e) {
                               std::to_string(chain_.size()) + " steps");
     if (run_.ticket && run_.step == step && run_.key == chain_key()) {
         // Step-ahead refinement: the run already under way is the refinement.
-        *run_.limit = tokens;
-        run_.retune->notify(sc_core::SC_ZERO_TIME);
+        if (*run_.limit != tokens) {
+            *run_.limit = tokens;
+            run_.retune->notify(sc_core::SC_ZERO_TIME);
+        }
         if (run_.ticket->finished && *run_.generated < tokens) {
             // It stopped at its guessed length: it decodes on from where it was.
             run_.ticket = decode_job(run_, {run_.ticket->activity}, now_ns(), false);

@@ -72,3 +72,15 @@ def test_random_backtracking_trajectories_conserve_tokens_and_energy(trace, scn)
 @given(problems(backtracking=False), st.sampled_from(SYSTEMS))
 def test_random_forward_only_trajectories_conserve_tokens_and_energy(trace, scn):
     check(trace, scn)
+
+
+def test_observation_does_not_change_timing_even_where_ns_round_oddly():
+    # A duration whose rounding to picoseconds is on a knife edge (found by review): one wait
+    # per token (observed) and one wait per step (unobserved) must still land on the same ps.
+    scn = (cosim.scenario("heteroreason", 1, draft={"device": "jetson_orin_nano"})
+           .with_value("draft.device.gpu.memory_bandwidth_gbps", 48.0)
+           .with_value("draft.device.gpu.memory_efficiency", 1.0)
+           .with_value("draft.device.gpu.forward_overhead_ns", 9999999.9998333305))
+    trace = cosim.trace.generate("gsm8k", 1, seed=0)
+    plain = cosim.simulate(scn, trace).per_problem
+    assert cosim.simulate(scn, trace, activities=True).per_problem == plain
