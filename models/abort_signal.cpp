@@ -42,13 +42,13 @@ TokenRun wait_tokens(const std::vector<double>& durations_ns, uint64_t head_star
     uint64_t total = 0;
     double total_ns = 0.0;
     for (size_t i = 0; i < durations_ns.size(); ++i) {
-        const double ns = durations_ns[i];
-        total_ns += ns;
-        duration_ns(total_ns);  // refuses what the kernel's clock cannot hold before it is counted
-        // The kernel's own rounding of a wait of this token alone.
-        total += duration_ns(ns).value() - (i == 0 ? head_start_units : 0);
+        total_ns += durations_ns[i];
+        // The kernel's own rounding of a wait of this token alone; duration_ns refuses
+        // what the kernel's clock cannot hold.
+        total += duration_ns(durations_ns[i]).value() - (i == 0 ? head_start_units : 0);
         ends.push_back(total);
     }
+    duration_ns(total_ns);  // the whole run, too
     const sc_core::sc_time start = sc_core::sc_time_stamp();
     const sc_core::sc_time duration = sc_core::sc_time::from_value(total);
     if (abort == nullptr && wake == nullptr) sc_core::wait(duration);

@@ -13,9 +13,10 @@ constexpr double kMaxUnits = 9.2e18;
 }  // namespace
 
 sc_core::sc_time duration_ns(double ns) {
-    const double units_per_ns = 1e-9 / sc_core::sc_get_time_resolution().to_seconds();
+    // The resolution is frozen once the kernel runs, which it does whenever this is called.
+    static const double units_per_ns = 1e-9 / sc_core::sc_get_time_resolution().to_seconds();
     const double now_units = static_cast<double>(sc_core::sc_time_stamp().value());
-    if (!std::isfinite(ns) || ns < 0.0 || now_units + ns * units_per_ns > kMaxUnits) {
+    if (!(ns >= 0.0) || now_units + ns * units_per_ns > kMaxUnits) {  // NaN and infinity fail too
         std::ostringstream out;
         out << "a duration of " << ns << " ns at " << sc_core::sc_time_stamp()
             << " cannot be simulated (negative, not finite, or past the kernel's clock of about "
