@@ -66,7 +66,8 @@ def run_isolated(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
             child.join()
             code = child.exitcode
             how = f"signal {signal.Signals(-code).name}" if code and code < 0 else f"exit code {code}"
-            raise errors.WorkerCrashed(f"the simulation worker (pid {child.pid}) died without answering ({how})")
+            raise errors.WorkerCrashed(
+                f"the simulation worker (pid {child.pid}) died without answering ({how})") from None
         child.join()
     except BaseException:
         if child.is_alive():

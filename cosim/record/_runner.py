@@ -93,7 +93,7 @@ def record_brsd(draft: CausalModel, target: CausalModel, prm: Scorer, problems: 
         backtracks = 0
         done = False
 
-        def context() -> list[int]:
+        def context(prompt: list[int] = prompt, chain: list[list[int]] = chain) -> list[int]:
             return prompt + [t for s in chain for t in s]
 
         while not done and len(chain) < max_steps:
