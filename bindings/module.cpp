@@ -55,7 +55,8 @@ PYBIND11_MODULE(_native, m) {
     m.def("power_run", &cosim::bindings::power_run, py::arg("power"), py::arg("segments"));
     m.def("kvmu_run", &cosim::bindings::kvmu_run, py::arg("capacity_tokens"), py::arg("ops"));
     m.def("simulate_workflow", &cosim::bindings::simulate_workflow, py::arg("system"), py::arg("events"),
-          py::arg("problems"), py::arg("keep_activities") = false, py::arg("vcd_path") = std::string());
+          py::arg("problems"), py::arg("keep_activities") = false, py::arg("vcd_path") = std::string(),
+          py::arg("vcd_every_token") = false);
     m.def("systemc_selftest", &cosim::bindings::systemc_selftest, py::arg("message"));
     m.def("kernel_floor", &cosim::bindings::kernel_floor, py::arg("transactions"), py::arg("delay_ns"));
 }

@@ -83,7 +83,7 @@ py::list column(const std::vector<ProblemMetrics>& ms, T get) {
 
 py::dict simulate_workflow(const py::dict& system, const py::array_t<int64_t>& events_array,
                            const py::array_t<int64_t>& problems_array, bool keep_activities,
-                           const std::string& vcd_path) {
+                           const std::string& vcd_path, bool vcd_every_token) {
     WorkflowOptions options = read_options(section(system, "options"));
     options.keep_activities = keep_activities;
     const std::vector<TraceEvent> events = read_events(events_array);
@@ -160,15 +160,18 @@ py::dict simulate_workflow(const py::dict& system, const py::array_t<int64_t>& e
         host.set_step_observer([&probe](int32_t p, int32_t s) { probe->on_step(p, s); });
     }
     if (keep_activities || probe) {
-        draft->kvmu().set_observer([&](const char* op, const Kvmu& k) {
-            if (probe) probe->on_kvmu(k);
-            if (!keep_activities) return;
-            // Verdicts and mode changes only; per-token pointer moves would swamp the record.
-            const std::string name(op);
-            if (name == "speculate_token" || name == "sync_token") return;
-            kvmu_log.push_back(KvmuRecord{log.problem(), sc_core::sc_time_stamp().to_seconds() * 1e9, name,
-                                          k.pointers(), kvmu_mode_name(k.mode())});
-        });
+        draft->kvmu().set_observer(
+            [&](const char* op, const Kvmu& k) {
+                const std::string name(op);
+                const bool per_token = name == "speculate_token" || name == "sync_token";
+                // Shadow-sync tokens are waited for one by one anyway; drafted tokens only in token detail.
+                if (probe && (vcd_every_token || name != "speculate_token")) probe->on_kvmu(k);
+                // The record keeps verdicts and mode changes; per-token moves would swamp it.
+                if (!keep_activities || per_token) return;
+                kvmu_log.push_back(KvmuRecord{log.problem(), sc_core::sc_time_stamp().to_seconds() * 1e9, name,
+                                              k.pointers(), kvmu_mode_name(k.mode())});
+            },
+            probe && vcd_every_token);
     }
     py::dict out = [&] {
         const RunStats stats = run_to_completion([&] {

@@ -11,6 +11,6 @@ namespace cosim::bindings {
 
 pybind11::dict simulate_workflow(const pybind11::dict& system, const pybind11::array_t<int64_t>& events,
                                  const pybind11::array_t<int64_t>& problems, bool keep_activities,
-                                 const std::string& vcd_path);
+                                 const std::string& vcd_path, bool vcd_every_token);
 
 }  // namespace cosim::bindings

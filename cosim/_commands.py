@@ -75,7 +75,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     bar = _progress(args, 3, "run")
     workload, described = _workload(args)
     bar.update(1)
-    result = simulate(scn, workload, vcd=args.vcd, timeline=args.timeline)
+    result = simulate(scn, workload, vcd=args.vcd, timeline=args.timeline, vcd_detail=args.vcd_detail)
     bar.update(1)
     write_atomically(folder / "per_problem.csv", per_problem_csv(result))
     write_atomically(folder / "summary.json", json.dumps(result.summary, indent=1))

@@ -108,12 +108,17 @@ def system_dict(scn: Scenario) -> dict[str, Any]:
     }
 
 
+VCD_DETAILS = ("step", "token")
+
+
 def simulate(scn: Scenario, trace: Trace, *, vcd: str | Path | None = None, timeline: str | Path | None = None,
-             activities: bool = False) -> Result:
+             activities: bool = False, vcd_detail: str = "step") -> Result:
     """Replays the whole trace through the scenario's system in one SystemC elaboration.
 
     ``vcd``: write SystemC waveforms there (KVMU pointers and mode, MUX, device
-    states and power, step, PCIe bytes in flight). ``timeline``: write a
+    states and power, step, PCIe bytes in flight); ``vcd_detail="token"`` moves
+    the draft device's pointers token by token (every drafted token a time stamp,
+    several times slower), ``"step"`` at each step boundary and verdict. ``timeline``: write a
     Perfetto trace-event JSON there. ``activities``: keep every device activity
     and KVMU verdict in the result (implied by ``timeline``).
     """
@@ -123,6 +128,8 @@ def simulate(scn: Scenario, trace: Trace, *, vcd: str | Path | None = None, time
         raise ConfigError(f"simulate: expected a Trace (cosim.trace.load or generate), got {type(trace).__name__}")
     if not trace.problems:
         raise ConfigError("simulate: the trace has no problems")
+    if vcd_detail not in VCD_DETAILS:
+        raise ConfigError(f"vcd_detail: one of {', '.join(VCD_DETAILS)}, got {vcd_detail!r}")
     vcd_stem = ""
     if vcd is not None:
         vcd_path = writable_file(vcd, "vcd")
@@ -133,7 +140,8 @@ def simulate(scn: Scenario, trace: Trace, *, vcd: str | Path | None = None, time
     check_windows(scn, trace)
     events, problems = trace_arrays(trace)
     system = system_dict(scn)
-    raw = run_isolated(lambda: native().simulate_workflow(system, events, problems, keep, vcd_stem))
+    every_token = vcd_detail == "token"
+    raw = run_isolated(lambda: native().simulate_workflow(system, events, problems, keep, vcd_stem, every_token))
     result = Result.from_native(scn, trace, raw)
     if timeline_path is not None:
         labels = {role: getattr(scn, role).device.name for role in ("draft", "prm", "target")}

@@ -117,6 +117,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("scenario", help="scenario YAML (see scenarios/)")
     _workload_options(run)
     run.add_argument("--vcd", help="write SystemC waveforms (VCD) here")
+    run.add_argument("--vcd-detail", choices=("step", "token"), default="step",
+                     help="draft pointers per step boundary and verdict (default), or per drafted token (slower)")
     run.add_argument("--timeline", help="write a Perfetto/Chrome trace-event timeline (JSON) here")
     run.add_argument("--out", help="folder for per_problem.csv, summary.json, scenario.resolved.yaml "
                                    "(default out/<scenario name>)")

@@ -50,7 +50,7 @@ int64_t DraftUnit::draft(int64_t tokens, AbortSignal* abort) {
     const int64_t start = k.pointers().ahead;
     gpu_->power().set_state(PowerState::decode);
     int64_t written = 0;
-    if (k.observed()) {
+    if (k.observed_per_token()) {
         while (written < tokens) {
             if (!wait_unless_aborted(gpu_->decode_token_ns(start + written), abort)) break;
             k.speculate_token();

@@ -102,7 +102,7 @@ int64_t FpgaDraftAccelerator::decode_step(int64_t tokens, AbortSignal* abort) {
     if (kvmu_.mux() == MuxSource::pcie) kvmu_.begin_speculation();
     power_.set_state(PowerState::decode);
     int64_t written = 0;
-    if (token_events_ || kvmu_.observed()) {
+    if (token_events_ || kvmu_.observed_per_token()) {
         // Someone watches every token (an event listener, a waveform): one wait per token.
         while (written < tokens) {
             if (!wait_unless_aborted(token_ns(context()), abort)) break;

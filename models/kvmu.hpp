@@ -54,10 +54,15 @@ public:
     // Forgets the context (a new problem); the next initialize may go anywhere.
     void clear();
 
-    // Called after every operation that succeeded, with the operation's name.
+    // Called after every operation that succeeded, with the operation's name. With
+    // `every_token` the drafting devices move time token by token so each pointer
+    // step is seen at its own time; without, a step may advance its pointers at once.
     using Observer = std::function<void(const char* operation, const Kvmu&)>;
-    void set_observer(Observer observer) { observer_ = std::move(observer); }
-    bool observed() const { return static_cast<bool>(observer_); }
+    void set_observer(Observer observer, bool every_token) {
+        observer_ = std::move(observer);
+        every_token_ = every_token;
+    }
+    bool observed_per_token() const { return observer_ && every_token_; }
 
     KvmuPointers pointers() const { return ptr_; }
     KvmuMode mode() const { return mode_; }
@@ -80,6 +85,7 @@ private:
     bool following_ = false;
     bool drafting_ = false;  // tokens drafted since the last step boundary
     Observer observer_;
+    bool every_token_ = false;
 
     void changed(const char* operation) const {
         if (observer_) observer_(operation, *this);

@@ -57,7 +57,7 @@ def show(problems: list[trace.Problem], description: str, header: trace.TraceHea
         _events(problem, header)
     workload = trace.Trace(header, problems)
     scn = cosim.load_scenario(args.scenario)
-    result = cosim.simulate(scn, workload, vcd=args.vcd, timeline=args.timeline, activities=True)
+    result = cosim.simulate(scn, workload, vcd=args.vcd, timeline=args.timeline, activities=True, vcd_detail="token")
     print(f"\nSimulated on {scn.name} ({scn.system}, draft on {scn.draft.device.name}):")
     _timeline(result)
     s = result.summary

@@ -64,6 +64,36 @@ def test_vcd_kvmu_pointers_at_hand_worked_verdict_times(all_accept_vcd):
     assert value_at(all_accept_vcd, "kvmu_ahead", int(hand["kv_ready"] * PS_PER_NS) + 1000) == PROMPT
 
 
+def test_token_detail_moves_the_draft_pointer_token_by_token(tmp_path):
+    from handmodel import Fpga
+
+    path = tmp_path / "tokens.vcd"
+    b = TrajectoryBuilder("accept", PROMPT)
+    for n in STEPS:
+        b.accept(n)
+    cosim.simulate(cosim.scenario("heteroreason", 1), Trace(TraceHeader(), [b.build()]), vcd=path,
+                   vcd_detail="token")
+    changes = read_vcd(path)
+    hand = all_accept_timeline(PROMPT, STEPS, step_ahead=True)
+    fpga = Fpga()
+    t = hand["kv_ready"]
+    for j in range(5):  # the first tokens of step 1, each at its own time
+        t += fpga.token(PROMPT + j)
+        assert value_at(changes, "kvmu_ahead", int(t * PS_PER_NS) + 10) == PROMPT + j + 1
+        assert value_at(changes, "kvmu_ahead", int(t * PS_PER_NS) - 1000) == PROMPT + j
+    assert value_at(read_vcd(path), "kvmu_curr", int(t * PS_PER_NS) + 10) == PROMPT + 5  # curr follows y1
+
+
+def test_step_detail_moves_the_draft_pointer_at_the_step_boundary(all_accept_vcd):
+    from handmodel import Fpga
+
+    hand = all_accept_timeline(PROMPT, STEPS, step_ahead=True)
+    first_token = hand["kv_ready"] + Fpga().token(PROMPT)
+    assert value_at(all_accept_vcd, "kvmu_ahead", int(first_token * PS_PER_NS) + 10) == PROMPT
+    step_end = hand["kv_ready"] + Fpga().step(PROMPT, STEPS[0])
+    assert value_at(all_accept_vcd, "kvmu_ahead", int(step_end * PS_PER_NS) + 10) == PROMPT + STEPS[0]
+
+
 def test_vcd_device_power_and_pcie_bytes_in_flight(all_accept_vcd):
     hand = all_accept_timeline(PROMPT, STEPS, step_ahead=True)
     power = cosim.load_device("u280").power
