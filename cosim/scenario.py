@@ -10,7 +10,7 @@ import dataclasses
 import hashlib
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -79,7 +79,6 @@ class Scenario:
     serving: Serving
     description: str = ""
     source: str = "<code>"
-    overrides: dict[str, Any] = field(default_factory=dict)
 
     @property
     def sequential(self) -> bool:
