@@ -2,11 +2,9 @@
 speculative reasoning (draft on an FPGA, PRM and target on GPUs)."""
 
 from . import standalone, trace
+from ._latency_csv import LatencyProfile, load_latency_profile
 from ._sweep import SweepTable, sweep
 from ._workflow import simulate
-from .result import METRICS, Result
-from .scenario import Scenario, build_scenario, load_scenario, scenario
-from ._latency_csv import LatencyProfile, load_latency_profile
 from .errors import CapacityError, ConfigError, CosimError, KvmuError, SimulationError, WorkerCrashed
 from .hardware import (
     FpgaDevice,
@@ -18,6 +16,8 @@ from .hardware import (
     load_link,
     load_model,
 )
+from .result import METRICS, Result
+from .scenario import Scenario, build_scenario, load_scenario, scenario
 
 __version__ = "0.1.0"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
-from typing import Callable, IO
+from typing import IO, Callable
 
 _UMASK = os.umask(0)
 os.umask(_UMASK)

@@ -15,6 +15,7 @@ import statistics
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
+from ._files import read_text
 from .errors import ConfigError
 
 STEP_DELIMITER = "\n\n"
@@ -42,12 +43,7 @@ def default_counter() -> Callable[[str], int]:
 def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
     path = Path(path)
     rows = []
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+    lines = read_text(path).splitlines()
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue

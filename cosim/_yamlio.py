@@ -9,6 +9,7 @@ from typing import Any
 
 import yaml
 
+from ._files import read_text
 from .errors import ConfigError
 
 
@@ -124,16 +125,7 @@ def load_yaml_text(text: str, file: str) -> Any:
 
 
 def load_yaml(path: str | Path) -> Any:
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: no such file") from None
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
-    return load_yaml_text(text, str(path))
+    return load_yaml_text(read_text(path), str(path))
 
 
 def locate(data: Any, file: str = "<dict>", path: str = "") -> Any:

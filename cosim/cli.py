@@ -9,6 +9,7 @@ from . import _commands, hardware
 from ._params import describe
 from .errors import CosimError
 
+
 def _config_classes() -> dict[str, type]:
     from .scenario import Serving, Toggles
     from .trace import DatasetProfile

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from .._atomic import write_atomically
+from .._files import read_text
 from ..errors import ConfigError
 from ..trace import Backtrack, Draft, Problem, Refine, Trace, TraceHeader
 from ._models import CausalModel, Scorer, Timings
@@ -156,12 +157,7 @@ def record_brsd(draft: CausalModel, target: CausalModel, prm: Scorer, problems: 
 
 def read_problems(path: str | Path, limit: int | None = None) -> list[dict[str, Any]]:
     rows = []
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+    text = read_text(path)
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue

@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ConfigError
 from .._dataset_stats import TOKENIZER_NOTE
+from ..errors import ConfigError
 from ._events import Backtrack, Draft, Event, Problem, Refine, TraceHeader
 from ._io import Trace
 from ._profiles import DatasetProfile, load_profile

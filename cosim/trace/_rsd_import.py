@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .._dataset_stats import STEP_DELIMITER, TOKENIZER_NOTE, default_counter, split_steps
+from .._files import read_text
 from ..errors import ConfigError
 from ._events import Draft, Problem, Refine, TraceHeader
 from ._io import MAX_TOKENS, Trace, TraceError
@@ -153,12 +154,7 @@ def import_rsd(path: str | Path, dataset: str, *, count: Callable[[str], int] | 
                        metadata={"source": {"format": "rsd --save_outputs", "file": str(path)},
                                  "tokenizer": note, "template_tokens": TEMPLATE_TOKENS,
                                  "discarded_draft_lengths": SPLIT_METHOD})
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+    lines = read_text(path).splitlines()
     problems: list[Problem] = []
     skipped: list[str] = []
     seen: set[str] = set()

@@ -1,0 +1,20 @@
+"""Reading a user's text file, with errors that name it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .errors import ConfigError
+
+
+def read_text(path: str | Path) -> str:
+    """The file's text; ConfigError naming the file if it is missing, unreadable or not UTF-8."""
+    path = Path(path)
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such file") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
