@@ -31,6 +31,8 @@ _PASSED_THROUGH = (
 
 
 def _child(conn: Any, func: Callable[..., Any], args: tuple, kwargs: dict) -> None:
+    # The parent held SIGINT back across the fork; a Ctrl-C pending now arrives here.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     try:
         result = func(*args, **kwargs)
         conn.send(("ok", result))
@@ -57,7 +59,13 @@ def run_isolated(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     ctx = mp.get_context("fork")
     receiver, sender = ctx.Pipe(duplex=False)
     child = ctx.Process(target=_child, args=(sender, func, args, kwargs), daemon=True)
-    child.start()
+    # A Ctrl-C landing inside fork's own hooks would be swallowed ("Exception ignored"):
+    # hold it back until the fork is done, then it is raised here or in the child.
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        child.start()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
     sender.close()
     try:
         try:

@@ -153,11 +153,19 @@ class _Journal:
 
     def __init__(self, folder: Path | None, fingerprint: str):
         self.path = folder / JOURNAL if folder else None
+        self.fingerprint = fingerprint
         self.done: dict[str, dict[str, Any]] = {}
         if not (self.path and self.path.exists()):
             if self.path:
                 self._append({"_fingerprint": fingerprint})
             return
+        self.reload()
+
+    def reload(self) -> None:
+        """Reads back what the file holds (after an interrupt, it is the truth)."""
+        assert self.path is not None
+        self.done = {}
+        fingerprint = self.fingerprint
         for line in self.path.read_text(encoding="utf-8", errors="replace").splitlines():
             try:
                 row = json.loads(line)
@@ -190,9 +198,10 @@ class _Journal:
             os.fsync(handle.fileno())
 
     def add(self, key: str, row: dict[str, Any]) -> None:
-        self.done[key] = {**row, "_key": key}
+        entry = {**row, "_key": key}
         if self.path:
-            self._append(self.done[key])
+            self._append(entry)  # on disk first: an interrupt never leaves a row only in memory
+        self.done[key] = entry
 
 
 def sweep_fingerprint(scn: Scenario, trace: Trace) -> str:
@@ -296,6 +305,8 @@ def sweep(scn: Scenario, trace: Trace, grid: dict[str, Sequence[Any]], *, worker
     finally:
         if bar:
             bar.close()
+        if journal.path is not None:
+            journal.reload()  # what the table holds is exactly what the journal holds
         table = SweepTable(list(grid))
         for p in points:
             row = journal.done.get(point_key(p))
