@@ -71,9 +71,10 @@ def _breakdown(report: dict, path: Path) -> Path:
 def _sweep(sweep: dict, xlabel: str, path: Path) -> Path:
     ok = [r for r in sweep["rows"] if r["status"] == "ok"]
     fig, ax = plt.subplots(figsize=(6, 4))
-    ax.plot([r["value"] for r in ok], [r["latency_s"] for r in ok], marker="o")
+    ax.plot([r["value"] for r in ok], [r["latency_s"] * 1e3 for r in ok], marker="o")
     ax.set_xlabel(xlabel)
-    ax.set_ylabel("mean latency per problem (s)")
+    ax.set_ylabel("mean latency per problem (ms)")
+    ax.ticklabel_format(axis="y", useOffset=False, style="plain")  # small changes, shown as they are
     ax.set_title(f"{sweep['system']}, {sweep['dataset']}, Config {sweep['config']}")
     ax.grid(alpha=0.3)
     fig.tight_layout()
