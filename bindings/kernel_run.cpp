@@ -1,3 +1,4 @@
+#include "sim_time.hpp"
 #include "kernel_run.hpp"
 
 #include <chrono>
@@ -78,7 +79,7 @@ RunStats run_to_completion(const std::function<std::exception_ptr()>& error) {
     }
     if (error()) std::rethrow_exception(error());
     stats.wall_s = std::chrono::duration<double>(clock::now() - start).count();
-    stats.sim_ns = sc_core::sc_time_stamp().to_seconds() * 1e9;
+    stats.sim_ns = now_ns();
     stats.deltas = sc_core::sc_delta_count();
     return stats;
 }

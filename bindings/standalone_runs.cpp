@@ -1,3 +1,4 @@
+#include "sim_time.hpp"
 #include "standalone_runs.hpp"
 
 #include <memory>
@@ -37,7 +38,6 @@ struct OpRecord {
     std::string mode;
 };
 
-double now_ns() { return sc_core::sc_time_stamp().to_seconds() * 1e9; }
 
 py::dict run_stats(const RunStats& stats) {
     py::dict out;
@@ -145,7 +145,7 @@ py::dict pcie_transfers(const py::dict& link_params, const py::list& transfers) 
             if (issue > sc_core::sc_time_stamp()) sc_core::wait(issue - sc_core::sc_time_stamp());
             start_ns.push_back(now_ns());
             const sc_core::sc_time end = dma.post(t.dir, t.bytes);
-            end_ns.push_back(end.to_seconds() * 1e9);
+            end_ns.push_back(to_ns(end));
             if (end > last_end) last_end = end;
         }
         if (last_end > sc_core::sc_time_stamp()) sc_core::wait(last_end - sc_core::sc_time_stamp());

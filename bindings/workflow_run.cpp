@@ -1,3 +1,4 @@
+#include "sim_time.hpp"
 #include "workflow_run.hpp"
 
 #include <array>
@@ -168,7 +169,7 @@ py::dict simulate_workflow(const py::dict& system, const py::array_t<int64_t>& e
                 if (probe && (vcd_every_token || name != "speculate_token")) probe->on_kvmu(k);
                 // The record keeps verdicts and mode changes; per-token moves would swamp it.
                 if (!keep_activities || per_token) return;
-                kvmu_log.push_back(KvmuRecord{log.problem(), sc_core::sc_time_stamp().to_seconds() * 1e9, name,
+                kvmu_log.push_back(KvmuRecord{log.problem(), now_ns(), name,
                                               k.pointers(), kvmu_mode_name(k.mode())});
             },
             probe && vcd_every_token);

@@ -9,13 +9,12 @@ heteroreason-cosim[data]``, or pass any callable ``count(text) -> int``.
 
 from __future__ import annotations
 
-import json
 import math
 import statistics
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from ._files import read_text
+from ._files import parse_json_line, read_text
 from .errors import ConfigError
 
 STEP_DELIMITER = "\n\n"
@@ -47,12 +46,7 @@ def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ConfigError(f"{path}:{number}: not JSON: {exc.msg}") from None
-        except (ValueError, RecursionError) as exc:
-            raise ConfigError(f"{path}:{number}: not a usable JSON line ({type(exc).__name__})") from None
+        row = parse_json_line(line, f"{path}:{number}")
         if not isinstance(row, dict):
             raise ConfigError(f"{path}:{number}: expected a JSON object")
         rows.append(row)

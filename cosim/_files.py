@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 from .errors import ConfigError
 
@@ -18,3 +20,13 @@ def read_text(path: str | Path) -> str:
         raise ConfigError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+
+
+def parse_json_line(line: str, where: str, error: type[ConfigError] = ConfigError) -> Any:
+    """One JSON Lines record; ``error`` naming ``where`` (file:line) if it is not usable JSON."""
+    try:
+        return json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise error(f"{where}: not valid JSON ({exc.msg})") from None
+    except (ValueError, RecursionError) as exc:  # absurd integers, absurd nesting
+        raise error(f"{where}: not a usable JSON line ({type(exc).__name__})") from None

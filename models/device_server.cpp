@@ -1,3 +1,4 @@
+#include "sim_time.hpp"
 #include "device_server.hpp"
 
 namespace cosim {
@@ -21,7 +22,7 @@ TicketPtr DeviceServer::submit(Job job) {
 void DeviceServer::cancel_pending() {
     for (auto& [ticket, job] : queue_) {
         ticket->finished = true;
-        ticket->end_ns = sc_core::sc_time_stamp().to_seconds() * 1e9;
+        ticket->end_ns = now_ns();
         ticket->done.notify(sc_core::SC_ZERO_TIME);
     }
     queue_.clear();
@@ -47,7 +48,7 @@ void DeviceServer::run() {
         }
         running_ = false;
         ticket->finished = true;
-        ticket->end_ns = sc_core::sc_time_stamp().to_seconds() * 1e9;
+        ticket->end_ns = now_ns();
         ticket->done.notify(sc_core::SC_ZERO_TIME);
         if (queue_.empty()) idle_.notify(sc_core::SC_ZERO_TIME);
     }

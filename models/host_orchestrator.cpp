@@ -14,8 +14,6 @@ namespace cosim {
 namespace {
 constexpr double kTimeEpsilonNs = 1e-3;
 
-double now_ns() { return sc_core::sc_time_stamp().to_seconds() * 1e9; }
-
 void at_least(double ns) {
     const double now = now_ns();
     if (ns > now + kTimeEpsilonNs) sc_core::wait(duration_ns(ns - now));

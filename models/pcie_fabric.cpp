@@ -7,8 +7,6 @@ namespace {
 const char* const kLinkNames[3] = {"pcie_draft", "pcie_prm", "pcie_target"};
 const char* const kDmaNames[3] = {"dma_draft", "dma_prm", "dma_target"};
 const Role kLinkRoles[3] = {Role::link_draft, Role::link_prm, Role::link_target};
-
-double now_ns() { return sc_core::sc_time_stamp().to_seconds() * 1e9; }
 }  // namespace
 
 PcieFabric::PcieFabric(sc_core::sc_module_name name, const std::array<PcieLinkParams, 3>& links, ActivityLog& log)
@@ -25,7 +23,7 @@ Delivery PcieFabric::leg(Endpoint device, LinkDirection dir, uint64_t bytes, dou
     const int i = static_cast<int>(device);
     const double now = now_ns();
     const double offset = ready_ns > now ? ready_ns - now : 0.0;
-    const double end = dmas_[i]->post(dir, bytes, duration_ns(offset)).to_seconds() * 1e9;
+    const double end = to_ns(dmas_[i]->post(dir, bytes, duration_ns(offset)));
     const double duration = links_[i]->params().transfer_ns(bytes);
     const ActivityKind kind =
         dir == LinkDirection::host_to_device ? ActivityKind::transfer_h2d : ActivityKind::transfer_d2h;

@@ -1,3 +1,4 @@
+#include "sim_time.hpp"
 #include "power.hpp"
 
 #include "errors.hpp"
@@ -42,7 +43,7 @@ Power::Power(std::string device, const PowerParams& params)
 
 void Power::settle() const {
     const sc_core::sc_time now = sc_core::sc_time_stamp();
-    time_ns_[static_cast<int>(state_)] += (now - since_).to_seconds() * 1e9;
+    time_ns_[static_cast<int>(state_)] += to_ns(now - since_);
     since_ = now;
 }
 

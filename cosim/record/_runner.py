@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import re
 import statistics
 from dataclasses import dataclass, field
@@ -12,9 +11,10 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from .._atomic import write_atomically
-from .._files import read_text
+from .._files import parse_json_line, read_text
 from ..errors import ConfigError
 from ..trace import Backtrack, Draft, Problem, Refine, Trace, TraceHeader
+from ..trace._io import check_problem
 from ._models import CausalModel, Scorer, Timings
 
 PROMPT_TEMPLATE = "Question: {question}\nPlease reason step by step, and put your final answer within \\boxed{{}}.\n\n"
@@ -145,8 +145,6 @@ def record_brsd(draft: CausalModel, target: CausalModel, prm: Scorer, problems: 
     trace = Trace(TraceHeader(head.accept_threshold, head.backtrack_threshold, head.max_backtracks,
                               head.backtracking, meta), recorded)
     for problem in recorded:  # the algorithm's own checks, before anything is written
-        from ..trace._io import check_problem
-
         check_problem(problem, trace.header)
     timings = {"draft": draft.timings, "target": target.timings}
     prm_timings = getattr(prm, "timings", None)
@@ -161,10 +159,7 @@ def read_problems(path: str | Path, limit: int | None = None) -> list[dict[str, 
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
-        try:
-            rows.append(json.loads(line))
-        except (ValueError, RecursionError) as exc:
-            raise ConfigError(f"{path}:{number}: not a usable JSON line ({type(exc).__name__})") from None
+        rows.append(parse_json_line(line, f"{path}:{number}"))
         if limit and len(rows) >= limit:
             break
     return rows

@@ -17,13 +17,12 @@ metadata. RSD has no backtracking: the trace is forward-only.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
 from .._dataset_stats import STEP_DELIMITER, TOKENIZER_NOTE, default_counter, split_steps
-from .._files import read_text
+from .._files import parse_json_line, read_text
 from ..errors import ConfigError
 from ._events import Draft, Problem, Refine, TraceHeader
 from ._io import MAX_TOKENS, Trace, TraceError
@@ -163,12 +162,7 @@ def import_rsd(path: str | Path, dataset: str, *, count: Callable[[str], int] | 
             continue
         where = f"{path}:{number}"
         try:
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise RsdRecordError(f"{where}: not valid JSON ({exc.msg})") from None
-            except (ValueError, RecursionError) as exc:
-                raise RsdRecordError(f"{where}: not a usable JSON line ({type(exc).__name__})") from None
+            record = parse_json_line(line, where, RsdRecordError)
             problem = rsd_problem(record, where, dataset, count, head, len(problems) + len(skipped))
             if problem.id in seen:
                 raise RsdRecordError(f"{where}: idx: problem {problem.id!r} appears twice")
