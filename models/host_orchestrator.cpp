@@ -260,13 +260,10 @@ void HostOrchestrator::abort_spec() {
 }
 
 void HostOrchestrator::request_accept(int64_t end_position) {
-    Kvmu& kvmu = d_.draft->kvmu();
-    if (kvmu.pointers().curr >= end_position && kvmu.pointers().curr > kvmu.pointers().valid) {
-        kvmu.accept();
-        accept_pending_ = -1;
-    } else {
-        accept_pending_ = end_position;  // the job that writes that position accepts
-    }
+    // Accept once the refined step is written up to `end_position`: now if it is,
+    // else from the job that writes that position.
+    accept_pending_ = end_position;
+    accept_if_written();
 }
 
 bool HostOrchestrator::request(Role role, double overhead_ns, double idle_w, int32_t step,
