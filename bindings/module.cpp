@@ -58,5 +58,6 @@ PYBIND11_MODULE(_native, m) {
           py::arg("problems"), py::arg("keep_activities") = false, py::arg("vcd_path") = std::string(),
           py::arg("vcd_every_token") = false);
     m.def("systemc_selftest", &cosim::bindings::systemc_selftest, py::arg("message"));
+    m.def("time_rounding", &cosim::bindings::time_rounding, py::arg("durations_ns"));
     m.def("kernel_floor", &cosim::bindings::kernel_floor, py::arg("transactions"), py::arg("delay_ns"));
 }

@@ -380,6 +380,31 @@ py::dict kernel_floor(int64_t transactions, double delay_ns) {
     return out;
 }
 
+py::dict time_rounding(const std::vector<double>& durations_ns) {
+    claim_process();
+    // Filled in the SystemC thread, which runs without the GIL: plain vectors.
+    std::vector<uint64_t> kernel_units, units;
+    std::vector<double> kernel_ns, ns;
+    Driver driver("driver", [&] {
+        // Away from zero, so the overflow check sees a clock that has run.
+        sc_core::wait(sc_core::sc_time(1.0, sc_core::SC_NS));
+        for (double d : durations_ns) {
+            const sc_core::sc_time kernel(d, sc_core::SC_NS);
+            kernel_units.push_back(kernel.value());
+            units.push_back(duration_units(d));
+            kernel_ns.push_back(kernel.to_seconds() * 1e9);
+            ns.push_back(to_ns(kernel));
+        }
+    });
+    run_to_completion(driver);
+    py::dict out;
+    out["kernel_units"] = kernel_units;
+    out["units"] = units;
+    out["kernel_ns"] = kernel_ns;
+    out["ns"] = ns;
+    return out;
+}
+
 void systemc_selftest(const std::string& message) {
     claim_process();
     Driver driver("driver", [message] {

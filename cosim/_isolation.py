@@ -13,6 +13,7 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 import signal
+import threading
 import traceback
 from typing import Any, Callable
 
@@ -54,6 +55,13 @@ def _rebuild(name: str, message: str, detail: str | None) -> BaseException:
     return exc
 
 
+# Process.start() reaps every finished child of this process (multiprocessing's
+# _cleanup); racing another thread's join() for the same child, it can leave that
+# join without the exit status (waitpid: ECHILD, exit code None). Starts and joins
+# take turns; a join happens only once the child has answered or died, so it is short.
+_REAPING = threading.Lock()
+
+
 def run_isolated(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """Calls ``func(*args, **kwargs)`` in a forked child and returns its result."""
     ctx = mp.get_context("fork")
@@ -63,7 +71,8 @@ def run_isolated(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     # hold it back until the fork is done, then it is raised here or in the child.
     mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
-        child.start()
+        with _REAPING:
+            child.start()
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
     sender.close()
@@ -71,16 +80,19 @@ def run_isolated(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         try:
             message = receiver.recv()
         except EOFError:
-            child.join()
-            code = child.exitcode
+            with _REAPING:
+                child.join()
+                code = child.exitcode
             how = f"signal {signal.Signals(-code).name}" if code and code < 0 else f"exit code {code}"
             raise errors.WorkerCrashed(
                 f"the simulation worker (pid {child.pid}) died without answering ({how})") from None
-        child.join()
-    except BaseException:
-        if child.is_alive():
-            child.kill()
+        with _REAPING:
             child.join()
+    except BaseException:
+        with _REAPING:
+            if child.is_alive():
+                child.kill()
+                child.join()
         raise
     finally:
         receiver.close()

@@ -4,6 +4,11 @@
 
 namespace cosim {
 
+namespace {
+// A single token longer than this (a day) is not a token; duration_units names the problem.
+constexpr double kMaxTokenNs = 8.64e13;
+}  // namespace
+
 bool wait_unless_aborted(double ns, AbortSignal* abort) {
     const sc_core::sc_time duration = duration_ns(ns);
     if (abort == nullptr) {
@@ -37,18 +42,17 @@ TokenRun wait_tokens(const std::vector<double>& durations_ns, uint64_t head_star
     }
     // Each token's time is rounded to the kernel's resolution exactly as a wait of
     // that token alone would be, so one wait for all of them lands on the same instant.
-    std::vector<uint64_t> ends;
-    ends.reserve(durations_ns.size());
+    auto units = [&](size_t i) { return round_units(durations_ns[i]) - (i == 0 ? head_start_units : 0); };
     uint64_t total = 0;
     double total_ns = 0.0;
     for (size_t i = 0; i < durations_ns.size(); ++i) {
+        // duration_ns refuses what the kernel's clock cannot hold: each token (negative,
+        // not finite) and the whole run.
+        if (!(durations_ns[i] >= 0.0 && durations_ns[i] <= kMaxTokenNs)) duration_units(durations_ns[i]);
         total_ns += durations_ns[i];
-        // The kernel's own rounding of a wait of this token alone; duration_ns refuses
-        // what the kernel's clock cannot hold.
-        total += duration_ns(durations_ns[i]).value() - (i == 0 ? head_start_units : 0);
-        ends.push_back(total);
+        total += units(i);
     }
-    duration_ns(total_ns);  // the whole run, too
+    duration_units(total_ns);
     const sc_core::sc_time start = sc_core::sc_time_stamp();
     const sc_core::sc_time duration = sc_core::sc_time::from_value(total);
     if (abort == nullptr && wake == nullptr) sc_core::wait(duration);
@@ -57,9 +61,17 @@ TokenRun wait_tokens(const std::vector<double>& durations_ns, uint64_t head_star
     else sc_core::wait(duration, abort->event | *wake);
     run.aborted = abort != nullptr && abort->requested;
     const uint64_t elapsed = (sc_core::sc_time_stamp() - start).value();
-    while (run.completed < static_cast<int64_t>(ends.size()) && ends[static_cast<size_t>(run.completed)] <= elapsed)
-        ++run.completed;
-    const uint64_t done = run.completed == 0 ? 0 : ends[static_cast<size_t>(run.completed - 1)];
+    uint64_t done = 0;
+    if (elapsed >= total) {
+        run.completed = static_cast<int64_t>(durations_ns.size());
+        done = total;
+    } else {
+        // Cut short: count the tokens whose end had passed (the same sums as above).
+        for (size_t i = 0; i < durations_ns.size() && done + units(i) <= elapsed; ++i) {
+            done += units(i);
+            ++run.completed;
+        }
+    }
     // Time into the token that was under way (its head start included).
     run.partial_units = elapsed - done + (run.completed == 0 ? head_start_units : 0);
     return run;

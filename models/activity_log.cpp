@@ -42,7 +42,7 @@ const char* activity_kind_name(ActivityKind kind) {
 }
 
 int64_t ActivityLog::add(Role role, ActivityKind kind, int32_t step, double start_ns, double end_ns, int64_t tokens,
-                         const std::vector<int64_t>& deps, double watts) {
+                         DepList deps, double watts) {
     Activity a;
     a.id = base_ + static_cast<int64_t>(items_.size());
     a.problem = problem_;

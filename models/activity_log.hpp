@@ -4,6 +4,7 @@
 // back from its last settlement, and the energy of work whose tokens never
 // reach the final chain can be counted as wasted.
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,22 @@ const char* activity_kind_name(ActivityKind kind);
 
 constexpr int64_t kNoActivity = -1;
 
+// The activities something waited for, viewed without a copy (logging runs once
+// per simulated token on some paths, so it should not allocate). Functions take
+// a vector or a braced list ({a, b}) and view it for the call.
+class DepList {
+public:
+    DepList() = default;
+    DepList(const int64_t* begin, size_t size) : begin_(begin), size_(size) {}
+    explicit DepList(const std::vector<int64_t>& ids) : begin_(ids.data()), size_(ids.size()) {}
+    const int64_t* begin() const { return begin_; }
+    const int64_t* end() const { return begin_ + size_; }
+
+private:
+    const int64_t* begin_ = nullptr;
+    size_t size_ = 0;
+};
+
 struct Activity {
     int64_t id = kNoActivity;
     int32_t problem = 0;
@@ -54,7 +71,15 @@ public:
     // Records an activity; `deps` are the activities it waited for. Its cause is
     // the latest-ending of those and of the previous activity on the same role.
     int64_t add(Role role, ActivityKind kind, int32_t step, double start_ns, double end_ns, int64_t tokens,
-                const std::vector<int64_t>& deps, double watts);
+                DepList deps, double watts);
+    int64_t add(Role role, ActivityKind kind, int32_t step, double start_ns, double end_ns, int64_t tokens,
+                const std::vector<int64_t>& deps, double watts) {
+        return add(role, kind, step, start_ns, end_ns, tokens, DepList(deps), watts);
+    }
+    int64_t add(Role role, ActivityKind kind, int32_t step, double start_ns, double end_ns, int64_t tokens,
+                std::initializer_list<int64_t> deps, double watts) {
+        return add(role, kind, step, start_ns, end_ns, tokens, DepList(deps.begin(), deps.size()), watts);
+    }
     void mark_wasted(int64_t id, double share);
 
     const std::vector<Activity>& activities() const { return items_; }

@@ -60,7 +60,7 @@ int64_t DraftUnit::draft(int64_t tokens, AbortSignal* abort) {
         std::vector<double> durations(static_cast<size_t>(tokens));
         for (int64_t i = 0; i < tokens; ++i) durations[static_cast<size_t>(i)] = gpu_->decode_token_ns(start + i);
         written = wait_tokens(durations, 0, abort).completed;
-        for (int64_t i = 0; i < written; ++i) k.speculate_token();
+        k.speculate_tokens(written);
     }
     if (written == tokens) k.end_step();
     gpu_->power().set_state(PowerState::idle);

@@ -117,7 +117,7 @@ int64_t FpgaDraftAccelerator::decode_step(int64_t tokens, AbortSignal* abort) {
         const double start = context();
         for (int64_t i = 0; i < tokens; ++i) durations[static_cast<size_t>(i)] = token_ns(start + static_cast<double>(i));
         written = wait_tokens(durations, 0, abort).completed;
-        for (int64_t i = 0; i < written; ++i) kvmu_.speculate_token();
+        kvmu_.speculate_tokens(written);
         tokens_drafted_ += written;
     }
     if (written == tokens) kvmu_.end_step();

@@ -195,7 +195,7 @@ TicketPtr HostOrchestrator::decode_job(const Run& r, std::vector<int64_t> deps, 
         target.power().set_state(PowerState::decode);
         while (*generated < *limit) {
             if (*streaming) {  // each token leaves as it is decoded: one wait per token
-                const uint64_t units = duration_ns(target.decode_token_ns(context + *generated)).value() - head_start;
+                const uint64_t units = duration_units(target.decode_token_ns(context + *generated)) - head_start;
                 head_start = 0;
                 if (!wait_units_unless_aborted(units, &t.abort)) break;
                 ++*generated;

@@ -91,6 +91,26 @@ void Kvmu::speculate_token() {
     changed("speculate_token");
 }
 
+void Kvmu::speculate_tokens(int64_t n) {
+    if (n <= 0) return;
+    require_mode("speculate_token", mux() == MuxSource::sampler);
+    bool follow = following_;
+    if (!drafting_) {
+        if (ptr_.ahead > ptr_.curr)
+            illegal("speculate_token", "step-ahead speculation is one step deep and that step is already drafted");
+        follow = ptr_.curr == ptr_.valid;
+    }
+    // Order and capacity only grow more binding token by token, so checking the last suffices.
+    KvmuPointers next = ptr_;
+    next.ahead += n;
+    if (follow) next.curr += n;
+    check_order("speculate_token", next);
+    ptr_ = next;
+    following_ = follow;
+    drafting_ = true;
+    changed("speculate_token");
+}
+
 void Kvmu::sync_token() {
     require_mode("sync_token", mux() == MuxSource::pcie && !fresh_);
     advance("sync_token", true);

@@ -42,6 +42,10 @@ public:
     void begin_speculation();
     // One drafted token written at ahead (Speculation/Accept only).
     void speculate_token();
+    // `n` drafted tokens of one step at once, as `n` speculate_token calls would
+    // leave the state; the observer hears one "speculate_token" (a step nobody
+    // watches token by token).
+    void speculate_tokens(int64_t n);
     // One target token from PCIe written at ahead (Initialization/Rollback only):
     // it extends the step under verification, so curr moves with ahead.
     void sync_token();

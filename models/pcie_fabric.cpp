@@ -19,7 +19,7 @@ PcieFabric::PcieFabric(sc_core::sc_module_name name, const std::array<PcieLinkPa
 }
 
 Delivery PcieFabric::leg(Endpoint device, LinkDirection dir, uint64_t bytes, double ready_ns,
-                         const std::vector<int64_t>& deps, int32_t step) {
+                         DepList deps, int32_t step) {
     const int i = static_cast<int>(device);
     const double now = now_ns();
     const double offset = ready_ns > now ? ready_ns - now : 0.0;
@@ -51,14 +51,15 @@ int64_t PcieFabric::bytes_in_flight(Endpoint device) {
 }
 
 Delivery PcieFabric::send(Endpoint from, Endpoint to, uint64_t bytes, double ready_ns,
-                          const std::vector<int64_t>& deps, int32_t step) {
+                          DepList deps, int32_t step) {
     Delivery d{ready_ns, kNoActivity};
-    std::vector<int64_t> after = deps;
     if (from != Endpoint::host) {
-        d = leg(from, LinkDirection::device_to_host, bytes, d.arrival_ns, after, step);
-        after = {d.activity};
+        d = leg(from, LinkDirection::device_to_host, bytes, d.arrival_ns, deps, step);
+        const int64_t first = d.activity;
+        if (to != Endpoint::host) d = leg(to, LinkDirection::host_to_device, bytes, d.arrival_ns, DepList(&first, 1), step);
+        return d;
     }
-    if (to != Endpoint::host) d = leg(to, LinkDirection::host_to_device, bytes, d.arrival_ns, after, step);
+    if (to != Endpoint::host) d = leg(to, LinkDirection::host_to_device, bytes, d.arrival_ns, deps, step);
     return d;
 }
 

@@ -31,8 +31,16 @@ public:
 
     // Sends `bytes` from `from` to `to`, starting no earlier than `ready_ns`
     // and after the activities in `deps`. Records one activity per leg.
-    Delivery send(Endpoint from, Endpoint to, uint64_t bytes, double ready_ns, const std::vector<int64_t>& deps,
+    Delivery send(Endpoint from, Endpoint to, uint64_t bytes, double ready_ns, DepList deps,
                   int32_t step);
+    Delivery send(Endpoint from, Endpoint to, uint64_t bytes, double ready_ns, std::initializer_list<int64_t> deps,
+                  int32_t step) {
+        return send(from, to, bytes, ready_ns, DepList(deps.begin(), deps.size()), step);
+    }
+    Delivery send(Endpoint from, Endpoint to, uint64_t bytes, double ready_ns, const std::vector<int64_t>& deps,
+                  int32_t step) {
+        return send(from, to, bytes, ready_ns, DepList(deps), step);
+    }
 
     const PcieLink& link(Endpoint device) const { return *links_[static_cast<int>(device)]; }
 
@@ -44,7 +52,7 @@ public:
 
 private:
     Delivery leg(Endpoint device, LinkDirection dir, uint64_t bytes, double ready_ns,
-                 const std::vector<int64_t>& deps, int32_t step);
+                 DepList deps, int32_t step);
 
     struct Leg {
         double start_ns;

@@ -10,11 +10,21 @@ namespace cosim {
 namespace {
 // The kernel counts time in 64-bit units of its resolution; stay a factor of two clear of the top.
 constexpr double kMaxUnits = 9.2e18;
+constexpr double kFsPerNs = 1e6;
+constexpr double kFsPerSecond = 1e15;
 }  // namespace
 
-sc_core::sc_time duration_ns(double ns) {
-    // The resolution is frozen once the kernel runs, which it does whenever this is called.
-    static const double units_per_ns = 1e-9 / sc_core::sc_get_time_resolution().to_seconds();
+const TimeScale& time_scale() {
+    static const TimeScale scale = [] {
+        // One unit of resolution in fs: a power of ten, so the rounding recovers it exactly.
+        const double fs = std::round(sc_core::sc_get_time_resolution().to_seconds() * kFsPerSecond);
+        return TimeScale{kFsPerNs / fs, fs / kFsPerNs, fs < kFsPerNs};
+    }();
+    return scale;
+}
+
+uint64_t duration_units(double ns) {
+    const double units_per_ns = time_scale().units_per_ns;
     const double now_units = static_cast<double>(sc_core::sc_time_stamp().value());
     if (!(ns >= 0.0) || now_units + ns * units_per_ns > kMaxUnits) {  // NaN and infinity fail too
         std::ostringstream out;
@@ -23,7 +33,7 @@ sc_core::sc_time duration_ns(double ns) {
             << kMaxUnits / units_per_ns * 1e-9 << " s); check the parameters that make it (rates, clocks, sizes)";
         throw SimulationError(out.str());
     }
-    return sc_core::sc_time(ns, sc_core::SC_NS);
+    return round_units(ns);
 }
 
 }  // namespace cosim

@@ -1,15 +1,44 @@
 #pragma once
 // Durations in ns become sc_time here, and only here: a value the kernel cannot
 // hold (negative, not finite, or past its 64-bit clock) is an error, never a clamp.
+//
+// These run for every simulated token, so they work on the kernel's integer time
+// directly: sc_time's double constructor and to_seconds() look up the simulation
+// context and its time parameters on every call.
+#include <cstdint>
+
 #include <systemc>
 
 namespace cosim {
 
-// The duration `ns` from now; SimulationError if it is not a usable time.
-sc_core::sc_time duration_ns(double ns);
+// The kernel's time resolution, read once: it is frozen when the kernel runs,
+// which it does whenever these are called.
+struct TimeScale {
+    double units_per_ns;  // the kernel's own scale factor for SC_NS (1000 at 1 ps)
+    double ns_per_unit;   // its inverse, exact when the resolution is 1 ns or coarser
+    bool fine;            // resolution finer than 1 ns: divide by units_per_ns, which is exact
+};
+const TimeScale& time_scale();
 
-// A time in ns, and the current simulated time in ns (the unit of every model's timing).
-inline double to_ns(const sc_core::sc_time& t) { return t.to_seconds() * 1e9; }
+// `ns` in kernel units, rounded as sc_time(ns, SC_NS) rounds; SimulationError if
+// it is not a usable duration from now.
+uint64_t duration_units(double ns);
+// The same rounding without the check, for a run of durations whose total is checked
+// once: `ns` must be finite and non-negative.
+inline uint64_t round_units(double ns) {
+    // The same operations, in the same order, as sc_time(double, SC_NS): round half up.
+    volatile double scaled = ns * time_scale().units_per_ns + 0.5;
+    return static_cast<uint64_t>(static_cast<int64_t>(scaled));
+}
+// The duration `ns` from now; SimulationError if it is not a usable time.
+inline sc_core::sc_time duration_ns(double ns) { return sc_core::sc_time::from_value(duration_units(ns)); }
+
+// A kernel time in ns, and the current simulated time in ns (the unit of every model's timing).
+inline double units_to_ns(uint64_t units) {
+    const TimeScale& s = time_scale();
+    return s.fine ? static_cast<double>(units) / s.units_per_ns : static_cast<double>(units) * s.ns_per_unit;
+}
+inline double to_ns(const sc_core::sc_time& t) { return units_to_ns(t.value()); }
 inline double now_ns() { return to_ns(sc_core::sc_time_stamp()); }
 
 }  // namespace cosim
