@@ -155,10 +155,13 @@ py::dict simulate_workflow(const py::dict& system, const py::array_t<int64_t>& e
         Power* meters[3] = {&draft->power(), &prm.power(), &target.power()};
         probe = std::make_unique<WaveformProbe>(
             "waveforms", vcd_path, fabric,
-            std::array<double, 3>{meters[0]->params().idle_w, meters[1]->params().idle_w, meters[2]->params().idle_w});
+            std::array<double, 3>{meters[0]->params().idle_w, meters[1]->params().idle_w, meters[2]->params().idle_w},
+            vcd_every_token);
         for (int i = 0; i < 3; ++i)
             meters[i]->set_observer([&probe, i](PowerState s, double w) { probe->on_power(i, s, w); });
         host.set_step_observer([&probe](int32_t p, int32_t s) { probe->on_step(p, s); });
+        if (!vcd_every_token)
+            host.set_sync_summary_observer([&probe](bool active, double w) { probe->on_sync_summary(active, w); });
     }
     if (keep_activities || probe) {
         draft->kvmu().set_observer(

@@ -116,9 +116,11 @@ def simulate(scn: Scenario, trace: Trace, *, vcd: str | Path | None = None, time
     """Replays the whole trace through the scenario's system in one SystemC elaboration.
 
     ``vcd``: write SystemC waveforms there (KVMU pointers and mode, MUX, device
-    states and power, step, PCIe bytes in flight); ``vcd_detail="token"`` moves
-    the draft device's pointers token by token (every drafted token a time stamp,
-    several times slower), ``"step"`` at each step boundary and verdict. ``timeline``: write a
+    states and power in mW, step, PCIe bytes in flight); ``vcd_detail="step"``
+    moves the draft device's pointers at each step boundary and verdict and shows
+    shadow sync as one summary state (4) with its mean power; ``"token"`` shows
+    every drafted token and shadow-sync pass (a time stamp each, several times
+    slower). Timing and results are the same either way. ``timeline``: write a
     Perfetto trace-event JSON there. ``activities``: keep every device activity
     and KVMU verdict in the result (implied by ``timeline``).
     """

@@ -119,7 +119,8 @@ def build_parser() -> argparse.ArgumentParser:
     _workload_options(run)
     run.add_argument("--vcd", help="write SystemC waveforms (VCD) here")
     run.add_argument("--vcd-detail", choices=("step", "token"), default="step",
-                     help="draft pointers per step boundary and verdict (default), or per drafted token (slower)")
+                     help="step (default): pointers per step boundary and verdict, shadow sync as one summary "
+                          "state; token: every drafted token and shadow-sync pass (slower)")
     run.add_argument("--timeline", help="write a Perfetto/Chrome trace-event timeline (JSON) here")
     run.add_argument("--out", help="folder for per_problem.csv, summary.json, scenario.resolved.yaml "
                                    "(default out/<scenario name>)")

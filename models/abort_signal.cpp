@@ -31,6 +31,17 @@ bool wait_units_unless_aborted(uint64_t units, AbortSignal* abort) {
     return sc_core::sc_time_stamp() - start >= duration;
 }
 
+std::vector<uint64_t> token_ends(const std::vector<double>& durations_ns, uint64_t head_start_units) {
+    std::vector<uint64_t> ends;
+    ends.reserve(durations_ns.size());
+    uint64_t at = sc_core::sc_time_stamp().value();
+    for (size_t i = 0; i < durations_ns.size(); ++i) {
+        at += round_units(durations_ns[i]) - (i == 0 ? head_start_units : 0);
+        ends.push_back(at);
+    }
+    return ends;
+}
+
 TokenRun wait_tokens(const std::vector<double>& durations_ns, uint64_t head_start_units, AbortSignal* abort,
                      const sc_core::sc_event* wake) {
     TokenRun run;

@@ -32,6 +32,8 @@ struct TokenRun {
     bool aborted = false;
 };
 // `durations_ns[i]` is token i's time; `head_start_units` of token 0 were spent before.
+// The kernel time at which each token would end if the run started now and nothing cut it.
+std::vector<uint64_t> token_ends(const std::vector<double>& durations_ns, uint64_t head_start_units);
 TokenRun wait_tokens(const std::vector<double>& durations_ns, uint64_t head_start_units, AbortSignal* abort,
                      const sc_core::sc_event* wake = nullptr);
 

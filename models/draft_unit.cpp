@@ -73,9 +73,18 @@ void DraftUnit::sync_token() {
         return;
     }
     gpu_->power().set_state(PowerState::decode);
-    sc_core::wait(duration_ns(gpu_->decode_token_ns(gpu_kvmu_->pointers().ahead)));
+    sc_core::wait(duration_ns(sync_token_ns()));
     gpu_->power().set_state(PowerState::idle);
-    gpu_kvmu_->sync_token();
+    record_sync();
+}
+
+double DraftUnit::sync_token_ns() const {
+    return fpga_ ? fpga_->sync_token_ns() : gpu_->decode_token_ns(gpu_kvmu_->pointers().ahead);
+}
+
+void DraftUnit::record_sync() {
+    if (fpga_) fpga_->record_sync();
+    else gpu_kvmu_->sync_token();
 }
 
 void DraftUnit::prefill(int64_t tokens) {

@@ -37,6 +37,10 @@ public:
     int64_t draft(int64_t tokens, AbortSignal* abort);
     // One forward pass over a target token (shadow synchronisation).
     void sync_token();
+    // Its duration from the current position, and its effect without the wait
+    // (for a caller that simulates a batch of passes in one piece).
+    double sync_token_ns() const;
+    void record_sync();
     // Prefills target tokens locally (vanilla, or a GPU's prefix-cache refill).
     void prefill(int64_t tokens);
 

@@ -126,7 +126,11 @@ int64_t FpgaDraftAccelerator::decode_step(int64_t tokens, AbortSignal* abort) {
 }
 
 void FpgaDraftAccelerator::sync_token() {
-    busy(PowerState::decode, token_ns(context()));
+    busy(PowerState::decode, sync_token_ns());
+    record_sync();
+}
+
+void FpgaDraftAccelerator::record_sync() {
     kvmu_.sync_token();
     ++tokens_synced_;
     notify_token();

@@ -120,6 +120,8 @@ HostOrchestrator::Run HostOrchestrator::start_run(int32_t step, int64_t limit, s
     r.generated = std::make_shared<int64_t>(0);
     r.token = std::make_shared<sc_core::sc_event>();
     r.streaming = std::make_shared<bool>(false);
+    r.schedule = std::make_shared<std::vector<uint64_t>>();
+    r.scheduled_from = std::make_shared<int64_t>(0);
     r.retune = std::make_shared<sc_core::sc_event>();
     r.acts = std::make_shared<std::vector<int64_t>>();
     const int64_t window = d_.target->model().context_window;
@@ -158,6 +160,8 @@ TicketPtr HostOrchestrator::decode_job(const Run& r, std::vector<int64_t> deps, 
     auto generated = r.generated;
     auto token = r.token;
     auto streaming = r.streaming;
+    auto schedule = r.schedule;
+    auto scheduled_from = r.scheduled_from;
     auto retune = r.retune;
     auto acts = r.acts;
     return d_.target_server->submit([=](Ticket& t) {
@@ -194,19 +198,15 @@ TicketPtr HostOrchestrator::decode_job(const Run& r, std::vector<int64_t> deps, 
         uint64_t head_start = 0;  // kernel time units already spent on the token under way
         target.power().set_state(PowerState::decode);
         while (*generated < *limit) {
-            if (*streaming) {  // each token leaves as it is decoded: one wait per token
-                const uint64_t units = duration_units(target.decode_token_ns(context + *generated)) - head_start;
-                head_start = 0;
-                if (!wait_units_unless_aborted(units, &t.abort)) break;
-                ++*generated;
-                ++decoded;
-                token->notify(sc_core::SC_ZERO_TIME);
-                continue;
-            }
-            // Nobody waits on single tokens: one wait up to the limit, cut short by an
-            // abort or by the host changing the limit or asking for the stream.
+            // One wait up to the limit, cut short by an abort or by the host changing the
+            // limit or asking for the stream; a stream is told when each token will be done.
             std::vector<double> durations;
             for (int64_t i = *generated; i < *limit; ++i) durations.push_back(target.decode_token_ns(context + i));
+            if (*streaming) {
+                *schedule = token_ends(durations, head_start);
+                *scheduled_from = *generated;
+                token->notify(sc_core::SC_ZERO_TIME);
+            }
             const TokenRun part = wait_tokens(durations, head_start, &t.abort, retune.get());
             *generated += part.completed;
             decoded += part.completed;
@@ -263,6 +263,7 @@ void HostOrchestrator::request_accept(int64_t end_position) {
     // Accept once the refined step is written up to `end_position`: now if it is,
     // else from the job that writes that position.
     accept_pending_ = end_position;
+    for (const auto& stream : streams_) stream->settle();
     accept_if_written();
 }
 
@@ -283,39 +284,58 @@ void HostOrchestrator::accept_if_written() {
     }
 }
 
-void HostOrchestrator::sync_job(int32_t step, int64_t product_event, double arrival, int64_t dep) {
-    d_.draft_server->submit([=](Ticket& t) {
-        DraftUnit& draft = *d_.draft;
-        at_least(arrival);
-        const double start = now_ns();
-        draft.sync_token();
-        t.activity = log_.add(Role::draft, ActivityKind::sync, step, start, now_ns(), 1, {dep},
-                              draft.power().params().decode_w);
-        product(t.activity, product_event);
-        accept_if_written();
-    });
+void HostOrchestrator::cut_streams() {
+    for (const auto& stream : streams_) stream->cut();
 }
 
 void HostOrchestrator::stream_to_draft(Run& run, int64_t tokens, int64_t product_event) {
     *run.streaming = true;
     run.retune->notify(sc_core::SC_ZERO_TIME);
-    int64_t streamed = 0;
+    streams_.erase(std::remove_if(streams_.begin(), streams_.end(),
+                                  [](const std::shared_ptr<SyncStream>& s) { return s->finished(); }),
+                   streams_.end());
+    auto stream = std::make_shared<SyncStream>(
+        *d_.draft, log_, run.step,
+        [this, product_event](int64_t id) {
+            product(id, product_event);
+            accept_if_written();
+        },
+        on_sync_summary_);
+    streams_.push_back(stream);
+    const bool per_pass = d_.draft->kvmu().observed_per_token();
+    d_.draft_server->submit([stream, per_pass](Ticket&) { stream->run(per_pass); });
+    int64_t streamed = 0;  // tokens whose transfer is posted
     for (;;) {
         const int64_t available = std::min(*run.generated, tokens);
         if (available > streamed) {
+            // Decoded and not yet sent (cached tokens of an earlier run): one transfer now.
             // The last tokens leave once the run is logged, so the critical path can name it.
             if (available == tokens) await(run.ticket);
             const int64_t produced_by = run.acts->empty() ? run.ticket->activity : run.acts->back();
             const int64_t burst = available - streamed;
-            const Delivery d =
-                d_.fabric->send(Endpoint::target, Endpoint::draft, static_cast<uint64_t>(burst * options_.token_bytes),
-                                now_ns(), {produced_by, last_command_}, run.step);
-            for (int64_t j = 0; j < burst; ++j) sync_job(run.step, product_event, d.arrival_ns, d.activity);
+            const Delivery d = d_.fabric->send_stream_token(
+                Endpoint::target, Endpoint::draft, static_cast<uint64_t>(burst * options_.token_bytes), now_ns(),
+                {produced_by, last_command_}, run.step);
+            for (int64_t j = 0; j < burst; ++j) stream->push(d.arrival_ns, d.activity);
             streamed = available;
+        }
+        // Tokens the target will decode on its published schedule, all but the last: each
+        // leaves the moment it is decoded, so its transfer can be posted now.
+        const int64_t from = *run.scheduled_from;
+        const auto& ends = *run.schedule;
+        while (streamed + 1 < tokens && streamed >= from && streamed - from < static_cast<int64_t>(ends.size())) {
+            const int64_t produced_by = run.acts->empty() ? run.ticket->activity : run.acts->back();
+            const Delivery d = d_.fabric->send_stream_token(Endpoint::target, Endpoint::draft,
+                                                            static_cast<uint64_t>(options_.token_bytes),
+                                               units_to_ns(ends[static_cast<size_t>(streamed - from)]),
+                                               {produced_by, last_command_}, run.step);
+            stream->push(d.arrival_ns, d.activity);
+            ++streamed;
         }
         if (streamed >= tokens || run.ticket->finished) break;
         sc_core::wait(*run.token | run.ticket->done);
     }
+    stream->close();
 }
 
 TicketPtr HostOrchestrator::verify(int64_t context, int64_t tokens, double ready_ns, std::vector<int64_t> deps,
@@ -566,10 +586,12 @@ void HostOrchestrator::on_backtrack(int64_t, const TraceEvent& e) {
     at_least(cmd.arrival_ns);
     // Syncs of the failed refinement and a step-ahead draft still queued are dropped
     // before anything is waited for; the job running now stops at once or within a token.
+    cut_streams();
     d_.draft_server->cancel_pending();
     if (spec_) spec_->abort.request();
     abort_spec();
     d_.draft_server->drain();
+    streams_.clear();
     accept_pending_ = -1;
     chain_.pop_back();
     const int64_t position = context_len();
@@ -616,6 +638,7 @@ void HostOrchestrator::finish_problem() {
     m_.end_ns = end;
     // Work left over once the answer is settled (trailing shadow syncs, a step-ahead
     // run) is dropped; aborts take effect at this same instant.
+    cut_streams();
     d_.draft_server->cancel_pending();
     abort_spec();
     stop_run();
@@ -652,6 +675,7 @@ void HostOrchestrator::finish_problem() {
     d_.draft_server->drain();
     d_.prm_server->drain();
     d_.target_server->drain();
+    streams_.clear();
     if (options_.keep_activities) kept_.insert(kept_.end(), log_.activities().begin(), log_.activities().end());
 }
 

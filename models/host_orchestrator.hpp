@@ -19,6 +19,7 @@
 #include "draft_unit.hpp"
 #include "gpu_proxy.hpp"
 #include "pcie_fabric.hpp"
+#include "sync_stream.hpp"
 #include "workflow_inputs.hpp"
 
 namespace cosim {
@@ -45,6 +46,8 @@ public:
     void set_step_observer(std::function<void(int32_t problem, int32_t step)> observer) {
         on_step_ = std::move(observer);
     }
+    // Waveforms without token detail: shadow-sync passes shown as one summary state.
+    void set_sync_summary_observer(SyncStream::OnSummary observer) { on_sync_summary_ = std::move(observer); }
     const std::vector<Activity>& activities() const { return kept_; }
     std::exception_ptr error() const { return error_; }
 
@@ -59,8 +62,12 @@ private:
         int64_t reused = 0;
         std::shared_ptr<int64_t> limit;
         std::shared_ptr<int64_t> generated;
-        std::shared_ptr<sc_core::sc_event> token;
+        std::shared_ptr<sc_core::sc_event> token;  // tokens decoded, or their schedule published
         std::shared_ptr<bool> streaming;  // someone waits on `token` (shadow sync)
+        // While streaming: the kernel time at which each token from `*scheduled_from` on
+        // will have been decoded (the run cannot change while the host streams it).
+        std::shared_ptr<std::vector<uint64_t>> schedule;
+        std::shared_ptr<int64_t> scheduled_from;
         std::shared_ptr<sc_core::sc_event> retune;  // `limit` or `streaming` changed under the job
         std::shared_ptr<std::vector<int64_t>> acts;
         std::vector<int64_t> reused_from;  // activities of the cached run whose tokens it prefilled
@@ -94,8 +101,9 @@ private:
     bool request(Role role, double overhead_ns, double idle_w, int32_t step, std::vector<int64_t>& after,
                  AbortSignal* abort = nullptr);
     void stream_to_draft(Run& run, int64_t tokens, int64_t product_event);
-    void sync_job(int32_t step, int64_t product_event, double arrival, int64_t dep);
     void accept_if_written();
+    // Shadow-sync streams not finished yet: a backtrack or the answer cuts them.
+    void cut_streams();
     TicketPtr verify(int64_t context, int64_t tokens, double ready_ns, std::vector<int64_t> deps, int32_t step);
     Delivery verdict(const TicketPtr& scored, int32_t step);
     Delivery command_to_draft(int64_t cause, int32_t step);
@@ -119,6 +127,8 @@ private:
     std::vector<Activity> kept_;
     std::exception_ptr error_;
     std::function<void(int32_t, int32_t)> on_step_;
+    SyncStream::OnSummary on_sync_summary_;
+    std::vector<std::shared_ptr<SyncStream>> streams_;
 
     // Per problem.
     const TraceProblem* problem_ = nullptr;

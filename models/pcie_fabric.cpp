@@ -28,7 +28,7 @@ Delivery PcieFabric::leg(Endpoint device, LinkDirection dir, uint64_t bytes, dou
     const ActivityKind kind =
         dir == LinkDirection::host_to_device ? ActivityKind::transfer_h2d : ActivityKind::transfer_d2h;
     const int64_t id = log_.add(kLinkRoles[i], kind, step, end - duration, end, static_cast<int64_t>(bytes), deps, 0.0);
-    if (watching_) {
+    if (watching_ && (watch_streams_ || !streaming_)) {
         legs_[i].push_back(Leg{end - duration, end, static_cast<int64_t>(bytes)});
         changed.notify(duration_ns(std::max(0.0, end - duration - now)));
         changed.notify(duration_ns(end - now));

@@ -42,11 +42,25 @@ public:
         return send(from, to, bytes, ready_ns, DepList(deps), step);
     }
 
+    // One token of a shadow-sync stream: a send like any other, which waveforms
+    // without token detail leave out (a few kB every target token).
+    Delivery send_stream_token(Endpoint from, Endpoint to, uint64_t bytes, double ready_ns,
+                               std::initializer_list<int64_t> deps, int32_t step) {
+        streaming_ = true;
+        const Delivery d = send(from, to, bytes, ready_ns, deps, step);
+        streaming_ = false;
+        return d;
+    }
+
     const PcieLink& link(Endpoint device) const { return *links_[static_cast<int>(device)]; }
 
     // Waveforms: remember each leg so bytes in flight can be read at any time;
-    // `changed` fires whenever a leg starts or ends.
-    void watch() { watching_ = true; }
+    // `changed` fires whenever a leg starts or ends. Legs of shadow-sync token
+    // streams count only with `stream_tokens`.
+    void watch(bool stream_tokens) {
+        watching_ = true;
+        watch_streams_ = stream_tokens;
+    }
     int64_t bytes_in_flight(Endpoint device);
     sc_core::sc_event_queue changed;
 
@@ -61,6 +75,8 @@ private:
     };
     ActivityLog& log_;
     bool watching_ = false;
+    bool watch_streams_ = false;
+    bool streaming_ = false;  // the leg being posted carries a stream token
     std::array<std::vector<Leg>, 3> legs_;
     std::array<std::unique_ptr<PcieLink>, 3> links_;
     std::array<std::unique_ptr<HostDma>, 3> dmas_;

@@ -43,19 +43,33 @@ Power::Power(std::string device, const PowerParams& params)
 
 void Power::settle() const {
     const sc_core::sc_time now = sc_core::sc_time_stamp();
-    time_ns_[static_cast<int>(state_)] += to_ns(now - since_);
+    const uint64_t elapsed = (now - since_).value();
+    units_[static_cast<int>(state_)] += elapsed;
+    since_change_ += elapsed;
     since_ = now;
 }
 
 void Power::set_state(PowerState state) {
     settle();
     state_ = state;
+    since_change_ = 0;
     if (observer_) observer_(state, params_.watts(state));
+}
+
+void Power::book(PowerState state, uint64_t units) {
+    settle();
+    if (units > since_change_)
+        throw SimulationError(device_ + ".power: " + std::to_string(units) + " time units booked to " +
+                              power_state_name(state) + " but only " + std::to_string(since_change_) +
+                              " have passed in " + power_state_name(state_) + " since it was entered");
+    units_[static_cast<int>(state_)] -= units;
+    units_[static_cast<int>(state)] += units;
+    since_change_ -= units;
 }
 
 double Power::time_ns(PowerState state) const {
     settle();
-    return time_ns_[static_cast<int>(state)];
+    return units_to_ns(units_[static_cast<int>(state)]);
 }
 
 double Power::energy_j(PowerState state) const {

@@ -2,6 +2,7 @@
 // Per-device power: the device is always in exactly one state, and energy is
 // the integral of that state's power over simulated time, idle included.
 #include <array>
+#include <cstdint>
 #include <functional>
 #include <string>
 
@@ -29,6 +30,10 @@ public:
 
     // Enters `state` at the current simulated time.
     void set_state(PowerState state);
+    // Moves `units` (kernel time units) of the time spent since the last state change
+    // from the current state to `state`: work a caller simulated in one piece (a batch of
+    // shadow-sync passes) without entering each state at its instant. The observer is not told.
+    void book(PowerState state, uint64_t units);
     // Called on every state change with the new state and its power (waveforms).
     void set_observer(std::function<void(PowerState, double watts)> observer) { observer_ = std::move(observer); }
     PowerState state() const { return state_; }
@@ -48,7 +53,9 @@ private:
     PowerParams params_;
     PowerState state_ = PowerState::idle;
     mutable sc_core::sc_time since_;
-    mutable std::array<double, kPowerStateCount> time_ns_{};
+    // Kernel units, not ns: integers sum the same however the time is split.
+    mutable std::array<uint64_t, kPowerStateCount> units_{};
+    mutable uint64_t since_change_ = 0;  // units booked to the current state since it was entered
     std::function<void(PowerState, double)> observer_;
 };
 

@@ -6,10 +6,12 @@ namespace cosim {
 
 namespace {
 const char* const kDevices[3] = {"draft", "prm", "target"};
+// After the power states' own codes (0-3).
+constexpr int kSyncSummaryState = kPowerStateCount;
 }
 
 WaveformProbe::WaveformProbe(sc_core::sc_module_name name, const std::string& path, PcieFabric& fabric,
-                             const std::array<double, 3>& idle_w)
+                             const std::array<double, 3>& idle_w, bool every_token)
     : sc_core::sc_module(name), idle_w_(idle_w), fabric_(fabric) {
     file_ = sc_core::sc_create_vcd_trace_file(path.c_str());
     if (file_ == nullptr) throw SimulationError("cannot create the VCD file " + path + ".vcd");
@@ -25,10 +27,10 @@ WaveformProbe::WaveformProbe(sc_core::sc_module_name name, const std::string& pa
     for (int i = 0; i < 3; ++i) {
         const std::string device(kDevices[i]);
         sc_core::sc_trace(file_, state[i], device + "_state");
-        sc_core::sc_trace(file_, power_w[i], device + "_power_w");
+        sc_core::sc_trace(file_, power_mw[i], device + "_power_mw");
         sc_core::sc_trace(file_, pcie_bytes_in_flight[i], "pcie_" + device + "_bytes_in_flight");
     }
-    fabric_.watch();
+    fabric_.watch(every_token);
     SC_HAS_PROCESS(WaveformProbe);
     SC_METHOD(sample_links);
     sensitive << fabric_.changed;
@@ -37,7 +39,7 @@ WaveformProbe::WaveformProbe(sc_core::sc_module_name name, const std::string& pa
 }
 
 void WaveformProbe::start() {
-    for (int i = 0; i < 3; ++i) power_w[i].write(idle_w_[i]);
+    for (int i = 0; i < 3; ++i) power_mw[i].write(milliwatts(idle_w_[i]));
 }
 
 WaveformProbe::~WaveformProbe() {
@@ -55,7 +57,12 @@ void WaveformProbe::on_kvmu(const Kvmu& kvmu) {
 
 void WaveformProbe::on_power(int device, PowerState s, double watts) {
     state[device].write(static_cast<int>(s));
-    power_w[device].write(watts);
+    power_mw[device].write(milliwatts(watts));
+}
+
+void WaveformProbe::on_sync_summary(bool active, double watts) {
+    state[0].write(active ? kSyncSummaryState : static_cast<int>(PowerState::idle));
+    power_mw[0].write(milliwatts(watts));
 }
 
 void WaveformProbe::on_step(int32_t p, int32_t s) {

@@ -4,6 +4,7 @@
 // and problem under way, and the bytes in flight on each PCIe link. Opens in
 // GTKWave or Surfer. Signals are fed by the models' observers.
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <string>
 
@@ -20,22 +21,30 @@ public:
     template <typename T>
     using Signal = sc_core::sc_signal<T, sc_core::SC_UNCHECKED_WRITERS>;
 
-    // `path` without the ".vcd" SystemC appends.
+    // `path` without the ".vcd" SystemC appends. With `every_token`, the bytes in flight
+    // include the shadow-sync token stream's small transfers too.
     WaveformProbe(sc_core::sc_module_name name, const std::string& path, PcieFabric& fabric,
-                  const std::array<double, 3>& idle_w);
+                  const std::array<double, 3>& idle_w, bool every_token);
     ~WaveformProbe() override;
 
     void on_kvmu(const Kvmu& kvmu);
     void on_power(int device, PowerState state, double watts);
+    static int64_t milliwatts(double watts) { return std::llround(watts * 1e3); }
     void on_step(int32_t problem, int32_t step);
+    // Shadow sync without token detail: the draft device's passes and the gaps between
+    // them as one state (4) drawing their mean power, or back to idle.
+    void on_sync_summary(bool active, double watts);
 
     Signal<int64_t> kvmu_valid{"kvmu_valid"};
     Signal<int64_t> kvmu_curr{"kvmu_curr"};
     Signal<int64_t> kvmu_ahead{"kvmu_ahead"};
     Signal<int> kvmu_mode{"kvmu_mode"};        // 0 initialization, 1 speculation, 2 accept, 3 rollback
     Signal<bool> mux_pcie{"mux_pcie"};         // 1: the decoder's input comes from PCIe
-    Signal<int> state[3];                      // draft, prm, target: 0 idle, 1 prefill, 2 decode, 3 transfer
-    Signal<double> power_w[3];
+    // draft, prm, target: 0 idle, 1 prefill, 2 decode, 3 transfer, 4 shadow sync (summary, draft only)
+    Signal<int> state[3];
+    // Integer milliwatts: SystemC writes a double with printf on every change, which
+    // made power the costliest signal of a waveform.
+    Signal<int64_t> power_mw[3];
     Signal<int> problem{"problem"};
     Signal<int> step{"step"};
     Signal<int64_t> pcie_bytes_in_flight[3];   // draft, prm, target links

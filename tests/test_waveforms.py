@@ -97,9 +97,10 @@ def test_step_detail_moves_the_draft_pointer_at_the_step_boundary(all_accept_vcd
 def test_vcd_device_power_and_pcie_bytes_in_flight(all_accept_vcd):
     hand = all_accept_timeline(PROMPT, STEPS, step_ahead=True)
     power = cosim.load_device("u280").power
-    assert value_at(all_accept_vcd, "draft_power_w", 0) == power.idle_w
+    assert value_at(all_accept_vcd, "draft_power_mw", 0) == round(power.idle_w * 1000)
     # Drafting step 1 right after the KV lands: the FPGA draws its decode power.
-    assert value_at(all_accept_vcd, "draft_power_w", int(hand["kv_ready"] * PS_PER_NS) + 10**6) == power.decode_w
+    assert value_at(all_accept_vcd, "draft_power_mw", int(hand["kv_ready"] * PS_PER_NS) + 10**6) \
+        == round(power.decode_w * 1000)
     assert value_at(all_accept_vcd, "draft_state", int(hand["kv_ready"] * PS_PER_NS) + 10**6) == 2  # decode
     # The prompt's KV on the target's link right after the migration prefill.
     assert value_at(all_accept_vcd, "pcie_target_bytes_in_flight",
@@ -129,6 +130,65 @@ def test_timeline_slices_never_overlap_and_add_up_to_busy_time(tmp_path):
             busy_us = sum(e["dur"] for e in by_track.get(tid[role], [])
                           if e["args"]["problem"] == i and e["name"] != "stall" and e["ts"] + e["dur"] <= end_us + 1e-6)
             assert busy_us == pytest.approx(row[f"breakdown_{role}"] * row["latency_s"] * 1e6, rel=1e-9, abs=1e-6)
+
+
+def integral_j(changes, signal, end_ps):
+    """The integral of a milliwatt signal from 0 to end_ps, in joules."""
+    total, (t0, v0) = 0.0, changes[signal][0]
+    for t, v in changes[signal][1:] + [(end_ps, None)]:
+        total += v0 * 1e-3 * (min(t, end_ps) - t0) * 1e-12
+        if t >= end_ps:
+            break
+        t0, v0 = t, v
+    return total
+
+
+@pytest.fixture(scope="module")
+def refined(tmp_path_factory):
+    """One problem whose second and fourth steps the target refines (shadow sync),
+    simulated with step-detail and token-detail waveforms."""
+    b = TrajectoryBuilder("refine", PROMPT)
+    b.accept(40).reject(30).refine(60).accept(20).reject(25).refine(45)
+    trace = Trace(TraceHeader(), [b.build()])
+    folder = tmp_path_factory.mktemp("sync")
+    out = {}
+    for detail in ("step", "token"):
+        result = cosim.simulate(cosim.scenario("heteroreason", 1), trace, vcd=folder / f"{detail}.vcd",
+                                vcd_detail=detail, activities=True)
+        out[detail] = (result, read_vcd(folder / f"{detail}.vcd"))
+    return out
+
+
+@pytest.mark.parametrize("detail", ["step", "token"])
+def test_vcd_draft_power_integrates_to_the_draft_energy_through_shadow_sync(refined, detail):
+    result, changes = refined[detail]
+    row = result.per_problem[0]
+    end_ps = round(row["end_s"] * 1e12)
+    # Work that runs on after the answer (a trailing pass) is outside the problem's energy.
+    # Each level is rounded to a milliwatt: at most 0.5 mW of error over the whole problem.
+    assert integral_j(changes, "draft_power_mw", end_ps) == pytest.approx(row["energy_j_draft"],
+                                                                          abs=0.5e-3 * row["latency_s"])
+
+
+def test_vcd_shadow_sync_is_one_summary_state_by_step_and_each_pass_by_token(refined):
+    result, step = refined["step"]
+    _, token = refined["token"]
+    syncs = sorted((a for a in result.activities if a.kind == "shadow_sync"), key=lambda a: a.start_ns)
+    assert len(syncs) == 60 + 45 - 1 or len(syncs) == 60 + 45  # the last pass may run past the answer
+    first, second = syncs[0], syncs[1]
+    between = int((first.end_ns + second.start_ns) / 2 * PS_PER_NS)  # the gap between two passes
+    inside = int((first.start_ns + first.end_ns) / 2 * PS_PER_NS)
+    assert value_at(step, "draft_state", between) == 4 and value_at(step, "draft_state", inside) == 4
+    assert value_at(token, "draft_state", inside) == 2 and value_at(token, "draft_state", between) == 0
+    # A pass moves the KVMU pointers by one token: by token they climb pass by pass; by
+    # step they jump once the known passes are done.
+    assert value_at(token, "kvmu_curr", inside) + 1 == value_at(token, "kvmu_curr", between)
+    assert value_at(step, "kvmu_curr", between) == value_at(step, "kvmu_curr", inside)
+    # The stream's small transfers (one token each) show on the draft link by token only.
+    token_bytes = cosim.scenario("heteroreason", 1).serving.token_bytes
+    arrival_ps = int(second.start_ns * PS_PER_NS)
+    assert any(v == token_bytes and t < arrival_ps for t, v in token["pcie_draft_bytes_in_flight"])
+    assert all(v != token_bytes for t, v in step["pcie_draft_bytes_in_flight"])
 
 
 SCRIPTS = ["accept", "refine", "backtrack", "mixed"]
