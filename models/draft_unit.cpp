@@ -82,9 +82,10 @@ double DraftUnit::sync_token_ns() const {
     return fpga_ ? fpga_->sync_token_ns() : gpu_->decode_token_ns(gpu_kvmu_->pointers().ahead);
 }
 
-void DraftUnit::record_sync() {
-    if (fpga_) fpga_->record_sync();
-    else gpu_kvmu_->sync_token();
+void DraftUnit::record_syncs(int64_t passes) {
+    if (fpga_) fpga_->record_syncs(passes);
+    else if (passes == 1) gpu_kvmu_->sync_token();
+    else gpu_kvmu_->sync_tokens(passes);
 }
 
 void DraftUnit::prefill(int64_t tokens) {

@@ -40,7 +40,8 @@ public:
     // Its duration from the current position, and its effect without the wait
     // (for a caller that simulates a batch of passes in one piece).
     double sync_token_ns() const;
-    void record_sync();
+    void record_sync() { record_syncs(1); }
+    void record_syncs(int64_t passes);
     // Prefills target tokens locally (vanilla, or a GPU's prefix-cache refill).
     void prefill(int64_t tokens);
 

@@ -130,9 +130,10 @@ void FpgaDraftAccelerator::sync_token() {
     record_sync();
 }
 
-void FpgaDraftAccelerator::record_sync() {
-    kvmu_.sync_token();
-    ++tokens_synced_;
+void FpgaDraftAccelerator::record_syncs(int64_t passes) {
+    if (passes == 1) kvmu_.sync_token();
+    else kvmu_.sync_tokens(passes);
+    tokens_synced_ += passes;
     notify_token();
 }
 

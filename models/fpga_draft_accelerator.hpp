@@ -56,9 +56,10 @@ public:
     int64_t decode_step(int64_t tokens, AbortSignal* abort = nullptr);
     // Shadow synchronisation: one forward pass over one target token from PCIe.
     void sync_token();
-    // The same pass whose time the caller simulated (a batch of passes): its KV
-    // entry, counter and token event, at once. Its duration is sync_token_ns().
-    void record_sync();
+    // Passes whose time the caller simulated (a batch of passes): their KV entries,
+    // counter and token event, at once. A pass lasts sync_token_ns().
+    void record_sync() { record_syncs(1); }
+    void record_syncs(int64_t passes);
     double sync_token_ns() const { return token_ns(context()); }
     // Vanilla alternative: the refined step's `tokens` are prefilled locally in one batch.
     void prefill_local(int64_t tokens);

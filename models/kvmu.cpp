@@ -117,6 +117,17 @@ void Kvmu::sync_token() {
     changed("sync_token");
 }
 
+void Kvmu::sync_tokens(int64_t n) {
+    if (n <= 0) return;
+    require_mode("sync_token", mux() == MuxSource::pcie && !fresh_);
+    KvmuPointers next = ptr_;
+    next.ahead += n;
+    next.curr += n;
+    check_order("sync_token", next);
+    ptr_ = next;
+    changed("sync_token");
+}
+
 void Kvmu::end_step() {
     require_mode("end_step", mux() == MuxSource::sampler);
     if (!drafting_) illegal("end_step", "no step is being drafted");

@@ -49,6 +49,9 @@ public:
     // One target token from PCIe written at ahead (Initialization/Rollback only):
     // it extends the step under verification, so curr moves with ahead.
     void sync_token();
+    // `n` target tokens at once, as `n` sync_token calls would leave the state; the
+    // observer hears one "sync_token" (passes simulated together).
+    void sync_tokens(int64_t n);
     // The step being drafted ends at ahead (Speculation/Accept only).
     void end_step();
     // Verdict "accept" on the step under verification.

@@ -30,10 +30,20 @@ Delivery PcieFabric::leg(Endpoint device, LinkDirection dir, uint64_t bytes, dou
     const int64_t id = log_.add(kLinkRoles[i], kind, step, end - duration, end, static_cast<int64_t>(bytes), deps, 0.0);
     if (watching_ && (watch_streams_ || !streaming_)) {
         legs_[i].push_back(Leg{end - duration, end, static_cast<int64_t>(bytes)});
-        changed.notify(duration_ns(std::max(0.0, end - duration - now)));
-        changed.notify(duration_ns(end - now));
+        const uint64_t now_units = sc_core::sc_time_stamp().value();
+        boundaries_.push(now_units + duration_units(std::max(0.0, end - duration - now)));
+        boundaries_.push(now_units + duration_units(end - now));
+        notify_boundary(false);
     }
     return Delivery{end, id};
+}
+
+void PcieFabric::notify_boundary(bool past_now) {
+    const uint64_t now = sc_core::sc_time_stamp().value();
+    while (!boundaries_.empty() && (boundaries_.top() < now || (past_now && boundaries_.top() == now)))
+        boundaries_.pop();
+    // An earlier notification replaces a later pending one; a later one is ignored.
+    if (!boundaries_.empty()) changed.notify(sc_core::sc_time::from_value(boundaries_.top() - now));
 }
 
 int64_t PcieFabric::bytes_in_flight(Endpoint device) {

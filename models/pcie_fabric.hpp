@@ -6,7 +6,9 @@
 // the caller; the receiving job waits for the returned arrival time.
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <queue>
 #include <vector>
 
 #include <systemc>
@@ -55,16 +57,20 @@ public:
     const PcieLink& link(Endpoint device) const { return *links_[static_cast<int>(device)]; }
 
     // Waveforms: remember each leg so bytes in flight can be read at any time;
-    // `changed` fires whenever a leg starts or ends. Legs of shadow-sync token
-    // streams count only with `stream_tokens`.
+    // `changed` fires whenever a leg starts or ends (call next_change() then, to
+    // have it fire at the next one). Legs of shadow-sync token streams count only
+    // with `stream_tokens`.
     void watch(bool stream_tokens) {
         watching_ = true;
         watch_streams_ = stream_tokens;
     }
     int64_t bytes_in_flight(Endpoint device);
-    sc_core::sc_event_queue changed;
+    // After the watcher has read the values of this instant: fire at the next boundary.
+    void next_change() { notify_boundary(true); }
+    sc_core::sc_event changed;
 
 private:
+    void notify_boundary(bool past_now);
     Delivery leg(Endpoint device, LinkDirection dir, uint64_t bytes, double ready_ns,
                  DepList deps, int32_t step);
 
@@ -78,6 +84,9 @@ private:
     bool watch_streams_ = false;
     bool streaming_ = false;  // the leg being posted carries a stream token
     std::array<std::vector<Leg>, 3> legs_;
+    // Start and end times (kernel units) of watched legs not yet passed, earliest on top:
+    // one timed event for the next of them, rather than one queued event each.
+    std::priority_queue<uint64_t, std::vector<uint64_t>, std::greater<uint64_t>> boundaries_;
     std::array<std::unique_ptr<PcieLink>, 3> links_;
     std::array<std::unique_ptr<HostDma>, 3> dmas_;
 };

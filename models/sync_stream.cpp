@@ -85,10 +85,14 @@ void SyncStream::book_power() {
 
 void SyncStream::apply_ended() {
     const uint64_t now = now_units();
+    size_t ended = applied_;
+    while (ended < std::min(kept(), scheduled_) && passes_[ended].end <= now) ++ended;
+    if (ended == applied_) return;
+    // Their KV entries at once (one pointer move for the waveform), then each pass's record.
+    draft_.record_syncs(static_cast<int64_t>(ended - applied_));
     const double decode_w = draft_.power().params().decode_w;
-    while (applied_ < std::min(kept(), scheduled_) && passes_[applied_].end <= now) {
-        const Pass& p = passes_[applied_++];
-        draft_.record_sync();
+    for (; applied_ < ended; ++applied_) {
+        const Pass& p = passes_[applied_];
         const int64_t id = log_.add(Role::draft, ActivityKind::sync, step_, units_to_ns(p.start), units_to_ns(p.end),
                                     1, {p.leg}, decode_w);
         on_synced_(id);
