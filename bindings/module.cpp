@@ -54,8 +54,8 @@ PYBIND11_MODULE(_native, m) {
           py::arg("profile"), py::arg("ops"), py::arg("record_tokens") = false);
     m.def("power_run", &cosim::bindings::power_run, py::arg("power"), py::arg("segments"));
     m.def("kvmu_run", &cosim::bindings::kvmu_run, py::arg("capacity_tokens"), py::arg("ops"));
-    m.def("simulate_workflow", &cosim::bindings::simulate_workflow, py::arg("system"), py::arg("events"),
-          py::arg("problems"), py::arg("keep_activities") = false, py::arg("vcd_path") = std::string(),
+    m.def("simulate_workflow", &cosim::bindings::simulate_workflow, py::arg("system"), py::arg("next_chunk"),
+          py::arg("keep_activities") = false, py::arg("vcd_path") = std::string(),
           py::arg("vcd_every_token") = false);
     m.def("systemc_selftest", &cosim::bindings::systemc_selftest, py::arg("message"));
     m.def("time_rounding", &cosim::bindings::time_rounding, py::arg("durations_ns"));

@@ -74,21 +74,33 @@ std::vector<TraceProblem> read_problems(const py::array_t<int64_t>& a, size_t ev
 }
 
 template <typename T>
-py::list column(const std::vector<ProblemMetrics>& ms, T get) {
-    py::list out;
-    for (const ProblemMetrics& m : ms) out.append(get(m));
+py::array column(const std::vector<ProblemMetrics>& ms, T get) {
+    using Value = decltype(get(ms.front()));
+    py::array_t<Value> out(static_cast<py::ssize_t>(ms.size()));
+    auto v = out.template mutable_unchecked<1>();
+    for (size_t i = 0; i < ms.size(); ++i) v(static_cast<py::ssize_t>(i)) = get(ms[i]);
     return out;
 }
 
 }  // namespace
 
-py::dict simulate_workflow(const py::dict& system, const py::array_t<int64_t>& events_array,
-                           const py::array_t<int64_t>& problems_array, bool keep_activities,
+py::dict simulate_workflow(const py::dict& system, const py::function& next_chunk, bool keep_activities,
                            const std::string& vcd_path, bool vcd_every_token) {
     WorkflowOptions options = read_options(section(system, "options"));
     options.keep_activities = keep_activities;
-    const std::vector<TraceEvent> events = read_events(events_array);
-    const std::vector<TraceProblem> problems = read_problems(problems_array, events.size());
+    // Called by the host thread between problems, while the kernel runs without the GIL.
+    size_t fed = 0;
+    TraceFeed feed = [&next_chunk, &fed](TraceChunk& chunk) {
+        py::gil_scoped_acquire gil;
+        const py::object next = next_chunk();
+        if (next.is_none()) return false;
+        const auto arrays = next.cast<py::tuple>();
+        if (arrays.size() != 2) throw ConfigError("trace chunk: expected (events, problems)");
+        chunk.events = read_events(arrays[0].cast<py::array_t<int64_t>>());
+        chunk.problems = read_problems(arrays[1].cast<py::array_t<int64_t>>(), chunk.events.size());
+        fed += chunk.problems.size();
+        return true;
+    };
     const py::dict draft_cfg = section(system, "draft");
     const py::dict prm_cfg = section(system, "prm");
     const py::dict target_cfg = section(system, "target");
@@ -141,7 +153,7 @@ py::dict simulate_workflow(const py::dict& system, const py::array_t<int64_t>& e
     DeviceServer target_server("target_server");
     WorkflowDevices devices{draft.get(), &prm, &target, draft_on_target.get(), &draft_server, &prm_server,
                             &target_server, &fabric};
-    HostOrchestrator host("host", options, devices, log, events, problems);
+    HostOrchestrator host("host", options, devices, log, feed);
     struct KvmuRecord {
         int32_t problem;
         double time_ns;
@@ -191,9 +203,9 @@ py::dict simulate_workflow(const py::dict& system, const py::array_t<int64_t>& e
     }();
 
     const auto& ms = host.metrics();
-    if (ms.size() != problems.size())
+    if (ms.size() != fed)
         throw SimulationError("the simulation stopped after " + std::to_string(ms.size()) + " of " +
-                              std::to_string(problems.size()) + " problems at " +
+                              std::to_string(fed) + " problems at " +
                               sc_core::sc_time_stamp().to_string() + " (a device waited on nothing)");
     py::dict metrics;
     metrics["start_ns"] = column(ms, [](const ProblemMetrics& m) { return m.start_ns; });

@@ -1,7 +1,8 @@
 #pragma once
-// The facade of the workflow engine: a system description and a trace (as
-// arrays, crossing once) in; per-problem metrics and, on request, every
-// device activity out.
+// The facade of the workflow engine: a system description and a trace in, as
+// arrays a chunk of problems at a time (`next_chunk()` returns (events,
+// problems) or None at the end; one Python call per chunk, never per token);
+// per-problem metrics as arrays and, on request, every device activity out.
 #include <string>
 
 #include <pybind11/numpy.h>
@@ -9,8 +10,7 @@
 
 namespace cosim::bindings {
 
-pybind11::dict simulate_workflow(const pybind11::dict& system, const pybind11::array_t<int64_t>& events,
-                                 const pybind11::array_t<int64_t>& problems, bool keep_activities,
-                                 const std::string& vcd_path, bool vcd_every_token);
+pybind11::dict simulate_workflow(const pybind11::dict& system, const pybind11::function& next_chunk,
+                                 bool keep_activities, const std::string& vcd_path, bool vcd_every_token);
 
 }  // namespace cosim::bindings

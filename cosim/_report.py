@@ -70,8 +70,9 @@ def run_report(problems: int = 300, seed: int = 1, out: str | Path = "out/report
 
     records: list[dict[str, Any]] = []
     for dataset in DATASETS:
-        brsd = traces.generate(dataset, problems, seed)
-        rsd = traces.generate(dataset, problems, seed, backtracking=False)
+        # Each is replayed by every system: drawn once and held.
+        brsd = traces.generate(dataset, problems, seed).in_memory()
+        rsd = traces.generate(dataset, problems, seed, backtracking=False).in_memory()
         for config in CONFIGS:
             baseline = None
             for spec in SYSTEMS:
@@ -93,7 +94,7 @@ def run_report(problems: int = 300, seed: int = 1, out: str | Path = "out/report
 
 
 def _sweeps(problems: int, seed: int, tick: Callable[[str], None]) -> dict[str, Any]:
-    workload = traces.generate("math500", problems, seed)
+    workload = traces.generate("math500", problems, seed).in_memory()
     base = simulate(scenario("gpu-baseline", 1), workload).summary["latency_s"]
     out: dict[str, Any] = {}
     for key, path, values, spec in (("pcie_bandwidth_gbps", "pcie.bandwidth_gbps", SWEEP_BANDWIDTH, SYSTEMS[3]),

@@ -1,9 +1,12 @@
 """Replaying a trace through a system: checks that need both (context
-windows), the trace as arrays (it crosses into C++ once), the native call in
-a worker process, and the metrics of SPEC section 5."""
+windows), the trace as arrays a chunk of problems at a time (streamed into
+the engine, never held whole), the native call in a worker process, and the
+metrics of SPEC section 5."""
 
 from __future__ import annotations
 
+import itertools
+from array import array
 from pathlib import Path
 from typing import Any
 
@@ -23,21 +26,9 @@ from .trace._io import check_problem
 _EVENT_KIND = {Draft: 0, Refine: 1, Backtrack: 2}
 
 
-def trace_arrays(trace: Trace) -> tuple[np.ndarray, np.ndarray]:
-    """Events as an (n, 5) array (kind, step, tokens, accepted, scored) and
-    problems as an (m, 3) array (prompt_tokens, first_event, events)."""
-    rows: list[tuple[int, int, int, int, int]] = []
-    problems: list[tuple[int, int, int]] = []
-    for problem in trace.problems:
-        first = len(rows)
-        for e in problem.events:
-            if isinstance(e, Backtrack):
-                rows.append((2, e.to_step, 0, 0, 0))
-            else:
-                rows.append((_EVENT_KIND[type(e)], e.step, e.tokens, int(e.accepted),
-                             int(isinstance(e, Refine) and e.score is not None)))
-        problems.append((problem.prompt_tokens, first, len(rows) - first))
-    return (np.asarray(rows, dtype=np.int64).reshape(-1, 5), np.asarray(problems, dtype=np.int64).reshape(-1, 3))
+# Problems per chunk handed to the engine: large enough that the Python call per
+# chunk is noise, small enough that a chunk's arrays are a few hundred kB.
+CHUNK_PROBLEMS = 512
 
 
 def _kv_limit(role: Any) -> tuple[int, str]:
@@ -51,26 +42,83 @@ def _kv_limit(role: Any) -> tuple[int, str]:
     return window, f"{window}-token window of the"
 
 
+def _window_limits(scn: Scenario) -> list[tuple[str, Any, int, str]]:
+    return [(role, getattr(scn, role).model, *_kv_limit(getattr(scn, role))) for role in ("draft", "prm", "target")]
+
+
+def _check_window(problem: Any, limits: list[tuple[str, Any, int, str]]) -> None:
+    chain: list[int] = []
+    for index, event in enumerate(problem.events):
+        if isinstance(event, Backtrack):
+            chain.pop()
+            continue
+        reach = problem.prompt_tokens + sum(chain) + event.tokens
+        for role, model, limit, what in limits:
+            if reach > limit:
+                raise ConfigError(
+                    f"problem {problem.id!r}, events[{index}] ({event.type} of step {event.step}, "
+                    f"{event.tokens} tokens): the context reaches {reach} tokens, beyond the "
+                    f"{what} {role} model {model.name}")
+        if event.accepted:
+            chain.append(event.tokens)
+
+
 def check_windows(scn: Scenario, trace: Trace) -> None:
     """Every context a model will see fits its window and its device's KV cache;
     else an error naming the problem and event."""
-    limits = [(role, getattr(scn, role).model, *_kv_limit(getattr(scn, role))) for role in ("draft", "prm", "target")]
+    limits = _window_limits(scn)
     for problem in trace.problems:
         check_problem(problem, trace.header)
-        chain: list[int] = []
-        for index, event in enumerate(problem.events):
-            if isinstance(event, Backtrack):
-                chain.pop()
-                continue
-            reach = problem.prompt_tokens + sum(chain) + event.tokens
-            for role, model, limit, what in limits:
-                if reach > limit:
-                    raise ConfigError(
-                        f"problem {problem.id!r}, events[{index}] ({event.type} of step {event.step}, "
-                        f"{event.tokens} tokens): the context reaches {reach} tokens, beyond the "
-                        f"{what} {role} model {model.name}")
-            if event.accepted:
-                chain.append(event.tokens)
+        _check_window(problem, limits)
+
+
+# What the metrics need of each problem besides the engine's numbers (its chain summary).
+TRACE_COLUMNS = ("final_tokens", "drafts", "acceptance_rate", "steps", "backtracks", "accepted_draft_tokens",
+                 "target_tokens")
+
+
+class TraceFeed:
+    """Hands a trace to the engine a chunk at a time, in the simulation worker:
+    each problem is checked (the algorithm, the context windows) as it goes, and
+    only its summary is kept, so memory does not grow with the trace's problems
+    beyond a few numbers each."""
+
+    def __init__(self, scn: Scenario, trace: Trace):
+        self._problems = iter(trace.problems)
+        self._header = trace.header
+        self._limits = _window_limits(scn)
+        self.ids: list[str] = []
+        self.datasets: list[str] = []
+        self.correct = array("b")  # 1, 0, or -1 when the trace does not say
+        self.summary = {name: array("d") for name in TRACE_COLUMNS}
+
+    def __call__(self) -> tuple[np.ndarray, np.ndarray] | None:
+        chunk = list(itertools.islice(self._problems, CHUNK_PROBLEMS))
+        if not chunk:
+            return None
+        rows: list[tuple[int, int, int, int, int]] = []
+        spans: list[tuple[int, int, int]] = []
+        for problem in chunk:
+            summary = check_problem(problem, self._header)
+            _check_window(problem, self._limits)
+            self.ids.append(problem.id)
+            self.datasets.append(problem.dataset)
+            self.correct.append(-1 if problem.answer_correct is None else int(problem.answer_correct))
+            for name in TRACE_COLUMNS:
+                self.summary[name].append(getattr(summary, name))
+            first = len(rows)
+            for e in problem.events:
+                if isinstance(e, Backtrack):
+                    rows.append((2, e.to_step, 0, 0, 0))
+                else:
+                    rows.append((_EVENT_KIND[type(e)], e.step, e.tokens, int(e.accepted),
+                                 int(isinstance(e, Refine) and e.score is not None)))
+            spans.append((problem.prompt_tokens, first, len(rows) - first))
+        return np.asarray(rows, dtype=np.int64).reshape(-1, 5), np.asarray(spans, dtype=np.int64).reshape(-1, 3)
+
+    def columns(self) -> dict[str, Any]:
+        return {"id": self.ids, "dataset": self.datasets, "answer_correct": np.frombuffer(self.correct, np.int8),
+                **{name: np.frombuffer(values, np.float64) for name, values in self.summary.items()}}
 
 
 def _gpu_section(device: GpuDevice, model: Any, link: Any) -> dict[str, Any]:
@@ -139,12 +187,18 @@ def simulate(scn: Scenario, trace: Trace, *, vcd: str | Path | None = None, time
         vcd_stem = str(vcd_path.with_suffix("") if vcd_path.suffix == ".vcd" else vcd_path)
     timeline_path = writable_file(timeline, "timeline") if timeline is not None else None
     keep = activities or timeline_path is not None
-    check_windows(scn, trace)
-    events, problems = trace_arrays(trace)
     system = system_dict(scn)
     every_token = vcd_detail == "token"
-    raw = run_isolated(lambda: native().simulate_workflow(system, events, problems, keep, vcd_stem, every_token))
-    result = Result.from_native(scn, trace, raw)
+
+    def work() -> dict[str, Any]:
+        # The trace is read (generated, or parsed line by line) here in the worker, a chunk at a time.
+        feed = TraceFeed(scn, trace)
+        raw = native().simulate_workflow(system, feed, keep, vcd_stem, every_token)
+        raw["trace"] = feed.columns()
+        return raw
+
+    raw = run_isolated(work)
+    result = Result.from_native(scn, raw)
     if timeline_path is not None:
         labels = {role: getattr(scn, role).device.name for role in ("draft", "prm", "target")}
         write_timeline(result, timeline_path, labels)

@@ -3,14 +3,16 @@ for the whole trace, and (on request) every device activity for timelines."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from .errors import ConfigError
 
 if TYPE_CHECKING:
     from .scenario import Scenario
-    from .trace import Trace
 
 NS = 1e-9
 ROLES = ("draft", "prm", "target")
@@ -59,13 +61,76 @@ class KvmuRecord:
     mode: str
 
 
+# The per-problem rows, in column order.
+ROW_FIELDS = (
+    "id", "dataset", "latency_s", "goodput_tok_s", "energy_j", "energy_j_per_token", "energy_j_per_generated_token",
+    "speedup", "stall_ratio", "stall_step_share", "comm_share", "wasted_energy_share", "breakdown_draft",
+    "breakdown_prm", "breakdown_target", "acceptance_rate", "steps_per_problem", "backtracks_per_problem",
+    "accuracy", "final_tokens", "generated_tokens", "drafted_tokens", "target_tokens",
+    "discarded_step_ahead_tokens", "reused_tokens", "energy_j_draft", "energy_j_prm", "energy_j_target", "start_s",
+    "end_s",
+)
+_INTEGER_FIELDS = {"final_tokens", "generated_tokens", "drafted_tokens", "target_tokens",
+                   "discarded_step_ahead_tokens", "reused_tokens", "steps_per_problem", "backtracks_per_problem"}
+
+
+class PerProblem(Sequence):
+    """The per-problem metrics, held as columns (a few hundred bytes a problem,
+    so a result stays small however many problems ran); each row is a dict made
+    when read. Compares equal to any sequence of equal rows."""
+
+    def __init__(self, columns: dict[str, Any]):
+        self._columns = columns
+        self._n = len(columns["id"])
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(self._n))]
+        if index < 0:
+            index += self._n
+        if not 0 <= index < self._n:
+            raise IndexError(index)
+        return {name: _plain(name, self._columns[name][index]) for name in ROW_FIELDS}
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, (str, bytes)) or len(other) != self._n:
+            return NotImplemented if not isinstance(other, Sequence) else False
+        return all(a == b for a, b in zip(self, other))
+
+    def __repr__(self) -> str:
+        return f"PerProblem({self._n} problems)"
+
+    def column(self, name: str) -> Any:
+        """One metric for every problem (a numpy array; ids and datasets as lists)."""
+        if name not in self._columns:
+            raise KeyError(f"{name!r}: not a per-problem metric (one of {', '.join(ROW_FIELDS)})")
+        return self._columns[name]
+
+    def with_column(self, name: str, values: Any) -> PerProblem:
+        return PerProblem({**self._columns, name: values})
+
+
+def _plain(name: str, value: Any) -> Any:
+    """A column entry as the plain Python value a row holds (None for 'not known')."""
+    if value is None or isinstance(value, str):
+        return value
+    if name == "accuracy":
+        return None if value < 0 else float(value)
+    if name in _INTEGER_FIELDS:
+        return int(value)
+    return float(value)
+
+
 @dataclass
 class Result:
     scenario: str
     system: str
     config: int
     summary: dict[str, Any]
-    per_problem: list[dict[str, Any]]
+    per_problem: PerProblem
     activities: list[Activity] | None = None
     wall_s: float = 0.0
     totals: dict[str, float] = field(default_factory=dict)
@@ -73,100 +138,107 @@ class Result:
     kernel_deltas: int = 0
 
     @classmethod
-    def from_native(cls, scn: Scenario, trace: Trace, raw: dict[str, Any]) -> Result:
-        cols = raw["problems"]
-        summaries = trace.summaries()
-        rows = []
-        totals = {k: 0.0 for k in ("latency_ns", "final_tokens", "generated_tokens", "energy_j", "stall_ns",
-                                   "stalled_steps", "drafts", "comm_ns", "wasted_energy_j", "accepted_draft_tokens",
-                                   "target_trace_tokens", "busy_draft", "busy_prm", "busy_target")}
-        for i, (problem, summary) in enumerate(zip(trace.problems, summaries)):
-            latency_ns = cols["end_ns"][i] - cols["start_ns"][i]
-            energy = sum(cols[f"energy_j_{r}"][i] for r in ROLES)
-            final = cols["final_tokens"][i]
-            if final != summary.final_tokens:
-                raise AssertionError(f"{problem.id}: engine chain {final} tokens, trace {summary.final_tokens}")
-            row = {
-                "id": problem.id,
-                "dataset": problem.dataset,
-                "latency_s": latency_ns * NS,
-                "goodput_tok_s": final / (latency_ns * NS),
-                "energy_j": energy,
-                "energy_j_per_token": energy / final,
-                "energy_j_per_generated_token": energy / cols["generated_tokens"][i],
-                "speedup": None,
-                "stall_ratio": cols["stall_ns"][i] / latency_ns,
-                "stall_step_share": cols["stalled_steps"][i] / summary.drafts if summary.drafts else 0.0,
-                "comm_share": cols["comm_critical_ns"][i] / latency_ns,
-                "wasted_energy_share": cols["wasted_energy_j"][i] / energy,
-                **{f"breakdown_{r}": cols[f"busy_ns_{r}"][i] / latency_ns for r in ROLES},
-                "acceptance_rate": summary.acceptance_rate,
-                "steps_per_problem": summary.steps,
-                "backtracks_per_problem": summary.backtracks,
-                "accuracy": None if problem.answer_correct is None else float(problem.answer_correct),
-                "final_tokens": final,
-                "generated_tokens": cols["generated_tokens"][i],
-                "drafted_tokens": cols["drafted_tokens"][i],
-                "target_tokens": cols["target_tokens"][i],
-                "discarded_step_ahead_tokens": cols["discarded_step_ahead_tokens"][i],
-                "reused_tokens": cols["reused_tokens"][i],
-                **{f"energy_j_{r}": cols[f"energy_j_{r}"][i] for r in ROLES},
-                "start_s": cols["start_ns"][i] * NS,
-                "end_s": cols["end_ns"][i] * NS,
-            }
-            rows.append(row)
-            totals["latency_ns"] += latency_ns
-            totals["final_tokens"] += final
-            totals["generated_tokens"] += cols["generated_tokens"][i]
-            totals["energy_j"] += energy
-            totals["stall_ns"] += cols["stall_ns"][i]
-            totals["stalled_steps"] += cols["stalled_steps"][i]
-            totals["drafts"] += summary.drafts
-            totals["comm_ns"] += cols["comm_critical_ns"][i]
-            totals["wasted_energy_j"] += cols["wasted_energy_j"][i]
-            totals["accepted_draft_tokens"] += summary.accepted_draft_tokens
-            totals["target_trace_tokens"] += summary.target_tokens
-            for r in ROLES:
-                totals[f"busy_{r}"] += cols[f"busy_ns_{r}"][i]
-        n = len(rows)
-        labels = [r["accuracy"] for r in rows if r["accuracy"] is not None]
-        t = totals
-        accepted_plus_target = t["accepted_draft_tokens"] + t["target_trace_tokens"]
+    def from_native(cls, scn: Scenario, raw: dict[str, Any]) -> Result:
+        """The metrics of SPEC section 5 from the engine's per-problem numbers and the
+        trace's summaries (both columns, from the worker)."""
+        cols = {k: np.asarray(v) for k, v in raw["problems"].items()}
+        t = raw["trace"]
+        n = len(t["id"])
+        if len(cols["end_ns"]) != n:
+            raise AssertionError(f"engine returned {len(cols['end_ns'])} problems for a trace of {n}")
+        mismatch = np.flatnonzero(cols["final_tokens"] != t["final_tokens"])
+        if mismatch.size:
+            i = int(mismatch[0])
+            raise AssertionError(f"{t['id'][i]}: engine chain {int(cols['final_tokens'][i])} tokens, "
+                                 f"trace {int(t['final_tokens'][i])}")
+        latency_ns = cols["end_ns"] - cols["start_ns"]
+        energy = cols["energy_j_draft"] + cols["energy_j_prm"] + cols["energy_j_target"]
+        final = cols["final_tokens"].astype(np.float64)
+        drafts = t["drafts"]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            stall_step_share = np.where(drafts > 0, cols["stalled_steps"] / np.where(drafts > 0, drafts, 1), 0.0)
+        columns: dict[str, Any] = {
+            "id": t["id"],
+            "dataset": t["dataset"],
+            "latency_s": latency_ns * NS,
+            "goodput_tok_s": final / (latency_ns * NS),
+            "energy_j": energy,
+            "energy_j_per_token": energy / final,
+            "energy_j_per_generated_token": energy / cols["generated_tokens"],
+            "speedup": [None] * n,
+            "stall_ratio": cols["stall_ns"] / latency_ns,
+            "stall_step_share": stall_step_share,
+            "comm_share": cols["comm_critical_ns"] / latency_ns,
+            "wasted_energy_share": cols["wasted_energy_j"] / energy,
+            **{f"breakdown_{r}": cols[f"busy_ns_{r}"] / latency_ns for r in ROLES},
+            "acceptance_rate": t["acceptance_rate"],
+            "steps_per_problem": t["steps"],
+            "backtracks_per_problem": t["backtracks"],
+            "accuracy": t["answer_correct"],
+            "final_tokens": cols["final_tokens"],
+            "generated_tokens": cols["generated_tokens"],
+            "drafted_tokens": cols["drafted_tokens"],
+            "target_tokens": cols["target_tokens"],
+            "discarded_step_ahead_tokens": cols["discarded_step_ahead_tokens"],
+            "reused_tokens": cols["reused_tokens"],
+            **{f"energy_j_{r}": cols[f"energy_j_{r}"] for r in ROLES},
+            "start_s": cols["start_ns"] * NS,
+            "end_s": cols["end_ns"] * NS,
+        }
+        # Totals add up problem by problem, in order, as plain floats.
+        totals = {
+            "latency_ns": _sum(latency_ns), "final_tokens": _sum(final),
+            "generated_tokens": _sum(cols["generated_tokens"]), "energy_j": _sum(energy),
+            "stall_ns": _sum(cols["stall_ns"]), "stalled_steps": _sum(cols["stalled_steps"]),
+            "drafts": _sum(drafts), "comm_ns": _sum(cols["comm_critical_ns"]),
+            "wasted_energy_j": _sum(cols["wasted_energy_j"]),
+            "accepted_draft_tokens": _sum(t["accepted_draft_tokens"]),
+            "target_trace_tokens": _sum(t["target_tokens"]),
+            **{f"busy_{r}": _sum(cols[f"busy_ns_{r}"]) for r in ROLES},
+        }
+        labels = t["answer_correct"][t["answer_correct"] >= 0]
+        tt = totals
+        accepted_plus_target = tt["accepted_draft_tokens"] + tt["target_trace_tokens"]
         summary = {
-            "latency_s": t["latency_ns"] * NS / n,
-            "goodput_tok_s": t["final_tokens"] / (t["latency_ns"] * NS),
-            "energy_j_per_token": t["energy_j"] / t["final_tokens"],
-            "energy_j_per_generated_token": t["energy_j"] / t["generated_tokens"],
+            "latency_s": tt["latency_ns"] * NS / n,
+            "goodput_tok_s": tt["final_tokens"] / (tt["latency_ns"] * NS),
+            "energy_j_per_token": tt["energy_j"] / tt["final_tokens"],
+            "energy_j_per_generated_token": tt["energy_j"] / tt["generated_tokens"],
             "speedup": None,
-            "stall_ratio": t["stall_ns"] / t["latency_ns"],
-            "stall_step_share": t["stalled_steps"] / t["drafts"] if t["drafts"] else 0.0,
-            "comm_share": t["comm_ns"] / t["latency_ns"],
-            "wasted_energy_share": t["wasted_energy_j"] / t["energy_j"],
-            **{f"breakdown_{r}": t[f"busy_{r}"] / t["latency_ns"] for r in ROLES},
-            "acceptance_rate": t["accepted_draft_tokens"] / accepted_plus_target if accepted_plus_target else 0.0,
-            "steps_per_problem": sum(r["steps_per_problem"] for r in rows) / n,
-            "backtracks_per_problem": sum(r["backtracks_per_problem"] for r in rows) / n,
-            "accuracy": sum(labels) / len(labels) if labels else None,
+            "stall_ratio": tt["stall_ns"] / tt["latency_ns"],
+            "stall_step_share": tt["stalled_steps"] / tt["drafts"] if tt["drafts"] else 0.0,
+            "comm_share": tt["comm_ns"] / tt["latency_ns"],
+            "wasted_energy_share": tt["wasted_energy_j"] / tt["energy_j"],
+            **{f"breakdown_{r}": tt[f"busy_{r}"] / tt["latency_ns"] for r in ROLES},
+            "acceptance_rate": tt["accepted_draft_tokens"] / accepted_plus_target if accepted_plus_target else 0.0,
+            "steps_per_problem": _sum(t["steps"]) / n,
+            "backtracks_per_problem": _sum(t["backtracks"]) / n,
+            "accuracy": _sum(labels) / len(labels) if len(labels) else None,
             "problems": n,
-            "energy_j": t["energy_j"],
-            "final_tokens": int(t["final_tokens"]),
-            "generated_tokens": int(t["generated_tokens"]),
+            "energy_j": tt["energy_j"],
+            "final_tokens": int(tt["final_tokens"]),
+            "generated_tokens": int(tt["generated_tokens"]),
         }
         activities = kvmu = None
         if "activities" in raw:
             activities = [Activity(*a) for a in raw["activities"]]
             kvmu = [KvmuRecord(*r) for r in raw["kvmu"]]
-        return cls(scn.name, scn.system, scn.config, summary, rows, activities, raw["wall_s"], totals, kvmu,
-                   raw["kernel_deltas"])
+        return cls(scn.name, scn.system, scn.config, summary, PerProblem(columns), activities, raw["wall_s"],
+                   totals, kvmu, raw["kernel_deltas"])
 
     def with_baseline(self, baseline: Result) -> Result:
         """This result with ``speedup`` = baseline latency / this latency, per problem and overall."""
-        mine = [r["id"] for r in self.per_problem]
-        theirs = [r["id"] for r in baseline.per_problem]
-        if mine != theirs:
+        if self.per_problem.column("id") != baseline.per_problem.column("id"):
             raise ConfigError("speedup needs both results on the same trace (the problem ids differ)")
-        rows = [dict(r, speedup=b["latency_s"] / r["latency_s"]) for r, b in zip(self.per_problem,
-                                                                                 baseline.per_problem)]
+        speedup = baseline.per_problem.column("latency_s") / self.per_problem.column("latency_s")
         summary = dict(self.summary, speedup=baseline.summary["latency_s"] / self.summary["latency_s"])
-        return Result(self.scenario, self.system, self.config, summary, rows, self.activities, self.wall_s,
-                      self.totals, self.kvmu, self.kernel_deltas)
+        return Result(self.scenario, self.system, self.config, summary, self.per_problem.with_column("speedup", speedup),
+                      self.activities, self.wall_s, self.totals, self.kvmu, self.kernel_deltas)
+
+
+def _sum(values: Any) -> float:
+    """Left to right, as plain floats (numpy's pairwise sum rounds differently)."""
+    total = 0.0
+    for v in values.tolist() if hasattr(values, "tolist") else values:
+        total += v
+    return total

@@ -21,16 +21,18 @@ void at_least(double ns) {
 }  // namespace
 
 HostOrchestrator::HostOrchestrator(sc_core::sc_module_name name, const WorkflowOptions& options,
-                                   const WorkflowDevices& devices, ActivityLog& log,
-                                   const std::vector<TraceEvent>& events, const std::vector<TraceProblem>& problems)
-    : sc_core::sc_module(name), options_(options), d_(devices), log_(log), events_(events), problems_(problems) {
+                                   const WorkflowDevices& devices, ActivityLog& log, TraceFeed feed)
+    : sc_core::sc_module(name), options_(options), d_(devices), log_(log), feed_(std::move(feed)) {
     SC_HAS_PROCESS(HostOrchestrator);
     SC_THREAD(run);
 }
 
 void HostOrchestrator::run() {
     try {
-        for (size_t p = 0; p < problems_.size(); ++p) run_problem(static_cast<int32_t>(p));
+        int32_t index = 0;
+        while (feed_(chunk_)) {
+            for (const TraceProblem& problem : chunk_.problems) run_problem(problem, index++);
+        }
         // One resolution step more, so a waveform file holds the last time stamp.
         sc_core::wait(sc_core::sc_get_time_resolution());
     } catch (...) {
@@ -601,8 +603,8 @@ void HostOrchestrator::on_backtrack(int64_t, const TraceEvent& e) {
     last_command_ = cmd.activity;
 }
 
-void HostOrchestrator::run_problem(int32_t index) {
-    problem_ = &problems_[static_cast<size_t>(index)];
+void HostOrchestrator::run_problem(const TraceProblem& problem, int32_t index) {
+    problem_ = &problem;
     event_end_ = problem_->first_event + problem_->events;
     log_.begin_problem(index);
     chain_.clear();

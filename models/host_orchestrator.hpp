@@ -37,9 +37,9 @@ struct WorkflowDevices {
 
 class HostOrchestrator : public sc_core::sc_module {
 public:
+    // `feed` is called between problems whenever the current chunk is done.
     HostOrchestrator(sc_core::sc_module_name name, const WorkflowOptions& options, const WorkflowDevices& devices,
-                     ActivityLog& log, const std::vector<TraceEvent>& events,
-                     const std::vector<TraceProblem>& problems);
+                     ActivityLog& log, TraceFeed feed);
 
     const std::vector<ProblemMetrics>& metrics() const { return metrics_; }
     // Told the problem and trace step each event concerns (waveforms).
@@ -84,7 +84,7 @@ private:
     };
 
     void run();
-    void run_problem(int32_t index);
+    void run_problem(const TraceProblem& problem, int32_t index);
     void phase1();
     void prompt_prefills();
     void on_draft(int64_t k, const TraceEvent& e);
@@ -121,8 +121,9 @@ private:
     WorkflowOptions options_;
     WorkflowDevices d_;
     ActivityLog& log_;
-    const std::vector<TraceEvent>& events_;
-    const std::vector<TraceProblem>& problems_;
+    TraceFeed feed_;
+    TraceChunk chunk_;  // the problems under way; events_ is its events
+    const std::vector<TraceEvent>& events_ = chunk_.events;
     std::vector<ProblemMetrics> metrics_;
     std::vector<Activity> kept_;
     std::exception_ptr error_;

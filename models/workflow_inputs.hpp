@@ -1,7 +1,9 @@
 #pragma once
-// What the host orchestrator replays: the trace as flat arrays (it crosses
-// from Python once), the system's toggles, and what it reports per problem.
+// What the host orchestrator replays: the trace as flat arrays, a chunk of
+// problems at a time (a trace of any length is streamed, never held whole),
+// the system's toggles, and what it reports per problem.
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace cosim {
@@ -21,6 +23,14 @@ struct TraceProblem {
     int64_t first_event = 0;
     int64_t events = 0;
 };
+
+// A run of whole problems; each problem's events are [first_event, first_event + events).
+struct TraceChunk {
+    std::vector<TraceEvent> events;
+    std::vector<TraceProblem> problems;
+};
+// Fills `chunk` with the next problems; false once the trace is done.
+using TraceFeed = std::function<bool(TraceChunk& chunk)>;
 
 struct WorkflowOptions {
     bool sequential = false;          // gpu-baseline: every operation waits for the previous one

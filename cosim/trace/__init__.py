@@ -3,8 +3,8 @@ profiles, hand-written trajectories and trace statistics (SPEC section 3)."""
 
 from ._builder import TrajectoryBuilder
 from ._events import Backtrack, Draft, Event, Problem, Refine, TraceHeader
-from ._generate import generate
-from ._io import Trace, TraceError, load
+from ._generate import GeneratedProblems, generate
+from ._io import FileProblems, Trace, TraceError, load
 from ._profiles import DatasetProfile, builtin_profiles, load_profile
 from ._replay import ChainSummary, summarize
 from ._rsd_import import RsdImport, RsdRecordError, import_rsd
@@ -16,6 +16,8 @@ __all__ = [
     "DatasetProfile",
     "Draft",
     "Event",
+    "FileProblems",
+    "GeneratedProblems",
     "Problem",
     "Refine",
     "RsdImport",

@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import json
 import math
+import os
+from array import array
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator
@@ -36,13 +39,19 @@ class TraceError(ConfigError):
 @dataclass
 class Trace:
     header: TraceHeader = field(default_factory=TraceHeader)
-    problems: list[Problem] = field(default_factory=list)
+    # A list, or a sequence that reads each problem when asked (generated, or from a file).
+    problems: Sequence[Problem] = field(default_factory=list)
 
     def __len__(self) -> int:
         return len(self.problems)
 
     def __iter__(self) -> Iterator[Problem]:
         return iter(self.problems)
+
+    def in_memory(self) -> Trace:
+        """This trace with its problems held as a list: for a trace replayed many
+        times (a sweep, a report), drawing or parsing each problem once."""
+        return self if isinstance(self.problems, list) else Trace(self.header, list(self.problems))
 
     def summaries(self) -> list[ChainSummary]:
         return [check_problem(p, self.header) for p in self.problems]
@@ -211,12 +220,7 @@ def parse_lines(lines: Iterable[str], file: str) -> Trace:
         if not text.strip():
             continue
         line = _Line(file, number)
-        try:
-            obj = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise line.fail("", f"not valid JSON ({exc.msg} at column {exc.colno}); a truncated line?") from None
-        except (ValueError, RecursionError) as exc:  # absurd integers, absurd nesting
-            raise line.fail("", f"not a usable JSON line ({type(exc).__name__}: {str(exc)[:80]})") from None
+        obj = _json_line(text, line)
         if header is None:
             header = parse_header(obj, line)
             continue
@@ -230,13 +234,135 @@ def parse_lines(lines: Iterable[str], file: str) -> Trace:
     return Trace(header, problems)
 
 
-def load(path: str | Path) -> Trace:
-    """Reads and checks a trace file; raises TraceError naming file, line and field."""
-    path = Path(path)
+class FileProblems(Sequence):
+    """The problems of a trace file, read from the file when they are read: the
+    file is checked in full once (every line, every field, the algorithm, unique
+    ids), and then only where each problem's line starts is kept, so a trace of
+    any length costs a few bytes a problem. The file must not change meanwhile
+    (checked: size and modification time)."""
+
+    def __init__(self, path: Path, header: TraceHeader, offsets: array, numbers: array, stamp: tuple[int, int]):
+        self._path, self._header = path, header
+        self._offsets, self._numbers, self._stamp = offsets, numbers, stamp
+
+    def __len__(self) -> int:
+        return len(self._offsets)
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if isinstance(index, bool) or not isinstance(index, int):
+            raise TypeError(f"problem index must be an integer, got {index!r}")
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(f"problem {index} of a trace of {len(self)}")
+        with self._open() as handle:
+            handle.seek(self._offsets[index])
+            return self._parse(handle.readline(), self._numbers[index])
+
+    def __iter__(self) -> Iterator[Problem]:
+        if not len(self):
+            return
+        with self._open() as handle:
+            for offset, number in zip(self._offsets, self._numbers):
+                if handle.tell() != offset:
+                    handle.seek(offset)
+                yield self._parse(handle.readline(), number)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, (str, bytes)):
+            return NotImplemented
+        return len(other) == len(self) and all(a == b for a, b in zip(self, other))
+
+    def __add__(self, other: Any) -> list[Problem]:
+        return list(self) + list(other)
+
+    def __radd__(self, other: Any) -> list[Problem]:
+        return list(other) + list(self)
+
+    def __repr__(self) -> str:
+        return f"FileProblems({str(self._path)!r}, {len(self)} problems)"
+
+    def _open(self) -> Any:
+        try:
+            handle = self._path.open("rb")
+            info = os.fstat(handle.fileno())
+        except OSError as exc:
+            raise TraceError(f"{self._path}: cannot read: {exc.strerror}") from None
+        if (info.st_size, info.st_mtime_ns) != self._stamp:
+            handle.close()
+            raise TraceError(f"{self._path}: the file changed since it was loaded; load it again")
+        return handle
+
+    def _parse(self, raw: bytes, number: int) -> Problem:
+        line = _Line(str(self._path), number)
+        return parse_problem(json.loads(raw.decode("utf-8")), line, self._header)
+
+
+def _decode(raw: bytes, path: Path, offset: int) -> str:
     try:
-        with path.open(encoding="utf-8") as handle:
-            return parse_lines(handle, str(path))
+        return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise TraceError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        raise TraceError(f"{path}: not UTF-8 text ({exc.reason} at byte {offset + exc.start})") from None
+
+
+def load(path: str | Path) -> Trace:
+    """Reads and checks a trace file; raises TraceError naming file, line and field.
+
+    The problems are read from the file again when used (see FileProblems), so
+    memory does not grow with the file."""
+    path = Path(path)
+    header: TraceHeader | None = None
+    offsets, numbers = array("q"), array("l")
+    seen: set[str] = set()
+    try:
+        with path.open("rb") as handle:
+            info = os.fstat(handle.fileno())
+            offset = 0
+            for number, raw in enumerate(handle, start=1):
+                start, offset = offset, offset + len(raw)
+                text = _decode(raw, path, start)
+                if not text.strip():
+                    continue
+                line = _Line(str(path), number)
+                obj = _json_line(text, line)
+                if header is None:
+                    header = parse_header(obj, line)
+                    continue
+                problem = parse_problem(obj, line, header)
+                if problem.id in seen:
+                    raise line.fail("id", f"problem {problem.id!r} already appears on line "
+                                          f"{_first_line(path, problem.id, number)}")
+                seen.add(problem.id)
+                offsets.append(start)
+                numbers.append(number)
     except OSError as exc:
         raise TraceError(f"{path}: cannot read: {exc.strerror}") from None
+    if header is None:
+        raise TraceError(f"{path}: empty trace (no header line)")
+    return Trace(header, FileProblems(path, header, offsets, numbers, (info.st_size, info.st_mtime_ns)))
+
+
+def _json_line(text: str, line: _Line) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise line.fail("", f"not valid JSON ({exc.msg} at column {exc.colno}); a truncated line?") from None
+    except (ValueError, RecursionError) as exc:  # absurd integers, absurd nesting
+        raise line.fail("", f"not a usable JSON line ({type(exc).__name__}: {str(exc)[:80]})") from None
+
+
+def _first_line(path: Path, problem_id: str, before: int) -> int:
+    """The line where `problem_id` first appears (only looked up for the error)."""
+    with path.open(encoding="utf-8") as handle:
+        for number, text in enumerate(handle, start=1):
+            if number >= before:
+                break
+            try:
+                obj = json.loads(text)
+            except ValueError:
+                continue
+            if isinstance(obj, dict) and obj.get("id") == problem_id:
+                return number
+    return before

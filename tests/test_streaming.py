@@ -1,0 +1,88 @@
+"""Traces of any length are streamed, not held: a generated trace draws each
+problem when read, a loaded trace reads each problem from its file when read,
+the engine takes them a chunk at a time, and results are kept as columns."""
+
+import os
+
+import pytest
+
+import cosim
+import cosim._workflow as workflow
+from cosim.errors import ConfigError
+from cosim.trace import Trace, TraceHeader, TrajectoryBuilder
+
+
+def test_a_generated_trace_draws_the_same_problems_on_every_read():
+    trace = cosim.trace.generate("gsm8k", 40, seed=3)
+    first = list(trace.problems)
+    assert list(trace.problems) == first
+    assert trace.problems[7] == first[7] and trace.problems[-1] == first[-1]
+    assert trace.problems[5:9] == first[5:9]
+    # Problem i depends on (seed, i) alone: a longer trace starts with the same problems.
+    assert list(cosim.trace.generate("gsm8k", 60, seed=3).problems)[:40] == first
+    with pytest.raises(IndexError):
+        trace.problems[40]
+
+
+def test_a_loaded_trace_reads_each_problem_from_the_file_and_notices_a_changed_file(tmp_path):
+    trace = cosim.trace.generate("math500", 30, seed=2)
+    path = trace.save(tmp_path / "t.jsonl")
+    loaded = cosim.trace.load(path)
+    assert len(loaded.problems) == 30
+    assert loaded.problems == list(trace.problems)
+    assert loaded.problems[29] == trace.problems[29]
+    assert list(loaded.lines()) == list(trace.lines())  # and so its save round-trips byte for byte
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write("\n")
+    with pytest.raises(cosim.trace.TraceError, match="changed since it was loaded"):
+        loaded.problems[0]
+
+
+def test_results_do_not_depend_on_how_the_trace_is_chunked(monkeypatch):
+    scn = cosim.scenario("heteroreason", 1)
+    trace = cosim.trace.generate("olympiadbench", 12, seed=4)
+    whole = cosim.simulate(scn, trace)
+    monkeypatch.setattr(workflow, "CHUNK_PROBLEMS", 5)  # the worker is forked after this
+    chunked = cosim.simulate(scn, trace)
+    assert chunked.per_problem == whole.per_problem
+    assert chunked.summary == whole.summary
+
+
+def test_a_bad_problem_past_the_first_chunk_is_still_named(monkeypatch):
+    monkeypatch.setattr(workflow, "CHUNK_PROBLEMS", 2)
+    problems = []
+    for i, tokens in enumerate([40, 30, 50, 20, 40_000]):
+        problems.append(TrajectoryBuilder(f"p{i}", 100).accept(tokens).build())
+    with pytest.raises(ConfigError, match=r"problem 'p4', events\[0\].*40100 tokens"):
+        cosim.simulate(cosim.scenario("heteroreason", 1), Trace(TraceHeader(), problems))
+
+
+def test_per_problem_rows_are_made_from_columns():
+    result = cosim.simulate(cosim.scenario("heteroreason", 1), cosim.trace.generate("gsm8k", 6, seed=1))
+    rows = list(result.per_problem)
+    assert len(rows) == 6 and result.per_problem == rows and rows != result.per_problem[:5]
+    latency = result.per_problem.column("latency_s")
+    assert [r["latency_s"] for r in rows] == latency.tolist()
+    # Each row's own identity: goodput is its final tokens over its latency.
+    for r in rows:
+        assert r["goodput_tok_s"] == r["final_tokens"] / r["latency_s"]
+        assert isinstance(r["final_tokens"], int) and isinstance(r["latency_s"], float)
+    with pytest.raises(KeyError, match="not a per-problem metric"):
+        result.per_problem.column("nope")
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="workers are forked")
+def test_generate_then_simulate_does_not_hold_the_trace(monkeypatch):
+    # The worker must see only what the feed hands it: problems are drawn one chunk at a time.
+    drawn = []
+    real = cosim.trace.GeneratedProblems.__iter__
+
+    def counting(self):
+        for problem in real(self):
+            drawn.append(problem.id)
+            yield problem
+
+    monkeypatch.setattr(cosim.trace.GeneratedProblems, "__iter__", counting)
+    result = cosim.simulate(cosim.scenario("gpu-baseline", 1), cosim.trace.generate("gsm8k", 3, seed=1))
+    assert len(result.per_problem) == 3
+    assert drawn == []  # drawn in the worker, not in the parent
