@@ -8,7 +8,9 @@
 4. run 2 with a VCD, and with a timeline;
 5. run 2 on 5,000 problems (growth);
 6. a 16-point sweep on 1 worker and on 2 workers;
-7. `cosim report` with its defaults.
+7. `cosim report` with its defaults;
+8. peak memory (parent and simulation worker, each in a fresh process) for
+   500, 5,000 and 20,000 problems: flat when the trace is streamed.
 
 Simulated tokens are the tokens the devices generate (drafted + target-decoded).
 Wall times of runs 2-5 are the SystemC run itself, measured in the worker;
@@ -21,6 +23,7 @@ import argparse
 import json
 import platform
 import resource
+import subprocess
 import sys
 import tempfile
 import time
@@ -42,6 +45,30 @@ def peak_rss_mb() -> float:
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     return max(own, children) / 1024.0
+
+
+MEMORY_SIZES = (500, 5_000, 20_000)
+# VmHWM, not ru_maxrss, for the process itself: ru_maxrss survives exec, so a child
+# of a large benchmark process would report the benchmark's peak.
+MEMORY_SCRIPT = """
+import resource, sys
+import cosim
+scn = cosim.load_scenario("scenarios/heteroreason_u280_200.yaml")
+cosim.simulate(scn, cosim.trace.generate("math500", int(sys.argv[1]), seed=1))
+hwm = next(l for l in open("/proc/self/status") if l.startswith("VmHWM:")).split()[1]
+print(int(hwm) / 1024, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024)
+"""
+
+
+def memory_profile(sizes: tuple[int, ...]) -> dict[str, list[float]]:
+    """Peak RSS in MB of a fresh process simulating n problems, and of its worker."""
+    parent, worker = [], []
+    for n in sizes:
+        out = subprocess.run([sys.executable, "-c", MEMORY_SCRIPT, str(n)], capture_output=True, text=True,
+                             check=True, cwd=Path(__file__).parent.parent).stdout.split()
+        parent.append(float(out[0]))
+        worker.append(float(out[1]))
+    return {"problems": list(sizes), "parent_mb": parent, "worker_mb": worker}
 
 
 def tokens(result: cosim.Result) -> int:
@@ -97,6 +124,13 @@ def main() -> None:
         _, report_s = timed(lambda: run_report(300 // scale, 1, tmp))
     out["report_s"] = report_s
     out["peak_rss_mb"] = peak_rss_mb()
+
+    memory = memory_profile(tuple(max(n // scale, 10) for n in MEMORY_SIZES))
+    out["memory"] = memory
+    # Growth from the smallest to the largest run, per 1,000 problems (0: flat).
+    extra = (memory["problems"][-1] - memory["problems"][0]) / 1000
+    out["memory_growth_mb_per_1k"] = max(memory["parent_mb"][-1] - memory["parent_mb"][0],
+                                         memory["worker_mb"][-1] - memory["worker_mb"][0]) / extra
 
     for key, value in out.items():
         print(f"{key:26} {value:.4g}" if isinstance(value, float) else f"{key:26} {value}")

@@ -2,6 +2,8 @@
 #include "workflow_run.hpp"
 
 #include <array>
+#include <chrono>
+#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -90,7 +92,14 @@ py::dict simulate_workflow(const py::dict& system, const py::function& next_chun
     options.keep_activities = keep_activities;
     // Called by the host thread between problems, while the kernel runs without the GIL.
     size_t fed = 0;
-    TraceFeed feed = [&next_chunk, &fed](TraceChunk& chunk) {
+    double feed_s = 0.0;  // spent reading the trace (Python), not simulating
+    TraceFeed feed = [&next_chunk, &fed, &feed_s](TraceChunk& chunk) {
+        const auto start = std::chrono::steady_clock::now();
+        struct Clock {
+            std::chrono::steady_clock::time_point start;
+            double& total;
+            ~Clock() { total += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); }
+        } clock{start, feed_s};
         py::gil_scoped_acquire gil;
         const py::object next = next_chunk();
         if (next.is_none()) return false;
@@ -178,14 +187,13 @@ py::dict simulate_workflow(const py::dict& system, const py::function& next_chun
     if (keep_activities || probe) {
         draft->kvmu().set_observer(
             [&](const char* op, const Kvmu& k) {
-                const std::string name(op);
-                const bool per_token = name == "speculate_token" || name == "sync_token";
-                // Shadow-sync tokens are waited for one by one anyway; drafted tokens only in token detail.
-                if (probe && (vcd_every_token || name != "speculate_token")) probe->on_kvmu(k);
+                const bool drafted = std::strcmp(op, "speculate_token") == 0;
+                // Drafted tokens move the waveform's pointers in token detail only; shadow-sync
+                // passes arrive one by one in token detail and a batch at a time otherwise.
+                if (probe && (vcd_every_token || !drafted)) probe->on_kvmu(k);
                 // The record keeps verdicts and mode changes; per-token moves would swamp it.
-                if (!keep_activities || per_token) return;
-                kvmu_log.push_back(KvmuRecord{log.problem(), now_ns(), name,
-                                              k.pointers(), kvmu_mode_name(k.mode())});
+                if (!keep_activities || drafted || std::strcmp(op, "sync_token") == 0) return;
+                kvmu_log.push_back(KvmuRecord{log.problem(), now_ns(), op, k.pointers(), kvmu_mode_name(k.mode())});
             },
             probe && vcd_every_token);
     }
@@ -196,7 +204,9 @@ py::dict simulate_workflow(const py::dict& system, const py::function& next_chun
             return host.error();
         });
         py::dict d;
-        d["wall_s"] = stats.wall_s;
+        // The kernel's own time: the trace is read (drawn, parsed) between problems, in Python.
+        d["wall_s"] = stats.wall_s - feed_s;
+        d["feed_s"] = feed_s;
         d["sim_ns"] = stats.sim_ns;
         d["kernel_deltas"] = stats.deltas;
         return d;

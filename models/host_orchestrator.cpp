@@ -315,7 +315,7 @@ void HostOrchestrator::stream_to_draft(Run& run, int64_t tokens, int64_t product
             if (available == tokens) await(run.ticket);
             const int64_t produced_by = run.acts->empty() ? run.ticket->activity : run.acts->back();
             const int64_t burst = available - streamed;
-            const Delivery d = d_.fabric->send_stream_token(
+            const Delivery d = d_.fabric->send_fine(
                 Endpoint::target, Endpoint::draft, static_cast<uint64_t>(burst * options_.token_bytes), now_ns(),
                 {produced_by, last_command_}, run.step);
             for (int64_t j = 0; j < burst; ++j) stream->push(d.arrival_ns, d.activity);
@@ -327,7 +327,7 @@ void HostOrchestrator::stream_to_draft(Run& run, int64_t tokens, int64_t product
         const auto& ends = *run.schedule;
         while (streamed + 1 < tokens && streamed >= from && streamed - from < static_cast<int64_t>(ends.size())) {
             const int64_t produced_by = run.acts->empty() ? run.ticket->activity : run.acts->back();
-            const Delivery d = d_.fabric->send_stream_token(Endpoint::target, Endpoint::draft,
+            const Delivery d = d_.fabric->send_fine(Endpoint::target, Endpoint::draft,
                                                             static_cast<uint64_t>(options_.token_bytes),
                                                units_to_ns(ends[static_cast<size_t>(streamed - from)]),
                                                {produced_by, last_command_}, run.step);
@@ -363,16 +363,17 @@ TicketPtr HostOrchestrator::verify(int64_t context, int64_t tokens, double ready
 
 Delivery HostOrchestrator::verdict(const TicketPtr& scored, int32_t step) {
     await(scored);
-    const Delivery v = d_.fabric->send(Endpoint::prm, Endpoint::host, static_cast<uint64_t>(options_.control_bytes),
-                                       scored->end_ns, {scored->activity}, step);
+    const Delivery v = d_.fabric->send_fine(Endpoint::prm, Endpoint::host,
+                                            static_cast<uint64_t>(options_.control_bytes), scored->end_ns,
+                                            {scored->activity}, step);
     at_least(v.arrival_ns);
     last_settle_ = v.activity;
     return v;
 }
 
 Delivery HostOrchestrator::command_to_draft(int64_t cause, int32_t step) {
-    const Delivery d = d_.fabric->send(Endpoint::host, Endpoint::draft, static_cast<uint64_t>(options_.control_bytes),
-                                       now_ns(), {cause}, step);
+    const Delivery d = d_.fabric->send_fine(Endpoint::host, Endpoint::draft,
+                                            static_cast<uint64_t>(options_.control_bytes), now_ns(), {cause}, step);
     command_arrival_ns_ = d.arrival_ns;
     last_command_ = d.activity;
     return d;

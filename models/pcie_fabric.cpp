@@ -28,36 +28,29 @@ Delivery PcieFabric::leg(Endpoint device, LinkDirection dir, uint64_t bytes, dou
     const ActivityKind kind =
         dir == LinkDirection::host_to_device ? ActivityKind::transfer_h2d : ActivityKind::transfer_d2h;
     const int64_t id = log_.add(kLinkRoles[i], kind, step, end - duration, end, static_cast<int64_t>(bytes), deps, 0.0);
-    if (watching_ && (watch_streams_ || !streaming_)) {
-        legs_[i].push_back(Leg{end - duration, end, static_cast<int64_t>(bytes)});
+    if (watching_ && (watch_fine_ || !fine_)) {
         const uint64_t now_units = sc_core::sc_time_stamp().value();
-        boundaries_.push(now_units + duration_units(std::max(0.0, end - duration - now)));
-        boundaries_.push(now_units + duration_units(end - now));
-        notify_boundary(false);
+        const auto size = static_cast<int64_t>(bytes);
+        boundaries_.push(Boundary{now_units + duration_units(std::max(0.0, end - duration - now)), i, size});
+        boundaries_.push(Boundary{now_units + duration_units(end - now), i, -size});
+        arm();
     }
     return Delivery{end, id};
 }
 
-void PcieFabric::notify_boundary(bool past_now) {
-    const uint64_t now = sc_core::sc_time_stamp().value();
-    while (!boundaries_.empty() && (boundaries_.top() < now || (past_now && boundaries_.top() == now)))
-        boundaries_.pop();
+void PcieFabric::arm() {
     // An earlier notification replaces a later pending one; a later one is ignored.
-    if (!boundaries_.empty()) changed.notify(sc_core::sc_time::from_value(boundaries_.top() - now));
+    const uint64_t now = sc_core::sc_time_stamp().value();
+    if (!boundaries_.empty()) changed.notify(sc_core::sc_time::from_value(boundaries_.top().at - now));
 }
 
-int64_t PcieFabric::bytes_in_flight(Endpoint device) {
-    auto& legs = legs_[static_cast<int>(device)];
-    const double now = now_ns();
-    int64_t total = 0;
-    size_t kept = 0;
-    for (const Leg& leg : legs) {
-        if (leg.end_ns <= now + 1e-3) continue;  // over: forget it
-        if (leg.start_ns <= now + 1e-3) total += leg.bytes;
-        legs[kept++] = leg;
+void PcieFabric::advance() {
+    const uint64_t now = sc_core::sc_time_stamp().value();
+    while (!boundaries_.empty() && boundaries_.top().at <= now) {
+        in_flight_[static_cast<size_t>(boundaries_.top().link)] += boundaries_.top().bytes;
+        boundaries_.pop();
     }
-    legs.resize(kept);
-    return total;
+    arm();
 }
 
 Delivery PcieFabric::send(Endpoint from, Endpoint to, uint64_t bytes, double ready_ns,

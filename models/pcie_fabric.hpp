@@ -44,49 +44,50 @@ public:
         return send(from, to, bytes, ready_ns, DepList(deps), step);
     }
 
-    // One token of a shadow-sync stream: a send like any other, which waveforms
-    // without token detail leave out (a few kB every target token).
-    Delivery send_stream_token(Endpoint from, Endpoint to, uint64_t bytes, double ready_ns,
-                               std::initializer_list<int64_t> deps, int32_t step) {
-        streaming_ = true;
+    // A send like any other that waveforms without token detail leave out: a
+    // shadow-sync stream's token (a few bytes every target token) or a control
+    // message (a verdict, a command: a microsecond blip per step).
+    Delivery send_fine(Endpoint from, Endpoint to, uint64_t bytes, double ready_ns,
+                       std::initializer_list<int64_t> deps, int32_t step) {
+        fine_ = true;
         const Delivery d = send(from, to, bytes, ready_ns, deps, step);
-        streaming_ = false;
+        fine_ = false;
         return d;
     }
 
     const PcieLink& link(Endpoint device) const { return *links_[static_cast<int>(device)]; }
 
-    // Waveforms: remember each leg so bytes in flight can be read at any time;
-    // `changed` fires whenever a leg starts or ends (call next_change() then, to
-    // have it fire at the next one). Legs of shadow-sync token streams count only
-    // with `stream_tokens`.
-    void watch(bool stream_tokens) {
+    // Waveforms: track the bytes in flight on each link. `changed` fires at every
+    // instant a watched leg starts or ends; the watcher then calls advance() and
+    // reads bytes_in_flight(). Fine sends (send_fine) count only with `fine`.
+    void watch(bool fine) {
         watching_ = true;
-        watch_streams_ = stream_tokens;
+        watch_fine_ = fine;
     }
-    int64_t bytes_in_flight(Endpoint device);
-    // After the watcher has read the values of this instant: fire at the next boundary.
-    void next_change() { notify_boundary(true); }
+    // Applies the starts and ends up to now and arms `changed` for the next one.
+    void advance();
+    int64_t bytes_in_flight(Endpoint device) const { return in_flight_[static_cast<int>(device)]; }
     sc_core::sc_event changed;
 
 private:
-    void notify_boundary(bool past_now);
     Delivery leg(Endpoint device, LinkDirection dir, uint64_t bytes, double ready_ns,
                  DepList deps, int32_t step);
+    void arm();
 
-    struct Leg {
-        double start_ns;
-        double end_ns;
+    // A watched leg's start (+bytes) or end (-bytes) on a link, in kernel units.
+    struct Boundary {
+        uint64_t at;
+        int link;
         int64_t bytes;
+        bool operator>(const Boundary& other) const { return at > other.at; }
     };
     ActivityLog& log_;
     bool watching_ = false;
-    bool watch_streams_ = false;
-    bool streaming_ = false;  // the leg being posted carries a stream token
-    std::array<std::vector<Leg>, 3> legs_;
-    // Start and end times (kernel units) of watched legs not yet passed, earliest on top:
-    // one timed event for the next of them, rather than one queued event each.
-    std::priority_queue<uint64_t, std::vector<uint64_t>, std::greater<uint64_t>> boundaries_;
+    bool watch_fine_ = false;
+    bool fine_ = false;  // the leg being posted belongs to a fine send
+    // Earliest on top: one timed event for the next boundary, not one queued event each.
+    std::priority_queue<Boundary, std::vector<Boundary>, std::greater<Boundary>> boundaries_;
+    std::array<int64_t, 3> in_flight_{};
     std::array<std::unique_ptr<PcieLink>, 3> links_;
     std::array<std::unique_ptr<HostDma>, 3> dmas_;
 };

@@ -72,8 +72,8 @@ void WaveformProbe::on_step(int32_t p, int32_t s) {
 
 void WaveformProbe::sample_links() {
     const Endpoint ends[3] = {Endpoint::draft, Endpoint::prm, Endpoint::target};
+    fabric_.advance();
     for (int i = 0; i < 3; ++i) pcie_bytes_in_flight[i].write(fabric_.bytes_in_flight(ends[i]));
-    fabric_.next_change();
 }
 
 }  // namespace cosim

@@ -22,7 +22,7 @@ public:
     using Signal = sc_core::sc_signal<T, sc_core::SC_UNCHECKED_WRITERS>;
 
     // `path` without the ".vcd" SystemC appends. With `every_token`, the bytes in flight
-    // include the shadow-sync token stream's small transfers too.
+    // include the small transfers too (shadow-sync tokens, verdicts and commands).
     WaveformProbe(sc_core::sc_module_name name, const std::string& path, PcieFabric& fabric,
                   const std::array<double, 3>& idle_w, bool every_token);
     ~WaveformProbe() override;

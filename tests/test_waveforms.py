@@ -184,11 +184,16 @@ def test_vcd_shadow_sync_is_one_summary_state_by_step_and_each_pass_by_token(ref
     # step they jump once the known passes are done.
     assert value_at(token, "kvmu_curr", inside) + 1 == value_at(token, "kvmu_curr", between)
     assert value_at(step, "kvmu_curr", between) == value_at(step, "kvmu_curr", inside)
-    # The stream's small transfers (one token each) show on the draft link by token only.
-    token_bytes = cosim.scenario("heteroreason", 1).serving.token_bytes
+    # The stream's small transfers (one token each) and the 64-byte verdicts and commands show
+    # on the links by token only; transfers of whole steps show either way.
+    serving = cosim.scenario("heteroreason", 1).serving
     arrival_ps = int(second.start_ns * PS_PER_NS)
-    assert any(v == token_bytes and t < arrival_ps for t, v in token["pcie_draft_bytes_in_flight"])
-    assert all(v != token_bytes for t, v in step["pcie_draft_bytes_in_flight"])
+    assert any(v == serving.token_bytes and t < arrival_ps for t, v in token["pcie_draft_bytes_in_flight"])
+    for detail, changes in (("token", token), ("step", step)):
+        sizes = {v for link in ("draft", "prm") for _, v in changes[f"pcie_{link}_bytes_in_flight"]}
+        assert (serving.control_bytes in sizes) == (detail == "token")
+        assert (serving.token_bytes in sizes) == (detail == "token")
+        assert 40 * serving.token_bytes in sizes  # the first drafted step on its way to the PRM
 
 
 SCRIPTS = ["accept", "refine", "backtrack", "mixed"]
