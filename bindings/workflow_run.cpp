@@ -242,11 +242,46 @@ py::dict simulate_workflow(const py::dict& system, const py::function& next_chun
     }
     out["problems"] = metrics;
     if (keep_activities) {
-        py::list acts;
-        for (const Activity& a : host.activities()) {
-            acts.append(py::make_tuple(a.problem, role_name(a.role), activity_kind_name(a.kind), a.step, a.start_ns,
-                                       a.end_ns, a.tokens, a.wasted_share));
+        // Columns, not a tuple per activity: a long run keeps hundreds of thousands.
+        const std::vector<Activity>& all = host.activities();
+        const auto n = static_cast<py::ssize_t>(all.size());
+        py::array_t<int32_t> problem(n), step(n);
+        py::array_t<int8_t> role(n), kind(n);
+        py::array_t<double> start(n), end(n), wasted(n);
+        py::array_t<int64_t> tokens(n);
+        auto p = problem.mutable_unchecked<1>();
+        auto st = step.mutable_unchecked<1>();
+        auto r = role.mutable_unchecked<1>();
+        auto k = kind.mutable_unchecked<1>();
+        auto s0 = start.mutable_unchecked<1>();
+        auto s1 = end.mutable_unchecked<1>();
+        auto w = wasted.mutable_unchecked<1>();
+        auto t = tokens.mutable_unchecked<1>();
+        for (py::ssize_t i = 0; i < n; ++i) {
+            const Activity& a = all[static_cast<size_t>(i)];
+            p(i) = a.problem;
+            st(i) = a.step;
+            r(i) = static_cast<int8_t>(a.role);
+            k(i) = static_cast<int8_t>(a.kind);
+            s0(i) = a.start_ns;
+            s1(i) = a.end_ns;
+            w(i) = a.wasted_share;
+            t(i) = a.tokens;
         }
+        py::list roles, kinds;
+        for (int i = 0; i < kRoleCount; ++i) roles.append(role_name(static_cast<Role>(i)));
+        for (int i = 0; i < kActivityKindCount; ++i) kinds.append(activity_kind_name(static_cast<ActivityKind>(i)));
+        py::dict acts;
+        acts["problem"] = problem;
+        acts["device_code"] = role;
+        acts["kind_code"] = kind;
+        acts["step"] = step;
+        acts["start_ns"] = start;
+        acts["end_ns"] = end;
+        acts["tokens"] = tokens;
+        acts["wasted_share"] = wasted;
+        acts["devices"] = roles;
+        acts["kinds"] = kinds;
         out["activities"] = acts;
         py::list kvmu;
         for (const KvmuRecord& r : kvmu_log)

@@ -50,6 +50,55 @@ class Activity:
     wasted_share: float
 
 
+class Activities(Sequence):
+    """Every device activity of a run, held as columns (a long run has hundreds of
+    thousands); each Activity is made when read. ``column(name)`` gives one field
+    for all of them as an array (``device`` and ``kind`` as names)."""
+
+    def __init__(self, columns: dict[str, Any]):
+        self._c = columns
+        self._devices, self._kinds = list(columns["devices"]), list(columns["kinds"])
+        self._n = len(columns["start_ns"])
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(self._n))]
+        if index < 0:
+            index += self._n
+        if not 0 <= index < self._n:
+            raise IndexError(index)
+        c = self._c
+        return Activity(int(c["problem"][index]), self._devices[c["device_code"][index]],
+                        self._kinds[c["kind_code"][index]], int(c["step"][index]), float(c["start_ns"][index]),
+                        float(c["end_ns"][index]), int(c["tokens"][index]), float(c["wasted_share"][index]))
+
+    def __iter__(self) -> Any:
+        c = self._c
+        columns = [c[k].tolist() for k in ("problem", "device_code", "kind_code", "step", "start_ns", "end_ns",
+                                           "tokens", "wasted_share")]
+        devices, kinds = self._devices, self._kinds
+        for p, d, k, s, t0, t1, n, w in zip(*columns):
+            yield Activity(p, devices[d], kinds[k], s, t0, t1, n, w)
+
+    def __repr__(self) -> str:
+        return f"Activities({self._n})"
+
+    @property
+    def names(self) -> tuple[list[str], list[str]]:
+        """The device and kind names that the columns ``device_code`` and ``kind_code`` index."""
+        return self._devices, self._kinds
+
+    def column(self, name: str) -> Any:
+        if name == "device":
+            return np.asarray(self._devices, dtype=object)[self._c["device_code"]]
+        if name == "kind":
+            return np.asarray(self._kinds, dtype=object)[self._c["kind_code"]]
+        return self._c[name]
+
+
 @dataclass(frozen=True)
 class KvmuRecord:
     problem: int
@@ -131,7 +180,7 @@ class Result:
     config: int
     summary: dict[str, Any]
     per_problem: PerProblem
-    activities: list[Activity] | None = None
+    activities: Activities | None = None
     wall_s: float = 0.0
     totals: dict[str, float] = field(default_factory=dict)
     kvmu: list[KvmuRecord] | None = None
@@ -221,7 +270,7 @@ class Result:
         }
         activities = kvmu = None
         if "activities" in raw:
-            activities = [Activity(*a) for a in raw["activities"]]
+            activities = Activities(raw["activities"])
             kvmu = [KvmuRecord(*r) for r in raw["kvmu"]]
         return cls(scn.name, scn.system, scn.config, summary, PerProblem(columns), activities, raw["wall_s"],
                    totals, kvmu, raw["kernel_deltas"])

@@ -661,7 +661,18 @@ void HostOrchestrator::finish_problem() {
             useful = std::max(useful, reuse->second.share);
         if (useful < 1.0) log_.mark_wasted(id, 1.0 - useful);
     }
-    for (const Activity& a : log_.activities()) {
+    // Summed in an order set by the activities themselves, not by when they were logged
+    // (shadow-sync passes are logged pass by pass or a batch at a time): the same
+    // activities give the same sums to the last bit.
+    std::vector<const Activity*> ordered;
+    ordered.reserve(log_.activities().size());
+    for (const Activity& a : log_.activities()) ordered.push_back(&a);
+    std::sort(ordered.begin(), ordered.end(), [](const Activity* x, const Activity* y) {
+        return std::tie(x->start_ns, x->end_ns, x->role, x->kind, x->step, x->tokens, x->energy_j, x->wasted_share) <
+               std::tie(y->start_ns, y->end_ns, y->role, y->kind, y->step, y->tokens, y->energy_j, y->wasted_share);
+    });
+    for (const Activity* p : ordered) {
+        const Activity& a = *p;
         if (a.end_ns > end + kTimeEpsilonNs) continue;
         const double duration = a.end_ns - a.start_ns;
         if (a.role == Role::draft && a.kind != ActivityKind::stall) m_.busy_ns[0] += duration;
