@@ -103,7 +103,9 @@ def main() -> None:
     out["baseline_tokens_per_s"] = tokens(run3) / run3.wall_s
 
     with tempfile.TemporaryDirectory() as tmp:
-        run4v, _ = timed(lambda: cosim.simulate(hr, workload, vcd=Path(tmp) / "run.vcd"))
+        # Best of three, as for run 2: the ratio of two noisy minima, not of a minimum and a sample.
+        run4v = min((cosim.simulate(hr, workload, vcd=Path(tmp) / "run.vcd") for _ in range(3)),
+                    key=lambda r: r.wall_s)
         run4t, run4t_e2e = timed(lambda: cosim.simulate(hr, workload, timeline=Path(tmp) / "run.json"))
     out["vcd_overhead"] = run4v.wall_s / run2.wall_s
     out["timeline_overhead"] = run4t_e2e / run2_e2e

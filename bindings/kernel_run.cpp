@@ -53,7 +53,7 @@ RunStats run_to_completion(const Driver& driver) {
     return run_to_completion([&driver] { return driver.error(); });
 }
 
-RunStats run_to_completion(const std::function<std::exception_ptr()>& error) {
+RunStats run_to_completion(const std::function<std::exception_ptr()>& error, const std::function<bool()>& between) {
     using clock = std::chrono::steady_clock;
     RunStats stats;
     const auto start = clock::now();
@@ -62,7 +62,10 @@ RunStats run_to_completion(const std::function<std::exception_ptr()>& error) {
         py::gil_scoped_release nogil;
         sc_core::sc_start(sc_core::SC_ZERO_TIME);
     }
-    while (sc_core::sc_get_status() != sc_core::SC_STOPPED && sc_core::sc_pending_activity()) {
+    for (;;) {
+        if (sc_core::sc_get_status() == sc_core::SC_STOPPED || error()) break;
+        const bool fed = between && between();
+        if (!fed && !sc_core::sc_pending_activity()) break;
         const auto slice_start = clock::now();
         {
             py::gil_scoped_release nogil;

@@ -34,7 +34,10 @@ struct RunStats {
 };
 
 RunStats run_to_completion(const Driver& driver);
-// The same for a design whose own process reports its error.
-RunStats run_to_completion(const std::function<std::exception_ptr()>& error);
+// The same for a design whose own process reports its error. `between`, if given,
+// runs between slices with the GIL held (the simulation paused) and returns true
+// if it gave the design more to do (a process was waiting on it).
+RunStats run_to_completion(const std::function<std::exception_ptr()>& error,
+                           const std::function<bool()>& between = {});
 
 }  // namespace cosim::bindings

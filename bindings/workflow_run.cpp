@@ -90,26 +90,8 @@ py::dict simulate_workflow(const py::dict& system, const py::function& next_chun
                            const std::string& vcd_path, bool vcd_every_token) {
     WorkflowOptions options = read_options(section(system, "options"));
     options.keep_activities = keep_activities;
-    // Called by the host thread between problems, while the kernel runs without the GIL.
     size_t fed = 0;
     double feed_s = 0.0;  // spent reading the trace (Python), not simulating
-    TraceFeed feed = [&next_chunk, &fed, &feed_s](TraceChunk& chunk) {
-        const auto start = std::chrono::steady_clock::now();
-        struct Clock {
-            std::chrono::steady_clock::time_point start;
-            double& total;
-            ~Clock() { total += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); }
-        } clock{start, feed_s};
-        py::gil_scoped_acquire gil;
-        const py::object next = next_chunk();
-        if (next.is_none()) return false;
-        const auto arrays = next.cast<py::tuple>();
-        if (arrays.size() != 2) throw ConfigError("trace chunk: expected (events, problems)");
-        chunk.events = read_events(arrays[0].cast<py::array_t<int64_t>>());
-        chunk.problems = read_problems(arrays[1].cast<py::array_t<int64_t>>(), chunk.events.size());
-        fed += chunk.problems.size();
-        return true;
-    };
     const py::dict draft_cfg = section(system, "draft");
     const py::dict prm_cfg = section(system, "prm");
     const py::dict target_cfg = section(system, "target");
@@ -162,7 +144,25 @@ py::dict simulate_workflow(const py::dict& system, const py::function& next_chun
     DeviceServer target_server("target_server");
     WorkflowDevices devices{draft.get(), &prm, &target, draft_on_target.get(), &draft_server, &prm_server,
                             &target_server, &fabric};
-    HostOrchestrator host("host", options, devices, log, feed);
+    HostOrchestrator host("host", options, devices, log);
+    // Between kernel slices, on this thread with the GIL: the next chunk when the host asks.
+    auto feed = [&]() {
+        if (!host.wants_chunk()) return false;
+        const auto start = std::chrono::steady_clock::now();
+        TraceChunk chunk;
+        const py::object next = next_chunk();
+        if (!next.is_none()) {
+            const auto arrays = next.cast<py::tuple>();
+            if (arrays.size() != 2) throw ConfigError("trace chunk: expected (events, problems)");
+            chunk.events = read_events(arrays[0].cast<py::array_t<int64_t>>());
+            chunk.problems = read_problems(arrays[1].cast<py::array_t<int64_t>>(), chunk.events.size());
+            if (chunk.problems.empty()) throw ConfigError("trace chunk: no problems (None ends the trace)");
+            fed += chunk.problems.size();
+        }
+        host.supply(std::move(chunk));
+        feed_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        return true;
+    };
     struct KvmuRecord {
         int32_t problem;
         double time_ns;
@@ -198,11 +198,13 @@ py::dict simulate_workflow(const py::dict& system, const py::function& next_chun
             probe && vcd_every_token);
     }
     py::dict out = [&] {
-        const RunStats stats = run_to_completion([&] {
-            for (const DeviceServer* server : {&draft_server, &prm_server, &target_server})
-                if (server->error()) return server->error();
-            return host.error();
-        });
+        const RunStats stats = run_to_completion(
+            [&] {
+                for (const DeviceServer* server : {&draft_server, &prm_server, &target_server})
+                    if (server->error()) return server->error();
+                return host.error();
+            },
+            feed);
         py::dict d;
         // The kernel's own time: the trace is read (drawn, parsed) between problems, in Python.
         d["wall_s"] = stats.wall_s - feed_s;

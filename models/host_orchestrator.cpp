@@ -21,8 +21,8 @@ void at_least(double ns) {
 }  // namespace
 
 HostOrchestrator::HostOrchestrator(sc_core::sc_module_name name, const WorkflowOptions& options,
-                                   const WorkflowDevices& devices, ActivityLog& log, TraceFeed feed)
-    : sc_core::sc_module(name), options_(options), d_(devices), log_(log), feed_(std::move(feed)) {
+                                   const WorkflowDevices& devices, ActivityLog& log)
+    : sc_core::sc_module(name), options_(options), d_(devices), log_(log) {
     SC_HAS_PROCESS(HostOrchestrator);
     SC_THREAD(run);
 }
@@ -30,7 +30,7 @@ HostOrchestrator::HostOrchestrator(sc_core::sc_module_name name, const WorkflowO
 void HostOrchestrator::run() {
     try {
         int32_t index = 0;
-        while (feed_(chunk_)) {
+        while (next_chunk()) {
             for (const TraceProblem& problem : chunk_.problems) run_problem(problem, index++);
         }
         // One resolution step more, so a waveform file holds the last time stamp.
@@ -39,6 +39,19 @@ void HostOrchestrator::run() {
         error_ = std::current_exception();
         sc_core::sc_stop();
     }
+}
+
+bool HostOrchestrator::next_chunk() {
+    wants_chunk_ = true;
+    sc_core::sc_pause();  // sc_start returns at the end of this delta cycle; its caller supplies
+    while (wants_chunk_) sc_core::wait(chunk_ready_);
+    return !chunk_.problems.empty();
+}
+
+void HostOrchestrator::supply(TraceChunk chunk) {
+    chunk_ = std::move(chunk);
+    wants_chunk_ = false;
+    chunk_ready_.notify(sc_core::SC_ZERO_TIME);
 }
 
 // ---- bookkeeping ------------------------------------------------------------------------------
@@ -318,7 +331,7 @@ void HostOrchestrator::stream_to_draft(Run& run, int64_t tokens, int64_t product
             const Delivery d = d_.fabric->send_fine(
                 Endpoint::target, Endpoint::draft, static_cast<uint64_t>(burst * options_.token_bytes), now_ns(),
                 {produced_by, last_command_}, run.step);
-            for (int64_t j = 0; j < burst; ++j) stream->push(d.arrival_ns, d.activity);
+            for (int64_t j = 0; j < burst; ++j) stream->push(d.arrival_units, d.activity);
             streamed = available;
         }
         // Tokens the target will decode on its published schedule, all but the last: each
@@ -327,11 +340,11 @@ void HostOrchestrator::stream_to_draft(Run& run, int64_t tokens, int64_t product
         const auto& ends = *run.schedule;
         while (streamed + 1 < tokens && streamed >= from && streamed - from < static_cast<int64_t>(ends.size())) {
             const int64_t produced_by = run.acts->empty() ? run.ticket->activity : run.acts->back();
-            const Delivery d = d_.fabric->send_fine(Endpoint::target, Endpoint::draft,
-                                                            static_cast<uint64_t>(options_.token_bytes),
-                                               units_to_ns(ends[static_cast<size_t>(streamed - from)]),
-                                               {produced_by, last_command_}, run.step);
-            stream->push(d.arrival_ns, d.activity);
+            const Delivery d = d_.fabric->send_fine_at(Endpoint::target, Endpoint::draft,
+                                                       static_cast<uint64_t>(options_.token_bytes),
+                                                       ends[static_cast<size_t>(streamed - from)],
+                                                       {produced_by, last_command_}, run.step);
+            stream->push(d.arrival_units, d.activity);
             ++streamed;
         }
         if (streamed >= tokens || run.ticket->finished) break;
@@ -661,25 +674,26 @@ void HostOrchestrator::finish_problem() {
             useful = std::max(useful, reuse->second.share);
         if (useful < 1.0) log_.mark_wasted(id, 1.0 - useful);
     }
-    // Summed in an order set by the activities themselves, not by when they were logged
-    // (shadow-sync passes are logged pass by pass or a batch at a time): the same
-    // activities give the same sums to the last bit.
-    std::vector<const Activity*> ordered;
-    ordered.reserve(log_.activities().size());
-    for (const Activity& a : log_.activities()) ordered.push_back(&a);
-    std::sort(ordered.begin(), ordered.end(), [](const Activity* x, const Activity* y) {
-        return std::tie(x->start_ns, x->end_ns, x->role, x->kind, x->step, x->tokens, x->energy_j, x->wasted_share) <
-               std::tie(y->start_ns, y->end_ns, y->role, y->kind, y->step, y->tokens, y->energy_j, y->wasted_share);
-    });
-    for (const Activity* p : ordered) {
-        const Activity& a = *p;
+    // Shadow-sync passes are logged pass by pass (watched) or a batch at a time, so where
+    // they fall among the other activities differs; each kind is summed apart, in its own
+    // order (which does not differ), so the totals agree to the last bit either way.
+    double busy_sync_ns = 0.0;
+    double wasted_sync_j = 0.0;
+    for (const Activity& a : log_.activities()) {
         if (a.end_ns > end + kTimeEpsilonNs) continue;
         const double duration = a.end_ns - a.start_ns;
+        if (a.kind == ActivityKind::sync) {
+            busy_sync_ns += duration;
+            wasted_sync_j += a.energy_j * a.wasted_share;
+            continue;
+        }
         if (a.role == Role::draft && a.kind != ActivityKind::stall) m_.busy_ns[0] += duration;
         if (a.role == Role::prm) m_.busy_ns[1] += duration;
         if (a.role == Role::target) m_.busy_ns[2] += duration;
         m_.wasted_energy_j += a.energy_j * a.wasted_share;
     }
+    m_.busy_ns[0] += busy_sync_ns;
+    m_.wasted_energy_j += wasted_sync_j;
     for (int64_t id : log_.critical_path(last_settle_)) {
         const Activity& a = log_.at(id);
         if (is_transfer(a.kind)) m_.comm_critical_ns += a.end_ns - a.start_ns;

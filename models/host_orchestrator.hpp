@@ -37,9 +37,15 @@ struct WorkflowDevices {
 
 class HostOrchestrator : public sc_core::sc_module {
 public:
-    // `feed` is called between problems whenever the current chunk is done.
+    // The trace arrives a chunk of problems at a time: whenever the current chunk is
+    // done, the host pauses the kernel (sc_pause) and waits until wants_chunk() is
+    // answered by supply(), from outside the simulation (the caller of sc_start, so
+    // reading the trace never runs on a SystemC thread's stack).
     HostOrchestrator(sc_core::sc_module_name name, const WorkflowOptions& options, const WorkflowDevices& devices,
-                     ActivityLog& log, TraceFeed feed);
+                     ActivityLog& log);
+    bool wants_chunk() const { return wants_chunk_; }
+    // The next problems; an empty chunk ends the trace.
+    void supply(TraceChunk chunk);
 
     const std::vector<ProblemMetrics>& metrics() const { return metrics_; }
     // Told the problem and trace step each event concerns (waveforms).
@@ -121,7 +127,9 @@ private:
     WorkflowOptions options_;
     WorkflowDevices d_;
     ActivityLog& log_;
-    TraceFeed feed_;
+    bool next_chunk();
+    bool wants_chunk_ = false;
+    sc_core::sc_event chunk_ready_;
     TraceChunk chunk_;  // the problems under way; events_ is its events
     const std::vector<TraceEvent>& events_ = chunk_.events;
     std::vector<ProblemMetrics> metrics_;

@@ -18,24 +18,31 @@ PcieFabric::PcieFabric(sc_core::sc_module_name name, const std::array<PcieLinkPa
     }
 }
 
-Delivery PcieFabric::leg(Endpoint device, LinkDirection dir, uint64_t bytes, double ready_ns,
-                         DepList deps, int32_t step) {
+uint64_t PcieFabric::ready_units(double ready_ns) {
+    const uint64_t now = sc_core::sc_time_stamp().value();
+    const double ahead = ready_ns - units_to_ns(now);
+    return ahead > 0.0 ? now + duration_units(ahead) : now;
+}
+
+Delivery PcieFabric::leg(Endpoint device, LinkDirection dir, uint64_t bytes, uint64_t ready_units, DepList deps,
+                         int32_t step) {
     const int i = static_cast<int>(device);
     const double now = now_ns();
-    const double offset = ready_ns > now ? ready_ns - now : 0.0;
-    const double end = to_ns(dmas_[i]->post(dir, bytes, duration_ns(offset)));
+    const uint64_t now_units = sc_core::sc_time_stamp().value();
+    const uint64_t delay = ready_units > now_units ? ready_units - now_units : 0;
+    const uint64_t end_units = dmas_[i]->post(dir, bytes, sc_core::sc_time::from_value(delay)).value();
+    const double end = units_to_ns(end_units);
     const double duration = links_[i]->params().transfer_ns(bytes);
     const ActivityKind kind =
         dir == LinkDirection::host_to_device ? ActivityKind::transfer_h2d : ActivityKind::transfer_d2h;
     const int64_t id = log_.add(kLinkRoles[i], kind, step, end - duration, end, static_cast<int64_t>(bytes), deps, 0.0);
     if (watching_ && (watch_fine_ || !fine_)) {
-        const uint64_t now_units = sc_core::sc_time_stamp().value();
         const auto size = static_cast<int64_t>(bytes);
         boundaries_.push(Boundary{now_units + duration_units(std::max(0.0, end - duration - now)), i, size});
-        boundaries_.push(Boundary{now_units + duration_units(end - now), i, -size});
+        boundaries_.push(Boundary{end_units, i, -size});
         arm();
     }
-    return Delivery{end, id};
+    return Delivery{end, id, end_units};
 }
 
 void PcieFabric::arm() {
@@ -55,14 +62,20 @@ void PcieFabric::advance() {
 
 Delivery PcieFabric::send(Endpoint from, Endpoint to, uint64_t bytes, double ready_ns,
                           DepList deps, int32_t step) {
-    Delivery d{ready_ns, kNoActivity};
+    return send_at(from, to, bytes, ready_units(ready_ns), deps, step);
+}
+
+Delivery PcieFabric::send_at(Endpoint from, Endpoint to, uint64_t bytes, uint64_t ready_units, DepList deps,
+                             int32_t step) {
+    Delivery d{units_to_ns(ready_units), kNoActivity, ready_units};
     if (from != Endpoint::host) {
-        d = leg(from, LinkDirection::device_to_host, bytes, d.arrival_ns, deps, step);
+        d = leg(from, LinkDirection::device_to_host, bytes, d.arrival_units, deps, step);
         const int64_t first = d.activity;
-        if (to != Endpoint::host) d = leg(to, LinkDirection::host_to_device, bytes, d.arrival_ns, DepList(&first, 1), step);
+        if (to != Endpoint::host)
+            d = leg(to, LinkDirection::host_to_device, bytes, d.arrival_units, DepList(&first, 1), step);
         return d;
     }
-    if (to != Endpoint::host) d = leg(to, LinkDirection::host_to_device, bytes, d.arrival_ns, deps, step);
+    if (to != Endpoint::host) d = leg(to, LinkDirection::host_to_device, bytes, d.arrival_units, deps, step);
     return d;
 }
 

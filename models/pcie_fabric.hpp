@@ -25,6 +25,7 @@ enum class Endpoint : int { draft = 0, prm = 1, target = 2, host = 3 };
 struct Delivery {
     double arrival_ns = 0.0;
     int64_t activity = kNoActivity;  // the last leg
+    uint64_t arrival_units = 0;      // the same instant in kernel units, exactly
 };
 
 class PcieFabric : public sc_core::sc_module {
@@ -49,8 +50,13 @@ public:
     // message (a verdict, a command: a microsecond blip per step).
     Delivery send_fine(Endpoint from, Endpoint to, uint64_t bytes, double ready_ns,
                        std::initializer_list<int64_t> deps, int32_t step) {
+        return send_fine_at(from, to, bytes, ready_units(ready_ns), deps, step);
+    }
+    // The same, ready at a kernel time given in units (exact: a schedule's instants).
+    Delivery send_fine_at(Endpoint from, Endpoint to, uint64_t bytes, uint64_t ready_units,
+                          std::initializer_list<int64_t> deps, int32_t step) {
         fine_ = true;
-        const Delivery d = send(from, to, bytes, ready_ns, deps, step);
+        const Delivery d = send_at(from, to, bytes, ready_units, DepList(deps.begin(), deps.size()), step);
         fine_ = false;
         return d;
     }
@@ -70,8 +76,11 @@ public:
     sc_core::sc_event changed;
 
 private:
-    Delivery leg(Endpoint device, LinkDirection dir, uint64_t bytes, double ready_ns,
-                 DepList deps, int32_t step);
+    // `ready_ns` as an absolute kernel time (now if it has passed).
+    static uint64_t ready_units(double ready_ns);
+    Delivery send_at(Endpoint from, Endpoint to, uint64_t bytes, uint64_t ready_units, DepList deps, int32_t step);
+    Delivery leg(Endpoint device, LinkDirection dir, uint64_t bytes, uint64_t ready_units, DepList deps,
+                 int32_t step);
     void arm();
 
     // A watched leg's start (+bytes) or end (-bytes) on a link, in kernel units.

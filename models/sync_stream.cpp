@@ -14,10 +14,11 @@ uint64_t now_units() { return sc_core::sc_time_stamp().value(); }
 SyncStream::SyncStream(DraftUnit& draft, ActivityLog& log, int32_t step, OnSynced on_synced, OnSummary on_summary)
     : draft_(draft), log_(log), step_(step), on_synced_(std::move(on_synced)), on_summary_(std::move(on_summary)) {}
 
-void SyncStream::push(double arrival_ns, int64_t leg) {
+void SyncStream::push(uint64_t arrival_units, int64_t leg) {
     if (closed_) throw SimulationError("internal: a shadow-sync token pushed after its stream was closed");
     Pass p;
-    p.arrival = duration_units(arrival_ns);
+    // A pass cannot begin before the host knows of its token; both ways of waiting rely on it.
+    p.arrival = std::max(arrival_units, now_units());
     p.leg = leg;
     passes_.push_back(p);
     changed_.notify(sc_core::SC_ZERO_TIME);

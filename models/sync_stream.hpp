@@ -35,8 +35,9 @@ public:
 
     SyncStream(DraftUnit& draft, ActivityLog& log, int32_t step, OnSynced on_synced, OnSummary on_summary);
 
-    // The host: one more token, arriving at `arrival_ns` over the transfer `leg`.
-    void push(double arrival_ns, int64_t leg);
+    // The host: one more token, arriving at kernel time `arrival_units` (not before
+    // now) over the transfer `leg`.
+    void push(uint64_t arrival_units, int64_t leg);
     // The host: no more tokens will come.
     void close();
     // The host: drop every pass not begun by now; no more tokens will come.

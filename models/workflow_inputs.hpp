@@ -3,7 +3,6 @@
 // problems at a time (a trace of any length is streamed, never held whole),
 // the system's toggles, and what it reports per problem.
 #include <cstdint>
-#include <functional>
 #include <vector>
 
 namespace cosim {
@@ -29,9 +28,6 @@ struct TraceChunk {
     std::vector<TraceEvent> events;
     std::vector<TraceProblem> problems;
 };
-// Fills `chunk` with the next problems; false once the trace is done.
-using TraceFeed = std::function<bool(TraceChunk& chunk)>;
-
 struct WorkflowOptions {
     bool sequential = false;          // gpu-baseline: every operation waits for the previous one
     bool step_ahead_draft = true;     // the draft device drafts one step ahead of the verdict
