@@ -42,6 +42,15 @@ std::vector<uint64_t> token_ends(const std::vector<double>& durations_ns, uint64
     return ends;
 }
 
+int64_t TokensInFlight::take_due(int64_t limit) {
+    const uint64_t now = sc_core::sc_time_stamp().value();
+    int64_t due = taken_;
+    while (due < limit && static_cast<size_t>(due) < ends_.size() && ends_[static_cast<size_t>(due)] <= now) ++due;
+    const int64_t fresh = due - taken_;
+    taken_ = due;
+    return fresh;
+}
+
 TokenRun wait_tokens(const std::vector<double>& durations_ns, uint64_t head_start_units, AbortSignal* abort,
                      const sc_core::sc_event* wake) {
     TokenRun run;

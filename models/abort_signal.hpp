@@ -37,4 +37,21 @@ std::vector<uint64_t> token_ends(const std::vector<double>& durations_ns, uint64
 TokenRun wait_tokens(const std::vector<double>& durations_ns, uint64_t head_start_units, AbortSignal* abort,
                      const sc_core::sc_event* wake = nullptr);
 
+// The tokens of a run waited for at once, for those who look in on it meanwhile:
+// how many have ended by now and were not yet handed out.
+class TokensInFlight {
+public:
+    void begin(std::vector<uint64_t> ends) {
+        ends_ = std::move(ends);
+        taken_ = 0;
+    }
+    // Tokens ended by now (at most `limit` in all) not taken before; takes them.
+    int64_t take_due(int64_t limit);
+    void end() { ends_.clear(); }
+
+private:
+    std::vector<uint64_t> ends_;
+    int64_t taken_ = 0;
+};
+
 }  // namespace cosim

@@ -1,6 +1,7 @@
 #include "sim_time.hpp"
 #include "draft_unit.hpp"
 
+#include <limits>
 #include <vector>
 
 namespace cosim {
@@ -59,12 +60,19 @@ int64_t DraftUnit::draft(int64_t tokens, AbortSignal* abort) {
     } else {
         std::vector<double> durations(static_cast<size_t>(tokens));
         for (int64_t i = 0; i < tokens; ++i) durations[static_cast<size_t>(i)] = gpu_->decode_token_ns(start + i);
+        gpu_in_flight_.begin(token_ends(durations, 0));
         written = wait_tokens(durations, 0, abort).completed;
-        k.speculate_tokens(written);
+        k.speculate_tokens(gpu_in_flight_.take_due(written));
+        gpu_in_flight_.end();
     }
     if (written == tokens) k.end_step();
     gpu_->power().set_state(PowerState::idle);
     return written;
+}
+
+void DraftUnit::settle() {
+    if (fpga_) fpga_->settle_draft();
+    else gpu_kvmu_->speculate_tokens(gpu_in_flight_.take_due(std::numeric_limits<int64_t>::max()));
 }
 
 void DraftUnit::sync_token() {

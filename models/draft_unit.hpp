@@ -35,6 +35,9 @@ public:
     void prefill_prompt(int64_t tokens);
     // Drafts one step; an abort stops it. Returns the tokens written.
     int64_t draft(int64_t tokens, AbortSignal* abort);
+    // Writes to the KVMU the tokens of a step in flight that are done by now (a step
+    // nobody watches token by token writes them when it ends): call before a verdict.
+    void settle();
     // One forward pass over a target token (shadow synchronisation).
     void sync_token();
     // Its duration from the current position, and its effect without the wait
@@ -49,6 +52,7 @@ private:
     FpgaDraftAccelerator* fpga_ = nullptr;
     GpuProxy* gpu_ = nullptr;
     std::unique_ptr<Kvmu> gpu_kvmu_;
+    TokensInFlight gpu_in_flight_;
 };
 
 }  // namespace cosim

@@ -116,8 +116,10 @@ int64_t FpgaDraftAccelerator::decode_step(int64_t tokens, AbortSignal* abort) {
         std::vector<double> durations(static_cast<size_t>(tokens));
         const double start = context();
         for (int64_t i = 0; i < tokens; ++i) durations[static_cast<size_t>(i)] = token_ns(start + static_cast<double>(i));
+        in_flight_.begin(token_ends(durations, 0));
         written = wait_tokens(durations, 0, abort).completed;
-        kvmu_.speculate_tokens(written);
+        kvmu_.speculate_tokens(in_flight_.take_due(written));
+        in_flight_.end();
         tokens_drafted_ += written;
     }
     if (written == tokens) kvmu_.end_step();

@@ -10,6 +10,7 @@
 // The KV cache position is the KVMU's ahead pointer; every token decoded,
 // shadow-synced or prefilled is written there.
 #include <cstdint>
+#include <limits>
 #include <string>
 
 #include <systemc>
@@ -54,6 +55,9 @@ public:
     // boundary. An abort stops it at once (the token in flight is lost); returns
     // the tokens written.
     int64_t decode_step(int64_t tokens, AbortSignal* abort = nullptr);
+    // A step waited for at once writes its tokens to the KVMU when it ends; this writes
+    // those already done now, for a verdict that lands meanwhile (as token by token would).
+    void settle_draft() { kvmu_.speculate_tokens(in_flight_.take_due(std::numeric_limits<int64_t>::max())); }
     // Shadow synchronisation: one forward pass over one target token from PCIe.
     void sync_token();
     // Passes whose time the caller simulated (a batch of passes): their KV entries,
@@ -98,6 +102,7 @@ private:
     Power power_;
     int64_t tokens_drafted_ = 0;
     int64_t tokens_synced_ = 0;
+    TokensInFlight in_flight_;
     int64_t tokens_prefilled_ = 0;
 };
 

@@ -292,6 +292,7 @@ bool HostOrchestrator::request(Role role, double overhead_ns, double idle_w, int
 }
 
 void HostOrchestrator::accept_if_written() {
+    d_.draft->settle();
     Kvmu& kvmu = d_.draft->kvmu();
     if (accept_pending_ >= 0 && kvmu.pointers().curr >= accept_pending_) {
         kvmu.accept();
@@ -503,6 +504,7 @@ void HostOrchestrator::on_draft(int64_t k, const TraceEvent& e) {
     if (e.accepted) {
         chain_.push_back(ChainStep{e.tokens, k});
         command_to_draft(v.activity, step);  // the pointer update needs no wait
+        d_.draft->settle();                  // a step-ahead draft's tokens done so far are in the KV cache
         d_.draft->kvmu().accept();
         settled(k, step, v.activity);
         return;
