@@ -48,6 +48,7 @@ def test_results_do_not_depend_on_how_the_trace_is_chunked(monkeypatch):
     assert chunked.summary == whole.summary
 
 
+@pytest.mark.coroutine_unwind
 def test_a_bad_problem_past_the_first_chunk_is_still_named(monkeypatch):
     monkeypatch.setattr(workflow, "CHUNK_PROBLEMS", 2)
     problems = []
