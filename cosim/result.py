@@ -3,12 +3,12 @@ for the whole trace, and (on request) every device activity for timelines."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ._lazy import LazySequence
 from .errors import ConfigError
 
 if TYPE_CHECKING:
@@ -50,7 +50,7 @@ class Activity:
     wasted_share: float
 
 
-class Activities(Sequence):
+class Activities(LazySequence):
     """Every device activity of a run, held as columns (a long run has hundreds of
     thousands); each Activity is made when read. ``column(name)`` gives one field
     for all of them as an array (``device`` and ``kind`` as names)."""
@@ -63,13 +63,7 @@ class Activities(Sequence):
     def __len__(self) -> int:
         return self._n
 
-    def __getitem__(self, index: Any) -> Any:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(self._n))]
-        if index < 0:
-            index += self._n
-        if not 0 <= index < self._n:
-            raise IndexError(index)
+    def _item(self, index: int) -> Activity:
         c = self._c
         return Activity(int(c["problem"][index]), self._devices[c["device_code"][index]],
                         self._kinds[c["kind_code"][index]], int(c["step"][index]), float(c["start_ns"][index]),
@@ -123,7 +117,7 @@ _INTEGER_FIELDS = {"final_tokens", "generated_tokens", "drafted_tokens", "target
                    "discarded_step_ahead_tokens", "reused_tokens", "steps_per_problem", "backtracks_per_problem"}
 
 
-class PerProblem(Sequence):
+class PerProblem(LazySequence):
     """The per-problem metrics, held as columns (a few hundred bytes a problem,
     so a result stays small however many problems ran); each row is a dict made
     when read. Compares equal to any sequence of equal rows."""
@@ -135,19 +129,8 @@ class PerProblem(Sequence):
     def __len__(self) -> int:
         return self._n
 
-    def __getitem__(self, index: Any) -> Any:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(self._n))]
-        if index < 0:
-            index += self._n
-        if not 0 <= index < self._n:
-            raise IndexError(index)
+    def _item(self, index: int) -> dict[str, Any]:
         return {name: _plain(name, self._columns[name][index]) for name in ROW_FIELDS}
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Sequence) or isinstance(other, (str, bytes)) or len(other) != self._n:
-            return NotImplemented if not isinstance(other, Sequence) else False
-        return all(a == b for a, b in zip(self, other))
 
     def __repr__(self) -> str:
         return f"PerProblem({self._n} problems)"

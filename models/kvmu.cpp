@@ -46,10 +46,11 @@ void Kvmu::check_order(const std::string& operation, const KvmuPointers& next) c
         illegal(operation, "KV cache full (" + std::to_string(capacity_tokens_) + " tokens reserved)");
 }
 
-void Kvmu::advance(const std::string& operation, bool move_curr) {
+void Kvmu::advance(const std::string& operation, int64_t n, bool move_curr) {
+    // Order and capacity only grow more binding token by token, so checking the last suffices.
     KvmuPointers next = ptr_;
-    next.ahead += 1;
-    if (move_curr) next.curr += 1;
+    next.ahead += n;
+    if (move_curr) next.curr += n;
     check_order(operation, next);
     ptr_ = next;
 }
@@ -74,7 +75,10 @@ void Kvmu::begin_speculation() {
     changed("begin_speculation");
 }
 
-void Kvmu::speculate_token() {
+void Kvmu::speculate_token() { speculate_tokens(1); }
+
+void Kvmu::speculate_tokens(int64_t n) {
+    if (n <= 0) return;
     require_mode("speculate_token", mux() == MuxSource::sampler);
     bool follow = following_;
     if (!drafting_) {
@@ -85,46 +89,18 @@ void Kvmu::speculate_token() {
             illegal("speculate_token", "step-ahead speculation is one step deep and that step is already drafted");
         follow = ptr_.curr == ptr_.valid;
     }
-    advance("speculate_token", follow);
+    advance("speculate_token", n, follow);
     following_ = follow;
     drafting_ = true;
     changed("speculate_token");
 }
 
-void Kvmu::speculate_tokens(int64_t n) {
-    if (n <= 0) return;
-    require_mode("speculate_token", mux() == MuxSource::sampler);
-    bool follow = following_;
-    if (!drafting_) {
-        if (ptr_.ahead > ptr_.curr)
-            illegal("speculate_token", "step-ahead speculation is one step deep and that step is already drafted");
-        follow = ptr_.curr == ptr_.valid;
-    }
-    // Order and capacity only grow more binding token by token, so checking the last suffices.
-    KvmuPointers next = ptr_;
-    next.ahead += n;
-    if (follow) next.curr += n;
-    check_order("speculate_token", next);
-    ptr_ = next;
-    following_ = follow;
-    drafting_ = true;
-    changed("speculate_token");
-}
-
-void Kvmu::sync_token() {
-    require_mode("sync_token", mux() == MuxSource::pcie && !fresh_);
-    advance("sync_token", true);
-    changed("sync_token");
-}
+void Kvmu::sync_token() { sync_tokens(1); }
 
 void Kvmu::sync_tokens(int64_t n) {
     if (n <= 0) return;
     require_mode("sync_token", mux() == MuxSource::pcie && !fresh_);
-    KvmuPointers next = ptr_;
-    next.ahead += n;
-    next.curr += n;
-    check_order("sync_token", next);
-    ptr_ = next;
+    advance("sync_token", n, true);
     changed("sync_token");
 }
 

@@ -81,7 +81,7 @@ public:
 private:
     [[noreturn]] void illegal(const std::string& operation, const std::string& why) const;
     void require_mode(const std::string& operation, bool allowed) const;
-    void advance(const std::string& operation, bool move_curr);
+    void advance(const std::string& operation, int64_t n, bool move_curr);
     void check_order(const std::string& operation, const KvmuPointers& next) const;
 
     std::string owner_;

@@ -12,12 +12,12 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
-from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
 from .._dataset_stats import TOKENIZER_NOTE
+from .._lazy import LazySequence
 from ..errors import ConfigError
 from ._events import Backtrack, Draft, Event, Problem, Refine, TraceHeader
 from ._io import Trace
@@ -155,7 +155,7 @@ def generate(profile: Any, problems: int, seed: int = 0, backtracking: bool = Tr
     return Trace(head, GeneratedProblems(prof, head, seed, problems))
 
 
-class GeneratedProblems(Sequence):
+class GeneratedProblems(LazySequence):
     """The problems of a generated trace, each drawn when read: problem ``i``
     depends only on (seed, i), so nothing needs holding, and a trace of any
     length costs the same memory. Reading one twice draws it twice (same result)."""
@@ -166,32 +166,8 @@ class GeneratedProblems(Sequence):
     def __len__(self) -> int:
         return self._count
 
-    def __getitem__(self, index: Any) -> Any:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(self._count))]
-        if isinstance(index, bool) or not isinstance(index, int):
-            raise TypeError(f"problem index must be an integer, got {index!r}")
-        if index < 0:
-            index += self._count
-        if not 0 <= index < self._count:
-            raise IndexError(f"problem {index} of a trace of {self._count}")
+    def _item(self, index: int) -> Problem:
         return _problem(self._profile, self._header, self._seed, index)
-
-    def __iter__(self) -> Iterator[Problem]:
-        for i in range(self._count):
-            yield _problem(self._profile, self._header, self._seed, i)
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Sequence) or isinstance(other, (str, bytes)):
-            return NotImplemented
-        return len(other) == self._count and all(a == b for a, b in zip(self, other))
-
-    def __add__(self, other: Any) -> list[Problem]:
-        """Joined with other problems: a plain list (drawn now)."""
-        return list(self) + list(other)
-
-    def __radd__(self, other: Any) -> list[Problem]:
-        return list(other) + list(self)
 
     def __repr__(self) -> str:
         return f"GeneratedProblems({self._profile.name!r}, seed={self._seed}, {self._count} problems)"

@@ -12,9 +12,10 @@ from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterator
 
 from .._atomic import write_atomically
+from .._lazy import LazySequence
 from ..errors import ConfigError
 from ._events import FORMAT, VERSION, Backtrack, Draft, Event, Problem, Refine, TraceHeader, problem_to_json
 from ._replay import ChainSummary, ReplayError, summarize
@@ -212,29 +213,7 @@ def parse_problem(obj: Any, line: _Line, header: TraceHeader) -> Problem:
     return problem
 
 
-def parse_lines(lines: Iterable[str], file: str) -> Trace:
-    header: TraceHeader | None = None
-    problems: list[Problem] = []
-    seen: dict[str, int] = {}
-    for number, text in enumerate(lines, start=1):
-        if not text.strip():
-            continue
-        line = _Line(file, number)
-        obj = _json_line(text, line)
-        if header is None:
-            header = parse_header(obj, line)
-            continue
-        problem = parse_problem(obj, line, header)
-        if problem.id in seen:
-            raise line.fail("id", f"problem {problem.id!r} already appears on line {seen[problem.id]}")
-        seen[problem.id] = number
-        problems.append(problem)
-    if header is None:
-        raise TraceError(f"{file}: empty trace (no header line)")
-    return Trace(header, problems)
-
-
-class FileProblems(Sequence):
+class FileProblems(LazySequence):
     """The problems of a trace file, read from the file when they are read: the
     file is checked in full once (every line, every field, the algorithm, unique
     ids), and then only where each problem's line starts is kept, so a trace of
@@ -248,15 +227,7 @@ class FileProblems(Sequence):
     def __len__(self) -> int:
         return len(self._offsets)
 
-    def __getitem__(self, index: Any) -> Any:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self)))]
-        if isinstance(index, bool) or not isinstance(index, int):
-            raise TypeError(f"problem index must be an integer, got {index!r}")
-        if index < 0:
-            index += len(self)
-        if not 0 <= index < len(self):
-            raise IndexError(f"problem {index} of a trace of {len(self)}")
+    def _item(self, index: int) -> Problem:
         with self._open() as handle:
             handle.seek(self._offsets[index])
             return self._parse(handle.readline(), self._numbers[index])
@@ -269,17 +240,6 @@ class FileProblems(Sequence):
                 if handle.tell() != offset:
                     handle.seek(offset)
                 yield self._parse(handle.readline(), number)
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Sequence) or isinstance(other, (str, bytes)):
-            return NotImplemented
-        return len(other) == len(self) and all(a == b for a, b in zip(self, other))
-
-    def __add__(self, other: Any) -> list[Problem]:
-        return list(self) + list(other)
-
-    def __radd__(self, other: Any) -> list[Problem]:
-        return list(other) + list(self)
 
     def __repr__(self) -> str:
         return f"FileProblems({str(self._path)!r}, {len(self)} problems)"
