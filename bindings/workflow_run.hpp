@@ -1,8 +1,9 @@
 #pragma once
 // The facade of the workflow engine: a system description and a trace in, as
 // arrays a chunk of problems at a time (`next_chunk()` returns (events,
-// problems) or None at the end; one Python call per chunk, never per token);
-// per-problem metrics as arrays and, on request, every device activity out.
+// problems) or None at the end; it is called between kernel slices, on this
+// thread, once per chunk, never per token); per-problem metrics and, on
+// request, every device activity out, as arrays.
 #include <string>
 
 #include <pybind11/numpy.h>

@@ -90,6 +90,8 @@ private:
     };
 
     void run();
+    // Pauses the kernel until supply() answers; false once the trace is done.
+    bool next_chunk();
     void run_problem(const TraceProblem& problem, int32_t index);
     void phase1();
     void prompt_prefills();
@@ -127,7 +129,6 @@ private:
     WorkflowOptions options_;
     WorkflowDevices d_;
     ActivityLog& log_;
-    bool next_chunk();
     bool wants_chunk_ = false;
     sc_core::sc_event chunk_ready_;
     TraceChunk chunk_;  // the problems under way; events_ is its events

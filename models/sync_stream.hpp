@@ -60,7 +60,7 @@ private:
     void apply_ended();
     void book_power();
     uint64_t busy_between(uint64_t from, uint64_t to) const;
-    // Waits `units`, or until the host pushes, closes or cuts; true if the time ran out.
+    // Waits until kernel time `until`, or less if the host pushes, closes or cuts.
     void wait_or_change(uint64_t until);
 
     DraftUnit& draft_;
