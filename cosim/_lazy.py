@@ -3,6 +3,7 @@ activities built from columns), so that what backs it can stay compact."""
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -19,8 +20,7 @@ class LazySequence(Sequence):
         n = len(self)
         if isinstance(index, slice):
             return [self._item(i) for i in range(*index.indices(n))]
-        if isinstance(index, bool) or not isinstance(index, int):
-            raise TypeError(f"an index must be an integer or a slice, got {index!r}")
+        index = operator.index(index)  # ints, numpy integers, bools (as a list takes them)
         if index < 0:
             index += n
         if not 0 <= index < n:
@@ -32,7 +32,8 @@ class LazySequence(Sequence):
             yield self._item(i)
 
     def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Sequence) or isinstance(other, (str, bytes)):
+        # As a list compares: with lists (and other lazy sequences), not with tuples.
+        if not isinstance(other, (list, LazySequence)):
             return NotImplemented
         return len(other) == len(self) and all(a == b for a, b in zip(self, other))
 

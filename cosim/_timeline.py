@@ -8,7 +8,6 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 
 from ._atomic import write_atomically
 
@@ -51,7 +50,7 @@ def _slices(result: Result) -> list[str]:
     columns = [acts.column(k)[keep].tolist() for k in ("device_code", "kind_code", "problem", "step", "tokens")]
     ts = (start[keep] / 1e3).tolist()
     dur = ((end[keep] - start[keep]) / 1e3).tolist()
-    wasted = np.round(acts.column("wasted_share")[keep], 6).tolist()
+    wasted = [round(w, 6) for w in acts.column("wasted_share")[keep].tolist()]
     return [
         f'{{"ph":"X","pid":1,"tid":{track[d][k]},"name":"{kinds[k]}","cat":"{kinds[k]}","ts":{t!r},"dur":{u!r},'
         f'"args":{{"problem":{p},"step":{s},"tokens_or_bytes":{n},"wasted_share":{w!r}}}}}'

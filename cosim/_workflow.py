@@ -6,6 +6,7 @@ metrics of SPEC section 5."""
 from __future__ import annotations
 
 import itertools
+import os
 from array import array
 from pathlib import Path
 from typing import Any
@@ -181,10 +182,16 @@ def simulate(scn: Scenario, trace: Trace, *, vcd: str | Path | None = None, time
     if vcd_detail not in VCD_DETAILS:
         raise ConfigError(f"vcd_detail: one of {', '.join(VCD_DETAILS)}, got {vcd_detail!r}")
     vcd_stem = ""
+    vcd_final = vcd_partial = None
     if vcd is not None:
         vcd_path = writable_file(vcd, "vcd")
-        # SystemC appends ".vcd" itself.
-        vcd_stem = str(vcd_path.with_suffix("") if vcd_path.suffix == ".vcd" else vcd_path)
+        # SystemC appends ".vcd" itself. It writes a hidden partial file, renamed once the run
+        # is through: a run that fails midway (a bad problem found while streaming) leaves an
+        # earlier waveform at that path as it was.
+        stem = vcd_path.with_suffix("") if vcd_path.suffix == ".vcd" else vcd_path
+        vcd_final = stem.with_name(stem.name + ".vcd")
+        partial_stem = stem.with_name(f".{stem.name}.partial-{os.getpid()}")
+        vcd_stem, vcd_partial = str(partial_stem), partial_stem.with_name(partial_stem.name + ".vcd")
     timeline_path = writable_file(timeline, "timeline") if timeline is not None else None
     keep = activities or timeline_path is not None
     system = system_dict(scn)
@@ -197,7 +204,14 @@ def simulate(scn: Scenario, trace: Trace, *, vcd: str | Path | None = None, time
         raw["trace"] = feed.columns()
         return raw
 
-    raw = run_isolated(work)
+    try:
+        raw = run_isolated(work)
+    except BaseException:
+        if vcd_partial is not None:
+            vcd_partial.unlink(missing_ok=True)
+        raise
+    if vcd_partial is not None:
+        os.replace(vcd_partial, vcd_final)
     result = Result.from_native(scn, raw)
     if timeline_path is not None:
         labels = {role: getattr(scn, role).device.name for role in ("draft", "prm", "target")}

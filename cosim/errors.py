@@ -11,6 +11,10 @@ class ConfigError(CosimError, ValueError):
     """A parameter, file or option is wrong; the message names where."""
 
 
+class TraceError(ConfigError):
+    """A trace file is malformed or describes a run the algorithm cannot make."""
+
+
 class CapacityError(CosimError):
     """A model, KV cache or region does not fit the memory it is placed in."""
 

@@ -3,6 +3,7 @@ for the whole trace, and (on request) every device activity for timelines."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -113,6 +114,7 @@ ROW_FIELDS = (
     "discarded_step_ahead_tokens", "reused_tokens", "energy_j_draft", "energy_j_prm", "energy_j_target", "start_s",
     "end_s",
 )
+_MAYBE_UNKNOWN = {"accuracy", "speedup"}
 _INTEGER_FIELDS = {"final_tokens", "generated_tokens", "drafted_tokens", "target_tokens",
                    "discarded_step_ahead_tokens", "reused_tokens", "steps_per_problem", "backtracks_per_problem"}
 
@@ -123,7 +125,7 @@ class PerProblem(LazySequence):
     when read. Compares equal to any sequence of equal rows."""
 
     def __init__(self, columns: dict[str, Any]):
-        self._columns = columns
+        self._columns = {name: _read_only(values) for name, values in columns.items()}
         self._n = len(columns["id"])
 
     def __len__(self) -> int:
@@ -136,7 +138,9 @@ class PerProblem(LazySequence):
         return f"PerProblem({self._n} problems)"
 
     def column(self, name: str) -> Any:
-        """One metric for every problem (a numpy array; ids and datasets as lists)."""
+        """One metric for every problem: a read-only numpy array (NaN where accuracy or
+        speedup is not known); ids and datasets as tuples. Rows are copies: change a
+        row and the result does not change."""
         if name not in self._columns:
             raise KeyError(f"{name!r}: not a per-problem metric (one of {', '.join(ROW_FIELDS)})")
         return self._columns[name]
@@ -146,14 +150,14 @@ class PerProblem(LazySequence):
 
 
 def _plain(name: str, value: Any) -> Any:
-    """A column entry as the plain Python value a row holds (None for 'not known')."""
-    if value is None or isinstance(value, str):
+    """A column entry as the plain Python value a row holds (None for 'not known',
+    NaN in the float columns accuracy and speedup)."""
+    if isinstance(value, str):
         return value
-    if name == "accuracy":
-        return None if value < 0 else float(value)
     if name in _INTEGER_FIELDS:
         return int(value)
-    return float(value)
+    value = float(value)
+    return None if math.isnan(value) and name in _MAYBE_UNKNOWN else value
 
 
 @dataclass
@@ -197,7 +201,7 @@ class Result:
             "energy_j": energy,
             "energy_j_per_token": energy / final,
             "energy_j_per_generated_token": energy / cols["generated_tokens"],
-            "speedup": [None] * n,
+            "speedup": np.full(n, np.nan),
             "stall_ratio": cols["stall_ns"] / latency_ns,
             "stall_step_share": stall_step_share,
             "comm_share": cols["comm_critical_ns"] / latency_ns,
@@ -206,7 +210,7 @@ class Result:
             "acceptance_rate": t["acceptance_rate"],
             "steps_per_problem": t["steps"],
             "backtracks_per_problem": t["backtracks"],
-            "accuracy": t["answer_correct"],
+            "accuracy": np.where(t["answer_correct"] >= 0, t["answer_correct"], np.nan),
             "final_tokens": cols["final_tokens"],
             "generated_tokens": cols["generated_tokens"],
             "drafted_tokens": cols["drafted_tokens"],
@@ -266,6 +270,14 @@ class Result:
         summary = dict(self.summary, speedup=baseline.summary["latency_s"] / self.summary["latency_s"])
         return Result(self.scenario, self.system, self.config, summary, self.per_problem.with_column("speedup", speedup),
                       self.activities, self.wall_s, self.totals, self.kvmu, self.kernel_deltas)
+
+
+def _read_only(values: Any) -> Any:
+    """A column as handed out: a numpy array no one can write through, or a tuple."""
+    if isinstance(values, np.ndarray):
+        values.setflags(write=False)
+        return values
+    return tuple(values)
 
 
 def _sum(values: Any) -> float:

@@ -4,6 +4,7 @@ the engine takes them a chunk at a time, and results are kept as columns."""
 
 import os
 
+import numpy as np
 import pytest
 
 import cosim
@@ -70,6 +71,14 @@ def test_per_problem_rows_are_made_from_columns():
         assert isinstance(r["final_tokens"], int) and isinstance(r["latency_s"], float)
     with pytest.raises(KeyError, match="not a per-problem metric"):
         result.per_problem.column("nope")
+    # As a list behaves: numpy integers index it, a tuple is not equal to it.
+    assert result.per_problem[np.int64(2)] == rows[2] and result.per_problem != tuple(rows)
+    # Columns are read-only numbers; 'not known' is NaN there and None in a row.
+    accuracy = result.per_problem.column("accuracy")
+    assert accuracy.dtype == np.float64 and set(accuracy.tolist()) <= {0.0, 1.0}
+    assert all(np.isnan(result.per_problem.column("speedup"))) and rows[0]["speedup"] is None
+    with pytest.raises(ValueError):
+        latency[0] = 0.0
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="workers are forked")
@@ -87,3 +96,42 @@ def test_generate_then_simulate_does_not_hold_the_trace(monkeypatch):
     result = cosim.simulate(cosim.scenario("gpu-baseline", 1), cosim.trace.generate("gsm8k", 3, seed=1))
     assert len(result.per_problem) == 3
     assert drawn == []  # drawn in the worker, not in the parent
+
+
+def test_a_run_that_fails_midway_leaves_an_earlier_waveform_as_it_was(tmp_path, monkeypatch):
+    scn = cosim.scenario("heteroreason", 1)
+    good = Trace(TraceHeader(), [TrajectoryBuilder("a", 100).accept(40).build()])
+    path = tmp_path / "run.vcd"
+    cosim.simulate(scn, good, vcd=path)
+    before = path.read_bytes()
+    monkeypatch.setattr(workflow, "CHUNK_PROBLEMS", 1)
+    bad = Trace(TraceHeader(), [TrajectoryBuilder("a", 100).accept(40).build(),
+                                TrajectoryBuilder("b", 100).accept(40_000).build()])
+    with pytest.raises(ConfigError, match="problem 'b'"):
+        cosim.simulate(scn, bad, vcd=path)
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.vcd"]  # no partial file left behind
+
+
+def test_trace_errors_found_in_the_worker_keep_their_class(tmp_path):
+    trace = cosim.trace.generate("gsm8k", 3, seed=1)
+    path = trace.save(tmp_path / "t.jsonl")
+    loaded = cosim.trace.load(path)
+    path.write_text(path.read_text(encoding="utf-8") + "\n", encoding="utf-8")
+    with pytest.raises(cosim.trace.TraceError, match="changed since it was loaded"):
+        cosim.simulate(cosim.scenario("gpu-baseline", 1), loaded)
+
+
+def test_a_trace_from_a_pipe_is_held_and_one_saved_over_its_own_file_stays_usable(tmp_path):
+    trace = cosim.trace.generate("gsm8k", 4, seed=2)
+    path = trace.save(tmp_path / "t.jsonl")
+    read, write = os.pipe()
+    with os.fdopen(write, "w", encoding="utf-8") as handle:
+        handle.write(path.read_text(encoding="utf-8"))
+    piped = cosim.trace.load(f"/dev/fd/{read}")
+    os.close(read)
+    assert isinstance(piped.problems, list) and piped.problems == list(trace.problems)
+    loaded = cosim.trace.load(path)
+    loaded.save(path)
+    assert loaded.problems == list(trace.problems)
+    assert cosim.trace.load(path).problems == list(trace.problems)

@@ -4,7 +4,8 @@ profiles, hand-written trajectories and trace statistics (SPEC section 3)."""
 from ._builder import TrajectoryBuilder
 from ._events import Backtrack, Draft, Event, Problem, Refine, TraceHeader
 from ._generate import GeneratedProblems, generate
-from ._io import FileProblems, Trace, TraceError, load
+from ..errors import TraceError
+from ._io import FileProblems, Trace, load
 from ._profiles import DatasetProfile, builtin_profiles, load_profile
 from ._replay import ChainSummary, summarize
 from ._rsd_import import RsdImport, RsdRecordError, import_rsd

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import stat
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -16,7 +17,7 @@ from typing import Any, Iterator
 
 from .._atomic import write_atomically
 from .._lazy import LazySequence
-from ..errors import ConfigError
+from ..errors import TraceError
 from ._events import FORMAT, VERSION, Backtrack, Draft, Event, Problem, Refine, TraceHeader, problem_to_json
 from ._replay import ChainSummary, ReplayError, summarize
 
@@ -31,10 +32,6 @@ _EVENT_FIELDS = {
     "refine": {"type", "step", "tokens", "score", "accepted"},
     "backtrack": {"type", "to_step"},
 }
-
-
-class TraceError(ConfigError):
-    """A trace file is malformed or describes a run the algorithm cannot make."""
 
 
 @dataclass
@@ -63,29 +60,34 @@ class Trace:
             yield _dump(problem_to_json(problem))
 
     def save(self, path: str | Path) -> Path:
-        """Writes the trace atomically (a reader never sees half a file)."""
+        """Writes the trace atomically (a reader never sees half a file), drawing or
+        reading each problem once; what the loader would refuse is never written."""
         path = Path(path)
-        ids = set()
-        for problem in self.problems:
-            check_problem(problem, self.header)
-            if problem.id in ids:
-                raise TraceError(f"{path}: problem id {problem.id!r} appears twice")
-            ids.add(problem.id)
-            # What the loader would refuse is never written.
-            sizes = [problem.prompt_tokens] + [getattr(e, "tokens", 0) for e in problem.events]
-            if max(sizes) > MAX_TOKENS:
-                raise TraceError(f"{path}: problem {problem.id!r}: a count of {max(sizes)} tokens is beyond "
-                                 f"{MAX_TOKENS}")
-            try:
-                f"{problem.id}{problem.dataset}".encode("utf-8")
-            except UnicodeEncodeError:
-                raise TraceError(f"{path}: problem {problem.id!r}: the id or dataset is not valid Unicode text") \
-                    from None
+        if isinstance(self.problems, FileProblems) and self.problems.reads(path):
+            self.problems = list(self.problems)  # it is about to replace the file it reads from
+
         def write(handle: Any) -> None:
-            for line in self.lines():
-                handle.write(line + "\n")
+            handle.write(_dump(self.header.to_json()) + "\n")
+            ids = set()
+            for problem in self.problems:
+                _check_writable(problem, self.header, path, ids)
+                handle.write(_dump(problem_to_json(problem)) + "\n")
 
         return write_atomically(path, write)
+
+
+def _check_writable(problem: Problem, header: TraceHeader, path: Path, ids: set[str]) -> None:
+    check_problem(problem, header)
+    if problem.id in ids:
+        raise TraceError(f"{path}: problem id {problem.id!r} appears twice")
+    ids.add(problem.id)
+    sizes = [problem.prompt_tokens] + [getattr(e, "tokens", 0) for e in problem.events]
+    if max(sizes) > MAX_TOKENS:
+        raise TraceError(f"{path}: problem {problem.id!r}: a count of {max(sizes)} tokens is beyond {MAX_TOKENS}")
+    try:
+        f"{problem.id}{problem.dataset}".encode("utf-8")
+    except UnicodeEncodeError:
+        raise TraceError(f"{path}: problem {problem.id!r}: the id or dataset is not valid Unicode text") from None
 
 
 def _dump(obj: Any) -> str:
@@ -220,17 +222,25 @@ class FileProblems(LazySequence):
     any length costs a few bytes a problem. The file must not change meanwhile
     (checked: size and modification time)."""
 
-    def __init__(self, path: Path, header: TraceHeader, offsets: array, numbers: array, stamp: tuple[int, int]):
-        self._path, self._header = path, header
+    def __init__(self, path: Path, header: TraceHeader, offsets: array, numbers: array, stamp: tuple[int, ...]):
+        self._path, self._header = path.resolve(), header
         self._offsets, self._numbers, self._stamp = offsets, numbers, stamp
 
     def __len__(self) -> int:
         return len(self._offsets)
 
+    def reads(self, path: Path) -> bool:
+        """Whether this reads the file at `path`."""
+        return Path(path).resolve() == self._path
+
     def _item(self, index: int) -> Problem:
         with self._open() as handle:
-            handle.seek(self._offsets[index])
-            return self._parse(handle.readline(), self._numbers[index])
+            try:
+                handle.seek(self._offsets[index])
+                raw = handle.readline()
+            except OSError as exc:
+                raise TraceError(f"{self._path}: cannot read: {exc.strerror}") from None
+            return self._parse(raw, self._numbers[index])
 
     def __iter__(self) -> Iterator[Problem]:
         if not len(self):
@@ -250,7 +260,7 @@ class FileProblems(LazySequence):
             info = os.fstat(handle.fileno())
         except OSError as exc:
             raise TraceError(f"{self._path}: cannot read: {exc.strerror}") from None
-        if (info.st_size, info.st_mtime_ns) != self._stamp:
+        if _stamp(info) != self._stamp:
             handle.close()
             raise TraceError(f"{self._path}: the file changed since it was loaded; load it again")
         return handle
@@ -258,6 +268,11 @@ class FileProblems(LazySequence):
     def _parse(self, raw: bytes, number: int) -> Problem:
         line = _Line(str(self._path), number)
         return parse_problem(json.loads(raw.decode("utf-8")), line, self._header)
+
+
+def _stamp(info: os.stat_result) -> tuple[int, ...]:
+    # ctime cannot be set back by a writer (utime sets only atime and mtime).
+    return (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
 
 
 def _decode(raw: bytes, path: Path, offset: int) -> str:
@@ -270,15 +285,18 @@ def _decode(raw: bytes, path: Path, offset: int) -> str:
 def load(path: str | Path) -> Trace:
     """Reads and checks a trace file; raises TraceError naming file, line and field.
 
-    The problems are read from the file again when used (see FileProblems), so
-    memory does not grow with the file."""
+    The problems of a regular file are read from it again when used (see
+    FileProblems), so memory does not grow with the file; those of a pipe or other
+    stream, which cannot be read twice, are held."""
     path = Path(path)
     header: TraceHeader | None = None
     offsets, numbers = array("q"), array("l")
+    held: list[Problem] = []
     seen: set[str] = set()
     try:
         with path.open("rb") as handle:
             info = os.fstat(handle.fileno())
+            regular = stat.S_ISREG(info.st_mode)
             offset = 0
             for number, raw in enumerate(handle, start=1):
                 start, offset = offset, offset + len(raw)
@@ -295,13 +313,18 @@ def load(path: str | Path) -> Trace:
                     raise line.fail("id", f"problem {problem.id!r} already appears on line "
                                           f"{_first_line(path, problem.id, number)}")
                 seen.add(problem.id)
-                offsets.append(start)
-                numbers.append(number)
+                if regular:
+                    offsets.append(start)
+                    numbers.append(number)
+                else:
+                    held.append(problem)
     except OSError as exc:
         raise TraceError(f"{path}: cannot read: {exc.strerror}") from None
     if header is None:
         raise TraceError(f"{path}: empty trace (no header line)")
-    return Trace(header, FileProblems(path, header, offsets, numbers, (info.st_size, info.st_mtime_ns)))
+    if not regular:
+        return Trace(header, held)
+    return Trace(header, FileProblems(path, header, offsets, numbers, _stamp(info)))
 
 
 def _json_line(text: str, line: _Line) -> Any:

@@ -25,7 +25,8 @@ from .._dataset_stats import STEP_DELIMITER, TOKENIZER_NOTE, default_counter, sp
 from .._files import parse_json_line, read_text
 from ..errors import ConfigError
 from ._events import Draft, Problem, Refine, TraceHeader
-from ._io import MAX_TOKENS, Trace, TraceError
+from ..errors import TraceError
+from ._io import MAX_TOKENS, Trace
 
 # Qwen2.5-Math's chat template around each question (estimate, as in the dataset profiles).
 TEMPLATE_TOKENS = 30
