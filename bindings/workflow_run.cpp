@@ -92,6 +92,7 @@ py::dict simulate_workflow(const py::dict& system, const py::function& next_chun
     options.keep_activities = keep_activities;
     size_t fed = 0;
     double feed_s = 0.0;  // spent reading the trace (Python), not simulating
+    py::object feed_error;  // the exception reading the trace raised, if any
     const py::dict draft_cfg = section(system, "draft");
     const py::dict prm_cfg = section(system, "prm");
     const py::dict target_cfg = section(system, "target");
@@ -150,7 +151,18 @@ py::dict simulate_workflow(const py::dict& system, const py::function& next_chun
         if (!host.wants_chunk()) return false;
         const auto start = std::chrono::steady_clock::now();
         TraceChunk chunk;
-        const py::object next = next_chunk();
+        // Called through the C API: an error the feed raises (a bad problem found while
+        // streaming) is kept as the Python exception it is and handed back for Python to
+        // raise, the trace ending here, rather than thrown through C++ frames once the
+        // kernel's coroutine stacks have run (which AddressSanitizer cannot follow).
+        PyObject* raw_next = PyObject_CallNoArgs(next_chunk.ptr());
+        if (raw_next == nullptr) {
+            feed_error = py::error_already_set().value();
+            PyErr_Clear();
+            host.supply(std::move(chunk));
+            return true;
+        }
+        const py::object next = py::reinterpret_steal<py::object>(raw_next);
         if (!next.is_none()) {
             const auto arrays = next.cast<py::tuple>();
             if (arrays.size() != 2) throw ConfigError("trace chunk: expected (events, problems)");
@@ -214,6 +226,10 @@ py::dict simulate_workflow(const py::dict& system, const py::function& next_chun
         return d;
     }();
 
+    if (feed_error) {
+        out["trace_error"] = feed_error;
+        return out;
+    }
     const auto& ms = host.metrics();
     if (ms.size() != fed)
         throw SimulationError("the simulation stopped after " + std::to_string(ms.size()) + " of " +

@@ -201,6 +201,8 @@ def simulate(scn: Scenario, trace: Trace, *, vcd: str | Path | None = None, time
         # The trace is read (generated, or parsed line by line) here in the worker, a chunk at a time.
         feed = TraceFeed(scn, trace)
         raw = native().simulate_workflow(system, feed, keep, vcd_stem, every_token)
+        if "trace_error" in raw:
+            raise raw["trace_error"]
         raw["trace"] = feed.columns()
         return raw
 

@@ -56,15 +56,12 @@ TRACE_CASES = [
     ("score outside [0, 1]", problem([draft(1, score=2)]), r"t.jsonl:2: events\[0\].score: must be in \[0, 1\]"),
     ("tokens <= 0", problem([draft(1, tokens=0)]), r"t.jsonl:2: events\[0\].tokens: must be >= 1"),
     ("absurdly large", problem([draft(1)], prompt=10**12), r"t.jsonl:2: prompt_tokens: .* absurdly large"),
-    # Windows are checked as the worker streams the trace: the error is thrown between kernel slices.
-    pytest.param("context beyond the window", problem([draft(1, tokens=4000)], prompt=500),
-                 r"problem 'p', events\[0\] .*4500 tokens, beyond the 4096-token window",
-                 marks=pytest.mark.coroutine_unwind),
+    ("context beyond the window", problem([draft(1, tokens=4000)], prompt=500),
+     r"problem 'p', events\[0\] .*4500 tokens, beyond the 4096-token window"),
 ]
 
 
-@pytest.mark.parametrize("name,line,message", TRACE_CASES,
-                         ids=[c.values[0] if hasattr(c, "values") else c[0] for c in TRACE_CASES])
+@pytest.mark.parametrize("name,line,message", TRACE_CASES, ids=[c[0] for c in TRACE_CASES])
 def test_bad_traces(tmp_path, name, line, message):
     lines = [line] if name == "unknown version" else [HEADER, line]
     (tmp_path / "t.jsonl").write_text("\n".join(lines) + "\n")
@@ -107,7 +104,7 @@ def test_odd_yaml_and_values_give_named_errors(tmp_path):
         cosim.build_scenario({"system": "heteroreason", "name": "../../etc"})
 
 
-@pytest.mark.coroutine_unwind
+@pytest.mark.coroutine_unwind  # the clock error is thrown inside a SystemC process
 def test_times_beyond_the_kernel_clock_and_kv_reservations_are_errors():
     import cosim
     from cosim.trace import Trace, TraceHeader, TrajectoryBuilder

@@ -49,7 +49,6 @@ def test_results_do_not_depend_on_how_the_trace_is_chunked(monkeypatch):
     assert chunked.summary == whole.summary
 
 
-@pytest.mark.coroutine_unwind
 def test_a_bad_problem_past_the_first_chunk_is_still_named(monkeypatch):
     monkeypatch.setattr(workflow, "CHUNK_PROBLEMS", 2)
     problems = []
@@ -98,7 +97,6 @@ def test_generate_then_simulate_does_not_hold_the_trace(monkeypatch):
     assert drawn == []  # drawn in the worker, not in the parent
 
 
-@pytest.mark.coroutine_unwind
 def test_a_run_that_fails_midway_leaves_an_earlier_waveform_as_it_was(tmp_path, monkeypatch):
     scn = cosim.scenario("heteroreason", 1)
     good = Trace(TraceHeader(), [TrajectoryBuilder("a", 100).accept(40).build()])
@@ -114,7 +112,6 @@ def test_a_run_that_fails_midway_leaves_an_earlier_waveform_as_it_was(tmp_path, 
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run.vcd"]  # no partial file left behind
 
 
-@pytest.mark.coroutine_unwind
 def test_trace_errors_found_in_the_worker_keep_their_class(tmp_path):
     trace = cosim.trace.generate("gsm8k", 3, seed=1)
     path = trace.save(tmp_path / "t.jsonl")

@@ -183,7 +183,6 @@ def test_same_trace_and_scenario_give_identical_results():
     assert cosim.simulate(scn, trace).per_problem == cosim.simulate(scn, trace).per_problem
 
 
-@pytest.mark.coroutine_unwind
 def test_bad_inputs_are_named():
     long_step = one(TrajectoryBuilder("long", PROMPT).accept(4500).build())
     with pytest.raises(cosim.ConfigError, match=r"problem 'long', events\[0\] .*4600 tokens, beyond the "
