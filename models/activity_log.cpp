@@ -1,11 +1,11 @@
 #include "activity_log.hpp"
 
 #include "errors.hpp"
+#include "sim_time.hpp"
 
 namespace cosim {
 
 namespace {
-constexpr double kJoulesPerWattNs = 1e-9;
 // Times are sc_time values (1 ps resolution) converted to ns: a dependency that
 // ends "at" an activity's start may differ from it by rounding.
 constexpr double kSameInstantNs = 1e-2;

@@ -5,10 +5,6 @@
 
 namespace cosim {
 
-namespace {
-constexpr double kJoulesPerWattNs = 1e-9;
-}
-
 const char* power_state_name(PowerState state) {
     switch (state) {
         case PowerState::idle: return "idle";

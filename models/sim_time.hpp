@@ -11,6 +11,9 @@
 
 namespace cosim {
 
+// One watt for one nanosecond, in joules: every model's energy is watts x ns.
+constexpr double kJoulesPerWattNs = 1e-9;
+
 // The kernel's time resolution, read once: it is frozen when the kernel runs,
 // which it does whenever these are called.
 struct TimeScale {
