@@ -64,15 +64,6 @@ def _check_window(problem: Any, limits: list[tuple[str, Any, int, str]]) -> None
             chain.append(event.tokens)
 
 
-def check_windows(scn: Scenario, trace: Trace) -> None:
-    """Every context a model will see fits its window and its device's KV cache;
-    else an error naming the problem and event."""
-    limits = _window_limits(scn)
-    for problem in trace.problems:
-        check_problem(problem, trace.header)
-        _check_window(problem, limits)
-
-
 # What the metrics need of each problem besides the engine's numbers (its chain summary).
 TRACE_COLUMNS = ("final_tokens", "drafts", "acceptance_rate", "steps", "backtracks", "accepted_draft_tokens",
                  "target_tokens")

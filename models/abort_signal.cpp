@@ -15,15 +15,6 @@ bool wait_unless_aborted(double ns, AbortSignal* abort) {
         sc_core::wait(duration);
         return true;
     }
-    return wait_units_unless_aborted(duration.value(), abort);
-}
-
-bool wait_units_unless_aborted(uint64_t units, AbortSignal* abort) {
-    const sc_core::sc_time duration = sc_core::sc_time::from_value(units);
-    if (abort == nullptr) {
-        sc_core::wait(duration);
-        return true;
-    }
     if (abort->requested) return false;
     const sc_core::sc_time start = sc_core::sc_time_stamp();
     sc_core::wait(duration, abort->event);
@@ -34,7 +25,7 @@ bool wait_units_unless_aborted(uint64_t units, AbortSignal* abort) {
 std::vector<uint64_t> token_ends(const std::vector<double>& durations_ns, uint64_t head_start_units) {
     std::vector<uint64_t> ends;
     ends.reserve(durations_ns.size());
-    uint64_t at = sc_core::sc_time_stamp().value();
+    uint64_t at = now_units();
     for (size_t i = 0; i < durations_ns.size(); ++i) {
         at += round_units(durations_ns[i]) - (i == 0 ? head_start_units : 0);
         ends.push_back(at);
@@ -43,7 +34,7 @@ std::vector<uint64_t> token_ends(const std::vector<double>& durations_ns, uint64
 }
 
 int64_t TokensInFlight::take_due(int64_t limit) {
-    const uint64_t now = sc_core::sc_time_stamp().value();
+    const uint64_t now = now_units();
     int64_t due = taken_;
     while (due < limit && static_cast<size_t>(due) < ends_.size() && ends_[static_cast<size_t>(due)] <= now) ++due;
     const int64_t fresh = due - taken_;

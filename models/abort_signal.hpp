@@ -20,8 +20,6 @@ struct AbortSignal {
 
 // Waits `ns`, or less if `abort` is requested meanwhile; true if it ran the full time.
 bool wait_unless_aborted(double ns, AbortSignal* abort);
-// The same for a duration already in kernel units.
-bool wait_units_unless_aborted(uint64_t units, AbortSignal* abort);
 
 // Consecutive tokens simulated with one wait for all of them (when nobody needs
 // an event per token): how many finished before an abort or `wake` cut the wait

@@ -75,24 +75,8 @@ void DraftUnit::settle() {
     else gpu_kvmu_->speculate_tokens(gpu_in_flight_.take_due(std::numeric_limits<int64_t>::max()));
 }
 
-void DraftUnit::sync_token() {
-    if (fpga_) {
-        fpga_->sync_token();
-        return;
-    }
-    gpu_->power().set_state(PowerState::decode);
-    sc_core::wait(duration_ns(sync_token_ns()));
-    gpu_->power().set_state(PowerState::idle);
-    record_sync();
-}
-
-double DraftUnit::sync_token_ns() const {
-    return fpga_ ? fpga_->sync_token_ns() : gpu_->decode_token_ns(gpu_kvmu_->pointers().ahead);
-}
-
 void DraftUnit::record_syncs(int64_t passes) {
     if (fpga_) fpga_->record_syncs(passes);
-    else if (passes == 1) gpu_kvmu_->sync_token();
     else gpu_kvmu_->sync_tokens(passes);
 }
 
@@ -102,7 +86,7 @@ void DraftUnit::prefill(int64_t tokens) {
         return;
     }
     gpu_->prefill(tokens, gpu_kvmu_->pointers().ahead);
-    for (int64_t i = 0; i < tokens; ++i) gpu_kvmu_->sync_token();
+    gpu_kvmu_->sync_tokens(tokens);
 }
 
 }  // namespace cosim

@@ -38,12 +38,8 @@ public:
     // Writes to the KVMU the tokens of a step in flight that are done by now (a step
     // nobody watches token by token writes them when it ends): call before a verdict.
     void settle();
-    // One forward pass over a target token (shadow synchronisation).
-    void sync_token();
-    // Its duration from the current position, and its effect without the wait
-    // (for a caller that simulates a batch of passes in one piece).
-    double sync_token_ns() const;
-    void record_sync() { record_syncs(1); }
+    // Shadow synchronisation: `passes` forward passes over target tokens whose time the
+    // caller simulated (one pass lasts token_ns(position())); their KV entries at once.
     void record_syncs(int64_t passes);
     // Prefills target tokens locally (vanilla, or a GPU's prefix-cache refill).
     void prefill(int64_t tokens);

@@ -128,13 +128,12 @@ int64_t FpgaDraftAccelerator::decode_step(int64_t tokens, AbortSignal* abort) {
 }
 
 void FpgaDraftAccelerator::sync_token() {
-    busy(PowerState::decode, sync_token_ns());
-    record_sync();
+    busy(PowerState::decode, token_ns(context()));
+    record_syncs(1);
 }
 
 void FpgaDraftAccelerator::record_syncs(int64_t passes) {
-    if (passes == 1) kvmu_.sync_token();
-    else kvmu_.sync_tokens(passes);
+    kvmu_.sync_tokens(passes);
     tokens_synced_ += passes;
     notify_token();
 }
@@ -142,7 +141,7 @@ void FpgaDraftAccelerator::record_syncs(int64_t passes) {
 void FpgaDraftAccelerator::prefill_local(int64_t tokens) {
     if (tokens <= 0) throw SimulationError(std::string(name()) + ": a local prefill needs at least one token");
     busy(PowerState::prefill, prefill_ns(tokens, context()));
-    for (int64_t i = 0; i < tokens; ++i) kvmu_.sync_token();
+    kvmu_.sync_tokens(tokens);
     tokens_prefilled_ += tokens;
     notify_token();
 }

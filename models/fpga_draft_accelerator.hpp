@@ -61,10 +61,8 @@ public:
     // Shadow synchronisation: one forward pass over one target token from PCIe.
     void sync_token();
     // Passes whose time the caller simulated (a batch of passes): their KV entries,
-    // counter and token event, at once. A pass lasts sync_token_ns().
-    void record_sync() { record_syncs(1); }
+    // counter and token event, at once. A pass lasts token_ns() of the position it extends.
     void record_syncs(int64_t passes);
-    double sync_token_ns() const { return token_ns(context()); }
     // Vanilla alternative: the refined step's `tokens` are prefilled locally in one batch.
     void prefill_local(int64_t tokens);
 

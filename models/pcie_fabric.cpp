@@ -19,7 +19,7 @@ PcieFabric::PcieFabric(sc_core::sc_module_name name, const std::array<PcieLinkPa
 }
 
 uint64_t PcieFabric::ready_units(double ready_ns) {
-    const uint64_t now = sc_core::sc_time_stamp().value();
+    const uint64_t now = now_units();
     const double ahead = ready_ns - units_to_ns(now);
     return ahead > 0.0 ? now + duration_units(ahead) : now;
 }
@@ -27,9 +27,9 @@ uint64_t PcieFabric::ready_units(double ready_ns) {
 Delivery PcieFabric::leg(Endpoint device, LinkDirection dir, uint64_t bytes, uint64_t ready_units, DepList deps,
                          int32_t step) {
     const int i = static_cast<int>(device);
-    const double now = now_ns();
-    const uint64_t now_units = sc_core::sc_time_stamp().value();
-    const uint64_t delay = ready_units > now_units ? ready_units - now_units : 0;
+    const uint64_t start = now_units();
+    const double now = units_to_ns(start);
+    const uint64_t delay = ready_units > start ? ready_units - start : 0;
     const uint64_t end_units = dmas_[i]->post(dir, bytes, sc_core::sc_time::from_value(delay)).value();
     const double end = units_to_ns(end_units);
     const double duration = links_[i]->params().transfer_ns(bytes);
@@ -38,7 +38,7 @@ Delivery PcieFabric::leg(Endpoint device, LinkDirection dir, uint64_t bytes, uin
     const int64_t id = log_.add(kLinkRoles[i], kind, step, end - duration, end, static_cast<int64_t>(bytes), deps, 0.0);
     if (watching_ && (watch_fine_ || !fine_)) {
         const auto size = static_cast<int64_t>(bytes);
-        boundaries_.push(Boundary{now_units + duration_units(std::max(0.0, end - duration - now)), i, size});
+        boundaries_.push(Boundary{start + duration_units(std::max(0.0, end - duration - now)), i, size});
         boundaries_.push(Boundary{end_units, i, -size});
         arm();
     }
@@ -47,12 +47,12 @@ Delivery PcieFabric::leg(Endpoint device, LinkDirection dir, uint64_t bytes, uin
 
 void PcieFabric::arm() {
     // An earlier notification replaces a later pending one; a later one is ignored.
-    const uint64_t now = sc_core::sc_time_stamp().value();
+    const uint64_t now = now_units();
     if (!boundaries_.empty()) changed.notify(sc_core::sc_time::from_value(boundaries_.top().at - now));
 }
 
 void PcieFabric::advance() {
-    const uint64_t now = sc_core::sc_time_stamp().value();
+    const uint64_t now = now_units();
     while (!boundaries_.empty() && boundaries_.top().at <= now) {
         in_flight_[static_cast<size_t>(boundaries_.top().link)] += boundaries_.top().bytes;
         boundaries_.pop();

@@ -25,8 +25,8 @@ const TimeScale& time_scale() {
 
 uint64_t duration_units(double ns) {
     const double units_per_ns = time_scale().units_per_ns;
-    const double now_units = static_cast<double>(sc_core::sc_time_stamp().value());
-    if (!(ns >= 0.0) || now_units + ns * units_per_ns > kMaxUnits) {  // NaN and infinity fail too
+    const double now = static_cast<double>(now_units());
+    if (!(ns >= 0.0) || now + ns * units_per_ns > kMaxUnits) {  // NaN and infinity fail too
         std::ostringstream out;
         out << "a duration of " << ns << " ns at " << sc_core::sc_time_stamp()
             << " cannot be simulated (negative, not finite, or past the kernel's clock of about "

@@ -42,6 +42,7 @@ inline double units_to_ns(uint64_t units) {
     return s.fine ? static_cast<double>(units) / s.units_per_ns : static_cast<double>(units) * s.ns_per_unit;
 }
 inline double to_ns(const sc_core::sc_time& t) { return units_to_ns(t.value()); }
-inline double now_ns() { return to_ns(sc_core::sc_time_stamp()); }
+inline uint64_t now_units() { return sc_core::sc_time_stamp().value(); }
+inline double now_ns() { return units_to_ns(now_units()); }
 
 }  // namespace cosim

@@ -7,10 +7,6 @@
 
 namespace cosim {
 
-namespace {
-uint64_t now_units() { return sc_core::sc_time_stamp().value(); }
-}  // namespace
-
 SyncStream::SyncStream(DraftUnit& draft, ActivityLog& log, int32_t step, OnSynced on_synced, OnSummary on_summary)
     : draft_(draft), log_(log), step_(step), on_synced_(std::move(on_synced)), on_summary_(std::move(on_summary)) {}
 

@@ -121,16 +121,21 @@ def test_forward_only_traces_keep_refinements_unscored(tmp_path):
         trace.load(bad)
 
 
+# A hand-written problem through every path: accept, reject-refine, a failed refinement and
+# two backtracks (one to the step before), then accepts.
+MIXED_EVENTS = (
+    Draft(1, 64, 0.9, True),
+    Draft(2, 50, 0.3, False), Refine(2, 70, 0.9, True),
+    Draft(3, 36, 0.9, True),
+    Draft(4, 44, 0.3, False), Refine(4, 38, 0.3, False), Backtrack(3),
+    Refine(3, 41, 0.3, False), Backtrack(2),
+    Refine(2, 66, 0.9, True),
+    Draft(3, 30, 0.9, True), Draft(4, 28, 0.9, True), Draft(5, 90, 0.9, True),
+)
+
+
 def test_chain_and_counts_of_a_hand_worked_problem():
-    problem = trace.Problem("mixed", "d", 120, (
-        Draft(1, 64, 0.9, True),
-        Draft(2, 50, 0.3, False), Refine(2, 70, 0.9, True),
-        Draft(3, 36, 0.9, True),
-        Draft(4, 44, 0.3, False), Refine(4, 38, 0.3, False), Backtrack(3),
-        Refine(3, 41, 0.3, False), Backtrack(2),
-        Refine(2, 66, 0.9, True),
-        Draft(3, 30, 0.9, True), Draft(4, 28, 0.9, True), Draft(5, 90, 0.9, True),
-    ))
+    problem = trace.Problem("mixed", "d", 120, MIXED_EVENTS)
     s = trace.summarize(problem)
     assert s.final_steps == (64, 66, 30, 28, 90)
     assert s.drafted_tokens == 64 + 50 + 36 + 44 + 30 + 28 + 90
@@ -155,15 +160,7 @@ def test_builder_writes_exactly_the_events_by_hand():
         .accept(30).accept(28).accept(90)
         .build()
     )
-    assert built.events == (
-        Draft(1, 64, 0.9, True),
-        Draft(2, 50, 0.3, False), Refine(2, 70, 0.9, True),
-        Draft(3, 36, 0.9, True),
-        Draft(4, 44, 0.3, False), Refine(4, 38, 0.3, False), Backtrack(3),
-        Refine(3, 41, 0.3, False), Backtrack(2),
-        Refine(2, 66, 0.9, True),
-        Draft(3, 30, 0.9, True), Draft(4, 28, 0.9, True), Draft(5, 90, 0.9, True),
-    )
+    assert built.events == MIXED_EVENTS
 
 
 def test_builder_refuses_what_the_algorithm_cannot_do():
