@@ -9,6 +9,7 @@
 
 #include "errors.hpp"
 #include "standalone_runs.hpp"
+#include "timing_eval.hpp"
 #include "workflow_run.hpp"
 
 namespace py = pybind11;
@@ -49,7 +50,7 @@ PYBIND11_MODULE(_native, m) {
     m.attr("systemc_version") = std::string(sc_core::sc_version());
     m.def("pcie_transfers", &cosim::bindings::pcie_transfers, py::arg("link"), py::arg("transfers"));
     m.def("fpga_run", &cosim::bindings::fpga_run, py::arg("fpga"), py::arg("hbm"), py::arg("model"),
-          py::arg("power"), py::arg("ops"), py::arg("record_tokens") = false);
+          py::arg("power"), py::arg("profile"), py::arg("ops"), py::arg("record_tokens") = false);
     m.def("gpu_run", &cosim::bindings::gpu_run, py::arg("gpu"), py::arg("model"), py::arg("power"),
           py::arg("profile"), py::arg("ops"), py::arg("record_tokens") = false);
     m.def("power_run", &cosim::bindings::power_run, py::arg("power"), py::arg("segments"));
@@ -57,6 +58,10 @@ PYBIND11_MODULE(_native, m) {
     m.def("simulate_workflow", &cosim::bindings::simulate_workflow, py::arg("system"), py::arg("next_chunk"),
           py::arg("keep_activities") = false, py::arg("vcd_path") = std::string(),
           py::arg("vcd_every_token") = false);
+    m.def("fpga_timing", &cosim::bindings::fpga_timing, py::arg("fpga"), py::arg("hbm"), py::arg("model"),
+          py::arg("profile"), py::arg("points"));
+    m.def("gpu_timing", &cosim::bindings::gpu_timing, py::arg("gpu"), py::arg("model"), py::arg("profile"),
+          py::arg("points"));
     m.def("systemc_selftest", &cosim::bindings::systemc_selftest, py::arg("message"));
     m.def("time_rounding", &cosim::bindings::time_rounding, py::arg("durations_ns"));
     m.def("kernel_floor", &cosim::bindings::kernel_floor, py::arg("transactions"), py::arg("delay_ns"));

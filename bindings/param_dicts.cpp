@@ -69,7 +69,10 @@ FpgaAcceleratorParams fpga_params(const py::dict& d) {
     FpgaAcceleratorParams p;
     p.clock_mhz = r.get<double>("clock_mhz");
     p.macs_per_cycle = r.get<double>("macs_per_cycle");
-    p.pipeline_cycles = r.get<double>("pipeline_cycles");
+    p.hbm_ports = r.get<int64_t>("hbm_ports");
+    p.port_width_bits = r.get<double>("port_width_bits");
+    p.port_efficiency = r.get<double>("port_efficiency");
+    p.pipeline_cycles_per_layer = r.get<double>("pipeline_cycles_per_layer");
     p.weight_bytes_per_param = r.get<double>("weight_bytes_per_param");
     p.kv_bytes_per_element = r.get<double>("kv_bytes_per_element");
     p.kv_reserve_tokens = r.get<int64_t>("kv_reserve_tokens");
@@ -144,6 +147,26 @@ LatencyProfile latency_profile(const std::string& source, const py::list& rows) 
                                       t[2].cast<int64_t>(), t[3].cast<double>()});
     }
     return LatencyProfile(source, points);
+}
+
+LatencyProfile optional_profile(const py::object& profile) {
+    if (profile.is_none()) return LatencyProfile();
+    auto t = profile.cast<py::tuple>();
+    if (t.size() != 2) throw ConfigError("a latency profile is (source, rows)");
+    return latency_profile(t[0].cast<std::string>(), t[1].cast<py::list>());
+}
+
+FpgaProfile fpga_profile(const py::object& profile) {
+    FpgaProfile out;
+    if (profile.is_none()) return out;
+    const py::dict d = profile.cast<py::dict>();
+    Reader r(d, "fpga profile");
+    const auto source = r.get<std::string>("source");
+    out.table = latency_profile(source, r.get<py::list>("rows"));
+    out.measured_clock_mhz = r.get<double>("clock_mhz");
+    out.project_clock = r.get<bool>("project_clock");
+    r.finish();
+    return out;
 }
 
 }  // namespace cosim::bindings

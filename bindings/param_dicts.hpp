@@ -23,6 +23,10 @@ GpuParams gpu_params(const pybind11::dict& d);
 PowerParams power_params(const pybind11::dict& d);
 ModelSpec model_spec(const pybind11::dict& d);
 LatencyProfile latency_profile(const std::string& source, const pybind11::list& rows);
+// None, or (source, rows).
+LatencyProfile optional_profile(const pybind11::object& profile);
+// None, or {source, rows, clock_mhz, project_clock}.
+FpgaProfile fpga_profile(const pybind11::object& profile);
 PowerState power_state(const std::string& name);
 
 }  // namespace cosim::bindings

@@ -163,14 +163,16 @@ py::dict pcie_transfers(const py::dict& link_params, const py::list& transfers) 
 }
 
 py::dict fpga_run(const py::dict& fpga_dict, const py::dict& hbm_dict, const py::dict& model_dict,
-                  const py::dict& power_dict, const py::list& ops_list, bool record_tokens) {
+                  const py::dict& power_dict, const py::object& profile, const py::list& ops_list,
+                  bool record_tokens) {
     const std::vector<Op> ops = read_ops(ops_list, 1);
     const FpgaAcceleratorParams params = fpga_params(fpga_dict);
     const HbmParams hbm = hbm_params(hbm_dict);
     const ModelSpec model = model_spec(model_dict);
     const PowerParams power = power_params(power_dict);
+    FpgaProfile measured = fpga_profile(profile);
     claim_process();
-    FpgaDraftAccelerator fpga("fpga", params, hbm, model, power);
+    FpgaDraftAccelerator fpga("fpga", params, hbm, model, power, std::move(measured));
     std::unique_ptr<TokenClock> clock;
     if (record_tokens) {
         fpga.enable_token_events();
@@ -220,11 +222,7 @@ py::dict gpu_run(const py::dict& gpu_dict, const py::dict& model_dict, const py:
     const GpuParams params = gpu_params(gpu_dict);
     const ModelSpec model = model_spec(model_dict);
     const PowerParams power = power_params(power_dict);
-    LatencyProfile table;
-    if (!profile.is_none()) {
-        auto t = profile.cast<py::tuple>();
-        table = latency_profile(t[0].cast<std::string>(), t[1].cast<py::list>());
-    }
+    LatencyProfile table = optional_profile(profile);
     claim_process();
     GpuProxy gpu("gpu", params, model, power, table);
     std::unique_ptr<TokenClock> clock;
@@ -256,8 +254,8 @@ py::dict gpu_run(const py::dict& gpu_dict, const py::dict& model_dict, const py:
         r["start_ns"] = records[i].start_ns;
         r["end_ns"] = records[i].end_ns;
         if (ops[i].name == "prefill" && !gpu.profiled(Phase::prefill)) {
-            const double compute = gpu.prefill_compute_ns(ops[i].a, ops[i].b);
-            const double memory = gpu.prefill_memory_ns(ops[i].a, ops[i].b);
+            const double compute = gpu.timing().prefill_compute_ns(ops[i].a, ops[i].b);
+            const double memory = gpu.timing().prefill_memory_ns(ops[i].a, ops[i].b);
             r["compute_ns"] = compute;
             r["memory_ns"] = memory;
             r["bound"] = compute >= memory ? "compute" : "memory";

@@ -11,7 +11,8 @@ namespace cosim::bindings {
 
 pybind11::dict pcie_transfers(const pybind11::dict& link, const pybind11::list& transfers);
 pybind11::dict fpga_run(const pybind11::dict& fpga, const pybind11::dict& hbm, const pybind11::dict& model,
-                        const pybind11::dict& power, const pybind11::list& ops, bool record_tokens);
+                        const pybind11::dict& power, const pybind11::object& profile, const pybind11::list& ops,
+                        bool record_tokens);
 pybind11::dict gpu_run(const pybind11::dict& gpu, const pybind11::dict& model, const pybind11::dict& power,
                        const pybind11::object& profile, const pybind11::list& ops, bool record_tokens);
 pybind11::dict power_run(const pybind11::dict& power, const pybind11::list& segments);

@@ -38,6 +38,7 @@ WorkflowOptions read_options(const py::dict& d) {
     o.sequential = d["sequential"].cast<bool>();
     o.step_ahead_draft = d["step_ahead_draft"].cast<bool>();
     o.step_ahead_refine = d["step_ahead_refine"].cast<bool>();
+    o.target_ahead_after_refine = d["target_ahead_after_refine"].cast<bool>();
     o.prefetch_cache = d["prefetch_cache"].cast<bool>();
     o.shadow_sync = d["shadow_sync"].cast<bool>();
     o.prm_prefix_cache = d["prm_prefix_cache"].cast<bool>();
@@ -110,11 +111,13 @@ py::dict simulate_workflow(const py::dict& system, const py::function& next_chun
                                                  pcie_params(section(prm_cfg, "link")),
                                                  pcie_params(section(target_cfg, "link"))};
     FpgaAcceleratorParams fpga_params_v;
+    FpgaProfile fpga_measured;
     HbmParams hbm;
     GpuParams draft_gpu_params;
     GpuParams draft_on_target_params;
     if (draft_on_fpga) {
         fpga_params_v = fpga_params(section(draft_cfg, "fpga"));
+        fpga_measured = fpga_profile(draft_cfg["fpga_profile"]);
         hbm = hbm_params(section(draft_cfg, "hbm"));
         draft_on_target_params = gpu_params(section(draft_cfg, "prefill_gpu"));
         options.draft_prompt_on_target = true;
@@ -132,7 +135,8 @@ py::dict simulate_workflow(const py::dict& system, const py::function& next_chun
     std::unique_ptr<GpuProxy> draft_on_target;
     std::unique_ptr<DraftUnit> draft;
     if (draft_on_fpga) {
-        fpga = std::make_unique<FpgaDraftAccelerator>("fpga", fpga_params_v, hbm, draft_model, draft_power);
+        fpga = std::make_unique<FpgaDraftAccelerator>("fpga", fpga_params_v, hbm, draft_model, draft_power,
+                                                      std::move(fpga_measured));
         draft_on_target = std::make_unique<GpuProxy>("draft_on_target", draft_on_target_params, draft_model,
                                                      target.power());
         draft = std::make_unique<DraftUnit>(*fpga);
@@ -246,11 +250,13 @@ py::dict simulate_workflow(const py::dict& system, const py::function& next_chun
     metrics["target_tokens"] = column(ms, [](const ProblemMetrics& m) { return m.target_tokens; });
     metrics["reused_tokens"] = column(ms, [](const ProblemMetrics& m) { return m.reused_tokens; });
     metrics["steps"] = column(ms, [](const ProblemMetrics& m) { return m.steps; });
-    metrics["stalled_steps"] = column(ms, [](const ProblemMetrics& m) { return m.stalled_steps; });
+    metrics["verdicts"] = column(ms, [](const ProblemMetrics& m) { return m.verdicts; });
+    metrics["stalled_verdicts"] = column(ms, [](const ProblemMetrics& m) { return m.stalled_verdicts; });
     metrics["backtracks"] = column(ms, [](const ProblemMetrics& m) { return m.backtracks; });
     metrics["stall_ns"] = column(ms, [](const ProblemMetrics& m) { return m.stall_ns; });
     metrics["comm_critical_ns"] = column(ms, [](const ProblemMetrics& m) { return m.comm_critical_ns; });
-    metrics["wasted_energy_j"] = column(ms, [](const ProblemMetrics& m) { return m.wasted_energy_j; });
+    metrics["offchain_energy_j"] = column(ms, [](const ProblemMetrics& m) { return m.offchain_energy_j; });
+    metrics["stepahead_waste_j"] = column(ms, [](const ProblemMetrics& m) { return m.stepahead_waste_j; });
     const char* roles[3] = {"draft", "prm", "target"};
     for (int r = 0; r < 3; ++r) {
         metrics[py::str(std::string("busy_ns_") + roles[r])] =

@@ -32,10 +32,22 @@ MAX_MAGNITUDE = 2.0**53
 CITATION_KEYS = ("source", "estimate")
 
 
-def param(help: str, rule: str = "positive", default: Any = dataclasses.MISSING) -> Any:
-    """Declares one parameter of a configuration dataclass."""
+def param(help: str, rule: str = "positive", default: Any = dataclasses.MISSING,
+          choices: tuple[str, ...] | None = None) -> Any:
+    """Declares one parameter of a configuration dataclass (``choices``: the words a text
+    parameter may take)."""
     assert rule in _RULES, rule
-    return dataclasses.field(default=default, metadata={"help": help, "rule": rule})
+    return dataclasses.field(default=default, metadata={"help": help, "rule": rule, "choices": choices})
+
+
+def _group_type(kind: Any) -> type | None:
+    """The configuration class of a group parameter (``X`` or ``X | None``), else None."""
+    if dataclasses.is_dataclass(kind):
+        return kind
+    args = [a for a in typing.get_args(kind) if a is not type(None)]
+    if len(args) == 1 and dataclasses.is_dataclass(args[0]) and type(None) in typing.get_args(kind):
+        return args[0]
+    return None
 
 
 def describe(cls: type) -> list[dict[str, str]]:
@@ -43,11 +55,12 @@ def describe(cls: type) -> list[dict[str, str]]:
     rows = []
     for f in dataclasses.fields(cls):
         if "help" in f.metadata:
+            choices = f.metadata.get("choices")
             rows.append(
                 {
                     "name": f.name,
                     "unit": _units.canonical_unit(f.name),
-                    "rule": _RULES[f.metadata["rule"]][1],
+                    "rule": " | ".join(choices) if choices else _RULES[f.metadata["rule"]][1],
                     "help": f.metadata["help"],
                 }
             )
@@ -135,12 +148,19 @@ def build(cls: type[T], data: Any, where: Where | None = None) -> T:
             raise ConfigError(f"{key_where}: given twice (as {name!r} and its stem)")
         kind = hints[name]
         raw = _uncite(data[key], key_where)
-        if dataclasses.is_dataclass(kind):
+        group = _group_type(kind)
+        if group is not None:
+            if raw is None and fields[name].default is None:
+                values[name] = None  # an optional group left out
+                continue
             if not isinstance(raw, dict):
-                raise ConfigError(f"{key_where}: expected a mapping of {kind.__name__} parameters")
-            values[name] = build(kind, raw if isinstance(raw, LocatedDict) else locate(raw), key_where)
+                raise ConfigError(f"{key_where}: expected a mapping of {group.__name__} parameters")
+            values[name] = build(group, raw if isinstance(raw, LocatedDict) else locate(raw), key_where)
             continue
         value = _scalar(name, kind, raw, key_where, given_as_stem=key != name)
+        choices = fields[name].metadata.get("choices")
+        if choices and value not in choices:
+            raise ConfigError(f"{key_where}: one of {', '.join(choices)}, got {raw!r}")
         rule = fields[name].metadata.get("rule", "any")
         check, text = _RULES[rule]
         if kind in (int, float) and not check(value):
@@ -172,6 +192,8 @@ def canonical(config: Any, path: str, _prefix: str = "") -> str:
     if rest:
         if head not in names or not dataclasses.is_dataclass(getattr(config, head)):
             groups = [n for n in names if dataclasses.is_dataclass(getattr(config, n))]
+            if head in names and _group_type(typing.get_type_hints(type(config))[head]) is not None:
+                raise ConfigError(f"{here}: not given for this device (an optional group)")
             raise ConfigError(f"{here}: not a group of parameters" + (f" (groups: {', '.join(groups)})"
                                                                       if groups else ""))
         return canonical(getattr(config, head), rest, f"{here}.")

@@ -18,7 +18,7 @@ from ._atomic import writable_file
 from ._isolation import native, run_isolated
 from ._timeline import write_timeline
 from .errors import ConfigError
-from .hardware import FpgaDevice, GpuDevice
+from .hardware import FpgaDevice, GpuDevice, fpga_profile_native
 from .result import Result
 from .scenario import Scenario
 from .trace import Backtrack, Draft, Refine, Trace
@@ -65,7 +65,7 @@ def _check_window(problem: Any, limits: list[tuple[str, Any, int, str]]) -> None
 
 
 # What the metrics need of each problem besides the engine's numbers (its chain summary).
-TRACE_COLUMNS = ("final_tokens", "drafts", "acceptance_rate", "steps", "backtracks", "accepted_draft_tokens",
+TRACE_COLUMNS = ("final_tokens", "acceptance_rate", "steps", "backtracks", "accepted_draft_tokens",
                  "target_tokens")
 
 
@@ -126,6 +126,7 @@ def system_dict(scn: Scenario) -> dict[str, Any]:
         prefill_gpu = _params.native(scn.target.device.gpu)
         draft_section = {"kind": "fpga", "fpga": _params.native(draft.device.accelerator),
                          "hbm": _params.native(draft.device.hbm), "prefill_gpu": prefill_gpu,
+                         "fpga_profile": fpga_profile_native(draft.device),
                          "power": _params.native(draft.device.power), "model": _params.native(draft.model),
                          "link": _params.native(draft.link, drop=("name", "description"))}
     else:
@@ -136,6 +137,7 @@ def system_dict(scn: Scenario) -> dict[str, Any]:
             "sequential": scn.sequential,
             "step_ahead_draft": t.step_ahead,
             "step_ahead_refine": t.step_ahead,
+            "target_ahead_after_refine": t.target_ahead_after_refine,
             "prefetch_cache": t.prefetch_cache and t.step_ahead,
             "shadow_sync": t.shadow_sync,
             "prm_prefix_cache": scn.serving.prm_prefix_cache,

@@ -7,11 +7,13 @@ wherever a built-in name does.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any, Union
 
+from ._latency_csv import load_latency_profile
 from ._params import build, param
 from ._yamlio import LocatedDict, load_yaml
 from .errors import ConfigError
@@ -44,13 +46,35 @@ class PowerConfig:
 
 @dataclass(frozen=True, kw_only=True)
 class FpgaAcceleratorConfig:
-    clock_mhz: float = param("kernel clock")
-    macs_per_cycle: float = param("INT8 multiply-accumulates retired per cycle")
-    pipeline_cycles: float = param("fixed fill/drain cycles per forward pass", rule="non_negative")
+    clock_mhz: float = param("kernel clock; the MAC array and the HBM ports run on it")
+    macs_per_cycle: float = param("multiply-accumulates the MAC array retires per cycle (its lanes); caps "
+                                  "compute at macs x clock")
+    hbm_ports: int = param("HBM ports wired to the decoder, each reading one pseudo-channel; weights and KV "
+                           "stream through them")
+    port_width_bits: float = param("data width of one HBM port: a port moves at most width x clock, and its "
+                                   "pseudo-channel caps it at channel bandwidth x HBM efficiency")
+    port_efficiency: float = param("share of a port's width x clock the design keeps busy (bursts, stalls)",
+                                   rule="fraction")
+    pipeline_cycles_per_layer: float = param("cycles per layer that nothing overlaps (reductions, softmax, "
+                                             "norms); added to every forward pass", rule="non_negative")
     weight_bytes_per_param: float = param("bytes per weight (W8A8: 1)")
     kv_bytes_per_element: float = param("bytes per K or V element")
     kv_reserve_tokens: int = param("KV cache reserved in HBM, tokens (0: the model's window)",
                                    rule="non_negative", default=0)
+
+
+PROJECTIONS = ("linear", "none")
+
+
+@dataclass(frozen=True, kw_only=True)
+class FpgaProfileConfig:
+    file: str = param("CSV of measured times (phase,tokens,context,seconds: decode seconds per token by "
+                      "context, local-prefill seconds by tokens); a relative path is taken from the device "
+                      "file's folder", rule="any")
+    clock_mhz: float = param("kernel clock the profile was measured at")
+    clock_projection: str = param("linear: times scale by measured clock / clock (a compute- or pipeline-bound "
+                                  "design); none: used as measured at any clock", rule="any", default="linear",
+                                  choices=PROJECTIONS)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -78,6 +102,8 @@ class FpgaDevice:
     hbm: HbmConfig = param("on-board HBM", rule="any")
     accelerator: FpgaAcceleratorConfig = param("the draft decoder design", rule="any")
     power: PowerConfig = param("board power per state", rule="any")
+    profile: FpgaProfileConfig | None = param("measured decode times that replace the design's formula "
+                                              "(optional)", rule="any", default=None)
 
     kind = "fpga"
 
@@ -147,7 +173,34 @@ def _load(what: str, ref: Any, allowed: tuple[str, ...]) -> Any:
         raise ConfigError(f"{data.where_of('kind') if 'kind' in data else path}: kind must be one of "
                           f"{', '.join(allowed)}, got {kind!r}")
     body = LocatedDict({k: v for k, v in data.items() if k != "kind"}, data.where, data.lines)
-    return build(_KINDS[kind], body)
+    config = build(_KINDS[kind], body)
+    if isinstance(config, FpgaDevice) and config.profile is not None:
+        config = _with_profile_checked(config, path.parent, body)
+    return config
+
+
+def _with_profile_checked(device: FpgaDevice, folder: Path, body: LocatedDict) -> FpgaDevice:
+    """The device with its profile's path taken from the device file's folder, and the CSV checked now."""
+    profile = device.profile
+    assert profile is not None
+    where = body["profile"].where_of("file") if isinstance(body.get("profile"), LocatedDict) else body.where
+    path = Path(profile.file).expanduser()
+    if not path.is_absolute():
+        path = folder / path
+    try:
+        load_latency_profile(path)
+    except ConfigError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+    return dataclasses.replace(device, profile=dataclasses.replace(profile, file=str(path)))
+
+
+def fpga_profile_native(device: FpgaDevice) -> dict[str, Any] | None:
+    """The measured profile as the native models take it, or None."""
+    if device.profile is None:
+        return None
+    table = load_latency_profile(device.profile.file)
+    return {"source": table.source, "rows": list(table.rows), "clock_mhz": device.profile.clock_mhz,
+            "project_clock": device.profile.clock_projection == "linear"}
 
 
 def load_device(ref: Any) -> Device:

@@ -29,6 +29,7 @@ METRICS = (
     "stall_step_share",
     "comm_share",
     "wasted_energy_share",
+    "offchain_energy_share",
     "breakdown_draft",
     "breakdown_prm",
     "breakdown_target",
@@ -36,6 +37,9 @@ METRICS = (
     "steps_per_problem",
     "backtracks_per_problem",
     "accuracy",
+    "energy_j_draft",
+    "energy_j_prm",
+    "energy_j_target",
 )
 
 
@@ -108,7 +112,8 @@ class KvmuRecord:
 # The per-problem rows, in column order.
 ROW_FIELDS = (
     "id", "dataset", "latency_s", "goodput_tok_s", "energy_j", "energy_j_per_token", "energy_j_per_generated_token",
-    "speedup", "stall_ratio", "stall_step_share", "comm_share", "wasted_energy_share", "breakdown_draft",
+    "speedup", "stall_ratio", "stall_step_share", "comm_share", "wasted_energy_share", "offchain_energy_share",
+    "breakdown_draft",
     "breakdown_prm", "breakdown_target", "acceptance_rate", "steps_per_problem", "backtracks_per_problem",
     "accuracy", "final_tokens", "generated_tokens", "drafted_tokens", "target_tokens",
     "discarded_step_ahead_tokens", "reused_tokens", "energy_j_draft", "energy_j_prm", "energy_j_target", "start_s",
@@ -190,9 +195,8 @@ class Result:
         latency_ns = cols["end_ns"] - cols["start_ns"]
         energy = cols["energy_j_draft"] + cols["energy_j_prm"] + cols["energy_j_target"]
         final = cols["final_tokens"].astype(np.float64)
-        drafts = t["drafts"]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            stall_step_share = np.where(drafts > 0, cols["stalled_steps"] / np.where(drafts > 0, drafts, 1), 0.0)
+        verdicts = cols["verdicts"]
+        stall_step_share = cols["stalled_verdicts"] / np.where(verdicts > 0, verdicts, 1)
         columns: dict[str, Any] = {
             "id": t["id"],
             "dataset": t["dataset"],
@@ -205,7 +209,8 @@ class Result:
             "stall_ratio": cols["stall_ns"] / latency_ns,
             "stall_step_share": stall_step_share,
             "comm_share": cols["comm_critical_ns"] / latency_ns,
-            "wasted_energy_share": cols["wasted_energy_j"] / energy,
+            "wasted_energy_share": cols["stepahead_waste_j"] / energy,
+            "offchain_energy_share": cols["offchain_energy_j"] / energy,
             **{f"breakdown_{r}": cols[f"busy_ns_{r}"] / latency_ns for r in ROLES},
             "acceptance_rate": t["acceptance_rate"],
             "steps_per_problem": t["steps"],
@@ -225,9 +230,9 @@ class Result:
         totals = {
             "latency_ns": _sum(latency_ns), "final_tokens": _sum(final),
             "generated_tokens": _sum(cols["generated_tokens"]), "energy_j": _sum(energy),
-            "stall_ns": _sum(cols["stall_ns"]), "stalled_steps": _sum(cols["stalled_steps"]),
-            "drafts": _sum(drafts), "comm_ns": _sum(cols["comm_critical_ns"]),
-            "wasted_energy_j": _sum(cols["wasted_energy_j"]),
+            "stall_ns": _sum(cols["stall_ns"]), "stalled_verdicts": _sum(cols["stalled_verdicts"]),
+            "verdicts": _sum(verdicts), "comm_ns": _sum(cols["comm_critical_ns"]),
+            "stepahead_waste_j": _sum(cols["stepahead_waste_j"]), "offchain_energy_j": _sum(cols["offchain_energy_j"]),
             "accepted_draft_tokens": _sum(t["accepted_draft_tokens"]),
             "target_trace_tokens": _sum(t["target_tokens"]),
             **{f"busy_{r}": _sum(cols[f"busy_ns_{r}"]) for r in ROLES},
@@ -242,10 +247,12 @@ class Result:
             "energy_j_per_generated_token": tt["energy_j"] / tt["generated_tokens"],
             "speedup": None,
             "stall_ratio": tt["stall_ns"] / tt["latency_ns"],
-            "stall_step_share": tt["stalled_steps"] / tt["drafts"] if tt["drafts"] else 0.0,
+            "stall_step_share": tt["stalled_verdicts"] / tt["verdicts"] if tt["verdicts"] else 0.0,
             "comm_share": tt["comm_ns"] / tt["latency_ns"],
-            "wasted_energy_share": tt["wasted_energy_j"] / tt["energy_j"],
+            "wasted_energy_share": tt["stepahead_waste_j"] / tt["energy_j"],
+            "offchain_energy_share": tt["offchain_energy_j"] / tt["energy_j"],
             **{f"breakdown_{r}": tt[f"busy_{r}"] / tt["latency_ns"] for r in ROLES},
+            **{f"energy_j_{r}": _sum(cols[f"energy_j_{r}"]) for r in ROLES},
             "acceptance_rate": tt["accepted_draft_tokens"] / accepted_plus_target if accepted_plus_target else 0.0,
             "steps_per_problem": _sum(t["steps"]) / n,
             "backtracks_per_problem": _sum(t["backtracks"]) / n,

@@ -29,11 +29,11 @@ PRM_MODEL = "qwen2.5-math-prm-7b"
 # Per system: the draft device and the toggles it implies (SPEC section 2 table).
 _PRESETS: dict[str, dict[str, Any]] = {
     "gpu-baseline": {"draft": "rtx3090", "sequential": True, "step_ahead": False, "prefetch_cache": False,
-                     "shadow_sync": False},
+                     "shadow_sync": False, "target_ahead_after_refine": False},
     "gpu-stepahead": {"draft": "rtx3090", "sequential": False, "step_ahead": True, "prefetch_cache": True,
-                      "shadow_sync": False},
+                      "shadow_sync": False, "target_ahead_after_refine": True},
     "heteroreason": {"draft": "u280", "sequential": False, "step_ahead": True, "prefetch_cache": True,
-                     "shadow_sync": True},
+                     "shadow_sync": True, "target_ahead_after_refine": True},
 }
 
 
@@ -45,6 +45,9 @@ class Toggles:
                                          rule="any")
     shadow_sync: bool = _params.param("stream refined tokens into the draft device while the target decodes "
                                       "(off: vanilla local prefill afterwards)", rule="any")
+    target_ahead_after_refine: bool = _params.param(
+        "with step_ahead: once the target's refinement of a step ends, it starts the next step at once, "
+        "before the refinement's verdict, as the workflow describes (off: it waits for that verdict)", rule="any")
 
 
 @dataclass(frozen=True, kw_only=True)

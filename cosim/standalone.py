@@ -12,7 +12,7 @@ from . import _params
 from ._isolation import native, run_isolated
 from ._latency_csv import LatencyProfile, load_latency_profile
 from .errors import ConfigError
-from .hardware import FpgaDevice, GpuDevice, load_device, load_link, load_model
+from .hardware import FpgaDevice, GpuDevice, fpga_profile_native, load_device, load_link, load_model
 
 
 class RunResult(dict):
@@ -106,9 +106,23 @@ def fpga_run(device: Any = "u280", model: Any = "qwen2.5-0.5b", ops: Iterable[Se
         _params.native(cfg.hbm),
         _model_dict(model),
         _params.native(cfg.power),
+        fpga_profile_native(cfg),
         [tuple(op) for op in ops],
         record_tokens,
     )
+
+
+def fpga_timing(device: Any = "u280", model: Any = "qwen2.5-0.5b", contexts: Iterable[int] = (0,),
+                overrides: Mapping[str, Any] | None = None, prefill_tokens: Iterable[int] = ()) -> RunResult:
+    """The design's timing formula (or its measured profile) at each decode context, with
+    no simulation: ``ns`` per token, its ``compute_ns``, ``memory_ns`` and ``pipeline_ns``
+    parts, and ``bound`` (macs, ports, hbm, pipeline or profile) per context; then the
+    local prefill of each of ``prefill_tokens`` tokens at context 0. Also ``port_gbps``
+    (one port) and ``decoder_gbps`` (all ports)."""
+    cfg = _fpga(device, overrides)
+    points = [("decode", 1, int(c)) for c in contexts] + [("prefill", int(n), 0) for n in prefill_tokens]
+    return RunResult(native().fpga_timing(_params.native(cfg.accelerator), _params.native(cfg.hbm),
+                                          _model_dict(model), fpga_profile_native(cfg), points))
 
 
 def fpga_decode(device: Any = "u280", model: Any = "qwen2.5-0.5b", context: int = 0, tokens: int = 1,
@@ -121,6 +135,10 @@ def fpga_decode(device: Any = "u280", model: Any = "qwen2.5-0.5b", context: int 
     result = fpga_run(device, model, [("load", context), ("decode", tokens)], overrides, record_tokens)
     step = result["ops"][1]
     result["time_ns"] = step["end_ns"] - step["start_ns"]
+    first = fpga_timing(device, model, [context], overrides)
+    result["bound"] = first["bound"][0]  # what sets the first token's time
+    for part in ("compute_ns", "memory_ns", "pipeline_ns"):
+        result[part] = first[part][0]
     return result
 
 
@@ -150,6 +168,16 @@ def gpu_run(device: Any, model: Any, ops: Iterable[Sequence[Any]], profile: Any 
         [tuple(op) for op in ops],
         record_tokens,
     )
+
+
+def gpu_timing(device: Any, model: Any, points: Iterable[Sequence[Any]], profile: Any = None,
+               overrides: Mapping[str, Any] | None = None) -> RunResult:
+    """The GPU proxy's formula (or ``profile``) at ``(phase, tokens, context)`` points, with
+    no simulation: ``ns`` each, the prefill ``compute_ns`` and ``memory_ns``, ``bound``,
+    and ``overhead_ns`` (the launch cost of one forward call)."""
+    cfg = _gpu(device, overrides)
+    script = [(str(p), int(n), int(c)) for p, n, c in points]
+    return RunResult(native().gpu_timing(_params.native(cfg.gpu), _model_dict(model), _profile(profile), script))
 
 
 def gpu_prefill(device: Any, model: Any, tokens: int, context: int = 0, profile: Any = None,

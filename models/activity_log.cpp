@@ -37,6 +37,7 @@ const char* activity_kind_name(ActivityKind kind) {
         case ActivityKind::migrate: return "migrate";
         case ActivityKind::prompt_prefill: return "prompt_prefill";
         case ActivityKind::request: return "request";
+        case ActivityKind::kv_load: return "kv_load";
     }
     return "?";
 }

@@ -27,11 +27,14 @@ enum class ActivityKind : int {
     prompt_prefill = 9,  // the PRM or target prefills the prompt (phase 1)
     request = 10,        // a GPU's serving stack handles a request (HTTP, tokenisation, scheduling); the GPU idles
     transfer_d2h = 11,   // one PCIe leg, device -> host
+    kv_load = 12,        // the draft device takes in the prompt's KV from PCIe (phase 1), at transfer power
 };
-constexpr int kActivityKindCount = 12;
+constexpr int kActivityKindCount = 13;
 inline bool is_transfer(ActivityKind kind) {
     return kind == ActivityKind::transfer_h2d || kind == ActivityKind::transfer_d2h;
 }
+// Time spent moving data over PCIe: a leg, or a device receiving one (its side of the leg).
+inline bool is_pcie_time(ActivityKind kind) { return is_transfer(kind) || kind == ActivityKind::kv_load; }
 const char* activity_kind_name(ActivityKind kind);
 
 constexpr int64_t kNoActivity = -1;

@@ -24,6 +24,7 @@ struct Ticket {
     double end_ns = 0.0;
     int64_t activity = kNoActivity;  // the job's last activity: what waits on this ticket depends on it
     int64_t produced = 0;            // tokens the job wrote or decoded
+    double above_idle_j = 0.0;       // energy the device drew above idle for this job
 };
 using TicketPtr = std::shared_ptr<Ticket>;
 

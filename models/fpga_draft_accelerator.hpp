@@ -1,14 +1,9 @@
 #pragma once
-// Fully streaming W8A8 draft-model decoder on an FPGA (SPEC sections 1 and 4).
-//
-// Per token, at a context of c earlier tokens:
-//   compute_ns = (linear MACs + attention MACs over c) / macs_per_cycle / clock
-//   memory_ns  = (streamed weight bytes + c * KV bytes per token) / effective HBM bandwidth
-//   token_ns   = max(compute_ns, memory_ns) + pipeline_cycles / clock
-// Local prefill of n tokens shares one weight stream across the batch:
-//   max(sum of the n tokens' compute, weights + KV read and written) + pipeline.
-// The KV cache position is the KVMU's ahead pointer; every token decoded,
-// shadow-synced or prefilled is written there.
+// Fully streaming W8A8 draft-model decoder on an FPGA: weights and KV cache in
+// HBM, its KVMU, its power. Token and prefill times come from
+// FpgaDecoderTiming (the design's MAC array, HBM ports and pipeline, or a
+// measured profile). The KV cache position is the KVMU's ahead pointer; every
+// token decoded, shadow-synced or prefilled is written there.
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -16,6 +11,7 @@
 #include <systemc>
 
 #include "abort_signal.hpp"
+#include "fpga_decoder_timing.hpp"
 #include "hbm.hpp"
 #include "kvmu.hpp"
 #include "model_spec.hpp"
@@ -23,30 +19,16 @@
 
 namespace cosim {
 
-struct FpgaAcceleratorParams {
-    double clock_mhz = 0.0;
-    double macs_per_cycle = 0.0;         // INT8 MACs retired per cycle across all lanes
-    double pipeline_cycles = 0.0;        // fixed fill/drain cycles per forward pass
-    double weight_bytes_per_param = 1.0; // W8A8
-    double kv_bytes_per_element = 1.0;
-    int64_t kv_reserve_tokens = 0;       // KV region in HBM; 0 reserves the model's context window
-
-    void validate(const std::string& where) const;
-    double ns_per_cycle() const { return 1e3 / clock_mhz; }
-};
-
 class FpgaDraftAccelerator : public sc_core::sc_module {
 public:
     FpgaDraftAccelerator(sc_core::sc_module_name name, const FpgaAcceleratorParams& params, const HbmParams& hbm,
-                         const ModelSpec& model, const PowerParams& power);
+                         const ModelSpec& model, const PowerParams& power, FpgaProfile profile = FpgaProfile());
 
-    double compute_ns(double context) const;
-    double memory_ns(double context) const;
-    double token_ns(double context) const;
-    double prefill_ns(int64_t tokens, double context) const;
-    double streamed_weight_bytes() const;
-    double stored_weight_bytes() const;
-    double kv_bytes_per_token() const;
+    const FpgaDecoderTiming& timing() const { return timing_; }
+    double token_ns(double context) const { return timing_.token_ns(context); }
+    double prefill_ns(int64_t tokens, double context) const { return timing_.prefill_ns(tokens, context); }
+    double streamed_weight_bytes() const { return timing_.streamed_weight_bytes(); }
+    double kv_bytes_per_token() const { return timing_.kv_bytes_per_token(); }
 
     // Blocking operations, called from an SC_THREAD.
     // Phase 1: the prompt's KV (migrated over PCIe) now fills positions [0, tokens).
@@ -76,7 +58,7 @@ public:
     const Hbm& hbm() const { return hbm_; }
     const Power& power() const { return power_; }
     Power& power() { return power_; }
-    const FpgaAcceleratorParams& params() const { return params_; }
+    const FpgaAcceleratorParams& params() const { return timing_.params(); }
     const ModelSpec& model() const { return model_; }
     int64_t tokens_drafted() const { return tokens_drafted_; }
     int64_t tokens_synced() const { return tokens_synced_; }
@@ -89,12 +71,9 @@ private:
 
     void notify_token();
 
-    FpgaAcceleratorParams params_;
+    FpgaDecoderTiming timing_;
     ModelSpec model_;
     bool token_events_ = false;
-    // token_ns(c) = max(compute0 + compute_per_ctx * c, memory0 + memory_per_ctx * c) + pipeline, precomputed.
-    double compute0_ns_ = 0.0, compute_per_ctx_ns_ = 0.0, memory0_ns_ = 0.0, memory_per_ctx_ns_ = 0.0,
-           pipeline_ns_ = 0.0;
     Hbm hbm_;
     Kvmu kvmu_;
     Power power_;

@@ -109,6 +109,7 @@ TicketPtr HostOrchestrator::submit_draft(int32_t step, int64_t tokens, std::vect
             draft.prefill(gap);
             const int64_t id = log_.add(Role::draft, ActivityKind::draft_prefill, step, start, now_ns(), gap, after,
                                         draft.power().params().prefill_w);
+            t.above_idle_j += above_idle_j(id, draft.power().params().idle_w);
             product(id, last_product);
             after = {id};
             accept_if_written();
@@ -122,6 +123,7 @@ TicketPtr HostOrchestrator::submit_draft(int32_t step, int64_t tokens, std::vect
         t.produced = draft.draft(tokens, &t.abort);
         t.activity = log_.add(Role::draft, ActivityKind::draft, step, start, now_ns(), t.produced, after,
                               draft.power().params().decode_w);
+        t.above_idle_j += above_idle_j(t.activity, draft.power().params().idle_w);
         m_.drafted_tokens += t.produced;
     });
 }
@@ -261,7 +263,17 @@ void HostOrchestrator::count_stall(const TicketPtr& draft, int32_t step) {
     if (!draft->finished || draft->produced == 0 || now <= draft->end_ns + kTimeEpsilonNs) return;
     log_.add(Role::draft, ActivityKind::stall, step, draft->end_ns, now, 0, {}, d_.draft->power().params().idle_w);
     m_.stall_ns += now - draft->end_ns;
-    m_.stalled_steps += 1;
+}
+
+void HostOrchestrator::count_verdict() {
+    m_.verdicts += 1;
+    if (spec_ && spec_->finished && spec_->produced > 0 && now_ns() > spec_->end_ns + kTimeEpsilonNs)
+        m_.stalled_verdicts += 1;
+}
+
+double HostOrchestrator::above_idle_j(int64_t id, double idle_w) const {
+    const Activity& a = log_.at(id);
+    return a.energy_j - (a.end_ns - a.start_ns) * idle_w * kJoulesPerWattNs;
 }
 
 void HostOrchestrator::abort_spec() {
@@ -271,6 +283,7 @@ void HostOrchestrator::abort_spec() {
     await(spec_);
     product(spec_->activity, -1);
     m_.discarded_step_ahead_tokens += spec_->produced;
+    m_.stepahead_waste_j += spec_->above_idle_j;
     spec_ = nullptr;
 }
 
@@ -433,6 +446,9 @@ void HostOrchestrator::phase1() {
         const auto kv_bytes = static_cast<uint64_t>(static_cast<double>(prompt) * draft.kv_bytes_per_token());
         const Delivery kv = d_.fabric->send(Endpoint::target, Endpoint::draft, kv_bytes, now_ns(), {mig->activity}, 0);
         const double leg_start = log_.at(kv.activity).start_ns;
+        // The FPGA's side of the last leg starts with it, so what released the leg released it too:
+        // the critical path runs on through the legs before it.
+        const int64_t leg_cause = log_.at(kv.activity).cause;
         d_.draft_server->submit([=](Ticket& t) {
             // The FPGA does nothing but take in the prompt's KV: it draws its transfer power.
             at_least(leg_start);
@@ -440,8 +456,8 @@ void HostOrchestrator::phase1() {
             power.set_state(PowerState::transfer);
             at_least(kv.arrival_ns);
             power.set_state(PowerState::idle);
-            t.activity = log_.add(Role::draft, ActivityKind::migrate, 0, leg_start, now_ns(), prompt, {kv.activity},
-                                  power.params().transfer_w);
+            t.activity = log_.add(Role::draft, ActivityKind::kv_load, 0, leg_start, now_ns(), prompt,
+                                  {kv.activity, leg_cause}, power.params().transfer_w);
             d_.draft->load(prompt);
         });
         last_command_ = kv.activity;
@@ -501,6 +517,7 @@ void HostOrchestrator::on_draft(int64_t k, const TraceEvent& e) {
         }
     }
     const Delivery v = verdict(score, step);
+    count_verdict();
     if (e.accepted) {
         chain_.push_back(ChainStep{e.tokens, k});
         command_to_draft(v.activity, step);  // the pointer update needs no wait
@@ -520,6 +537,7 @@ void HostOrchestrator::on_draft(int64_t k, const TraceEvent& e) {
 void HostOrchestrator::settled(int64_t k, int32_t step, int64_t cause) {
     last_settle_ = cause;
     if (!options_.step_ahead_refine || options_.sequential) return;
+    if (run_.ticket && run_.step == step + 1 && run_.key == chain_key()) return;  // started after a refinement
     stop_run();
     const int64_t limit = lookahead_refine(k, step + 1);
     if (limit > 0) run_ = start_run(step + 1, limit, {cause});
@@ -575,6 +593,14 @@ void HostOrchestrator::on_refine(int64_t k, const TraceEvent& e) {
         settled(k, step, run.ticket->activity);
         return;
     }
+    if (options_.target_ahead_after_refine && options_.step_ahead_refine && !options_.sequential) {
+        // The current step is complete: the target goes on to the next at once, from the
+        // context that keeps its refinement, without waiting for the refinement's verdict.
+        chain_.push_back(ChainStep{tokens, k});
+        const int64_t limit = lookahead_refine(k, step + 1);
+        if (limit > 0) run_ = start_run(step + 1, limit, {run.ticket->activity});
+        chain_.pop_back();
+    }
     const Delivery sent = d_.fabric->send(Endpoint::target, Endpoint::prm,
                                           static_cast<uint64_t>(tokens * options_.token_bytes), now_ns(),
                                           {run.ticket->activity, last_command_}, step);
@@ -587,6 +613,7 @@ void HostOrchestrator::on_refine(int64_t k, const TraceEvent& e) {
         }
     }
     const Delivery v = verdict(score, step);
+    count_verdict();
     if (e.accepted) {
         chain_.push_back(ChainStep{tokens, k});
         command_to_draft(v.activity, step);
@@ -600,6 +627,7 @@ void HostOrchestrator::on_refine(int64_t k, const TraceEvent& e) {
 void HostOrchestrator::on_backtrack(int64_t, const TraceEvent& e) {
     m_.backtracks += 1;
     if (chain_.empty()) throw SimulationError("trace inconsistent: a backtrack with no step to revert");
+    stop_run();  // a run started ahead of the failed refinement's verdict builds on a reverted context
     const Delivery cmd = command_to_draft(last_settle_, e.step);
     at_least(cmd.arrival_ns);
     // Syncs of the failed refinement and a step-ahead draft still queued are dropped
@@ -680,25 +708,25 @@ void HostOrchestrator::finish_problem() {
     // they fall among the other activities differs; each kind is summed apart, in its own
     // order (which does not differ), so the totals agree to the last bit either way.
     double busy_sync_ns = 0.0;
-    double wasted_sync_j = 0.0;
+    double offchain_sync_j = 0.0;
     for (const Activity& a : log_.activities()) {
         if (a.end_ns > end + kTimeEpsilonNs) continue;
         const double duration = a.end_ns - a.start_ns;
         if (a.kind == ActivityKind::sync) {
             busy_sync_ns += duration;
-            wasted_sync_j += a.energy_j * a.wasted_share;
+            offchain_sync_j += a.energy_j * a.wasted_share;
             continue;
         }
         if (a.role == Role::draft && a.kind != ActivityKind::stall) m_.busy_ns[0] += duration;
         if (a.role == Role::prm) m_.busy_ns[1] += duration;
         if (a.role == Role::target) m_.busy_ns[2] += duration;
-        m_.wasted_energy_j += a.energy_j * a.wasted_share;
+        m_.offchain_energy_j += a.energy_j * a.wasted_share;
     }
     m_.busy_ns[0] += busy_sync_ns;
-    m_.wasted_energy_j += wasted_sync_j;
+    m_.offchain_energy_j += offchain_sync_j;
     for (int64_t id : log_.critical_path(last_settle_)) {
         const Activity& a = log_.at(id);
-        if (is_transfer(a.kind)) m_.comm_critical_ns += a.end_ns - a.start_ns;
+        if (is_pcie_time(a.kind)) m_.comm_critical_ns += a.end_ns - a.start_ns;
     }
     metrics_.push_back(m_);
     // Work already running when the answer settled finishes (and is logged) before the next problem.

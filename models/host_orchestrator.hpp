@@ -118,6 +118,10 @@ private:
     void stop_run();
     void abort_spec();
     void count_stall(const TicketPtr& draft, int32_t step);
+    // A verdict has arrived: counts it, and whether the draft device held a finished step-ahead step.
+    void count_verdict();
+    // Energy above idle of activity `id` of a device whose idle power is `idle_w`.
+    double above_idle_j(int64_t id, double idle_w) const;
     void request_accept(int64_t end_position);
 
     int64_t lookahead_draft(int64_t k, int32_t step) const;

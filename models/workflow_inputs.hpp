@@ -32,6 +32,7 @@ struct WorkflowOptions {
     bool sequential = false;          // gpu-baseline: every operation waits for the previous one
     bool step_ahead_draft = true;     // the draft device drafts one step ahead of the verdict
     bool step_ahead_refine = true;    // the target starts step i once step i-1 is settled
+    bool target_ahead_after_refine = true; // ... or, after its own refinement of step i-1, once that ends
     bool prefetch_cache = true;       // interrupted target runs are kept for reuse
     bool shadow_sync = true;          // refined tokens stream into the draft device as decoded
     bool prm_prefix_cache = false;    // the PRM prefills only unseen tokens (else the whole context)
@@ -51,13 +52,15 @@ struct ProblemMetrics {
     int64_t target_tokens = 0;
     int64_t reused_tokens = 0;
     int32_t steps = 0;
-    int32_t stalled_steps = 0;
+    int32_t verdicts = 0;          // PRM verdicts (on drafted steps and on scored refinements)
+    int32_t stalled_verdicts = 0;  // verdicts the draft device waited for, holding a finished step-ahead step
     int32_t backtracks = 0;
     double stall_ns = 0.0;
     double comm_critical_ns = 0.0;
     double busy_ns[3] = {0.0, 0.0, 0.0};      // draft, prm, target
     double energy_j[3] = {0.0, 0.0, 0.0};     // per device, idle included
-    double wasted_energy_j = 0.0;
+    double offchain_energy_j = 0.0;   // energy of work whose tokens never reach the final chain
+    double stepahead_waste_j = 0.0;   // energy above idle of step-ahead drafts that were discarded
 };
 
 }  // namespace cosim

@@ -1,6 +1,8 @@
 """The timing formulas of SPEC section 4, written again for the tests from the
 published parameters, independently of the C++ models."""
 
+import dataclasses
+
 from cosim import load_device, load_link, load_model
 
 TOKEN_BYTES = 4      # SPEC section 4
@@ -54,17 +56,30 @@ class Gpu:
         return self.overhead() + max(compute, memory)
 
 
+# A decoder faster than the PRM scores a step: 4096 MACs a cycle at 300 MHz on all 32 U280
+# pseudo-channels, so a step-ahead draft ends before the verdict and the draft device stalls.
+FAST_FPGA = {"accelerator.macs_per_cycle": 4096, "accelerator.clock_mhz": 300, "accelerator.hbm_ports": 32}
+
+
 class Fpga:
-    def __init__(self, device="u280", model="qwen2.5-0.5b", clock_mhz=None):
+    def __init__(self, device="u280", model="qwen2.5-0.5b", clock_mhz=None, overrides=None):
         d = load_device(device)
         self.a, self.h, self.m = d.accelerator, d.hbm, load_model(model)
+        fields = {path.removeprefix("accelerator."): value for path, value in (overrides or {}).items()}
+        self.a = dataclasses.replace(self.a, **fields)
         self.clock = clock_mhz or self.a.clock_mhz
 
     def ns_per_cycle(self):
         return 1e3 / self.clock
 
     def bandwidth(self):
-        return self.h.pseudo_channels * self.h.channel_bandwidth_gbps * self.h.efficiency
+        # Each port moves its width per cycle at most, and its pseudo-channel caps it.
+        port = min(self.a.port_width_bits / 8 * self.clock / 1e3 * self.a.port_efficiency,
+                   self.h.channel_bandwidth_gbps * self.h.efficiency)
+        return self.a.hbm_ports * port
+
+    def pipeline(self):
+        return self.m.layers * self.a.pipeline_cycles_per_layer * self.ns_per_cycle()
 
     def kv_bytes(self):
         return kv_elements(self.m) * self.a.kv_bytes_per_element
@@ -72,7 +87,7 @@ class Fpga:
     def token(self, ctx):
         compute = (linear_macs(self.m) + attention_macs_per_position(self.m) * ctx) / self.a.macs_per_cycle
         memory = (linear_macs(self.m) * self.a.weight_bytes_per_param + ctx * self.kv_bytes()) / self.bandwidth()
-        return max(compute * self.ns_per_cycle(), memory) + self.a.pipeline_cycles * self.ns_per_cycle()
+        return max(compute * self.ns_per_cycle(), memory) + self.pipeline()
 
     def step(self, ctx, n):
         return sum(self.token(ctx + j) for j in range(n))
@@ -81,14 +96,14 @@ class Fpga:
         macs = n * linear_macs(self.m) + attention_macs_per_position(self.m) * (n * ctx + n * (n - 1) / 2)
         compute = macs / self.a.macs_per_cycle * self.ns_per_cycle()
         memory = (linear_macs(self.m) * self.a.weight_bytes_per_param + (ctx + n) * self.kv_bytes()) / self.bandwidth()
-        return max(compute, memory) + self.a.pipeline_cycles * self.ns_per_cycle()
+        return max(compute, memory) + self.pipeline()
 
 
-def all_accept_timeline(prompt, steps, step_ahead):
-    """heteroreason, U280 @ 200 MHz, Config 1, every draft step accepted: the
-    verdict times, the stall, and when the prompt's KV starts migrating."""
+def all_accept_timeline(prompt, steps, step_ahead, fpga_overrides=None):
+    """heteroreason, U280 (with `fpga_overrides` of its accelerator), Config 1, every draft
+    step accepted: the verdict times, the stall, and when the prompt's KV starts migrating."""
     gen3, gen4 = Link("pcie_gen3_x16"), Link("pcie_gen4_x16")
-    fpga = Fpga()
+    fpga = Fpga(overrides=fpga_overrides)
     prm = Gpu("rtx3090", "qwen2.5-math-prm-7b")
     draft_on_target = Gpu("rtx3090", "qwen2.5-0.5b")
     # Phase 1: the target GPU prefills the prompt for the draft model; its INT8 KV migrates to HBM.

@@ -1,0 +1,105 @@
+#include "timing_eval.hpp"
+
+#include <string>
+#include <vector>
+
+#include <pybind11/stl.h>
+
+#include "errors.hpp"
+#include "fpga_decoder_timing.hpp"
+#include "gpu_timing.hpp"
+#include "param_dicts.hpp"
+
+namespace py = pybind11;
+
+namespace cosim::bindings {
+
+namespace {
+
+struct Point {
+    Phase phase = Phase::decode;
+    int64_t tokens = 1;
+    int64_t context = 0;
+};
+
+std::vector<Point> read_points(const py::list& points) {
+    std::vector<Point> out;
+    for (auto item : points) {
+        auto t = item.cast<py::tuple>();
+        if (t.size() != 3) throw ConfigError("a timing point is (phase, tokens, context)");
+        const auto phase = t[0].cast<std::string>();
+        if (phase != "decode" && phase != "prefill")
+            throw ConfigError("timing point phase '" + phase + "': use decode or prefill");
+        Point p{phase == "decode" ? Phase::decode : Phase::prefill, t[1].cast<int64_t>(), t[2].cast<int64_t>()};
+        if (p.tokens <= 0) throw ConfigError("timing point tokens: must be > 0, got " + std::to_string(p.tokens));
+        if (p.context < 0) throw ConfigError("timing point context: must be >= 0, got " + std::to_string(p.context));
+        if (p.phase == Phase::decode && p.tokens != 1)
+            throw ConfigError("timing point: a decode point is one token (tokens = 1)");
+        out.push_back(p);
+    }
+    return out;
+}
+
+}  // namespace
+
+py::dict fpga_timing(const py::dict& fpga, const py::dict& hbm, const py::dict& model, const py::object& profile,
+                     const py::list& points) {
+    const FpgaDecoderTiming timing("fpga", fpga_params(fpga), hbm_params(hbm), model_spec(model),
+                                   fpga_profile(profile));
+    std::vector<double> ns, compute, memory, pipeline;
+    std::vector<std::string> bound;
+    for (const Point& p : read_points(points)) {
+        const double ctx = static_cast<double>(p.context);
+        if (p.phase == Phase::decode) {
+            ns.push_back(timing.token_ns(ctx));
+            compute.push_back(timing.compute_ns(ctx));
+            memory.push_back(timing.memory_ns(ctx));
+            bound.push_back(fpga_bound_name(timing.bound(ctx)));
+        } else {
+            ns.push_back(timing.prefill_ns(p.tokens, ctx));
+            compute.push_back(0.0);
+            memory.push_back(0.0);
+            bound.push_back(timing.profiled(Phase::prefill) ? "profile" : "prefill");
+        }
+        pipeline.push_back(timing.pipeline_ns());
+    }
+    py::dict out;
+    out["ns"] = ns;
+    out["compute_ns"] = compute;
+    out["memory_ns"] = memory;
+    out["pipeline_ns"] = pipeline;
+    out["bound"] = bound;
+    out["port_gbps"] = timing.port_gbps();
+    out["decoder_gbps"] = timing.decoder_gbps();
+    return out;
+}
+
+py::dict gpu_timing(const py::dict& gpu, const py::dict& model, const py::object& profile, const py::list& points) {
+    const GpuTiming timing("gpu", gpu_params(gpu), model_spec(model), optional_profile(profile));
+    std::vector<double> ns, compute, memory;
+    std::vector<std::string> bound;
+    for (const Point& p : read_points(points)) {
+        if (p.phase == Phase::decode) {
+            ns.push_back(timing.decode_token_ns(p.context));
+            compute.push_back(0.0);
+            memory.push_back(0.0);
+            bound.push_back(timing.profiled(Phase::decode) ? "profile" : "memory");
+        } else {
+            ns.push_back(timing.prefill_ns(p.tokens, p.context));
+            const double c = timing.prefill_compute_ns(p.tokens, p.context);
+            const double m = timing.prefill_memory_ns(p.tokens, p.context);
+            compute.push_back(c);
+            memory.push_back(m);
+            bound.push_back(timing.profiled(Phase::prefill) ? "profile" : (c >= m ? "compute" : "memory"));
+        }
+    }
+    py::dict out;
+    out["ns"] = ns;
+    out["compute_ns"] = compute;
+    out["memory_ns"] = memory;
+    out["bound"] = bound;
+    out["overhead_ns"] = timing.overhead_ns();
+    return out;
+}
+
+}  // namespace cosim::bindings

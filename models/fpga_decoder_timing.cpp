@@ -1,0 +1,94 @@
+#include "fpga_decoder_timing.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "errors.hpp"
+
+namespace cosim {
+
+namespace {
+constexpr double kBitsPerByte = 8.0;
+constexpr double kMhzToGhz = 1e-3;  // bytes per cycle x MHz x 1e-3 = GB/s
+}  // namespace
+
+const char* fpga_bound_name(FpgaBound bound) {
+    switch (bound) {
+        case FpgaBound::macs: return "macs";
+        case FpgaBound::ports: return "ports";
+        case FpgaBound::hbm: return "hbm";
+        case FpgaBound::pipeline: return "pipeline";
+        case FpgaBound::profile: return "profile";
+    }
+    return "?";
+}
+
+void FpgaAcceleratorParams::validate(const std::string& where, const HbmParams& hbm) const {
+    require_positive(where + ".clock_mhz", clock_mhz);
+    require_positive(where + ".macs_per_cycle", macs_per_cycle);
+    require_positive(where + ".hbm_ports", static_cast<double>(hbm_ports));
+    require_positive(where + ".port_width_bits", port_width_bits);
+    require_fraction(where + ".port_efficiency", port_efficiency);
+    require_non_negative(where + ".pipeline_cycles_per_layer", pipeline_cycles_per_layer);
+    require_positive(where + ".weight_bytes_per_param", weight_bytes_per_param);
+    require_positive(where + ".kv_bytes_per_element", kv_bytes_per_element);
+    require_non_negative(where + ".kv_reserve_tokens", static_cast<double>(kv_reserve_tokens));
+    if (hbm_ports > hbm.pseudo_channels)
+        throw ConfigError(where + ".hbm_ports: " + std::to_string(hbm_ports) + " ports, but the HBM has " +
+                          std::to_string(hbm.pseudo_channels) + " pseudo-channels (one port reads one)");
+}
+
+FpgaDecoderTiming::FpgaDecoderTiming(const std::string& where, const FpgaAcceleratorParams& params,
+                                     const HbmParams& hbm, const ModelSpec& model, FpgaProfile profile)
+    : params_(params), model_(model), profile_(std::move(profile)) {
+    model_.validate();
+    hbm.validate(where + ".hbm");
+    params_.validate(where, hbm);
+    if (profile_.project_clock) {
+        require_positive(where + ".profile.clock_mhz", profile_.measured_clock_mhz);
+        profile_scale_ = profile_.measured_clock_mhz / params_.clock_mhz;
+    }
+    const double ns_per_cycle = params_.ns_per_cycle();
+    const double port_clocked = params_.port_width_bits / kBitsPerByte * params_.clock_mhz * kMhzToGhz *
+                                params_.port_efficiency;
+    const double channel = hbm.channel_bandwidth_gbps * hbm.efficiency;
+    ports_bind_ = port_clocked < channel;
+    port_gbps_ = std::min(port_clocked, channel);
+    compute0_ns_ = model_.linear_macs_per_token() / params_.macs_per_cycle * ns_per_cycle;
+    compute_per_ctx_ns_ = model_.attention_macs_per_token(1.0) / params_.macs_per_cycle * ns_per_cycle;
+    memory0_ns_ = streamed_weight_bytes() / decoder_gbps();
+    memory_per_ctx_ns_ = kv_bytes_per_token() / decoder_gbps();
+    pipeline_ns_ = static_cast<double>(model_.layers) * params_.pipeline_cycles_per_layer * ns_per_cycle;
+}
+
+double FpgaDecoderTiming::profile_ns(Phase phase, int64_t tokens, double context) const {
+    return profile_.table.seconds(phase, tokens, static_cast<int64_t>(std::llround(context))) * 1e9 *
+           profile_scale_;
+}
+
+double FpgaDecoderTiming::token_ns(double context) const {
+    if (profiled(Phase::decode)) return profile_ns(Phase::decode, 1, context);
+    return std::max(compute_ns(context), memory_ns(context)) + pipeline_ns_;
+}
+
+double FpgaDecoderTiming::prefill_ns(int64_t tokens, double context) const {
+    if (profiled(Phase::prefill)) return profile_ns(Phase::prefill, tokens, context);
+    const double n = static_cast<double>(tokens);
+    // Sum over j = 0..n-1 of the attention span (context + j).
+    const double span = n * context + n * (n - 1.0) / 2.0;
+    const double macs = n * model_.linear_macs_per_token() + model_.attention_macs_per_token(1.0) * span;
+    const double compute = macs / params_.macs_per_cycle * params_.ns_per_cycle();
+    const double memory = (streamed_weight_bytes() + (context + n) * kv_bytes_per_token()) / decoder_gbps();
+    return std::max(compute, memory) + pipeline_ns_;
+}
+
+FpgaBound FpgaDecoderTiming::bound(double context) const {
+    if (profiled(Phase::decode)) return FpgaBound::profile;
+    const double compute = compute_ns(context);
+    const double memory = memory_ns(context);
+    if (pipeline_ns_ > std::max(compute, memory)) return FpgaBound::pipeline;
+    if (compute >= memory) return FpgaBound::macs;
+    return ports_bind_ ? FpgaBound::ports : FpgaBound::hbm;
+}
+
+}  // namespace cosim

@@ -1,0 +1,92 @@
+#pragma once
+// Timing of a fully streaming decoder on an FPGA, built the way HLS LLM decoders
+// are: a MAC array fed by HBM ports, layer after layer, with a few pipeline
+// cycles per layer that nothing overlaps.
+//
+// Per token, at a context of c earlier tokens, at kernel clock f:
+//   compute_ns  = (linear MACs + attention MACs over c) / macs_per_cycle / f
+//   port_gbps   = min(port_width_bits / 8 x f x port_efficiency,            a port moves its width per cycle
+//                     channel_bandwidth x hbm efficiency)                   and its pseudo-channel caps it
+//   memory_ns   = (streamed weight bytes + c x KV bytes per token) / (hbm_ports x port_gbps)
+//   pipeline_ns = layers x pipeline_cycles_per_layer / f
+//   token_ns    = max(compute_ns, memory_ns) + pipeline_ns
+// Local prefill of n tokens shares one weight stream across the batch:
+//   max(sum of the n tokens' compute, weights + KV read and written) + pipeline.
+// A measured profile (seconds per token by context, prefill seconds by tokens)
+// replaces the formula for the phases it covers; with clock projection it is
+// scaled by measured clock / f, as a compute- or pipeline-bound design scales.
+// Pure arithmetic: no SystemC, so a fit can evaluate it outside a simulation.
+#include <cstdint>
+#include <string>
+
+#include "hbm.hpp"
+#include "latency_profile.hpp"
+#include "model_spec.hpp"
+
+namespace cosim {
+
+struct FpgaAcceleratorParams {
+    double clock_mhz = 0.0;
+    double macs_per_cycle = 0.0;             // MACs retired per cycle across all lanes
+    int64_t hbm_ports = 0;                   // HBM ports wired to the decoder, one pseudo-channel each
+    double port_width_bits = 0.0;            // data width of one port
+    double port_efficiency = 1.0;            // share of a port's width x clock the design keeps busy
+    double pipeline_cycles_per_layer = 0.0;  // non-overlapped cycles per layer (reductions, softmax, norms)
+    double weight_bytes_per_param = 1.0;     // W8A8
+    double kv_bytes_per_element = 1.0;
+    int64_t kv_reserve_tokens = 0;           // KV region in HBM; 0 reserves the model's context window
+
+    // Throws ConfigError naming `where`.<field>; the ports must fit the HBM's pseudo-channels.
+    void validate(const std::string& where, const HbmParams& hbm) const;
+    double ns_per_cycle() const { return 1e3 / clock_mhz; }
+};
+
+// A measured decode profile and how it follows the clock.
+struct FpgaProfile {
+    LatencyProfile table;
+    double measured_clock_mhz = 0.0;  // the clock the table was measured at
+    bool project_clock = false;       // scale the table's times by measured clock / clock
+};
+
+// What sets a token's time: the MAC array, the ports' width x clock, the HBM
+// pseudo-channels behind them, the pipeline cycles, or a measured profile.
+enum class FpgaBound : int { macs = 0, ports = 1, hbm = 2, pipeline = 3, profile = 4 };
+const char* fpga_bound_name(FpgaBound bound);
+
+class FpgaDecoderTiming {
+public:
+    // Checks the parameters (ConfigError naming `where`).
+    FpgaDecoderTiming(const std::string& where, const FpgaAcceleratorParams& params, const HbmParams& hbm,
+                      const ModelSpec& model, FpgaProfile profile = FpgaProfile());
+
+    double compute_ns(double context) const { return compute0_ns_ + compute_per_ctx_ns_ * context; }
+    double memory_ns(double context) const { return memory0_ns_ + memory_per_ctx_ns_ * context; }
+    double pipeline_ns() const { return pipeline_ns_; }
+    // The decode time of one token at `context` (the profile's, when it covers decode).
+    double token_ns(double context) const;
+    double prefill_ns(int64_t tokens, double context) const;
+    FpgaBound bound(double context) const;
+
+    double port_gbps() const { return port_gbps_; }
+    double decoder_gbps() const { return port_gbps_ * static_cast<double>(params_.hbm_ports); }
+    bool ports_bind() const { return ports_bind_; }  // the ports' width x clock, not the channels, cap bandwidth
+    double streamed_weight_bytes() const { return model_.linear_macs_per_token() * params_.weight_bytes_per_param; }
+    double stored_weight_bytes() const { return model_.params * params_.weight_bytes_per_param; }
+    double kv_bytes_per_token() const { return model_.kv_elements_per_token() * params_.kv_bytes_per_element; }
+    bool profiled(Phase phase) const { return profile_.table.covers(phase); }
+    const FpgaAcceleratorParams& params() const { return params_; }
+
+private:
+    double profile_ns(Phase phase, int64_t tokens, double context) const;
+
+    FpgaAcceleratorParams params_;
+    ModelSpec model_;
+    FpgaProfile profile_;
+    double profile_scale_ = 1.0;
+    double port_gbps_ = 0.0;
+    bool ports_bind_ = false;
+    double compute0_ns_ = 0.0, compute_per_ctx_ns_ = 0.0, memory0_ns_ = 0.0, memory_per_ctx_ns_ = 0.0,
+           pipeline_ns_ = 0.0;
+};
+
+}  // namespace cosim

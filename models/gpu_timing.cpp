@@ -1,0 +1,65 @@
+#include "gpu_timing.hpp"
+
+#include <algorithm>
+
+#include "errors.hpp"
+
+namespace cosim {
+
+namespace {
+constexpr double kFlopsPerMac = 2.0;
+constexpr double kFlopsPerNsPerTflops = 1e3;  // 1 TFLOP/s = 1e12 FLOP/s = 1e3 FLOP/ns
+constexpr double kNsPerSecond = 1e9;
+}  // namespace
+
+void GpuParams::validate(const std::string& where) const {
+    require_positive(where + ".memory_bytes", memory_bytes);
+    require_positive(where + ".memory_bandwidth_gbps", memory_bandwidth_gbps);
+    require_fraction(where + ".memory_efficiency", memory_efficiency);
+    require_positive(where + ".peak_tflops", peak_tflops);
+    require_fraction(where + ".compute_efficiency", compute_efficiency);
+    require_non_negative(where + ".request_overhead_ns", request_overhead_ns);
+    require_non_negative(where + ".forward_overhead_ns", forward_overhead_ns);
+    require_non_negative(where + ".layer_overhead_ns", layer_overhead_ns);
+    require_positive(where + ".weight_bytes_per_param", weight_bytes_per_param);
+    require_positive(where + ".kv_bytes_per_element", kv_bytes_per_element);
+    require_non_negative(where + ".kv_reserve_tokens", static_cast<double>(kv_reserve_tokens));
+}
+
+GpuTiming::GpuTiming(const std::string& where, const GpuParams& params, const ModelSpec& model,
+                     LatencyProfile profile)
+    : params_(params), model_(model), profile_(std::move(profile)) {
+    model_.validate();
+    params_.validate(where);
+    model_.kv_reserve(where, params_.kv_reserve_tokens);
+    decode0_ns_ = overhead_ns() + stream_ns(streamed_weight_bytes());
+    decode_per_ctx_ns_ = stream_ns(kv_bytes_per_token());
+}
+
+double GpuTiming::overhead_ns() const {
+    return params_.forward_overhead_ns + static_cast<double>(model_.layers) * params_.layer_overhead_ns;
+}
+
+double GpuTiming::decode_token_ns(int64_t context) const {
+    if (profile_.covers(Phase::decode)) return profile_.seconds(Phase::decode, 1, context) * kNsPerSecond;
+    return decode0_ns_ + decode_per_ctx_ns_ * static_cast<double>(context);
+}
+
+double GpuTiming::prefill_compute_ns(int64_t tokens, int64_t context) const {
+    const double n = static_cast<double>(tokens);
+    const double span = n * static_cast<double>(context) + n * (n - 1.0) / 2.0;
+    const double macs = n * model_.linear_macs_per_token() + model_.attention_macs_per_token(1.0) * span;
+    return kFlopsPerMac * macs / (params_.peak_tflops * params_.compute_efficiency * kFlopsPerNsPerTflops);
+}
+
+double GpuTiming::prefill_memory_ns(int64_t tokens, int64_t context) const {
+    const double kv = static_cast<double>(context + tokens) * kv_bytes_per_token();
+    return stream_ns(streamed_weight_bytes() + kv);
+}
+
+double GpuTiming::prefill_ns(int64_t tokens, int64_t context) const {
+    if (profile_.covers(Phase::prefill)) return profile_.seconds(Phase::prefill, tokens, context) * kNsPerSecond;
+    return overhead_ns() + std::max(prefill_compute_ns(tokens, context), prefill_memory_ns(tokens, context));
+}
+
+}  // namespace cosim

@@ -1,0 +1,62 @@
+#pragma once
+// Latency of one model served on one GPU at batch size 1: a roofline with the
+// serving stack's launch overheads.
+//   overhead_ns       = forward_overhead_ns + layers * layer_overhead_ns   (eager-mode launches)
+//   decode token at c = overhead_ns + (streamed weight bytes + c * KV bytes per token) / (bandwidth * efficiency)
+//   prefill n at c    = overhead_ns + max(FLOPs / (peak * efficiency), (weights + (c + n) KV) / effective bandwidth)
+//   FLOPs             = 2 * (n * linear MACs + attention MACs over spans c+0 .. c+n-1)
+// The workflow adds request_overhead_ns once per serving request (a drafted step,
+// a PRM score, a refinement, a prompt), which the formulas above leave out.
+// A measured LatencyProfile, when given, replaces the formula for the phases it covers.
+// Pure arithmetic: no SystemC, so a fit can evaluate it outside a simulation.
+#include <cstdint>
+#include <string>
+
+#include "latency_profile.hpp"
+#include "model_spec.hpp"
+
+namespace cosim {
+
+struct GpuParams {
+    double memory_bytes = 0.0;
+    double memory_bandwidth_gbps = 0.0;
+    double memory_efficiency = 1.0;
+    double peak_tflops = 0.0;            // dense tensor throughput at the serving precision
+    double compute_efficiency = 1.0;
+    double request_overhead_ns = 0.0;    // serving-stack cost of one request (a step, a score, a refinement)
+    double forward_overhead_ns = 0.0;    // fixed host/launch cost of one forward call
+    double layer_overhead_ns = 0.0;      // extra launch cost per transformer layer (eager mode)
+    double weight_bytes_per_param = 2.0; // BF16
+    double kv_bytes_per_element = 2.0;
+    int64_t kv_reserve_tokens = 0;       // KV memory reserved; 0 reserves the model's context window
+
+    void validate(const std::string& where) const;
+};
+
+class GpuTiming {
+public:
+    // Checks the parameters (ConfigError naming `where`).
+    GpuTiming(const std::string& where, const GpuParams& params, const ModelSpec& model,
+              LatencyProfile profile = LatencyProfile());
+
+    double overhead_ns() const;
+    double decode_token_ns(int64_t context) const;
+    double prefill_ns(int64_t tokens, int64_t context) const;
+    double prefill_compute_ns(int64_t tokens, int64_t context) const;
+    double prefill_memory_ns(int64_t tokens, int64_t context) const;
+    double streamed_weight_bytes() const { return model_.linear_macs_per_token() * params_.weight_bytes_per_param; }
+    double kv_bytes_per_token() const { return model_.kv_elements_per_token() * params_.kv_bytes_per_element; }
+    bool profiled(Phase phase) const { return profile_.covers(phase); }
+    const GpuParams& params() const { return params_; }
+    const ModelSpec& model() const { return model_; }
+
+private:
+    double stream_ns(double bytes) const { return bytes / (params_.memory_bandwidth_gbps * params_.memory_efficiency); }
+
+    GpuParams params_;
+    ModelSpec model_;
+    LatencyProfile profile_;
+    double decode0_ns_ = 0.0, decode_per_ctx_ns_ = 0.0;  // the formula's decode time, precomputed
+};
+
+}  // namespace cosim
