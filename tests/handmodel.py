@@ -24,8 +24,10 @@ def attention_macs_per_position(m):
 
 
 class Link:
-    def __init__(self, name):
+    def __init__(self, name, bandwidth_gbps=None):
         self.cfg = load_link(name)
+        if bandwidth_gbps is not None:
+            self.cfg = dataclasses.replace(self.cfg, bandwidth_gbps=bandwidth_gbps)
 
     def ns(self, nbytes):
         return self.cfg.latency_ns + nbytes / (self.cfg.bandwidth_gbps * self.cfg.efficiency)
