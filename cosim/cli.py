@@ -151,6 +151,9 @@ def build_parser() -> argparse.ArgumentParser:
     report.set_defaults(func=_commands.cmd_report)
 
     _add_trace_commands(sub)
+    from .fit._command import add_parser as add_fit_parser
+
+    add_fit_parser(sub)
 
     rec = sub.add_parser("record", help="run BRSD with real models; write the trace and measured latency profiles "
                                         "(optional extra [record]: torch, transformers)")

@@ -1,0 +1,121 @@
+"""Fitting device parameters to measured latencies: the FPGA decoder's MAC array, port
+efficiency and pipeline cycles, or the GPU proxy's overheads and efficiencies, by least
+squares on relative residuals, with each value's uncertainty; a fit the points cannot
+determine is refused with the reason."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .. import _params
+from .._latency_csv import LatencyProfile, load_latency_profile
+from ..errors import ConfigError
+from ..hardware import FpgaDevice, GpuDevice, load_device, load_model
+from ._device_yaml import write_fitted_device
+from ._models import bounds_at, fpga_problem, gpu_problem
+from ._solver import least_squares
+
+__all__ = ["FitResult", "fit_fpga", "fit_gpu", "write_device"]
+
+
+@dataclass(frozen=True)
+class FitResult:
+    kind: str                       # "fpga" or "gpu"
+    device: Any                     # the device with the fitted values in place
+    values: dict[str, float]
+    sigmas: dict[str, float]        # one standard deviation each
+    points: tuple[tuple[str, int, int, float], ...]  # phase, tokens, context, measured seconds
+    predicted: np.ndarray
+    residuals: np.ndarray           # predicted / measured - 1
+    bounds: list[str]               # what binds at each point
+    rms: float
+    source: str
+    settings: dict[str, float] = dataclasses.field(default_factory=dict)  # set for the fit, e.g. the clock
+
+    def table(self) -> str:
+        lines = [f"{'phase':8} {'tokens':>6} {'context':>7} {'measured s':>12} {'fitted s':>12} {'residual':>9}  bound"]
+        for (phase, tokens, context, seconds), fitted, res, bound in zip(self.points, self.predicted,
+                                                                        self.residuals, self.bounds):
+            lines.append(f"{phase:8} {tokens:6d} {context:7d} {seconds:12.6g} {fitted:12.6g} {res:+9.3%}  {bound}")
+        lines.append("")
+        for name, value in self.values.items():
+            lines.append(f"{name:26} {value:.6g} +- {self.sigmas[name]:.2g} (1 sigma)")
+        lines.append(f"rms residual {self.rms:.3%} over {len(self.points)} points")
+        return "\n".join(lines)
+
+    def citations(self) -> dict[str, dict[str, Any]]:
+        where = Path(self.source).name
+        cited = {name: {"value": value, "source": f"the setting {where} was measured at (cosim fit)"}
+                 for name, value in self.settings.items()}
+        cited.update({name: {"value": float(f"{value:.6g}"),
+                             "source": f"cosim fit {self.kind} {where} ({len(self.points)} points, rms residual "
+                                       f"{self.rms:.2%}): {value:.6g} +- {self.sigmas[name]:.2g} (1 sigma)"}
+                      for name, value in self.values.items()})
+        return cited
+
+
+def _leaf(config: Any, path: str) -> Any:
+    for part in path.split("."):
+        config = getattr(config, part)
+    return config
+
+
+def _profile(measured: Any) -> LatencyProfile:
+    return measured if isinstance(measured, LatencyProfile) else load_latency_profile(measured)
+
+
+def _names(params: Any) -> list[str] | None:
+    if params is None:
+        return None
+    if isinstance(params, str):
+        return [p.strip() for p in params.split(",") if p.strip()]
+    return list(params)
+
+
+def fit_fpga(measured: Any, device: Any = "u280", model: Any = "qwen2.5-0.5b", params: Any = None,
+             overrides: dict[str, Any] | None = None) -> FitResult:
+    """Fits the FPGA decoder design to measured seconds (a CSV path or LatencyProfile of
+    decode seconds per token by context and local-prefill seconds by tokens), at the
+    device's clock (set it in ``overrides``: ``{"accelerator.clock_mhz": 200}``)."""
+    cfg = load_device(device)
+    for path, value in (overrides or {}).items():
+        cfg = _params.replace(cfg, path, value)
+    if not isinstance(cfg, FpgaDevice):
+        raise ConfigError(f"device {cfg.name!r} is a {cfg.kind}, not an FPGA (use fit_gpu)")
+    profile, spec = _profile(measured), load_model(model)
+    fit = least_squares(*fpga_problem(cfg, spec, profile, _names(params)))
+    fitted = dataclasses.replace(cfg, accelerator=dataclasses.replace(cfg.accelerator, **fit.values), profile=None)
+    settings = {_params.canonical(cfg, path).rpartition(".")[2]: _leaf(fitted, _params.canonical(cfg, path))
+                for path in overrides or {}}
+    return FitResult("fpga", fitted, fit.values, fit.sigmas, profile.rows, fit.predicted, fit.residuals,
+                     bounds_at(cfg, spec, profile, fit.values), fit.rms, profile.source, settings)
+
+
+def fit_gpu(measured: Any, device: Any = "rtx3090", model: Any = "qwen2.5-math-7b", params: Any = None,
+            overrides: dict[str, Any] | None = None) -> FitResult:
+    """Fits the GPU proxy's overheads and efficiencies to measured seconds (for instance the
+    profile_<role>.csv that `cosim record` writes)."""
+    cfg = load_device(device)
+    for path, value in (overrides or {}).items():
+        cfg = _params.replace(cfg, path, value)
+    if not isinstance(cfg, GpuDevice):
+        raise ConfigError(f"device {cfg.name!r} is a {cfg.kind}, not a GPU (use fit_fpga)")
+    profile, spec = _profile(measured), load_model(model)
+    fit = least_squares(*gpu_problem(cfg, spec, profile, _names(params)))
+    fitted = dataclasses.replace(cfg, gpu=dataclasses.replace(cfg.gpu, **fit.values))
+    settings = {_params.canonical(cfg, path).rpartition(".")[2]: _leaf(fitted, _params.canonical(cfg, path))
+                for path in overrides or {}}
+    return FitResult("gpu", fitted, fit.values, fit.sigmas, profile.rows, fit.predicted, fit.residuals,
+                     bounds_at(cfg, spec, profile, fit.values), fit.rms, profile.source, settings)
+
+
+def write_device(result: FitResult, base: Any, out: str | Path) -> Path:
+    """Writes the fitted device as YAML: ``base``'s file with the fitted values citing the fit."""
+    group = "accelerator" if result.kind == "fpga" else "gpu"
+    note = f"parameters fitted by cosim fit to {Path(result.source).name}"
+    return write_fitted_device(base, group, result.citations(), note, Path(out))

@@ -1,0 +1,53 @@
+"""`cosim fit fpga|gpu MEASURED.csv --device D [--model M] [--params a,b] [--out F.yaml]`."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from .._atomic import writable_file
+from ..errors import ConfigError
+from . import fit_fpga, fit_gpu, write_device
+from ._device_yaml import source_file
+from ._models import FPGA_PARAMS, GPU_PARAMS
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    fit = sub.add_parser("fit", help="fit a device's parameters to measured latencies; write a device YAML")
+    kinds = fit.add_subparsers(dest="fit_kind", required=True, metavar="KIND")
+    for kind, default_device, default_model, params in (
+            ("fpga", "u280", "qwen2.5-0.5b", FPGA_PARAMS), ("gpu", "rtx3090", None, GPU_PARAMS)):
+        p = kinds.add_parser(kind, help=f"fit the {'FPGA decoder design' if kind == 'fpga' else 'GPU proxy'} "
+                                        f"({', '.join(params)})")
+        p.add_argument("measured", help="CSV phase,tokens,context,seconds (decode rows: seconds per token)")
+        p.add_argument("--device", default=default_device, help=f"device to start from (default {default_device})")
+        p.add_argument("--model", default=default_model, required=default_model is None,
+                       help="the model the points were measured with" +
+                            (f" (default {default_model})" if default_model else ""))
+        if kind == "fpga":
+            p.add_argument("--clock", help="the kernel clock of the measurement, e.g. '200 MHz' (default: the "
+                                           "device's clock)")
+        default = ", ".join(params) if kind == "fpga" else \
+            "forward_overhead_ns, memory_efficiency, and compute_efficiency when there are prefill rows"
+        p.add_argument("--params", help=f"comma-separated parameters to fit (default: {default})")
+        p.add_argument("--out", help="write the device YAML with the fitted values here")
+        p.set_defaults(func=cmd_fit)
+
+
+def cmd_fit(args: argparse.Namespace) -> int:
+    out = writable_file(args.out, "--out") if args.out else None
+    if out is not None:
+        for given, what in ((Path(args.measured), "the measured CSV"), (source_file(args.device), "the device file")):
+            if given.exists() and out.exists() and out.resolve().samefile(given.resolve()):
+                raise ConfigError(f"--out {out}: is {what}; write the fitted device elsewhere")
+    if args.fit_kind == "fpga":
+        overrides = {"accelerator.clock": args.clock} if args.clock else None
+        result = fit_fpga(args.measured, args.device, args.model, args.params, overrides)
+    else:
+        result = fit_gpu(args.measured, args.device, args.model, args.params)
+    print(f"{args.fit_kind} fit of {args.device} ({args.model}) to {args.measured}:\n")
+    print(result.table())
+    if out is not None:
+        write_device(result, args.device, out)
+        print(f"\nwrote {out}")
+    return 0
