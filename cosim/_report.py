@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from . import _design_space
 from . import trace as traces
 from ._atomic import write_atomically
 from ._sweep import sweep
@@ -36,6 +37,8 @@ SYSTEMS = (
     SystemSpec("gpu-stepahead", "gpu-stepahead", {}, note="3 GPUs, step-ahead + prefetch cache (T2)"),
     SystemSpec("heteroreason-u280-200", "heteroreason", {"draft": {"device": "u280"}}, note="U280 at 200 MHz"),
     SystemSpec("heteroreason-u280-300", "heteroreason", U280_300, note="U280 at 300 MHz (projection)"),
+    SystemSpec("heteroreason-u280-flexllm", "heteroreason", {"draft": {"device": "u280-flexllm"}},
+               note="U280 with a FlexLLM-class decoder (FlexLLM's public U280 decode datapath) at 300 MHz"),
     SystemSpec("heteroreason-v80", "heteroreason", {"draft": {"device": "v80"}}, note="V80"),
     SystemSpec("heteroreason-nobacktrack", "heteroreason", U280_300, forward_only=True,
                note="U280 at 300 MHz on the forward-only (RSD) run of the same problems"),
@@ -59,7 +62,8 @@ def run_report(problems: int = 300, seed: int = 1, out: str | Path = "out/report
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
-    total = len(DATASETS) * len(CONFIGS) * len(SYSTEMS) + len(SWEEP_BANDWIDTH) + len(SWEEP_CLOCK)
+    total = len(DATASETS) * len(CONFIGS) * len(SYSTEMS) + len(SWEEP_BANDWIDTH) + len(SWEEP_CLOCK) + \
+        _design_space.STEPS
     done = 0
 
     def tick(label: str) -> None:
@@ -84,10 +88,11 @@ def run_report(problems: int = 300, seed: int = 1, out: str | Path = "out/report
                                 "problems": summary["problems"]})
                 tick(f"{dataset} config {config} {spec.name}")
     sweeps = _sweeps(problems, seed, tick)
-    report = {"problems": problems, "seed": seed, "records": records, "sweeps": sweeps,
+    space = _design_space.design_space(problems, seed, tick)
+    report = {"problems": problems, "seed": seed, "records": records, "sweeps": sweeps, "design_space": space,
               "systems": {s.name: s.note for s in SYSTEMS}}
     write_atomically(folder / "report.json", json.dumps(report, indent=1))
-    figures = write_figures(report, folder)
+    figures = write_figures(report, folder) + [_design_space.figure(space, folder / "design_space.png")]
     write_atomically(folder / "report.md", _markdown(report, figures, time.monotonic() - started))
     report["figures"] = [str(f) for f in figures]
     return report
@@ -158,9 +163,13 @@ def _markdown(report: dict[str, Any], figures: list[Path], elapsed_s: float) -> 
         "",
         *_table(records, "stall_ratio", "{:.3f}"),
         "",
-        "## Wasted energy share",
+        "## Wasted energy share (energy above idle of discarded step-ahead drafts)",
         "",
-        *_table(records, "wasted_energy_share", "{:.3f}"),
+        *_table(records, "wasted_energy_share", "{:.4f}"),
+        "",
+        "## Off-chain energy share (energy of every generated token that misses the final chain)",
+        "",
+        *_table(records, "offchain_energy_share", "{:.3f}"),
         "",
         "## gpu-baseline latency breakdown (share of busy time)",
         "",
@@ -181,6 +190,7 @@ def _markdown(report: dict[str, Any], figures: list[Path], elapsed_s: float) -> 
                              f"{row['comm_share']:.4f} | ok |")
             else:
                 lines.append(f"| {row['value']} | | | | {row['error']} |")
+    lines += ["", *_design_space.markdown(report["design_space"])]
     lines += ["", "## Figures", ""]
     for figure in figures:
         lines += [f"![{figure.stem}]({figure.name})", ""]

@@ -51,18 +51,24 @@ def test_report_writes_markdown_json_and_figures(tmp_path):
     assert proc.returncode == 0, proc.stderr
     report = json.loads((out / "report.json").read_text())
     from cosim import METRICS
-    assert len(report["records"]) == 4 * 2 * 8
+    assert len(report["records"]) == 4 * 2 * 9
     systems = {r["system"] for r in report["records"]}
     assert systems == {"gpu-baseline", "gpu-stepahead", "heteroreason-u280-200", "heteroreason-u280-300",
-                       "heteroreason-v80", "heteroreason-nobacktrack", "heteroreason-jetson", "heteroreason-vanilla"}
+                       "heteroreason-u280-flexllm", "heteroreason-v80", "heteroreason-nobacktrack",
+                       "heteroreason-jetson", "heteroreason-vanilla"}
     for record in report["records"]:
         assert set(METRICS) <= set(record) and record["config"] in (1, 2)
         if record["system"] == "gpu-baseline":
             assert record["speedup"] == 1.0
     assert set(report["sweeps"]) == {"pcie_bandwidth_gbps", "fpga_clock_mhz"}
+    space = report["design_space"]
+    assert {"u280 @ 200 MHz (measured design)", "u280-flexllm @ 300 MHz"} <= set(space["designs"])
+    assert set(space["references"]) == {"gpu-baseline", "gpu-stepahead"}
+    rates = [p["decode_tok_s"] for p in space["curve"]]
+    assert rates == sorted(rates) and rates[0] < 17 < rates[-1]  # from below a Jetson to the ports' limit
     markdown = (out / "report.md").read_text()
     for figure in ("speedup", "latency", "energy_per_token", "goodput", "baseline_breakdown", "stall_ratio",
-                   "sweep_pcie_bandwidth", "sweep_fpga_clock"):
+                   "sweep_pcie_bandwidth", "sweep_fpga_clock", "design_space"):
         png = out / f"{figure}.png"
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert f"({figure}.png)" in markdown

@@ -1,0 +1,106 @@
+"""Where a draft accelerator starts to pay off: heteroreason's latency and energy per
+token against the draft device's decode rate, the rate swept through the MAC array of the
+U280 design, beside the GPU systems and the named FPGA designs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+from . import trace as traces
+from ._workflow import simulate
+from .scenario import scenario
+from .standalone import fpga_timing
+
+# MACs per cycle of the swept design: from a few lanes to more than its 16 HBM ports can feed.
+MACS = (16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 16384)
+SWEEP_CLOCK_MHZ = 300
+RATE_CONTEXT = 512  # tokens of context at which a design's decode rate is quoted
+DATASET, CONFIG = "math500", 1
+# The designs marked on the curve: label -> draft section of the scenario.
+DESIGNS = {
+    "u280 @ 200 MHz (measured design)": {"device": "u280"},
+    "u280 @ 300 MHz (its projection)": {"device": "u280", "overrides": {"accelerator.clock": "300 MHz"}},
+    "u280-flexllm @ 300 MHz": {"device": "u280-flexllm"},
+    "v80": {"device": "v80"},
+}
+
+
+def decode_rate(draft: dict[str, Any]) -> float:
+    """Tokens per second of a draft design at RATE_CONTEXT."""
+    return 1e9 / fpga_timing(draft["device"], contexts=[RATE_CONTEXT], overrides=draft.get("overrides"))["ns"][0]
+
+
+def _point(draft: dict[str, Any], workload: Any) -> dict[str, float]:
+    summary = simulate(scenario("heteroreason", CONFIG, draft=draft), workload).summary
+    return {"decode_tok_s": decode_rate(draft), "latency_s": summary["latency_s"],
+            "energy_j_per_token": summary["energy_j_per_token"]}
+
+
+def design_space(problems: int, seed: int, tick: Callable[[str], None]) -> dict[str, Any]:
+    workload = traces.generate(DATASET, problems, seed).in_memory()
+    references = {}
+    for system in ("gpu-baseline", "gpu-stepahead"):
+        summary = simulate(scenario(system, CONFIG), workload).summary
+        references[system] = {"latency_s": summary["latency_s"], "energy_j_per_token": summary["energy_j_per_token"]}
+        tick(f"design space {system}")
+    curve = []
+    for macs in MACS:
+        draft = {"device": "u280", "overrides": {"accelerator.macs_per_cycle": macs,
+                                                 "accelerator.clock_mhz": SWEEP_CLOCK_MHZ}}
+        curve.append({"macs_per_cycle": macs, **_point(draft, workload)})
+        tick(f"design space macs={macs}")
+    marks = {}
+    for label, draft in DESIGNS.items():
+        marks[label] = _point(draft, workload)
+        tick(f"design space {label}")
+    return {"dataset": DATASET, "config": CONFIG, "clock_mhz": SWEEP_CLOCK_MHZ, "rate_context": RATE_CONTEXT,
+            "references": references, "curve": curve, "designs": marks}
+
+
+STEPS = 2 + len(MACS) + len(DESIGNS)
+
+
+def markdown(space: dict[str, Any]) -> list[str]:
+    lines = [f"## Design space: draft decode rate ({space['dataset']}, Config {space['config']})", "",
+             f"heteroreason with the U280 design's MAC array swept at {space['clock_mhz']} MHz (decode rate at a "
+             f"{space['rate_context']}-token context), against the GPU systems on the same trace.", "",
+             "| draft design | decode tok/s | latency s | J per token |", "|---|---|---|---|"]
+    for name, ref in space["references"].items():
+        lines.append(f"| {name} (reference) | | {ref['latency_s']:.3f} | {ref['energy_j_per_token']:.2f} |")
+    for p in space["curve"]:
+        lines.append(f"| {p['macs_per_cycle']} MACs/cycle | {p['decode_tok_s']:.1f} | {p['latency_s']:.3f} | "
+                     f"{p['energy_j_per_token']:.2f} |")
+    for label, p in space["designs"].items():
+        lines.append(f"| **{label}** | {p['decode_tok_s']:.1f} | {p['latency_s']:.3f} | "
+                     f"{p['energy_j_per_token']:.2f} |")
+    return lines
+
+
+def figure(space: dict[str, Any], path: Path) -> Path:
+    from matplotlib.ticker import FuncFormatter
+
+    from ._plots import _save, plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.4))
+    rates = [p["decode_tok_s"] for p in space["curve"]]
+    for ax, metric, label in ((axes[0], "latency_s", "mean latency per problem (s)"),
+                              (axes[1], "energy_j_per_token", "J per final-chain token")):
+        ax.plot(rates, [p[metric] for p in space["curve"]], marker="o", color="tab:green",
+                label="heteroreason (U280 design, MAC array swept)")
+        for (name, ref), style in zip(space["references"].items(), ("--", ":")):
+            ax.axhline(ref[metric], color="black", linestyle=style, linewidth=1.2, label=name)
+        for (design, p), marker in zip(space["designs"].items(), ("s", "D", "^", "v")):
+            ax.plot([p["decode_tok_s"]], [p[metric]], marker=marker, linestyle="none", markersize=8, label=design)
+        ax.set_xscale("log")
+        ax.set_yscale("log")  # the slow end is an order of magnitude above the region that matters
+        for axis in (ax.xaxis, ax.yaxis):
+            axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+            axis.set_minor_formatter(FuncFormatter(lambda v, _: f"{v:g}" if f"{v:g}"[0] in "1235" else ""))
+        ax.set_xlabel(f"draft decode rate (tokens/s at a {space['rate_context']}-token context)")
+        ax.set_ylabel(label)
+        ax.grid(alpha=0.3, which="both")
+    axes[1].legend(fontsize=8, loc="upper right")
+    fig.suptitle(f"Where a draft accelerator pays off ({space['dataset']}, Config {space['config']})")
+    fig.tight_layout()
+    return _save(fig, path)
