@@ -46,6 +46,8 @@ def _rows() -> list[tuple[str, str, Callable[[], str]]]:
         ("PCIe Gen4 x16", f"migrate the KV of a {PROMPT_TOKENS}-token prompt ({kv_bytes} B)", link("pcie_gen4_x16")),
         ("U280 @ 200 MHz", f"draft a {STEP_TOKENS}-token step at context {CONTEXT_TOKENS}", fpga("u280", None)),
         ("U280 @ 300 MHz", f"draft a {STEP_TOKENS}-token step at context {CONTEXT_TOKENS}", fpga("u280", 300.0)),
+        ("U280, FlexLLM-class", f"draft a {STEP_TOKENS}-token step at context {CONTEXT_TOKENS}",
+         fpga("u280-flexllm", None)),
         ("V80", f"draft a {STEP_TOKENS}-token step at context {CONTEXT_TOKENS}", fpga("v80", None)),
         ("RTX 3090, 0.5B", f"draft a {STEP_TOKENS}-token step (GPU baseline)", gpu_decode("rtx3090", draft)),
         ("Jetson Orin Nano", f"draft a {STEP_TOKENS}-token step (W8A8)", gpu_decode("jetson_orin_nano", draft)),
@@ -62,6 +64,7 @@ DEMO_SYSTEMS = (
     ("gpu-stepahead", "gpu-stepahead", {}),
     ("heteroreason, U280 @ 200 MHz", "heteroreason", {}),
     ("heteroreason, U280 @ 300 MHz", "heteroreason", {"draft": {"overrides": {"accelerator.clock": "300 MHz"}}}),
+    ("heteroreason, U280 (FlexLLM)", "heteroreason", {"draft": {"device": "u280-flexllm"}}),
     ("heteroreason, V80", "heteroreason", {"draft": {"device": "v80"}}),
 )
 
