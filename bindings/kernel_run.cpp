@@ -87,4 +87,12 @@ RunStats run_to_completion(const std::function<std::exception_ptr()>& error, con
     return stats;
 }
 
+pybind11::dict run_stats(const RunStats& stats) {
+    pybind11::dict out;
+    out["wall_s"] = stats.wall_s;
+    out["sim_ns"] = stats.sim_ns;
+    out["kernel_deltas"] = stats.deltas;
+    return out;
+}
+
 }  // namespace cosim::bindings

@@ -6,6 +6,7 @@
 #include <exception>
 #include <functional>
 
+#include <pybind11/pybind11.h>
 #include <systemc>
 
 namespace cosim::bindings {
@@ -34,6 +35,8 @@ struct RunStats {
 };
 
 RunStats run_to_completion(const Driver& driver);
+// {"wall_s", "sim_ns", "kernel_deltas"}: what every standalone run returns first.
+pybind11::dict run_stats(const RunStats& stats);
 // The same for a design whose own process reports its error. `between`, if given,
 // runs between slices with the GIL held (the simulation paused) and returns true
 // if it gave the design more to do (a process was waiting on it).

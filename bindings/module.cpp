@@ -7,6 +7,7 @@
 
 #include <systemc>
 
+#include "diagnostics.hpp"
 #include "errors.hpp"
 #include "standalone_runs.hpp"
 #include "timing_eval.hpp"

@@ -17,12 +17,5 @@ pybind11::dict gpu_run(const pybind11::dict& gpu, const pybind11::dict& model, c
                        const pybind11::object& profile, const pybind11::list& ops, bool record_tokens);
 pybind11::dict power_run(const pybind11::dict& power, const pybind11::list& segments);
 pybind11::list kvmu_run(int64_t capacity_tokens, const pybind11::list& ops);
-pybind11::dict kernel_floor(int64_t transactions, double delay_ns);
-// Diagnostics: each duration as the kernel's sc_time(ns, SC_NS) rounds it and as
-// the models' fast path does, and back to ns both ways.
-pybind11::dict time_rounding(const std::vector<double>& durations_ns);
-// Diagnostics: a SystemC process reports SC_ERROR with `message`; checks that
-// SystemC errors surface as Python exceptions in this build.
-void systemc_selftest(const std::string& message);
 
 }  // namespace cosim::bindings

@@ -45,4 +45,12 @@ inline double to_ns(const sc_core::sc_time& t) { return units_to_ns(t.value()); 
 inline uint64_t now_units() { return sc_core::sc_time_stamp().value(); }
 inline double now_ns() { return units_to_ns(now_units()); }
 
+// Times within this of each other are one instant (ns values round-tripped through kernel units).
+constexpr double kTimeEpsilonNs = 1e-3;
+// Waits until `ns` (a time in ns), unless it has passed. Call from an SC_THREAD.
+inline void at_least(double ns) {
+    const double now = now_ns();
+    if (ns > now + kTimeEpsilonNs) sc_core::wait(duration_ns(ns - now));
+}
+
 }  // namespace cosim

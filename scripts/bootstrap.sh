@@ -39,7 +39,7 @@ ensure_system() {
 }
 
 build_stamp() {
-  cat pyproject.toml CMakeLists.txt models/* bindings/* | sha256sum | cut -d' ' -f1
+  cat pyproject.toml CMakeLists.txt models/*.?pp models/*/*.?pp bindings/* | sha256sum | cut -d' ' -f1
 }
 
 ensure_venv() {

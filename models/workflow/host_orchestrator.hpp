@@ -5,11 +5,11 @@
 // their device servers and the PCIe fabric. Speculative work (step-ahead
 // drafts, step-ahead refinement) is launched early and later adopted or
 // aborted, so device work overlaps exactly as far as the toggles allow.
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
-#include <unordered_map>
 #include <vector>
 
 #include <systemc>
@@ -19,6 +19,7 @@
 #include "draft_unit.hpp"
 #include "gpu_proxy.hpp"
 #include "pcie_fabric.hpp"
+#include "problem_accounting.hpp"
 #include "sync_stream.hpp"
 #include "workflow_inputs.hpp"
 
@@ -58,24 +59,27 @@ public:
     std::exception_ptr error() const { return error_; }
 
 private:
+    // What the host and the target's decode job share while a run goes on.
+    struct RunState {
+        int64_t limit = 0;
+        int64_t generated = 0;
+        sc_core::sc_event token;   // tokens decoded, or their schedule published
+        bool streaming = false;    // someone waits on `token` (shadow sync)
+        // While streaming: the kernel time at which each token from `scheduled_from` on
+        // will have been decoded (the run cannot change while the host streams it).
+        std::vector<uint64_t> schedule;
+        int64_t scheduled_from = 0;
+        sc_core::sc_event retune;  // `limit` or `streaming` changed under the job
+        std::vector<int64_t> acts; // its decode activities
+    };
     // A target run: decodes step `step` from the context identified by `key`.
-    // Its counters are shared with the job on the target's server.
     struct Run {
         TicketPtr ticket;
         int32_t step = 0;
         std::vector<int64_t> key;
         int64_t context = 0;
         int64_t reused = 0;
-        std::shared_ptr<int64_t> limit;
-        std::shared_ptr<int64_t> generated;
-        std::shared_ptr<sc_core::sc_event> token;  // tokens decoded, or their schedule published
-        std::shared_ptr<bool> streaming;  // someone waits on `token` (shadow sync)
-        // While streaming: the kernel time at which each token from `*scheduled_from` on
-        // will have been decoded (the run cannot change while the host streams it).
-        std::shared_ptr<std::vector<uint64_t>> schedule;
-        std::shared_ptr<int64_t> scheduled_from;
-        std::shared_ptr<sc_core::sc_event> retune;  // `limit` or `streaming` changed under the job
-        std::shared_ptr<std::vector<int64_t>> acts;
+        std::shared_ptr<RunState> live;
         std::vector<int64_t> reused_from;  // activities of the cached run whose tokens it prefilled
         double reused_share = 0.0;         // share of those activities' tokens it reused
     };
@@ -128,7 +132,11 @@ private:
     int64_t lookahead_refine(int64_t k, int32_t step) const;
     int64_t context_len() const;
     std::vector<int64_t> chain_key() const;
-    void product(int64_t activity, int64_t event);
+    void product(int64_t activity, int64_t event) { acct_.product(activity, event); }
+    ProblemMetrics& m() { return acct_.metrics(); }
+    std::vector<int64_t> chain_events() const;
+    // Each device's energy so far: draft, PRM, target.
+    std::array<double, 3> energies() const;
 
     WorkflowOptions options_;
     WorkflowDevices d_;
@@ -138,6 +146,7 @@ private:
     TraceChunk chunk_;  // the problems under way; events_ is its events
     const std::vector<TraceEvent>& events_ = chunk_.events;
     std::vector<ProblemMetrics> metrics_;
+    ProblemAccounting acct_;
     std::vector<Activity> kept_;
     std::exception_ptr error_;
     std::function<void(int32_t, int32_t)> on_step_;
@@ -152,20 +161,12 @@ private:
     int32_t spec_step_ = 0;
     Run run_;                     // the target's current run (ticket null when none)
     std::map<std::vector<int64_t>, Cached> prefetch_;
-    std::unordered_map<int64_t, int64_t> products_;  // generating activity -> trace event (-1: speculative)
-    struct Reuse {
-        double share = 0.0;
-        int64_t consumer = -1;  // trace event of the run that reused the tokens
-    };
-    std::unordered_map<int64_t, Reuse> partial_use_;  // cached run activity -> its later reuse
     int64_t prm_cached_ = 0;
     int64_t target_cached_ = 0;
     int64_t last_settle_ = kNoActivity;
     int64_t last_command_ = kNoActivity;
     double command_arrival_ns_ = 0.0;  // when the last command reaches the draft device
     int64_t accept_pending_ = -1;  // KV position that, once written, lets the KVMU accept the refined step
-    ProblemMetrics m_;
-    double energy_start_[3] = {0.0, 0.0, 0.0};
 };
 
 }  // namespace cosim

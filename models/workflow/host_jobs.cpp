@@ -1,0 +1,313 @@
+// The host's work on the devices: the jobs it submits to each device server (drafting,
+// target runs, verification, shadow-sync streams), the transfers between them, and the
+// counters those jobs feed. The workflow's handlers (host_orchestrator.cpp) call these.
+#include "sim_time.hpp"
+#include "host_orchestrator.hpp"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "errors.hpp"
+
+namespace cosim {
+
+TicketPtr HostOrchestrator::submit_draft(int32_t step, int64_t tokens, std::vector<int64_t> deps, double ready_ns) {
+    const int64_t context = context_len();
+    const int64_t last_product = chain_.empty() ? -1 : chain_.back().product;
+    return d_.draft_server->submit([this, step, tokens, deps, context, last_product, ready_ns](Ticket& t) {
+        DraftUnit& draft = *d_.draft;
+        at_least(ready_ns);
+        std::vector<int64_t> after = deps;
+        const int64_t gap = context - draft.position();
+        if (gap > 0 && !t.abort.requested) {
+            // The draft's cache lacks context the target wrote: a prefix-cache refill.
+            const double start = now_ns();
+            draft.prefill(gap);
+            const int64_t id = log_.add(Role::draft, ActivityKind::draft_prefill, step, start, now_ns(), gap, after,
+                                        draft.power().params().prefill_w);
+            t.above_idle_j += above_idle_j(id, draft.power().params().idle_w);
+            product(id, last_product);
+            after = {id};
+            accept_if_written();
+        }
+        if (!request(Role::draft, draft.request_overhead_ns(), draft.power().params().idle_w, step, after,
+                     &t.abort)) {
+            t.activity = after.back();
+            return;
+        }
+        const double start = now_ns();
+        t.produced = draft.draft(tokens, &t.abort);
+        t.activity = log_.add(Role::draft, ActivityKind::draft, step, start, now_ns(), t.produced, after,
+                              draft.power().params().decode_w);
+        t.above_idle_j += above_idle_j(t.activity, draft.power().params().idle_w);
+        m().drafted_tokens += t.produced;
+    });
+}
+
+HostOrchestrator::Run HostOrchestrator::start_run(int32_t step, int64_t limit, std::vector<int64_t> deps) {
+    Run r;
+    r.step = step;
+    r.key = chain_key();
+    r.context = context_len();
+    r.live = std::make_shared<RunState>();
+    r.live->limit = limit;
+    const int64_t window = d_.target->model().context_window;
+    if (r.context + limit > window)
+        throw SimulationError("problem " + std::to_string(log_.problem()) + ": the target would reach " +
+                              std::to_string(r.context + limit) + " tokens at step " + std::to_string(step) +
+                              ", beyond the context window of " + d_.target->model().name + " (" +
+                              std::to_string(window) + ")");
+    if (options_.prefetch_cache) {
+        auto it = prefetch_.find(r.key);
+        if (it != prefetch_.end() && it->second.step == step) {
+            r.reused = std::min(it->second.tokens, limit);
+            r.reused_from = it->second.activities;
+            r.reused_share = static_cast<double>(r.reused) / static_cast<double>(it->second.tokens);
+            prefetch_.erase(it);
+        }
+    }
+    m().reused_tokens += r.reused;
+    // Tokens the target has not seen yet go to it first (they are at the host already).
+    const int64_t unseen = std::max<int64_t>(0, r.context - target_cached_);
+    Delivery in{now_ns(), kNoActivity};
+    if (unseen > 0) {
+        in = d_.fabric->send(Endpoint::host, Endpoint::target, static_cast<uint64_t>(unseen * options_.token_bytes),
+                             now_ns(), deps, step);
+        deps.push_back(in.activity);
+    }
+    r.ticket = decode_job(r, deps, in.arrival_ns, true);
+    return r;
+}
+
+TicketPtr HostOrchestrator::decode_job(const Run& r, std::vector<int64_t> deps, double ready_ns, bool new_request) {
+    const int32_t step = r.step;
+    const int64_t context = r.context;
+    const int64_t reused = r.reused;
+    auto live = r.live;
+    return d_.target_server->submit([=](Ticket& t) {
+        GpuProxy& target = *d_.target;
+        at_least(ready_ns);
+        std::vector<int64_t> after = deps;
+        if (new_request &&
+            !request(Role::target, target.params().request_overhead_ns, target.power().params().idle_w, step, after,
+                     &t.abort)) {
+            t.activity = after.back();
+            return;
+        }
+        // What the target lacks is read now, not at submission: an earlier run may have been
+        // aborted before its prefill.
+        const int64_t fill = new_request ? std::max<int64_t>(0, context - target_cached_) + reused : 0;
+        if (fill > 0) {
+            // Context it has not seen, and cached tokens of an earlier run: one parallel prefill.
+            const double start = now_ns();
+            const bool done = target.prefill(fill, context + reused - fill, &t.abort);
+            after = {log_.add(Role::target, ActivityKind::target_prefill, step, start, now_ns(), fill, after,
+                              target.power().params().prefill_w)};
+            if (!done) {
+                t.activity = after.back();
+                return;
+            }
+            target_cached_ = context;  // its own decoded tokens are added when the run is kept
+            live->generated = reused;
+            if (reused > 0 && live->streaming) live->token.notify(sc_core::SC_ZERO_TIME);
+        } else if (new_request) {
+            target_cached_ = context;
+        }
+        const double start = now_ns();
+        int64_t decoded = 0;
+        uint64_t head_start = 0;  // kernel time units already spent on the token under way
+        target.power().set_state(PowerState::decode);
+        while (live->generated < live->limit) {
+            // One wait up to the limit, cut short by an abort or by the host changing the
+            // limit or asking for the stream; a stream is told when each token will be done.
+            std::vector<double> durations;
+            for (int64_t i = live->generated; i < live->limit; ++i) durations.push_back(target.decode_token_ns(context + i));
+            if (live->streaming) {
+                live->schedule = token_ends(durations, head_start);
+                live->scheduled_from = live->generated;
+                live->token.notify(sc_core::SC_ZERO_TIME);
+            }
+            const TokenRun part = wait_tokens(durations, head_start, &t.abort, &live->retune);
+            live->generated += part.completed;
+            decoded += part.completed;
+            head_start = part.completed == static_cast<int64_t>(durations.size()) ? 0 : part.partial_units;
+            if (part.completed > 0 && live->streaming) live->token.notify(sc_core::SC_ZERO_TIME);
+            if (part.aborted) break;
+        }
+        target.power().set_state(PowerState::idle);
+        if (now_ns() > start) {  // an abort may cut the first token short: that time was spent too
+            after = {log_.add(Role::target, ActivityKind::refine, step, start, now_ns(), decoded, after,
+                              target.power().params().decode_w)};
+            live->acts.push_back(after.back());
+        }
+        m().target_tokens += decoded;
+        t.activity = after.empty() ? kNoActivity : after.back();
+        t.produced = live->generated;
+        live->token.notify(sc_core::SC_ZERO_TIME);
+    });
+}
+
+void HostOrchestrator::stop_run() {
+    if (!run_.ticket) return;
+    if (!run_.ticket->finished) {
+        run_.ticket->abort.request();
+        await(run_.ticket);
+    }
+    for (int64_t id : run_.live->acts) product(id, -1);
+    if (options_.prefetch_cache && run_.live->generated > 0)
+        prefetch_[run_.key] = Cached{run_.step, run_.live->generated, run_.live->acts};
+    target_cached_ = std::min(target_cached_, run_.context);  // its own tokens leave the KV cache
+    run_ = Run{};
+}
+
+void HostOrchestrator::count_stall(const TicketPtr& draft, int32_t step) {
+    // The draft device held a finished step since `end_ns`, waiting for a verdict.
+    const double now = now_ns();
+    if (!draft->finished || draft->produced == 0 || now <= draft->end_ns + kTimeEpsilonNs) return;
+    log_.add(Role::draft, ActivityKind::stall, step, draft->end_ns, now, 0, {}, d_.draft->power().params().idle_w);
+    m().stall_ns += now - draft->end_ns;
+}
+
+void HostOrchestrator::count_verdict() {
+    m().verdicts += 1;
+    if (spec_ && spec_->finished && spec_->produced > 0 && now_ns() > spec_->end_ns + kTimeEpsilonNs)
+        m().stalled_verdicts += 1;
+}
+
+double HostOrchestrator::above_idle_j(int64_t id, double idle_w) const {
+    const Activity& a = log_.at(id);
+    return a.energy_j - (a.end_ns - a.start_ns) * idle_w * kJoulesPerWattNs;
+}
+
+void HostOrchestrator::abort_spec() {
+    if (!spec_) return;
+    count_stall(spec_, spec_step_);
+    spec_->abort.request();
+    await(spec_);
+    product(spec_->activity, -1);
+    m().discarded_step_ahead_tokens += spec_->produced;
+    m().stepahead_waste_j += spec_->above_idle_j;
+    spec_ = nullptr;
+}
+
+void HostOrchestrator::request_accept(int64_t end_position) {
+    // Accept once the refined step is written up to `end_position`: now if it is,
+    // else from the job that writes that position.
+    accept_pending_ = end_position;
+    for (const auto& stream : streams_) stream->settle();
+    accept_if_written();
+}
+
+bool HostOrchestrator::request(Role role, double overhead_ns, double idle_w, int32_t step,
+                               std::vector<int64_t>& after, AbortSignal* abort) {
+    if (overhead_ns <= 0.0) return true;
+    const double start = now_ns();
+    const bool done = wait_unless_aborted(overhead_ns, abort);
+    after = {log_.add(role, ActivityKind::request, step, start, now_ns(), 0, after, idle_w)};
+    return done;
+}
+
+void HostOrchestrator::accept_if_written() {
+    d_.draft->settle();
+    Kvmu& kvmu = d_.draft->kvmu();
+    if (accept_pending_ >= 0 && kvmu.pointers().curr >= accept_pending_) {
+        kvmu.accept();
+        accept_pending_ = -1;
+    }
+}
+
+void HostOrchestrator::cut_streams() {
+    for (const auto& stream : streams_) stream->cut();
+}
+
+void HostOrchestrator::stream_to_draft(Run& run, int64_t tokens, int64_t product_event) {
+    run.live->streaming = true;
+    run.live->retune.notify(sc_core::SC_ZERO_TIME);
+    streams_.erase(std::remove_if(streams_.begin(), streams_.end(),
+                                  [](const std::shared_ptr<SyncStream>& s) { return s->finished(); }),
+                   streams_.end());
+    auto stream = std::make_shared<SyncStream>(
+        *d_.draft, log_, run.step,
+        [this, product_event](int64_t id) {
+            product(id, product_event);
+            accept_if_written();
+        },
+        on_sync_summary_);
+    streams_.push_back(stream);
+    const bool per_pass = d_.draft->kvmu().observed_per_token();
+    d_.draft_server->submit([stream, per_pass](Ticket&) { stream->run(per_pass); });
+    int64_t streamed = 0;  // tokens whose transfer is posted
+    for (;;) {
+        const int64_t available = std::min(run.live->generated, tokens);
+        if (available > streamed) {
+            // Decoded and not yet sent (cached tokens of an earlier run): one transfer now.
+            // The last tokens leave once the run is logged, so the critical path can name it.
+            if (available == tokens) await(run.ticket);
+            const int64_t produced_by = run.live->acts.empty() ? run.ticket->activity : run.live->acts.back();
+            const int64_t burst = available - streamed;
+            const Delivery d = d_.fabric->send_fine(
+                Endpoint::target, Endpoint::draft, static_cast<uint64_t>(burst * options_.token_bytes), now_ns(),
+                {produced_by, last_command_}, run.step);
+            for (int64_t j = 0; j < burst; ++j) stream->push(d.arrival_units, d.activity);
+            streamed = available;
+        }
+        // Tokens the target will decode on its published schedule, all but the last: each
+        // leaves the moment it is decoded, so its transfer can be posted now.
+        const int64_t from = run.live->scheduled_from;
+        const auto& ends = run.live->schedule;
+        while (streamed + 1 < tokens && streamed >= from && streamed - from < static_cast<int64_t>(ends.size())) {
+            const int64_t produced_by = run.live->acts.empty() ? run.ticket->activity : run.live->acts.back();
+            const Delivery d = d_.fabric->send_fine_at(Endpoint::target, Endpoint::draft,
+                                                       static_cast<uint64_t>(options_.token_bytes),
+                                                       ends[static_cast<size_t>(streamed - from)],
+                                                       {produced_by, last_command_}, run.step);
+            stream->push(d.arrival_units, d.activity);
+            ++streamed;
+        }
+        if (streamed >= tokens || run.ticket->finished) break;
+        sc_core::wait(run.live->token | run.ticket->done);
+    }
+    stream->close();
+}
+
+TicketPtr HostOrchestrator::verify(int64_t context, int64_t tokens, double ready_ns, std::vector<int64_t> deps,
+                                   int32_t step) {
+    int64_t fill = context + tokens;
+    int64_t at = 0;
+    if (options_.prm_prefix_cache) {
+        fill = context - prm_cached_ + tokens;
+        at = prm_cached_;
+    }
+    prm_cached_ = context + tokens;
+    return d_.prm_server->submit([=](Ticket& t) {
+        GpuProxy& prm = *d_.prm;
+        at_least(ready_ns);
+        std::vector<int64_t> after = deps;
+        request(Role::prm, prm.params().request_overhead_ns, prm.power().params().idle_w, step, after);
+        const double start = now_ns();
+        prm.prefill(fill, at);
+        t.activity = log_.add(Role::prm, ActivityKind::verify, step, start, now_ns(), fill, after,
+                              prm.power().params().prefill_w);
+    });
+}
+
+Delivery HostOrchestrator::verdict(const TicketPtr& scored, int32_t step) {
+    await(scored);
+    const Delivery v = d_.fabric->send_fine(Endpoint::prm, Endpoint::host,
+                                            static_cast<uint64_t>(options_.control_bytes), scored->end_ns,
+                                            {scored->activity}, step);
+    at_least(v.arrival_ns);
+    last_settle_ = v.activity;
+    return v;
+}
+
+Delivery HostOrchestrator::command_to_draft(int64_t cause, int32_t step) {
+    const Delivery d = d_.fabric->send_fine(Endpoint::host, Endpoint::draft,
+                                            static_cast<uint64_t>(options_.control_bytes), now_ns(), {cause}, step);
+    command_arrival_ns_ = d.arrival_ns;
+    last_command_ = d.activity;
+    return d;
+}
+
+}  // namespace cosim

@@ -1,0 +1,374 @@
+#include "sim_time.hpp"
+#include "host_orchestrator.hpp"
+
+#include <algorithm>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "errors.hpp"
+
+namespace cosim {
+
+HostOrchestrator::HostOrchestrator(sc_core::sc_module_name name, const WorkflowOptions& options,
+                                   const WorkflowDevices& devices, ActivityLog& log)
+    : sc_core::sc_module(name), options_(options), d_(devices), log_(log) {
+    SC_HAS_PROCESS(HostOrchestrator);
+    SC_THREAD(run);
+}
+
+void HostOrchestrator::run() {
+    try {
+        int32_t index = 0;
+        while (next_chunk()) {
+            for (const TraceProblem& problem : chunk_.problems) run_problem(problem, index++);
+        }
+        // One resolution step more, so a waveform file holds the last time stamp.
+        sc_core::wait(sc_core::sc_get_time_resolution());
+    } catch (...) {
+        error_ = std::current_exception();
+        sc_core::sc_stop();
+    }
+}
+
+bool HostOrchestrator::next_chunk() {
+    wants_chunk_ = true;
+    sc_core::sc_pause();  // sc_start returns at the end of this delta cycle; its caller supplies
+    while (wants_chunk_) sc_core::wait(chunk_ready_);
+    return !chunk_.problems.empty();
+}
+
+void HostOrchestrator::supply(TraceChunk chunk) {
+    chunk_ = std::move(chunk);
+    wants_chunk_ = false;
+    chunk_ready_.notify(sc_core::SC_ZERO_TIME);
+}
+
+// ---- bookkeeping ------------------------------------------------------------------------------
+
+int64_t HostOrchestrator::context_len() const {
+    int64_t total = problem_->prompt_tokens;
+    for (const ChainStep& s : chain_) total += s.tokens;
+    return total;
+}
+
+std::vector<int64_t> HostOrchestrator::chain_key() const { return chain_events(); }
+
+std::array<double, 3> HostOrchestrator::energies() const {
+    return {d_.draft->power().energy_j(), d_.prm->power().energy_j(), d_.target->power().energy_j()};
+}
+
+std::vector<int64_t> HostOrchestrator::chain_events() const {
+    std::vector<int64_t> events;
+    events.reserve(chain_.size());
+    for (const ChainStep& s : chain_) events.push_back(s.product);
+    return events;
+}
+
+int64_t HostOrchestrator::lookahead_draft(int64_t k, int32_t step) const {
+    for (int64_t j = k + 1; j < event_end_; ++j) {
+        const TraceEvent& e = events_[static_cast<size_t>(j)];
+        if (e.kind == EventKind::draft && e.step == step) return e.tokens;
+    }
+    return 0;
+}
+
+int64_t HostOrchestrator::lookahead_refine(int64_t k, int32_t step) const {
+    // The natural length of a target run for `step` from today's context: the
+    // refinement of that step the trace will ask for from the same context, if
+    // any; else the step's draft length as a proxy.
+    for (int64_t j = k + 1; j < event_end_; ++j) {
+        const TraceEvent& e = events_[static_cast<size_t>(j)];
+        if (e.kind == EventKind::refine && e.step == step) return e.tokens;
+        if (e.kind == EventKind::backtrack && e.step < step) break;  // the context of `step` changes
+    }
+    return lookahead_draft(k, step);
+}
+
+// ---- the workflow -----------------------------------------------------------------------------
+
+void HostOrchestrator::prompt_prefills() {
+    // Without a prefix cache the PRM rescores the whole context at every step,
+    // so prefilling the prompt early would buy nothing.
+    const int64_t prompt = problem_->prompt_tokens;
+    for (auto [server, gpu, role] : {std::tuple{d_.prm_server, d_.prm, Role::prm},
+                                     std::tuple{d_.target_server, d_.target, Role::target}}) {
+        if (role == Role::prm && !options_.prm_prefix_cache) continue;
+        server->submit([=](Ticket& t) {
+            std::vector<int64_t> after;
+            request(role, gpu->params().request_overhead_ns, gpu->power().params().idle_w, 0, after);
+            const double start = now_ns();
+            gpu->prefill(prompt, 0);
+            t.activity = log_.add(role, ActivityKind::prompt_prefill, 0, start, now_ns(), prompt, after,
+                                  gpu->power().params().prefill_w);
+        });
+    }
+}
+
+void HostOrchestrator::phase1() {
+    const int64_t prompt = problem_->prompt_tokens;
+    const bool eager = !options_.sequential;
+    DraftUnit& draft = *d_.draft;
+    if (draft.on_fpga() && d_.draft_on_target) {
+        // A GPU prefills the prompt for the draft model; its KV migrates to HBM.
+        GpuProxy* helper = d_.draft_on_target;
+        TicketPtr mig = d_.target_server->submit([=](Ticket& t) {
+            std::vector<int64_t> after;
+            request(Role::target, helper->params().request_overhead_ns, helper->power().params().idle_w, 0, after);
+            const double start = now_ns();
+            helper->prefill(prompt, 0);
+            t.activity = log_.add(Role::target, ActivityKind::migrate, 0, start, now_ns(), prompt, after,
+                                  helper->power().params().prefill_w);
+        });
+        if (eager) prompt_prefills();
+        await(mig);
+        const auto kv_bytes = static_cast<uint64_t>(static_cast<double>(prompt) * draft.kv_bytes_per_token());
+        const Delivery kv = d_.fabric->send(Endpoint::target, Endpoint::draft, kv_bytes, now_ns(), {mig->activity}, 0);
+        const double leg_start = log_.at(kv.activity).start_ns;
+        // The FPGA's side of the last leg starts with it, so what released the leg released it too:
+        // the critical path runs on through the legs before it.
+        const int64_t leg_cause = log_.at(kv.activity).cause;
+        d_.draft_server->submit([=](Ticket& t) {
+            // The FPGA does nothing but take in the prompt's KV: it draws its transfer power.
+            at_least(leg_start);
+            Power& power = d_.draft->power();
+            power.set_state(PowerState::transfer);
+            at_least(kv.arrival_ns);
+            power.set_state(PowerState::idle);
+            t.activity = log_.add(Role::draft, ActivityKind::kv_load, 0, leg_start, now_ns(), prompt,
+                                  {kv.activity, leg_cause}, power.params().transfer_w);
+            d_.draft->load(prompt);
+        });
+        last_command_ = kv.activity;
+    } else {
+        d_.draft_server->submit([=](Ticket& t) {
+            DraftUnit& unit = *d_.draft;
+            std::vector<int64_t> after;
+            request(Role::draft, unit.request_overhead_ns(), unit.power().params().idle_w, 0, after);
+            const double start = now_ns();
+            unit.prefill_prompt(prompt);
+            t.activity = log_.add(Role::draft, ActivityKind::draft_prefill, 0, start, now_ns(), prompt, after,
+                                  unit.power().params().prefill_w);
+        });
+        if (eager) prompt_prefills();
+    }
+    prm_cached_ = eager && options_.prm_prefix_cache ? prompt : 0;
+    target_cached_ = eager ? prompt : 0;
+    if (options_.step_ahead_refine && !options_.sequential) {
+        const int64_t first = problem_->first_event - 1;
+        const int64_t limit = lookahead_refine(first, 1);
+        if (limit > 0) run_ = start_run(1, limit, {});
+    }
+}
+
+void HostOrchestrator::on_draft(int64_t k, const TraceEvent& e) {
+    const int32_t step = e.step;
+    if (step != static_cast<int32_t>(chain_.size()) + 1 || e.tokens <= 0)
+        throw SimulationError("trace inconsistent: draft of step " + std::to_string(step) + " after " +
+                              std::to_string(chain_.size()) + " steps");
+    if (!spec_) {
+        // Drafted now: it starts once the last command (a verdict's pointer update) has arrived.
+        spec_ = submit_draft(step, e.tokens, {last_settle_, last_command_}, command_arrival_ns_);
+        spec_step_ = step;
+    }
+    if (spec_step_ != step)
+        throw SimulationError("internal: the draft device holds step " + std::to_string(spec_step_) +
+                              " where the trace drafts step " + std::to_string(step));
+    TicketPtr mine = spec_;
+    spec_ = nullptr;
+    await(mine);
+    if (mine->produced != e.tokens)
+        throw SimulationError("internal: step " + std::to_string(step) + " drafted " +
+                              std::to_string(mine->produced) + " of " + std::to_string(e.tokens) + " tokens");
+    product(mine->activity, k);
+    count_stall(mine, step);
+    const double now = now_ns();
+    const int64_t context = context_len();
+    const Delivery tokens = d_.fabric->send(Endpoint::draft, Endpoint::prm,
+                                            static_cast<uint64_t>(e.tokens * options_.token_bytes), now,
+                                            {mine->activity, last_settle_}, step);
+    TicketPtr score = verify(context, e.tokens, tokens.arrival_ns, {tokens.activity}, step);
+    if (options_.step_ahead_draft && !options_.sequential) {
+        const int64_t ahead = lookahead_draft(k, step + 1);
+        if (ahead > 0) {
+            spec_ = submit_draft(step + 1, ahead, {mine->activity});
+            spec_step_ = step + 1;
+        }
+    }
+    const Delivery v = verdict(score, step);
+    count_verdict();
+    if (e.accepted) {
+        chain_.push_back(ChainStep{e.tokens, k});
+        command_to_draft(v.activity, step);  // the pointer update needs no wait
+        d_.draft->settle();                  // a step-ahead draft's tokens done so far are in the KV cache
+        d_.draft->kvmu().accept();
+        settled(k, step, v.activity);
+        return;
+    }
+    prm_cached_ = std::min(prm_cached_, context);
+    const Delivery cmd = command_to_draft(v.activity, step);
+    at_least(cmd.arrival_ns);
+    abort_spec();
+    d_.draft->kvmu().rollback();
+    last_command_ = cmd.activity;
+}
+
+void HostOrchestrator::settled(int64_t k, int32_t step, int64_t cause) {
+    last_settle_ = cause;
+    if (!options_.step_ahead_refine || options_.sequential) return;
+    if (run_.ticket && run_.step == step + 1 && run_.key == chain_key()) return;  // started after a refinement
+    stop_run();
+    const int64_t limit = lookahead_refine(k, step + 1);
+    if (limit > 0) run_ = start_run(step + 1, limit, {cause});
+}
+
+void HostOrchestrator::on_refine(int64_t k, const TraceEvent& e) {
+    const int32_t step = e.step;
+    const int64_t tokens = e.tokens;
+    if (step != static_cast<int32_t>(chain_.size()) + 1 || tokens <= 0)
+        throw SimulationError("trace inconsistent: refine of step " + std::to_string(step) + " after " +
+                              std::to_string(chain_.size()) + " steps");
+    if (run_.ticket && run_.step == step && run_.key == chain_key()) {
+        // Step-ahead refinement: the run already under way is the refinement.
+        if (run_.live->limit != tokens) {
+            run_.live->limit = tokens;
+            run_.live->retune.notify(sc_core::SC_ZERO_TIME);
+        }
+        if (run_.ticket->finished && run_.live->generated < tokens) {
+            // It stopped at its guessed length: it decodes on from where it was.
+            run_.ticket = decode_job(run_, {run_.ticket->activity}, now_ns(), false);
+        }
+    } else {
+        stop_run();
+        run_ = start_run(step, tokens, {last_command_, last_settle_});
+    }
+    Run run = run_;
+    if (options_.shadow_sync && !options_.sequential) stream_to_draft(run, tokens, k);
+    await(run.ticket);
+    for (int64_t id : run.live->acts) product(id, k);
+    acct_.reused(run.reused_from, run.reused_share, k);
+    run_ = Run{};
+    target_cached_ = run.context + tokens;
+    if (!options_.shadow_sync && !options_.sequential) {
+        // Vanilla: the draft device prefills the refined step locally afterwards.
+        const Delivery d = d_.fabric->send(Endpoint::target, Endpoint::draft,
+                                           static_cast<uint64_t>(tokens * options_.token_bytes), now_ns(),
+                                           {run.ticket->activity}, step);
+        d_.draft_server->submit([=](Ticket& t) {
+            DraftUnit& draft = *d_.draft;
+            at_least(d.arrival_ns);
+            const double start = now_ns();
+            draft.prefill(tokens);
+            t.activity = log_.add(Role::draft, ActivityKind::draft_prefill, step, start, now_ns(), tokens,
+                                  {d.activity}, draft.power().params().prefill_w);
+            product(t.activity, k);
+            accept_if_written();
+        });
+    }
+    const int64_t context = context_len();
+    if (!e.scored) {
+        chain_.push_back(ChainStep{tokens, k});
+        request_accept(context + tokens);
+        settled(k, step, run.ticket->activity);
+        return;
+    }
+    if (options_.target_ahead_after_refine && options_.step_ahead_refine && !options_.sequential) {
+        // The current step is complete: the target goes on to the next at once, from the
+        // context that keeps its refinement, without waiting for the refinement's verdict.
+        chain_.push_back(ChainStep{tokens, k});
+        const int64_t limit = lookahead_refine(k, step + 1);
+        if (limit > 0) run_ = start_run(step + 1, limit, {run.ticket->activity});
+        chain_.pop_back();
+    }
+    const Delivery sent = d_.fabric->send(Endpoint::target, Endpoint::prm,
+                                          static_cast<uint64_t>(tokens * options_.token_bytes), now_ns(),
+                                          {run.ticket->activity, last_command_}, step);
+    TicketPtr score = verify(context, tokens, sent.arrival_ns, {sent.activity}, step);
+    if (options_.step_ahead_draft && !options_.sequential) {
+        const int64_t ahead = lookahead_draft(k, step + 1);
+        if (ahead > 0) {
+            spec_ = submit_draft(step + 1, ahead, {run.ticket->activity});
+            spec_step_ = step + 1;
+        }
+    }
+    const Delivery v = verdict(score, step);
+    count_verdict();
+    if (e.accepted) {
+        chain_.push_back(ChainStep{tokens, k});
+        command_to_draft(v.activity, step);
+        request_accept(context + tokens);
+        settled(k, step, v.activity);
+    } else {
+        prm_cached_ = std::min(prm_cached_, context);
+    }
+}
+
+void HostOrchestrator::on_backtrack(int64_t, const TraceEvent& e) {
+    m().backtracks += 1;
+    if (chain_.empty()) throw SimulationError("trace inconsistent: a backtrack with no step to revert");
+    stop_run();  // a run started ahead of the failed refinement's verdict builds on a reverted context
+    const Delivery cmd = command_to_draft(last_settle_, e.step);
+    at_least(cmd.arrival_ns);
+    // Syncs of the failed refinement and a step-ahead draft still queued are dropped
+    // before anything is waited for; the job running now stops at once or within a token.
+    cut_streams();
+    d_.draft_server->cancel_pending();
+    if (spec_) spec_->abort.request();
+    abort_spec();
+    d_.draft_server->drain();
+    streams_.clear();
+    accept_pending_ = -1;
+    chain_.pop_back();
+    const int64_t position = context_len();
+    d_.draft->kvmu().initialize(position);
+    prm_cached_ = std::min(prm_cached_, position);
+    target_cached_ = std::min(target_cached_, position);
+    last_command_ = cmd.activity;
+}
+
+void HostOrchestrator::run_problem(const TraceProblem& problem, int32_t index) {
+    problem_ = &problem;
+    event_end_ = problem_->first_event + problem_->events;
+    log_.begin_problem(index);
+    chain_.clear();
+    prefetch_.clear();
+    spec_ = nullptr;
+    run_ = Run{};
+    accept_pending_ = -1;
+    last_settle_ = last_command_ = kNoActivity;
+    command_arrival_ns_ = 0.0;
+    acct_.begin(now_ns(), energies());
+
+    phase1();
+    for (int64_t k = problem_->first_event; k < event_end_; ++k) {
+        const TraceEvent& e = events_[static_cast<size_t>(k)];
+        if (on_step_) on_step_(index, e.step);
+        switch (e.kind) {
+            case EventKind::draft: on_draft(k, e); break;
+            case EventKind::refine: on_refine(k, e); break;
+            case EventKind::backtrack: on_backtrack(k, e); break;
+        }
+    }
+    finish_problem();
+}
+
+void HostOrchestrator::finish_problem() {
+    const double end = now_ns();
+    // Work left over once the answer is settled (trailing shadow syncs, a step-ahead
+    // run) is dropped; aborts take effect at this same instant.
+    cut_streams();
+    d_.draft_server->cancel_pending();
+    abort_spec();
+    stop_run();
+    m().steps = static_cast<int32_t>(chain_.size());
+    for (const ChainStep& s : chain_) m().final_tokens += s.tokens;
+    metrics_.push_back(acct_.finish(log_, end, chain_events(), last_settle_, energies()));
+    // Work already running when the answer settled finishes (and is logged) before the next problem.
+    d_.draft_server->drain();
+    d_.prm_server->drain();
+    d_.target_server->drain();
+    streams_.clear();
+    if (options_.keep_activities) kept_.insert(kept_.end(), log_.activities().begin(), log_.activities().end());
+}
+
+}  // namespace cosim
