@@ -9,6 +9,7 @@
 
 #include "diagnostics.hpp"
 #include "errors.hpp"
+#include "param_dicts.hpp"
 #include "standalone_runs.hpp"
 #include "timing_eval.hpp"
 #include "workflow_run.hpp"
@@ -63,6 +64,7 @@ PYBIND11_MODULE(_native, m) {
           py::arg("profile"), py::arg("points"));
     m.def("gpu_timing", &cosim::bindings::gpu_timing, py::arg("gpu"), py::arg("model"), py::arg("profile"),
           py::arg("points"));
+    m.def("param_declarations", &cosim::bindings::param_declarations);
     m.def("systemc_selftest", &cosim::bindings::systemc_selftest, py::arg("message"));
     m.def("time_rounding", &cosim::bindings::time_rounding, py::arg("durations_ns"));
     m.def("kernel_floor", &cosim::bindings::kernel_floor, py::arg("transactions"), py::arg("delay_ns"));

@@ -41,14 +41,15 @@ private:
     std::set<std::string> keys_;
 };
 
+// One declared parameter read from the dict into the struct `p`.
+#define COSIM_READ_PARAM(type, name, rule, init) p.name = r.get<type>(#name);
+
 }  // namespace
 
 PcieLinkParams pcie_params(const py::dict& d) {
     Reader r(d, "pcie");
     PcieLinkParams p;
-    p.bandwidth_gbps = r.get<double>("bandwidth_gbps");
-    p.efficiency = r.get<double>("efficiency");
-    p.latency_ns = r.get<double>("latency_ns");
+    COSIM_PCIE_LINK_PARAMS(COSIM_READ_PARAM)
     r.finish();
     return p;
 }
@@ -56,10 +57,7 @@ PcieLinkParams pcie_params(const py::dict& d) {
 HbmParams hbm_params(const py::dict& d) {
     Reader r(d, "hbm");
     HbmParams p;
-    p.capacity_bytes = r.get<double>("capacity_bytes");
-    p.pseudo_channels = r.get<int64_t>("pseudo_channels");
-    p.channel_bandwidth_gbps = r.get<double>("channel_bandwidth_gbps");
-    p.efficiency = r.get<double>("efficiency");
+    COSIM_HBM_PARAMS(COSIM_READ_PARAM)
     r.finish();
     return p;
 }
@@ -67,15 +65,7 @@ HbmParams hbm_params(const py::dict& d) {
 FpgaAcceleratorParams fpga_params(const py::dict& d) {
     Reader r(d, "fpga");
     FpgaAcceleratorParams p;
-    p.clock_mhz = r.get<double>("clock_mhz");
-    p.macs_per_cycle = r.get<double>("macs_per_cycle");
-    p.hbm_ports = r.get<int64_t>("hbm_ports");
-    p.port_width_bits = r.get<double>("port_width_bits");
-    p.port_efficiency = r.get<double>("port_efficiency");
-    p.pipeline_cycles_per_layer = r.get<double>("pipeline_cycles_per_layer");
-    p.weight_bytes_per_param = r.get<double>("weight_bytes_per_param");
-    p.kv_bytes_per_element = r.get<double>("kv_bytes_per_element");
-    p.kv_reserve_tokens = r.get<int64_t>("kv_reserve_tokens");
+    COSIM_FPGA_ACCELERATOR_PARAMS(COSIM_READ_PARAM)
     r.finish();
     return p;
 }
@@ -83,17 +73,7 @@ FpgaAcceleratorParams fpga_params(const py::dict& d) {
 GpuParams gpu_params(const py::dict& d) {
     Reader r(d, "gpu");
     GpuParams p;
-    p.memory_bytes = r.get<double>("memory_bytes");
-    p.memory_bandwidth_gbps = r.get<double>("memory_bandwidth_gbps");
-    p.memory_efficiency = r.get<double>("memory_efficiency");
-    p.peak_tflops = r.get<double>("peak_tflops");
-    p.compute_efficiency = r.get<double>("compute_efficiency");
-    p.request_overhead_ns = r.get<double>("request_overhead_ns");
-    p.forward_overhead_ns = r.get<double>("forward_overhead_ns");
-    p.layer_overhead_ns = r.get<double>("layer_overhead_ns");
-    p.weight_bytes_per_param = r.get<double>("weight_bytes_per_param");
-    p.kv_bytes_per_element = r.get<double>("kv_bytes_per_element");
-    p.kv_reserve_tokens = r.get<int64_t>("kv_reserve_tokens");
+    COSIM_GPU_PARAMS(COSIM_READ_PARAM)
     r.finish();
     return p;
 }
@@ -101,31 +81,17 @@ GpuParams gpu_params(const py::dict& d) {
 PowerParams power_params(const py::dict& d) {
     Reader r(d, "power");
     PowerParams p;
-    p.idle_w = r.get<double>("idle_w");
-    p.prefill_w = r.get<double>("prefill_w");
-    p.decode_w = r.get<double>("decode_w");
-    p.transfer_w = r.get<double>("transfer_w");
+    COSIM_POWER_PARAMS(COSIM_READ_PARAM)
     r.finish();
     return p;
 }
 
 ModelSpec model_spec(const py::dict& d) {
     Reader r(d, "model");
-    ModelSpec m;
-    m.name = r.get<std::string>("name");
-    m.layers = r.get<int64_t>("layers");
-    m.hidden = r.get<int64_t>("hidden");
-    m.heads = r.get<int64_t>("heads");
-    m.kv_heads = r.get<int64_t>("kv_heads");
-    m.head_dim = r.get<int64_t>("head_dim");
-    m.ffn = r.get<int64_t>("ffn");
-    m.vocab = r.get<int64_t>("vocab");
-    m.params = r.get<double>("params");
-    m.lm_head = r.get<bool>("lm_head");
-    m.score_head_params = r.get<double>("score_head_params");
-    m.context_window = r.get<int64_t>("context_window");
+    ModelSpec p;
+    COSIM_MODEL_PARAMS(COSIM_READ_PARAM)
     r.finish();
-    return m;
+    return p;
 }
 
 PowerState power_state(const std::string& name) {
@@ -166,6 +132,21 @@ FpgaProfile fpga_profile(const py::object& profile) {
     out.measured_clock_mhz = r.get<double>("clock_mhz");
     out.project_clock = r.get<bool>("project_clock");
     r.finish();
+    return out;
+}
+
+py::dict param_declarations() {
+    py::dict out;
+#define COSIM_DESCRIBE_PARAM(type, name, rule, init) params.append(py::make_tuple(#name, #type, #rule));
+#define COSIM_DESCRIBE_GROUP(key, fields) { py::list params; fields(COSIM_DESCRIBE_PARAM) out[key] = params; }
+    COSIM_DESCRIBE_GROUP("pcie", COSIM_PCIE_LINK_PARAMS)
+    COSIM_DESCRIBE_GROUP("hbm", COSIM_HBM_PARAMS)
+    COSIM_DESCRIBE_GROUP("power", COSIM_POWER_PARAMS)
+    COSIM_DESCRIBE_GROUP("fpga", COSIM_FPGA_ACCELERATOR_PARAMS)
+    COSIM_DESCRIBE_GROUP("gpu", COSIM_GPU_PARAMS)
+    COSIM_DESCRIBE_GROUP("model", COSIM_MODEL_PARAMS)
+#undef COSIM_DESCRIBE_GROUP
+#undef COSIM_DESCRIBE_PARAM
     return out;
 }
 

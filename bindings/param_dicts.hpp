@@ -28,5 +28,7 @@ LatencyProfile optional_profile(const pybind11::object& profile);
 // None, or {source, rows, clock_mhz, project_clock}.
 FpgaProfile fpga_profile(const pybind11::object& profile);
 PowerState power_state(const std::string& name);
+// The native parameters this build was compiled with, per group: (name, C++ type, rule).
+pybind11::dict param_declarations();
 
 }  // namespace cosim::bindings

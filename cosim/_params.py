@@ -33,11 +33,25 @@ CITATION_KEYS = ("source", "estimate")
 
 
 def param(help: str, rule: str = "positive", default: Any = dataclasses.MISSING,
-          choices: tuple[str, ...] | None = None) -> Any:
+          choices: tuple[str, ...] | None = None, native: bool = True) -> Any:
     """Declares one parameter of a configuration dataclass (``choices``: the words a text
-    parameter may take)."""
+    parameter may take; ``native``: the C++ models take it)."""
     assert rule in _RULES, rule
-    return dataclasses.field(default=default, metadata={"help": help, "rule": rule, "choices": choices})
+    return dataclasses.field(default=default, metadata={"help": help, "rule": rule, "choices": choices,
+                                                        "native": native})
+
+
+def config_class(group: Any, module: str) -> type:
+    """The frozen configuration dataclass of a declared group (cosim/config/_declarations.py)."""
+    from .config._declarations import REQUIRED
+
+    fields = []
+    for d in group.params:
+        default = dataclasses.MISSING if d.default is REQUIRED else d.default
+        fields.append((d.name, d.type, param(d.help, d.rule, default, native=d.native)))
+    cls = dataclasses.make_dataclass(group.python, fields, frozen=True, kw_only=True)
+    cls.__module__, cls.__doc__ = module, group.doc
+    return cls
 
 
 def _group_type(kind: Any) -> type | None:
@@ -174,13 +188,9 @@ def build(cls: type[T], data: Any, where: Where | None = None) -> T:
     return cls(**values)
 
 
-def native(config: Any, drop: tuple[str, ...] = ("description",)) -> dict[str, Any]:
-    """The flat parameter dict the native models take (nested configs excluded)."""
-    return {
-        f.name: getattr(config, f.name)
-        for f in dataclasses.fields(config)
-        if f.name not in drop and not dataclasses.is_dataclass(getattr(config, f.name))
-    }
+def native(config: Any) -> dict[str, Any]:
+    """The flat parameter dict the native models take: the parameters declared native."""
+    return {f.name: getattr(config, f.name) for f in dataclasses.fields(config) if f.metadata.get("native", False)}
 
 
 def canonical(config: Any, path: str, _prefix: str = "") -> str:

@@ -115,7 +115,7 @@ class TraceFeed:
 
 def _gpu_section(device: GpuDevice, model: Any, link: Any) -> dict[str, Any]:
     return {"gpu": _params.native(device.gpu), "power": _params.native(device.power),
-            "model": _params.native(model), "link": _params.native(link, drop=("name", "description"))}
+            "model": _params.native(model), "link": _params.native(link)}
 
 
 def system_dict(scn: Scenario) -> dict[str, Any]:
@@ -128,7 +128,7 @@ def system_dict(scn: Scenario) -> dict[str, Any]:
                          "hbm": _params.native(draft.device.hbm), "prefill_gpu": prefill_gpu,
                          "fpga_profile": fpga_profile_native(draft.device),
                          "power": _params.native(draft.device.power), "model": _params.native(draft.model),
-                         "link": _params.native(draft.link, drop=("name", "description"))}
+                         "link": _params.native(draft.link)}
     else:
         draft_section = {"kind": "gpu", **_gpu_section(draft.device, draft.model, draft.link)}
     t = scn.toggles

@@ -14,53 +14,20 @@ from pathlib import Path
 from typing import Any, Union
 
 from ._latency_csv import load_latency_profile
-from ._params import build, param
+from ._params import build, config_class, param
+from .config import _declarations
 from ._yamlio import LocatedDict, load_yaml
 from .errors import ConfigError
 
 
-@dataclass(frozen=True, kw_only=True)
-class PcieLinkConfig:
-    name: str = param("link name", rule="any")
-    description: str = param("what this link is", rule="any", default="")
-    bandwidth_gbps: float = param("raw bandwidth per direction")
-    efficiency: float = param("share of raw bandwidth a DMA transfer achieves", rule="fraction")
-    latency_ns: float = param("fixed cost of one transfer (DMA setup and flight)", rule="non_negative")
-
-
-@dataclass(frozen=True, kw_only=True)
-class HbmConfig:
-    capacity_bytes: float = param("HBM capacity")
-    pseudo_channels: int = param("number of pseudo-channels")
-    channel_bandwidth_gbps: float = param("peak bandwidth of one pseudo-channel")
-    efficiency: float = param("share of peak reached by long streaming reads", rule="fraction")
-
-
-@dataclass(frozen=True, kw_only=True)
-class PowerConfig:
-    idle_w: float = param("board power when idle", rule="non_negative")
-    prefill_w: float = param("board power while prefilling", rule="non_negative")
-    decode_w: float = param("board power while decoding", rule="non_negative")
-    transfer_w: float = param("board power while only moving data", rule="non_negative")
-
-
-@dataclass(frozen=True, kw_only=True)
-class FpgaAcceleratorConfig:
-    clock_mhz: float = param("kernel clock; the MAC array and the HBM ports run on it")
-    macs_per_cycle: float = param("multiply-accumulates the MAC array retires per cycle (its lanes); caps "
-                                  "compute at macs x clock")
-    hbm_ports: int = param("HBM ports wired to the decoder, each reading one pseudo-channel; weights and KV "
-                           "stream through them")
-    port_width_bits: float = param("data width of one HBM port: a port moves at most width x clock, and its "
-                                   "pseudo-channel caps it at channel bandwidth x HBM efficiency")
-    port_efficiency: float = param("share of a port's width x clock the design keeps busy (bursts, stalls)",
-                                   rule="fraction")
-    pipeline_cycles_per_layer: float = param("cycles per layer that nothing overlaps (reductions, softmax, "
-                                             "norms); added to every forward pass", rule="non_negative")
-    weight_bytes_per_param: float = param("bytes per weight (W8A8: 1)")
-    kv_bytes_per_element: float = param("bytes per K or V element")
-    kv_reserve_tokens: int = param("KV cache reserved in HBM, tokens (0: the model's window)",
-                                   rule="non_negative", default=0)
+# The groups of parameters the native models take, each declared once in
+# cosim/config/_declarations.py (the C++ structs are generated from the same declarations).
+PcieLinkConfig = config_class(_declarations.PCIE, __name__)
+HbmConfig = config_class(_declarations.HBM, __name__)
+PowerConfig = config_class(_declarations.POWER, __name__)
+FpgaAcceleratorConfig = config_class(_declarations.FPGA, __name__)
+GpuConfig = config_class(_declarations.GPU, __name__)
+ModelConfig = config_class(_declarations.MODEL, __name__)
 
 
 PROJECTIONS = ("linear", "none")
@@ -75,23 +42,6 @@ class FpgaProfileConfig:
     clock_projection: str = param("linear: times scale by measured clock / clock (a compute- or pipeline-bound "
                                   "design); none: used as measured at any clock", rule="any", default="linear",
                                   choices=PROJECTIONS)
-
-
-@dataclass(frozen=True, kw_only=True)
-class GpuConfig:
-    memory_bytes: float = param("device memory")
-    memory_bandwidth_gbps: float = param("peak memory bandwidth")
-    memory_efficiency: float = param("share of peak bandwidth a batch-1 decode reaches", rule="fraction")
-    peak_tflops: float = param("dense tensor throughput at the serving precision")
-    compute_efficiency: float = param("share of peak throughput a prefill reaches", rule="fraction")
-    request_overhead_ns: float = param("serving-stack cost of one request (a drafted step, a PRM score, a "
-                                       "refinement, a prompt)", rule="non_negative", default=0.0)
-    forward_overhead_ns: float = param("fixed host and launch cost of one forward call", rule="non_negative")
-    layer_overhead_ns: float = param("launch cost per transformer layer (eager mode)", rule="non_negative")
-    weight_bytes_per_param: float = param("bytes per weight (BF16: 2)")
-    kv_bytes_per_element: float = param("bytes per K or V element")
-    kv_reserve_tokens: int = param("KV cache reserved, tokens (0: the model's window)", rule="non_negative",
-                                   default=0)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -117,24 +67,6 @@ class GpuDevice:
     power: PowerConfig = param("board power per state", rule="any")
 
     kind = "gpu"
-
-
-@dataclass(frozen=True, kw_only=True)
-class ModelConfig:
-    name: str = param("model name", rule="any")
-    description: str = param("what this model is", rule="any", default="")
-    layers: int = param("transformer layers")
-    hidden: int = param("hidden size")
-    heads: int = param("attention (query) heads")
-    kv_heads: int = param("key/value heads (grouped-query attention)")
-    head_dim: int = param("dimension of one head")
-    ffn: int = param("intermediate size of the gated MLP")
-    vocab: int = param("vocabulary size")
-    params: float = param("total parameters (stored weights)")
-    lm_head: bool = param("true: the output head projects onto the vocabulary", rule="any", default=True)
-    score_head_params: float = param("parameters of a scoring head instead (PRMs)", rule="non_negative",
-                                     default=0.0)
-    context_window: int = param("longest context the model supports, tokens")
 
 
 Device = Union[FpgaDevice, GpuDevice]

@@ -75,7 +75,7 @@ def pcie_transfers(link: Any, transfers: Iterable[Sequence[Any]], overrides: Map
         if len(t) not in (2, 3):
             raise ConfigError(f"a transfer is (direction, bytes[, issue_ns]), got {t!r}")
         script.append((t[0], int(t[1]), float(t[2]) if len(t) == 3 else 0.0))
-    return _call("pcie_transfers", _params.native(cfg, drop=("name", "description")), script)
+    return _call("pcie_transfers", _params.native(cfg), script)
 
 
 def transfer(link: Any, nbytes: int, direction: str = "h2d", overrides: Mapping[str, Any] | None = None

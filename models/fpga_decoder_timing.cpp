@@ -24,15 +24,7 @@ const char* fpga_bound_name(FpgaBound bound) {
 }
 
 void FpgaAcceleratorParams::validate(const std::string& where, const HbmParams& hbm) const {
-    require_positive(where + ".clock_mhz", clock_mhz);
-    require_positive(where + ".macs_per_cycle", macs_per_cycle);
-    require_positive(where + ".hbm_ports", static_cast<double>(hbm_ports));
-    require_positive(where + ".port_width_bits", port_width_bits);
-    require_fraction(where + ".port_efficiency", port_efficiency);
-    require_non_negative(where + ".pipeline_cycles_per_layer", pipeline_cycles_per_layer);
-    require_positive(where + ".weight_bytes_per_param", weight_bytes_per_param);
-    require_positive(where + ".kv_bytes_per_element", kv_bytes_per_element);
-    require_non_negative(where + ".kv_reserve_tokens", static_cast<double>(kv_reserve_tokens));
+    COSIM_FPGA_ACCELERATOR_PARAMS(COSIM_CHECK_PARAM)
     if (hbm_ports > hbm.pseudo_channels)
         throw ConfigError(where + ".hbm_ports: " + std::to_string(hbm_ports) + " ports, but the HBM has " +
                           std::to_string(hbm.pseudo_channels) + " pseudo-channels (one port reads one)");

@@ -22,19 +22,12 @@
 #include "hbm.hpp"
 #include "latency_profile.hpp"
 #include "model_spec.hpp"
+#include "param_rules.hpp"
 
 namespace cosim {
 
 struct FpgaAcceleratorParams {
-    double clock_mhz = 0.0;
-    double macs_per_cycle = 0.0;             // MACs retired per cycle across all lanes
-    int64_t hbm_ports = 0;                   // HBM ports wired to the decoder, one pseudo-channel each
-    double port_width_bits = 0.0;            // data width of one port
-    double port_efficiency = 1.0;            // share of a port's width x clock the design keeps busy
-    double pipeline_cycles_per_layer = 0.0;  // non-overlapped cycles per layer (reductions, softmax, norms)
-    double weight_bytes_per_param = 1.0;     // W8A8
-    double kv_bytes_per_element = 1.0;
-    int64_t kv_reserve_tokens = 0;           // KV region in HBM; 0 reserves the model's context window
+    COSIM_FPGA_ACCELERATOR_PARAMS(COSIM_DECLARE_PARAM)
 
     // Throws ConfigError naming `where`.<field>; the ports must fit the HBM's pseudo-channels.
     void validate(const std::string& where, const HbmParams& hbm) const;

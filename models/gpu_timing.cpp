@@ -13,17 +13,7 @@ constexpr double kNsPerSecond = 1e9;
 }  // namespace
 
 void GpuParams::validate(const std::string& where) const {
-    require_positive(where + ".memory_bytes", memory_bytes);
-    require_positive(where + ".memory_bandwidth_gbps", memory_bandwidth_gbps);
-    require_fraction(where + ".memory_efficiency", memory_efficiency);
-    require_positive(where + ".peak_tflops", peak_tflops);
-    require_fraction(where + ".compute_efficiency", compute_efficiency);
-    require_non_negative(where + ".request_overhead_ns", request_overhead_ns);
-    require_non_negative(where + ".forward_overhead_ns", forward_overhead_ns);
-    require_non_negative(where + ".layer_overhead_ns", layer_overhead_ns);
-    require_positive(where + ".weight_bytes_per_param", weight_bytes_per_param);
-    require_positive(where + ".kv_bytes_per_element", kv_bytes_per_element);
-    require_non_negative(where + ".kv_reserve_tokens", static_cast<double>(kv_reserve_tokens));
+    COSIM_GPU_PARAMS(COSIM_CHECK_PARAM)
 }
 
 GpuTiming::GpuTiming(const std::string& where, const GpuParams& params, const ModelSpec& model,

@@ -14,21 +14,12 @@
 
 #include "latency_profile.hpp"
 #include "model_spec.hpp"
+#include "param_rules.hpp"
 
 namespace cosim {
 
 struct GpuParams {
-    double memory_bytes = 0.0;
-    double memory_bandwidth_gbps = 0.0;
-    double memory_efficiency = 1.0;
-    double peak_tflops = 0.0;            // dense tensor throughput at the serving precision
-    double compute_efficiency = 1.0;
-    double request_overhead_ns = 0.0;    // serving-stack cost of one request (a step, a score, a refinement)
-    double forward_overhead_ns = 0.0;    // fixed host/launch cost of one forward call
-    double layer_overhead_ns = 0.0;      // extra launch cost per transformer layer (eager mode)
-    double weight_bytes_per_param = 2.0; // BF16
-    double kv_bytes_per_element = 2.0;
-    int64_t kv_reserve_tokens = 0;       // KV memory reserved; 0 reserves the model's context window
+    COSIM_GPU_PARAMS(COSIM_DECLARE_PARAM)
 
     void validate(const std::string& where) const;
 };

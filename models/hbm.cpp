@@ -18,10 +18,7 @@ std::string size_text(double bytes) {
 }  // namespace
 
 void HbmParams::validate(const std::string& where) const {
-    require_positive(where + ".capacity_bytes", capacity_bytes);
-    require_positive(where + ".pseudo_channels", static_cast<double>(pseudo_channels));
-    require_positive(where + ".channel_bandwidth_gbps", channel_bandwidth_gbps);
-    require_fraction(where + ".efficiency", efficiency);
+    COSIM_HBM_PARAMS(COSIM_CHECK_PARAM)
 }
 
 Hbm::Hbm(std::string label, const HbmParams& params) : label_(std::move(label)), params_(params) {

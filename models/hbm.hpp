@@ -6,13 +6,13 @@
 #include <map>
 #include <string>
 
+#include "param_rules.hpp"
+
 namespace cosim {
 
+// capacity_bytes, pseudo_channels, channel_bandwidth_gbps (per pseudo-channel), efficiency.
 struct HbmParams {
-    double capacity_bytes = 0.0;
-    int64_t pseudo_channels = 0;
-    double channel_bandwidth_gbps = 0.0;  // GB/s per pseudo-channel
-    double efficiency = 1.0;              // share of peak reached by long streaming bursts
+    COSIM_HBM_PARAMS(COSIM_DECLARE_PARAM)
 
     void validate(const std::string& where) const;
     double peak_gbps() const { return static_cast<double>(pseudo_channels) * channel_bandwidth_gbps; }

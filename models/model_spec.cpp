@@ -5,19 +5,10 @@
 namespace cosim {
 
 void ModelSpec::validate() const {
-    const std::string where = "model '" + name + "'.";
-    require_positive(where + "layers", static_cast<double>(layers));
-    require_positive(where + "hidden", static_cast<double>(hidden));
-    require_positive(where + "heads", static_cast<double>(heads));
-    require_positive(where + "kv_heads", static_cast<double>(kv_heads));
-    require_positive(where + "head_dim", static_cast<double>(head_dim));
-    require_positive(where + "ffn", static_cast<double>(ffn));
-    require_positive(where + "vocab", static_cast<double>(vocab));
-    require_positive(where + "params", params);
-    require_non_negative(where + "score_head_params", score_head_params);
-    require_positive(where + "context_window", static_cast<double>(context_window));
+    const std::string where = "model '" + name + "'";
+    COSIM_MODEL_PARAMS(COSIM_CHECK_PARAM)
     if (heads % kv_heads != 0)
-        throw ConfigError(where + "kv_heads: " + std::to_string(kv_heads) + " does not divide heads (" +
+        throw ConfigError(where + ".kv_heads: " + std::to_string(kv_heads) + " does not divide heads (" +
                           std::to_string(heads) + ")");
 }
 

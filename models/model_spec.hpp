@@ -5,21 +5,14 @@
 #include <cstdint>
 #include <string>
 
+#include "param_rules.hpp"
+
 namespace cosim {
 
+// params: total parameters as published (stored weights); lm_head false: a scoring head
+// of score_head_params replaces the vocabulary projection (PRMs).
 struct ModelSpec {
-    std::string name;
-    int64_t layers = 0;
-    int64_t hidden = 0;
-    int64_t heads = 0;
-    int64_t kv_heads = 0;
-    int64_t head_dim = 0;
-    int64_t ffn = 0;
-    int64_t vocab = 0;
-    double params = 0.0;           // total parameter count as published (stored weights)
-    bool lm_head = true;           // false: a scoring head replaces the vocabulary projection
-    double score_head_params = 0;  // parameters of that scoring head (PRMs)
-    int64_t context_window = 0;    // tokens
+    COSIM_MODEL_PARAMS(COSIM_DECLARE_PARAM)
 
     void validate() const;  // throws ConfigError naming the field
 

@@ -6,9 +6,7 @@
 namespace cosim {
 
 void PcieLinkParams::validate(const std::string& where) const {
-    require_positive(where + ".bandwidth_gbps", bandwidth_gbps);
-    require_fraction(where + ".efficiency", efficiency);
-    require_non_negative(where + ".latency_ns", latency_ns);
+    COSIM_PCIE_LINK_PARAMS(COSIM_CHECK_PARAM)
 }
 
 double PcieLinkParams::transfer_ns(uint64_t bytes) const {

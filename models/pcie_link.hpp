@@ -11,12 +11,13 @@
 #include <tlm>
 #include <tlm_utils/simple_target_socket.h>
 
+#include "param_rules.hpp"
+
 namespace cosim {
 
+// bandwidth_gbps (raw per direction, GB/s = bytes/ns), efficiency, latency_ns per transfer.
 struct PcieLinkParams {
-    double bandwidth_gbps = 0.0;  // raw per-direction bandwidth, GB/s (= bytes/ns)
-    double efficiency = 1.0;      // share of raw bandwidth left after protocol overhead
-    double latency_ns = 0.0;      // fixed cost per transfer (DMA setup, flight)
+    COSIM_PCIE_LINK_PARAMS(COSIM_DECLARE_PARAM)
 
     void validate(const std::string& where) const;
     double effective_gbps() const { return bandwidth_gbps * efficiency; }

@@ -16,10 +16,7 @@ const char* power_state_name(PowerState state) {
 }
 
 void PowerParams::validate(const std::string& where) const {
-    require_non_negative(where + ".idle_w", idle_w);
-    require_non_negative(where + ".prefill_w", prefill_w);
-    require_non_negative(where + ".decode_w", decode_w);
-    require_non_negative(where + ".transfer_w", transfer_w);
+    COSIM_POWER_PARAMS(COSIM_CHECK_PARAM)
 }
 
 double PowerParams::watts(PowerState state) const {

@@ -8,6 +8,8 @@
 
 #include <systemc>
 
+#include "param_rules.hpp"
+
 namespace cosim {
 
 enum class PowerState : int { idle = 0, prefill = 1, decode = 2, transfer = 3 };
@@ -15,10 +17,7 @@ constexpr int kPowerStateCount = 4;
 const char* power_state_name(PowerState state);
 
 struct PowerParams {
-    double idle_w = 0.0;
-    double prefill_w = 0.0;
-    double decode_w = 0.0;
-    double transfer_w = 0.0;
+    COSIM_POWER_PARAMS(COSIM_DECLARE_PARAM)
 
     void validate(const std::string& where) const;
     double watts(PowerState state) const;

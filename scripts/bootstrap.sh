@@ -39,7 +39,7 @@ ensure_system() {
 }
 
 build_stamp() {
-  cat pyproject.toml CMakeLists.txt models/*.?pp models/*/*.?pp bindings/* | sha256sum | cut -d' ' -f1
+  cat pyproject.toml CMakeLists.txt models/*.?pp models/*/*.?pp bindings/* scripts/gen_native_params.py cosim/config/_declarations.py | sha256sum | cut -d' ' -f1
 }
 
 ensure_venv() {

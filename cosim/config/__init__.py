@@ -1,0 +1,1 @@
+"""Configuration: parameter declarations, units, YAML with locations, devices, scenarios."""

@@ -1,0 +1,123 @@
+"""Every parameter the native models take, declared once: its name (the unit is in the
+name), type, rule, help and default. From this module come the Python configuration
+classes (cosim.hardware), the C++ parameter structs with their checks and dict readers
+(generated at build time by scripts/gen_native_params.py as X-macro lists), and
+`cosim params`. It imports nothing but the standard library, so the build can read it.
+
+Adding a parameter: declare it here, give it a value (cited) in the YAML files of the
+devices, links or models it belongs to, and use it in the C++ model.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+class _Required:
+    def __repr__(self) -> str:
+        return "REQUIRED"
+
+
+REQUIRED: Any = _Required()  # a parameter every file must give
+
+
+@dataclass(frozen=True)
+class Decl:
+    name: str
+    type: type  # float, int, bool or str
+    help: str
+    rule: str = "positive"  # positive, non_negative, fraction or any
+    default: Any = REQUIRED
+    native: bool = True  # False: Python only (names and descriptions)
+
+
+@dataclass(frozen=True)
+class Group:
+    key: str     # the group's name in `cosim params`
+    python: str  # the configuration class (cosim.hardware)
+    native: str  # the C++ struct that holds the native parameters
+    macro: str   # the X-macro list generated for it
+    doc: str
+    params: tuple[Decl, ...]
+
+
+def _text(name: str, help: str, default: Any = REQUIRED, native: bool = False) -> Decl:
+    return Decl(name, str, help, rule="any", default=default, native=native)
+
+
+PCIE = Group("pcie", "PcieLinkConfig", "PcieLinkParams", "COSIM_PCIE_LINK_PARAMS", "A PCIe link, per direction.", (
+    _text("name", "link name"),
+    _text("description", "what this link is", default=""),
+    Decl("bandwidth_gbps", float, "raw bandwidth per direction"),
+    Decl("efficiency", float, "share of raw bandwidth a DMA transfer achieves", rule="fraction"),
+    Decl("latency_ns", float, "fixed cost of one transfer (DMA setup and flight)", rule="non_negative"),
+))
+
+HBM = Group("hbm", "HbmConfig", "HbmParams", "COSIM_HBM_PARAMS", "High-bandwidth memory of an FPGA board.", (
+    Decl("capacity_bytes", float, "HBM capacity"),
+    Decl("pseudo_channels", int, "number of pseudo-channels"),
+    Decl("channel_bandwidth_gbps", float, "peak bandwidth of one pseudo-channel"),
+    Decl("efficiency", float, "share of peak a pseudo-channel sustains on long streaming reads", rule="fraction"),
+))
+
+POWER = Group("power", "PowerConfig", "PowerParams", "COSIM_POWER_PARAMS", "Board power per state.", (
+    Decl("idle_w", float, "board power when idle", rule="non_negative"),
+    Decl("prefill_w", float, "board power while prefilling", rule="non_negative"),
+    Decl("decode_w", float, "board power while decoding", rule="non_negative"),
+    Decl("transfer_w", float, "board power while only moving data", rule="non_negative"),
+))
+
+FPGA = Group("fpga", "FpgaAcceleratorConfig", "FpgaAcceleratorParams", "COSIM_FPGA_ACCELERATOR_PARAMS",
+             "The draft decoder design on an FPGA.", (
+    Decl("clock_mhz", float, "kernel clock; the MAC array and the HBM ports run on it"),
+    Decl("macs_per_cycle", float, "multiply-accumulates the MAC array retires per cycle (its lanes); caps compute "
+                                  "at macs x clock"),
+    Decl("hbm_ports", int, "HBM ports wired to the decoder, each reading one pseudo-channel; weights and KV "
+                           "stream through them"),
+    Decl("port_width_bits", float, "data width of one HBM port: a port moves at most width x clock, and its "
+                                   "pseudo-channel caps it at channel bandwidth x HBM efficiency"),
+    Decl("port_efficiency", float, "share of a port's width x clock the design keeps busy (bursts, stalls)",
+         rule="fraction"),
+    Decl("pipeline_cycles_per_layer", float, "cycles per layer that nothing overlaps (reductions, softmax, norms); "
+                                             "added to every forward pass", rule="non_negative"),
+    Decl("weight_bytes_per_param", float, "bytes per weight (W8A8: 1)"),
+    Decl("kv_bytes_per_element", float, "bytes per K or V element"),
+    Decl("kv_reserve_tokens", int, "KV cache reserved in HBM, tokens (0: the model's window)", rule="non_negative",
+         default=0),
+))
+
+GPU = Group("gpu", "GpuConfig", "GpuParams", "COSIM_GPU_PARAMS", "A GPU serving one model at batch size 1.", (
+    Decl("memory_bytes", float, "device memory"),
+    Decl("memory_bandwidth_gbps", float, "peak memory bandwidth"),
+    Decl("memory_efficiency", float, "share of peak bandwidth a batch-1 decode reaches", rule="fraction"),
+    Decl("peak_tflops", float, "dense tensor throughput at the serving precision"),
+    Decl("compute_efficiency", float, "share of peak throughput a prefill reaches", rule="fraction"),
+    Decl("request_overhead_ns", float, "serving-stack cost of one request (a drafted step, a PRM score, a "
+                                       "refinement, a prompt)", rule="non_negative", default=0.0),
+    Decl("forward_overhead_ns", float, "fixed host and launch cost of one forward call", rule="non_negative"),
+    Decl("layer_overhead_ns", float, "launch cost per transformer layer (eager mode)", rule="non_negative"),
+    Decl("weight_bytes_per_param", float, "bytes per weight (BF16: 2)"),
+    Decl("kv_bytes_per_element", float, "bytes per K or V element"),
+    Decl("kv_reserve_tokens", int, "KV cache reserved, tokens (0: the model's window)", rule="non_negative",
+         default=0),
+))
+
+MODEL = Group("model", "ModelConfig", "ModelSpec", "COSIM_MODEL_PARAMS", "A decoder-only transformer.", (
+    _text("name", "model name", native=True),
+    _text("description", "what this model is", default=""),
+    Decl("layers", int, "transformer layers"),
+    Decl("hidden", int, "hidden size"),
+    Decl("heads", int, "attention (query) heads"),
+    Decl("kv_heads", int, "key/value heads (grouped-query attention)"),
+    Decl("head_dim", int, "dimension of one head"),
+    Decl("ffn", int, "intermediate size of the gated MLP"),
+    Decl("vocab", int, "vocabulary size"),
+    Decl("params", float, "total parameters (stored weights)"),
+    Decl("lm_head", bool, "true: the output head projects onto the vocabulary", rule="any", default=True),
+    Decl("score_head_params", float, "parameters of a scoring head instead (PRMs)", rule="non_negative",
+         default=0.0),
+    Decl("context_window", int, "longest context the model supports, tokens"),
+))
+
+GROUPS = (PCIE, HBM, POWER, FPGA, GPU, MODEL)
