@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Sets everything up on a fresh Debian machine, then runs one job:
-#   bash scripts/bootstrap.sh run    the main job on built-in defaults
-#   bash scripts/bootstrap.sh test   the test suite
-#   bash scripts/bootstrap.sh setup  set-up only
-# Set-up installs libsystemc-dev (apt-get as root, or sudo) when it is missing,
-# makes .venv, and builds and installs the package with its test extras. A second
-# run skips what is already done and rebuilds only when C++ or build files changed.
+#   bash scripts/bootstrap.sh run    the main job on built-in defaults (`cosim report`)
+#   bash scripts/bootstrap.sh test   the whole test suite, the recorder's and Ray's tests included
+#   bash scripts/bootstrap.sh setup  set-up only (the package and its core test tools)
+# Set-up installs libsystemc-dev (apt-get as root, or sudo) when it is missing, makes
+# .venv, and builds and installs the package. `test` adds the [record] and [ray] extras,
+# torch as its CPU build: from PyTorch's CPU wheel index when it is reachable, else from the
+# configured index (COSIM_TORCH, default torch==2.13.0, names what to ask it for). Nothing
+# installs a GPU build. A second run skips what is done and rebuilds only when C++ or build
+# files changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 job="${1:-run}"
@@ -39,30 +42,57 @@ ensure_system() {
 }
 
 build_stamp() {
-  cat pyproject.toml CMakeLists.txt models/*.?pp models/*/*.?pp bindings/* scripts/gen_native_params.py cosim/config/_declarations.py | sha256sum | cut -d' ' -f1
+  cat pyproject.toml CMakeLists.txt models/*.?pp models/*/*.?pp bindings/* scripts/gen_native_params.py \
+      cosim/config/_declarations.py | sha256sum | cut -d' ' -f1
 }
 
+pip() { .venv/bin/python -m pip "$@"; }
+
+ensure_torch_cpu() {
+  if .venv/bin/python -c 'import torch' 2>/dev/null; then return; fi
+  say "installing torch (CPU build)"
+  if ! pip install -q --retries 0 --timeout 20 --index-url https://download.pytorch.org/whl/cpu "torch>=2.1" 2>/dev/null; then
+    say "PyTorch's CPU index is out of reach; asking the configured index for ${COSIM_TORCH:-torch==2.13.0}"
+    pip install -q "${COSIM_TORCH:-torch==2.13.0}"
+  fi
+}
+
+# Installs the package (editable) with the extras in $1, building it when C++ or build files
+# changed since the last build or the extras differ.
 ensure_venv() {
+  local extras="$1"
   if [ ! -x .venv/bin/python ]; then
     say "creating .venv"
     python3 -m venv .venv
   fi
   local stamp_file=.venv/.cosim-build-stamp
-  local stamp
+  local built="" have="" stamp
   stamp="$(build_stamp)"
-  if [ ! -f "$stamp_file" ] || [ "$(cat "$stamp_file")" != "$stamp" ] || ! .venv/bin/python -c 'import cosim._native' 2>/dev/null; then
-    say "installing build tools and the package (editable, with test extras)"
-    .venv/bin/python -m pip install -q --upgrade pip
-    .venv/bin/python -m pip install -q "scikit-build-core>=0.10" "pybind11>=2.12" cmake ninja
-    # The CPU build of torch that this workplace keeps on disk (a range would fetch a CUDA build).
-    .venv/bin/python -m pip install -q "torch==2.13.0" || say "warning: torch 2.13.0 not installable here; trying any torch"
-    .venv/bin/python -m pip install -q --no-build-isolation -e ".[test]"
-    echo "$stamp" > "$stamp_file"
+  if [ -f "$stamp_file" ]; then read -r built have < "$stamp_file" || true; fi
+  local missing=0 extra
+  for extra in ${extras//,/ }; do
+    case ",$have," in *",$extra,"*) ;; *) missing=1 ;; esac
+  done
+  if [ "$built" != "$stamp" ] || [ "$missing" = 1 ] || ! .venv/bin/python -c 'import cosim._native' 2>/dev/null; then
+    # Keep what an earlier set-up installed (a later `run` after `test` drops no extra).
+    for extra in ${have//,/ }; do
+      case ",$extras," in *",$extra,"*) ;; *) extras="$extras,$extra" ;; esac
+    done
+    say "installing build tools and the package (editable, extras: $extras)"
+    pip install -q --upgrade pip
+    pip install -q "scikit-build-core>=0.10" "pybind11>=2.12" cmake ninja
+    # torch first, as a CPU build: asked for by [record], a resolver would take a GPU build.
+    case "$extras" in *record*) ensure_torch_cpu ;; esac
+    pip install -q --no-build-isolation -e ".[$extras]"
+    echo "$stamp $extras" > "$stamp_file"
   fi
 }
 
 ensure_system
-ensure_venv
+case "$job" in
+  test) ensure_venv "test,record,ray" ;;
+  *) ensure_venv "test" ;;
+esac
 
 case "$job" in
   setup) ;;

@@ -5,8 +5,9 @@ import json
 
 import pytest
 
-torch = pytest.importorskip("torch")
-transformers = pytest.importorskip("transformers")
+torch = pytest.importorskip("torch", reason="the recorder's tests need the [record] extra (torch, transformers)")
+transformers = pytest.importorskip("transformers",
+                                   reason="the recorder's tests need the [record] extra (torch, transformers)")
 
 import cosim  # noqa: E402
 from cosim import standalone  # noqa: E402

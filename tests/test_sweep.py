@@ -90,7 +90,7 @@ def test_two_local_workers_give_the_rows_of_one(workload):
 
 
 def test_ray_executor_on_a_local_two_cpu_instance_gives_the_local_rows(workload):
-    pytest.importorskip("ray")
+    pytest.importorskip("ray", reason="the Ray executor's test needs the [ray] extra")
     scn = cosim.load_scenario(SCENARIO)
     grid = {"fpga.clock_mhz": [200, 300], "pcie.bandwidth_gbps": [4, 16]}
     on_ray = cosim.sweep(scn, workload, grid, workers=2, executor="ray")
