@@ -15,6 +15,7 @@ import numpy as np
 
 from . import _params
 from ._atomic import writable_file
+from ._gtkwave import write_gtkw
 from ._isolation import native, run_isolated
 from ._timeline import write_timeline
 from .errors import ConfigError
@@ -158,7 +159,8 @@ def simulate(scn: Scenario, trace: Trace, *, vcd: str | Path | None = None, time
     """Replays the whole trace through the scenario's system in one SystemC elaboration.
 
     ``vcd``: write SystemC waveforms there (KVMU pointers and mode, MUX, device
-    states and power in mW, step, PCIe bytes in flight); ``vcd_detail="step"``
+    states and power in W, step, PCIe bytes in flight; a GTKWave save file beside
+    it); ``vcd_detail="step"``
     moves the draft device's pointers at each step boundary and verdict and shows
     shadow sync as one summary state (4) with its mean power; ``"token"`` shows
     every drafted token and shadow-sync pass (a time stamp each, several times
@@ -205,9 +207,10 @@ def simulate(scn: Scenario, trace: Trace, *, vcd: str | Path | None = None, time
         if vcd_partial is not None:
             vcd_partial.unlink(missing_ok=True)
         raise
+    result = Result.from_native(scn, raw)
     if vcd_partial is not None:
         os.replace(vcd_partial, vcd_final)
-    result = Result.from_native(scn, raw)
+        write_gtkw(vcd_final, float(result.per_problem.column("end_s")[-1]) * 1e12)
     if timeline_path is not None:
         labels = {role: getattr(scn, role).device.name for role in ("draft", "prm", "target")}
         write_timeline(result, timeline_path, labels)

@@ -18,13 +18,18 @@ PS_PER_NS = 1000
 
 
 def read_vcd(path):
-    """{signal: [(time_ps, value), ...]} from a VCD file."""
-    names, changes, now = {}, {}, 0
+    """{scope.signal: [(time_ps, value), ...]} from a VCD file (below SystemC's top scope)."""
+    names, changes, now, scopes = {}, {}, 0, []
     with open(path, "rb") as handle:
         for token in tokenize(handle):
-            if token.kind is TokenKind.VAR:
-                names[token.data.id_code] = token.data.reference
-                changes[token.data.reference] = []
+            if token.kind is TokenKind.SCOPE:
+                scopes.append(token.data.ident)
+            elif token.kind is TokenKind.UPSCOPE:
+                scopes.pop()
+            elif token.kind is TokenKind.VAR:
+                name = ".".join(scopes[1:] + [token.data.reference])
+                names[token.data.id_code] = name
+                changes[name] = []
             elif token.kind is TokenKind.CHANGE_TIME:
                 now = token.data
             elif token.kind in (TokenKind.CHANGE_VECTOR, TokenKind.CHANGE_REAL, TokenKind.CHANGE_SCALAR):
@@ -56,12 +61,12 @@ def test_vcd_kvmu_pointers_at_hand_worked_verdict_times(all_accept_vcd):
     valid = PROMPT
     for n, verdict_ns in zip(STEPS, hand["verdicts"]):
         # Just before the verdict the step is still under verification; just after, it is verified.
-        assert value_at(all_accept_vcd, "kvmu_valid", int(verdict_ns * PS_PER_NS) - 1000) == valid
+        assert value_at(all_accept_vcd, "kvmu.valid", int(verdict_ns * PS_PER_NS) - 1000) == valid
         valid += n
-        assert value_at(all_accept_vcd, "kvmu_valid", int(verdict_ns * PS_PER_NS) + 1000) == valid
+        assert value_at(all_accept_vcd, "kvmu.valid", int(verdict_ns * PS_PER_NS) + 1000) == valid
     # Before the KV of the prompt lands, the MUX feeds the decoder from PCIe; while drafting, from the sampler.
-    assert value_at(all_accept_vcd, "mux_pcie", int(hand["kv_ready"] * PS_PER_NS) + 1000) == "0"
-    assert value_at(all_accept_vcd, "kvmu_ahead", int(hand["kv_ready"] * PS_PER_NS) + 1000) == PROMPT
+    assert value_at(all_accept_vcd, "kvmu.mux_pcie", int(hand["kv_ready"] * PS_PER_NS) + 1000) == "0"
+    assert value_at(all_accept_vcd, "kvmu.ahead", int(hand["kv_ready"] * PS_PER_NS) + 1000) == PROMPT
 
 
 def test_token_detail_moves_the_draft_pointer_token_by_token(tmp_path):
@@ -79,9 +84,9 @@ def test_token_detail_moves_the_draft_pointer_token_by_token(tmp_path):
     t = hand["kv_ready"]
     for j in range(5):  # the first tokens of step 1, each at its own time
         t += fpga.token(PROMPT + j)
-        assert value_at(changes, "kvmu_ahead", int(t * PS_PER_NS) + 10) == PROMPT + j + 1
-        assert value_at(changes, "kvmu_ahead", int(t * PS_PER_NS) - 1000) == PROMPT + j
-    assert value_at(read_vcd(path), "kvmu_curr", int(t * PS_PER_NS) + 10) == PROMPT + 5  # curr follows y1
+        assert value_at(changes, "kvmu.ahead", int(t * PS_PER_NS) + 10) == PROMPT + j + 1
+        assert value_at(changes, "kvmu.ahead", int(t * PS_PER_NS) - 1000) == PROMPT + j
+    assert value_at(read_vcd(path), "kvmu.curr", int(t * PS_PER_NS) + 10) == PROMPT + 5  # curr follows y1
 
 
 def test_step_detail_moves_the_draft_pointer_at_the_step_boundary(all_accept_vcd):
@@ -89,23 +94,22 @@ def test_step_detail_moves_the_draft_pointer_at_the_step_boundary(all_accept_vcd
 
     hand = all_accept_timeline(PROMPT, STEPS, step_ahead=True)
     first_token = hand["kv_ready"] + Fpga().token(PROMPT)
-    assert value_at(all_accept_vcd, "kvmu_ahead", int(first_token * PS_PER_NS) + 10) == PROMPT
+    assert value_at(all_accept_vcd, "kvmu.ahead", int(first_token * PS_PER_NS) + 10) == PROMPT
     step_end = hand["kv_ready"] + Fpga().step(PROMPT, STEPS[0])
-    assert value_at(all_accept_vcd, "kvmu_ahead", int(step_end * PS_PER_NS) + 10) == PROMPT + STEPS[0]
+    assert value_at(all_accept_vcd, "kvmu.ahead", int(step_end * PS_PER_NS) + 10) == PROMPT + STEPS[0]
 
 
 def test_vcd_device_power_and_pcie_bytes_in_flight(all_accept_vcd):
     hand = all_accept_timeline(PROMPT, STEPS, step_ahead=True)
     power = cosim.load_device("u280").power
-    assert value_at(all_accept_vcd, "draft_power_mw", 0) == round(power.idle_w * 1000)
+    assert value_at(all_accept_vcd, "draft.power_w", 0) == power.idle_w
     # Drafting step 1 right after the KV lands: the FPGA draws its decode power.
-    assert value_at(all_accept_vcd, "draft_power_mw", int(hand["kv_ready"] * PS_PER_NS) + 10**6) \
-        == round(power.decode_w * 1000)
-    assert value_at(all_accept_vcd, "draft_state", int(hand["kv_ready"] * PS_PER_NS) + 10**6) == 2  # decode
+    assert value_at(all_accept_vcd, "draft.power_w", int(hand["kv_ready"] * PS_PER_NS) + 10**6) == power.decode_w
+    assert value_at(all_accept_vcd, "draft.state", int(hand["kv_ready"] * PS_PER_NS) + 10**6) == 2  # decode
     # The prompt's KV on the target's link right after the migration prefill.
-    assert value_at(all_accept_vcd, "pcie_target_bytes_in_flight",
+    assert value_at(all_accept_vcd, "pcie.target_bytes_in_flight",
                     int(hand["migrate_end"] * PS_PER_NS) + 1000) == hand["kv_bytes"]
-    assert value_at(all_accept_vcd, "step", int(hand["verdicts"][-1] * PS_PER_NS)) == len(STEPS)
+    assert value_at(all_accept_vcd, "run.step", int(hand["verdicts"][-1] * PS_PER_NS)) == len(STEPS)
 
 
 def test_timeline_slices_never_overlap_and_add_up_to_busy_time(tmp_path):
@@ -133,10 +137,10 @@ def test_timeline_slices_never_overlap_and_add_up_to_busy_time(tmp_path):
 
 
 def integral_j(changes, signal, end_ps):
-    """The integral of a milliwatt signal from 0 to end_ps, in joules."""
+    """The integral of a power signal in watts from 0 to end_ps, in joules."""
     total, (t0, v0) = 0.0, changes[signal][0]
     for t, v in changes[signal][1:] + [(end_ps, None)]:
-        total += v0 * 1e-3 * (min(t, end_ps) - t0) * 1e-12
+        total += v0 * (min(t, end_ps) - t0) * 1e-12
         if t >= end_ps:
             break
         t0, v0 = t, v
@@ -167,7 +171,7 @@ def test_vcd_draft_power_integrates_to_the_draft_energy_through_shadow_sync(refi
     end_ps = round(row["end_s"] * 1e12)
     # Work that runs on after the answer (a trailing pass) is outside the problem's energy.
     # Each level is rounded to a milliwatt: at most 0.5 mW of error over the whole problem.
-    assert integral_j(changes, "draft_power_mw", end_ps) == pytest.approx(row["energy_j_draft"],
+    assert integral_j(changes, "draft.power_w", end_ps) == pytest.approx(row["energy_j_draft"],
                                                                           abs=0.5e-3 * row["latency_s"])
 
 
@@ -179,19 +183,19 @@ def test_vcd_shadow_sync_is_one_summary_state_by_step_and_each_pass_by_token(ref
     first, second = syncs[0], syncs[1]
     between = int((first.end_ns + second.start_ns) / 2 * PS_PER_NS)  # the gap between two passes
     inside = int((first.start_ns + first.end_ns) / 2 * PS_PER_NS)
-    assert value_at(step, "draft_state", between) == 4 and value_at(step, "draft_state", inside) == 4
-    assert value_at(token, "draft_state", inside) == 2 and value_at(token, "draft_state", between) == 0
+    assert value_at(step, "draft.state", between) == 4 and value_at(step, "draft.state", inside) == 4
+    assert value_at(token, "draft.state", inside) == 2 and value_at(token, "draft.state", between) == 0
     # A pass moves the KVMU pointers by one token: by token they climb pass by pass; by
     # step they jump once the known passes are done.
-    assert value_at(token, "kvmu_curr", inside) + 1 == value_at(token, "kvmu_curr", between)
-    assert value_at(step, "kvmu_curr", between) == value_at(step, "kvmu_curr", inside)
+    assert value_at(token, "kvmu.curr", inside) + 1 == value_at(token, "kvmu.curr", between)
+    assert value_at(step, "kvmu.curr", between) == value_at(step, "kvmu.curr", inside)
     # The stream's small transfers (one token each) and the 64-byte verdicts and commands show
     # on the links by token only; transfers of whole steps show either way.
     serving = cosim.scenario("heteroreason", 1).serving
     arrival_ps = int(second.start_ns * PS_PER_NS)
-    assert any(v == serving.token_bytes and t < arrival_ps for t, v in token["pcie_draft_bytes_in_flight"])
+    assert any(v == serving.token_bytes and t < arrival_ps for t, v in token["pcie.draft_bytes_in_flight"])
     for detail, changes in (("token", token), ("step", step)):
-        sizes = {v for link in ("draft", "prm") for _, v in changes[f"pcie_{link}_bytes_in_flight"]}
+        sizes = {v for link in ("draft", "prm") for _, v in changes[f"pcie.{link}_bytes_in_flight"]}
         assert (serving.control_bytes in sizes) == (detail == "token")
         assert (serving.token_bytes in sizes) == (detail == "token")
         assert 40 * serving.token_bytes in sizes  # the first drafted step on its way to the PRM
@@ -208,4 +212,4 @@ def test_trajectory_scripts_print_the_steps_and_write_a_vcd(tmp_path, name):
                           timeout=120, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "kvmu" in proc.stdout and "verify" in proc.stdout and "latency" in proc.stdout
-    assert vcd.exists() and "kvmu_valid" in vcd.read_text()
+    assert vcd.exists() and "kvmu.valid" in read_vcd(vcd)

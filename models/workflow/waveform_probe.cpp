@@ -17,18 +17,19 @@ WaveformProbe::WaveformProbe(sc_core::sc_module_name name, const std::string& pa
     if (file_ == nullptr) throw SimulationError("cannot create the VCD file " + path + ".vcd");
     // The kernel resolution: a coarser unit could not place every event (W713).
     file_->set_time_unit(1.0, sc_core::SC_PS);
-    sc_core::sc_trace(file_, kvmu_valid, "kvmu_valid");
-    sc_core::sc_trace(file_, kvmu_curr, "kvmu_curr");
-    sc_core::sc_trace(file_, kvmu_ahead, "kvmu_ahead");
-    sc_core::sc_trace(file_, kvmu_mode, "kvmu_mode");
-    sc_core::sc_trace(file_, mux_pcie, "mux_pcie");
-    sc_core::sc_trace(file_, problem, "problem");
-    sc_core::sc_trace(file_, step, "step");
+    // A dot in a trace name opens a VCD scope: one per part of the system.
+    sc_core::sc_trace(file_, kvmu_valid, "kvmu.valid");
+    sc_core::sc_trace(file_, kvmu_curr, "kvmu.curr");
+    sc_core::sc_trace(file_, kvmu_ahead, "kvmu.ahead");
+    sc_core::sc_trace(file_, kvmu_mode, "kvmu.mode");
+    sc_core::sc_trace(file_, mux_pcie, "kvmu.mux_pcie");
+    sc_core::sc_trace(file_, problem, "run.problem");
+    sc_core::sc_trace(file_, step, "run.step");
     for (int i = 0; i < 3; ++i) {
         const std::string device(kDevices[i]);
-        sc_core::sc_trace(file_, state[i], device + "_state");
-        sc_core::sc_trace(file_, power_mw[i], device + "_power_mw");
-        sc_core::sc_trace(file_, pcie_bytes_in_flight[i], "pcie_" + device + "_bytes_in_flight");
+        sc_core::sc_trace(file_, state[i], device + ".state");
+        sc_core::sc_trace(file_, power_w[i], device + ".power_w");
+        sc_core::sc_trace(file_, pcie_bytes_in_flight[i], "pcie." + device + "_bytes_in_flight");
     }
     fabric_.watch(every_token);
     SC_HAS_PROCESS(WaveformProbe);
@@ -39,7 +40,7 @@ WaveformProbe::WaveformProbe(sc_core::sc_module_name name, const std::string& pa
 }
 
 void WaveformProbe::start() {
-    for (int i = 0; i < 3; ++i) power_mw[i].write(milliwatts(idle_w_[i]));
+    for (int i = 0; i < 3; ++i) power_w[i].write(rounded_w(idle_w_[i]));
 }
 
 WaveformProbe::~WaveformProbe() {
@@ -57,12 +58,12 @@ void WaveformProbe::on_kvmu(const Kvmu& kvmu) {
 
 void WaveformProbe::on_power(int device, PowerState s, double watts) {
     state[device].write(static_cast<int>(s));
-    power_mw[device].write(milliwatts(watts));
+    power_w[device].write(rounded_w(watts));
 }
 
 void WaveformProbe::on_sync_summary(bool active, double watts) {
     state[0].write(active ? kSyncSummaryState : static_cast<int>(PowerState::idle));
-    power_mw[0].write(milliwatts(watts));
+    power_w[0].write(rounded_w(watts));
 }
 
 void WaveformProbe::on_step(int32_t p, int32_t s) {

@@ -1,8 +1,9 @@
 #pragma once
 // Waveforms of a workflow run through SystemC's own sc_trace: the KVMU's
 // pointers, mode and input MUX, each device's power state and power, the step
-// and problem under way, and the bytes in flight on each PCIe link. Opens in
-// GTKWave or Surfer. Signals are fed by the models' observers.
+// and problem under way, and the bytes in flight on each PCIe link, in one VCD
+// scope per part (kvmu, run, draft, prm, target, pcie). Opens in GTKWave or
+// Surfer. Signals are fed by the models' observers.
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -29,7 +30,8 @@ public:
 
     void on_kvmu(const Kvmu& kvmu);
     void on_power(int device, PowerState state, double watts);
-    static int64_t milliwatts(double watts) { return std::llround(watts * 1e3); }
+    // Power is traced in watts rounded to the milliwatt: a short decimal in the file.
+    static double rounded_w(double watts) { return static_cast<double>(std::llround(watts * 1e3)) / 1e3; }
     void on_step(int32_t problem, int32_t step);
     // Shadow sync without token detail: the draft device's passes and the gaps between
     // them as one state (4) drawing their mean power, or back to idle.
@@ -42,9 +44,7 @@ public:
     Signal<bool> mux_pcie{"mux_pcie"};         // 1: the decoder's input comes from PCIe
     // draft, prm, target: 0 idle, 1 prefill, 2 decode, 3 transfer, 4 shadow sync (summary, draft only)
     Signal<int> state[3];
-    // Integer milliwatts: SystemC writes a double with printf on every change, which
-    // made power the costliest signal of a waveform.
-    Signal<int64_t> power_mw[3];
+    Signal<double> power_w[3];
     Signal<int> problem{"problem"};
     Signal<int> step{"step"};
     Signal<int64_t> pcie_bytes_in_flight[3];   // draft, prm, target links

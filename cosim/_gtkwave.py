@@ -1,0 +1,78 @@
+"""A GTKWave save file (.gtkw) beside every VCD: signals grouped by part of the system,
+pointers in decimal, modes and device states by name (translate filter files shipped in
+cosim/data/gtkwave), power as an analog trace in watts. Open both with
+``gtkwave run.vcd run.gtkw``."""
+
+from __future__ import annotations
+
+import math
+from importlib import resources
+from pathlib import Path
+
+# GTKWave's trace flags (its save file format writes them in hex after '@').
+_DEC, _RJUSTIFY, _BLANK, _FTRANSLATED = 0x4, 0x20, 0x200, 0x2000
+_ANALOG_STEP, _BLANK_STRETCH, _GROUP_BEGIN, _GROUP_END = 0x8000, 0x20000, 0x800000, 0x1000000
+_TOP = "SystemC"  # the scope SystemC's VCD writer puts every signal in
+_ANALOG_ROWS = 4  # extra rows an analog trace spans, so its curve can be read
+_WAVE_PIXELS = 830
+_ZOOM_OFFSET = 7.6
+
+# Per group: (signal below the top scope, its VCD width or 0 for a real, how to show it).
+GROUPS: tuple[tuple[str, tuple[tuple[str, int, str], ...]], ...] = (
+    ("KVMU", (("kvmu.valid", 64, "dec"), ("kvmu.curr", 64, "dec"), ("kvmu.ahead", 64, "dec"),
+              ("kvmu.mode", 32, "kvmu_mode"), ("kvmu.mux_pcie", 1, "bit"))),
+    ("Run", (("run.problem", 32, "dec"), ("run.step", 32, "dec"))),
+    *((device.capitalize() if device != "prm" else "PRM",
+       ((f"{device}.state", 32, "device_state"), (f"{device}.power_w", 0, "analog")))
+      for device in ("draft", "prm", "target")),
+    ("PCIe links (bytes in flight)", (("pcie.draft_bytes_in_flight", 64, "dec"),
+                                      ("pcie.prm_bytes_in_flight", 64, "dec"),
+                                      ("pcie.target_bytes_in_flight", 64, "dec"))),
+)
+
+
+def filter_file(name: str) -> Path:
+    """A translate filter shipped with the package (value, then the name GTKWave shows)."""
+    return Path(str(resources.files("cosim") / "data" / "gtkwave" / f"{name}.txt"))
+
+
+def signal_names() -> list[str]:
+    """Every signal the save file shows, as ``scope.name`` below the top scope."""
+    return [name for _, signals in GROUPS for name, _, _ in signals]
+
+
+def _trace(name: str, width: int, show: str, filters: dict[str, int]) -> list[str]:
+    ref = f"{_TOP}.{name}" + (f"[{width - 1}:0]" if width > 1 else "")
+    if show == "analog":
+        return [f"@{_ANALOG_STEP | _RJUSTIFY:x}", ref] + [f"@{_BLANK_STRETCH:x}", "-"] * _ANALOG_ROWS
+    if show == "bit":
+        return ["@28", ref]
+    if show == "dec":
+        return [f"@{_DEC | _RJUSTIFY:x}", ref]
+    index = filters.setdefault(show, len(filters) + 1)
+    return [f"@{_FTRANSLATED | _DEC | _RJUSTIFY:x}", f"^{index} {filter_file(show)}", ref]
+
+
+def gtkw_text(vcd: Path, end_ps: float) -> str:
+    """The save file for ``vcd``, zoomed to show the run up to ``end_ps``."""
+    # GTKWave's zoom z shows 2^(-z - 7.6) time units per pixel (measured with GTKWave 3.3);
+    # the wave pane of a 1400-pixel window is about 830 pixels wide.
+    zoom = -math.log2(max(end_ps, 1.0) / _WAVE_PIXELS) - _ZOOM_OFFSET
+    lines = ["[*] GTKWave save file written by heteroreason-cosim", f'[dumpfile] "{vcd.resolve()}"',
+             "[timestart] 0", "[size] 1400 900", f"*{zoom:.6f} -1", "[signals_width] 260", "[sst_width] 220",
+             "[sst_expanded] 1", f"[treeopen] {_TOP}."]
+    filters: dict[str, int] = {}
+    for title, signals in GROUPS:
+        lines += [f"@{_GROUP_BEGIN | _BLANK:x}", f"-{title}"]
+        for name, width, show in signals:
+            lines += _trace(name, width, show, filters)
+        lines += [f"@{_GROUP_END | _BLANK:x}", f"-{title}"]
+    lines += ["[pattern_trace] 1", "[pattern_trace] 0"]
+    return "\n".join(lines) + "\n"
+
+
+def write_gtkw(vcd: Path, end_ps: float) -> Path:
+    """Writes ``<vcd stem>.gtkw`` beside the VCD."""
+    from ._atomic import write_atomically
+
+    return write_atomically(vcd.with_suffix(".gtkw"), gtkw_text(vcd, end_ps))
