@@ -11,21 +11,25 @@ _UMASK = os.umask(0)
 os.umask(_UMASK)
 
 
-def write_atomically(path: str | Path, write: Callable[[IO[str]], None] | str) -> Path:
+def write_atomically(path: str | Path, write: Callable[[IO[str]], None] | str | bytes) -> Path:
     """Writes ``path`` through a temporary file in the same folder, then renames it.
 
-    ``write`` is the whole text, or a function that writes to the open handle.
+    ``write`` is the whole text (or bytes), or a function that writes to the open text handle.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         os.fchmod(fd, 0o666 & ~_UMASK)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            if isinstance(write, str):
-                handle.write(write)
-            else:
-                write(handle)
+        if isinstance(write, bytes):
+            with os.fdopen(fd, "wb") as raw:
+                raw.write(write)
+        else:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                if isinstance(write, str):
+                    handle.write(write)
+                else:
+                    write(handle)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -57,13 +57,9 @@ def format_summary(result: Result, title: str) -> str:
 
 
 def per_problem_csv(result: Result) -> str:
-    out = io.StringIO()
-    columns = list(result.per_problem[0])
-    writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n")
-    writer.writeheader()
-    for row in result.per_problem:
-        writer.writerow({k: "" if row[k] is None else row[k] for k in columns})
-    return out.getvalue()
+    from ._arrow import csv_text
+
+    return csv_text(result.per_problem.to_arrow())
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -92,7 +88,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from ._sweep import parse_set, sweep
+    from ._set_option import parse_set
+    from ._sweep import sweep
     from .scenario import load_scenario
 
     scn = load_scenario(args.scenario)

@@ -10,12 +10,13 @@ the child.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing as mp
 import os
 import signal
 import threading
 import traceback
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from . import errors
 
@@ -62,8 +63,27 @@ def _rebuild(name: str, message: str, detail: str | None) -> BaseException:
 _REAPING = threading.Lock()
 
 
+_in_this_process = False
+
+
+@contextlib.contextmanager
+def in_this_process() -> Iterator[None]:
+    """Simulations run in this process itself, not in a forked child: for a process that
+    exists to run one simulation and then ends (a Ray task with max_calls=1), where a
+    fork under the framework's threads would be unsafe. A second simulation in such a
+    process is refused by the native module."""
+    global _in_this_process
+    _in_this_process = True
+    try:
+        yield
+    finally:
+        _in_this_process = False
+
+
 def run_isolated(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """Calls ``func(*args, **kwargs)`` in a forked child and returns its result."""
+    if _in_this_process:
+        return func(*args, **kwargs)
     ctx = mp.get_context("fork")
     receiver, sender = ctx.Pipe(duplex=False)
     child = ctx.Process(target=_child, args=(sender, func, args, kwargs), daemon=True)
@@ -102,7 +122,8 @@ def run_isolated(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
 
 
 def native() -> Any:
-    """The native module; import only inside a worker."""
+    """The native module. Its simulating calls run in a worker (run_isolated); its pure
+    timing functions (fpga_timing, gpu_timing, param_declarations) run anywhere."""
     from . import _native
 
     return _native

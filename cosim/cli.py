@@ -137,7 +137,8 @@ def build_parser() -> argparse.ArgumentParser:
     sweep.add_argument("--workers", type=int, default=1, help="points simulated at once (default 1)")
     sweep.add_argument("--executor", choices=("local", "ray"), default="local",
                        help="local worker processes, or Ray (optional extra [ray])")
-    sweep.add_argument("--ray-address", help="Ray cluster to join (e.g. ray://head:10001); default: a local Ray")
+    sweep.add_argument("--ray-address", help="Ray cluster to join: HOST:PORT as `ray start --head` prints it "
+                                             "(e.g. 10.0.0.5:6379); default: a local Ray with --workers CPUs")
     sweep.add_argument("--out", help="folder for sweep.csv, sweep.parquet, points.jsonl "
                                      "(default out/sweep-<scenario name>)")
     sweep.add_argument("--quiet", action="store_true", help="no progress bar")

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ._arrow import to_pandas
 from ._lazy import LazySequence
 from .errors import ConfigError
 
@@ -55,6 +56,9 @@ class Activity:
     wasted_share: float
 
 
+ACTIVITY_FIELDS = ("problem", "device", "kind", "step", "start_ns", "end_ns", "tokens", "wasted_share")
+
+
 class Activities(LazySequence):
     """Every device activity of a run, held as columns (a long run has hundreds of
     thousands); each Activity is made when read. ``column(name)`` gives one field
@@ -96,6 +100,25 @@ class Activities(LazySequence):
         if name == "kind":
             return np.asarray(self._kinds, dtype=object)[self._c["kind_code"]]
         return self._c[name]
+
+    def to_arrow(self) -> Any:
+        """Every activity as an Arrow table (device and kind dictionary-encoded)."""
+        import pyarrow as pa
+
+        c = self._c
+        names = {"device": ("device_code", self._devices), "kind": ("kind_code", self._kinds)}
+        arrays = {}
+        for field_name in ACTIVITY_FIELDS:
+            if field_name in names:
+                codes, labels = names[field_name]
+                arrays[field_name] = pa.DictionaryArray.from_arrays(pa.array(c[codes], type=pa.int8()),
+                                                                    pa.array(labels, type=pa.string()))
+            else:
+                arrays[field_name] = pa.array(c[field_name])
+        return pa.table(arrays)
+
+    def to_pandas(self) -> Any:
+        return to_pandas(self.to_arrow())
 
 
 @dataclass(frozen=True)
@@ -152,6 +175,25 @@ class PerProblem(LazySequence):
 
     def with_column(self, name: str, values: Any) -> PerProblem:
         return PerProblem({**self._columns, name: values})
+
+    def to_arrow(self) -> Any:
+        """The rows as an Arrow table, one column per metric in row order (null where
+        accuracy or speedup is not known)."""
+        import pyarrow as pa
+
+        arrays = {}
+        for name in ROW_FIELDS:
+            values = self._columns[name]
+            if isinstance(values, tuple):
+                arrays[name] = pa.array(values, type=pa.string())
+            elif name in _MAYBE_UNKNOWN:
+                arrays[name] = pa.array(values, type=pa.float64(), from_pandas=True)  # NaN -> null
+            else:
+                arrays[name] = pa.array(values)
+        return pa.table(arrays)
+
+    def to_pandas(self) -> Any:
+        return to_pandas(self.to_arrow())
 
 
 def _plain(name: str, value: Any) -> Any:

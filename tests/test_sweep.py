@@ -5,7 +5,7 @@ import pytest
 
 import cosim
 from conftest import SCENARIOS
-from cosim._sweep import parse_set
+from cosim._set_option import parse_set
 
 SCENARIO = str(SCENARIOS / "heteroreason_u280_200.yaml")
 
@@ -110,6 +110,10 @@ def test_bad_sweep_requests():
         assert [r["status"] for r in table.rows] == ["error" if v < 0 else "ok" for v in values]
     with pytest.raises(cosim.ConfigError, match="executor must be one of local, ray"):
         cosim.sweep(scn, workload, {"fpga.clock_mhz": [200]}, executor="dask")
+    with pytest.raises(cosim.ConfigError, match="--ray-address: applies to --executor ray only"):
+        cosim.sweep(scn, workload, {"fpga.clock_mhz": [200]}, ray_address="10.0.0.5:6379")
+    with pytest.raises(cosim.ConfigError, match="'ray://head:10001' is not HOST:PORT"):
+        cosim.sweep(scn, workload, {"fpga.clock_mhz": [200]}, executor="ray", ray_address="ray://head:10001")
     with pytest.raises(cosim.ConfigError, match="write PATH=VALUE"):
         parse_set("fpga.clock_mhz")
     assert parse_set("fpga.clock=200 MHz,300 MHz") == ("fpga.clock", ["200 MHz", "300 MHz"])

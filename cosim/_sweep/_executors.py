@@ -1,0 +1,96 @@
+"""Where a sweep's points run: local worker processes, or Ray tasks."""
+
+from __future__ import annotations
+
+import re
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from typing import Any, Iterable
+
+from .._isolation import in_this_process, native
+from ..errors import ConfigError
+from ..scenario import Scenario
+from ..trace import FileProblems, Trace
+from ._point import run_point
+
+EXECUTORS = ("local", "ray")
+# `ray start --head` prints the address to join: the head's host and its GCS port.
+RAY_ADDRESS = re.compile(r"^[A-Za-z0-9.\-]+:\d{1,5}$")
+
+
+def check_ray_address(address: str | None, executor: str) -> None:
+    """Refuses an address the Ray executor cannot use, or one given to the local executor."""
+    if address is None:
+        return
+    if executor != "ray":
+        raise ConfigError("--ray-address: applies to --executor ray only")
+    if not RAY_ADDRESS.match(address):
+        raise ConfigError(f"--ray-address: {address!r} is not HOST:PORT (the address `ray start --head` prints, "
+                          f"e.g. 10.0.0.5:6379)")
+
+
+def local_results(scn: Scenario, trace: Trace, points: list[dict[str, Any]], workers: int) -> Iterable[dict]:
+    if workers == 1:
+        for values in points:
+            yield run_point(scn, trace, values)
+        return
+    # Each point already simulates in a forked process of its own; threads here only wait on
+    # those processes, so a killed one fails its point alone. The extension is loaded before
+    # any thread starts, so no child ever has to import it.
+    native()
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="cosim-sweep") as pool:
+        pending: dict[Future, dict[str, Any]] = {pool.submit(run_point, scn, trace, v): v for v in points}
+        try:
+            while pending:
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    values = pending.pop(future)
+                    try:
+                        yield future.result()
+                    except Exception as exc:  # noqa: BLE001 - report the point, go on
+                        yield {**values, "status": "error", "error": f"{type(exc).__name__}: {exc}"}
+        except BaseException:
+            for future in pending:
+                future.cancel()
+            raise
+
+
+def _ray_point(scn: Scenario, trace: Trace, values: dict[str, Any]) -> dict[str, Any]:
+    # A Ray worker process runs this one task and ends (max_calls=1), so the simulation runs
+    # in it directly: SystemC elaborates once in that process, and nothing forks under
+    # Ray's threads.
+    with in_this_process():
+        return run_point(scn, trace, values)
+
+
+def ray_results(scn: Scenario, trace: Trace, points: list[dict[str, Any]], workers: int,
+                address: str | None) -> Iterable[dict]:
+    try:
+        import ray
+    except ImportError:
+        raise ConfigError("the ray executor needs Ray: pip install 'heteroreason-cosim[ray]'") from None
+    started = False
+    if not ray.is_initialized():
+        if address:
+            ray.init(address=address, log_to_driver=False)
+        else:
+            ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
+        started = True
+    try:
+        remote = ray.remote(num_cpus=1, max_calls=1)(_ray_point)
+        # Nodes of a cluster may not see this machine's files: a trace read from a file
+        # travels whole (a generated one travels as its recipe and is drawn there).
+        if isinstance(trace.problems, FileProblems):
+            trace = Trace(trace.header, list(trace.problems))
+        scn_ref, trace_ref = ray.put(scn), ray.put(trace)
+        pending = {remote.remote(scn_ref, trace_ref, v): v for v in points}
+        while pending:
+            done, _ = ray.wait(list(pending), num_returns=1)
+            for ref in done:
+                values = pending.pop(ref)
+                try:
+                    yield ray.get(ref)
+                except Exception as exc:  # noqa: BLE001 - a lost task: report the point, go on
+                    yield {**values, "status": "error", "error": f"{type(exc).__name__}: {exc}"}
+    finally:
+        if started:
+            ray.shutdown()
