@@ -109,7 +109,8 @@ def test_a_run_that_fails_midway_leaves_an_earlier_waveform_as_it_was(tmp_path, 
     with pytest.raises(ConfigError, match="problem 'b'"):
         cosim.simulate(scn, bad, vcd=path)
     assert path.read_bytes() == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.gtkw", "run.vcd"]  # the earlier pair; no partial file left behind
+    # The earlier waveform and its save file, and no partial file left behind.
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.gtkw", "run.vcd"]
 
 
 def test_trace_errors_found_in_the_worker_keep_their_class(tmp_path):
