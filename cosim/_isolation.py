@@ -11,6 +11,7 @@ the child.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import multiprocessing as mp
 import os
 import signal
@@ -19,6 +20,8 @@ import traceback
 from typing import Any, Callable, Iterator
 
 from . import errors
+
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 # The SystemC banner would otherwise be printed by every worker.
 os.environ.setdefault("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1")
@@ -32,7 +35,20 @@ _PASSED_THROUGH = (
 )
 
 
-def _child(conn: Any, func: Callable[..., Any], args: tuple, kwargs: dict) -> None:
+def _die_with_parent(parent: int) -> None:
+    """Has the kernel kill this worker when its parent dies, however it dies (Linux
+    prctl PR_SET_PDEATHSIG); a parent gone before that took effect ends it now."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):  # not Linux: the pipe's end still stops a waiting worker
+        pass
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+def _child(conn: Any, parent: int, func: Callable[..., Any], args: tuple, kwargs: dict) -> None:
+    _die_with_parent(parent)
     # The parent held SIGINT back across the fork; a Ctrl-C pending now arrives here.
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     try:
@@ -61,6 +77,16 @@ def _rebuild(name: str, message: str, detail: str | None) -> BaseException:
 # join without the exit status (waitpid: ECHILD, exit code None). Starts and joins
 # take turns; a join happens only once the child has answered or died, so it is short.
 _REAPING = threading.Lock()
+_LIVE: set[Any] = set()  # workers started and not yet joined, for stop_workers()
+
+
+def stop_workers() -> None:
+    """Kills every worker this process has running (an interrupted sweep: the threads
+    waiting on them then see them die and return at once)."""
+    with _REAPING:
+        for child in list(_LIVE):
+            if child.is_alive():
+                child.kill()
 
 
 _in_this_process = False
@@ -86,13 +112,14 @@ def run_isolated(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         return func(*args, **kwargs)
     ctx = mp.get_context("fork")
     receiver, sender = ctx.Pipe(duplex=False)
-    child = ctx.Process(target=_child, args=(sender, func, args, kwargs), daemon=True)
+    child = ctx.Process(target=_child, args=(sender, os.getpid(), func, args, kwargs), daemon=True)
     # A Ctrl-C landing inside fork's own hooks would be swallowed ("Exception ignored"):
     # hold it back until the fork is done, then it is raised here or in the child.
     mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         with _REAPING:
             child.start()
+            _LIVE.add(child)
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
     sender.close()
@@ -116,6 +143,8 @@ def run_isolated(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         raise
     finally:
         receiver.close()
+        with _REAPING:
+            _LIVE.discard(child)
     if message[0] == "ok":
         return message[1]
     raise _rebuild(*message[1:])

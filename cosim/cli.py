@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 
 from . import _commands, hardware
@@ -184,8 +185,18 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class Terminated(BaseException):
+    """SIGTERM (a job manager stopping the command): unwinds like Ctrl-C, so staged
+    outputs are removed and workers are stopped before the command exits."""
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    raise Terminated()
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    previous = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         return args.func(args)
     except CosimError as exc:
@@ -194,6 +205,11 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("cosim: interrupted", file=sys.stderr)
         return 130
+    except Terminated:
+        print("cosim: terminated", file=sys.stderr)
+        return 128 + signal.SIGTERM
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":

@@ -135,3 +135,30 @@ def test_a_trace_from_a_pipe_is_held_and_one_saved_over_its_own_file_stays_usabl
     loaded.save(path)
     assert loaded.problems == list(trace.problems)
     assert cosim.trace.load(path).problems == list(trace.problems)
+
+
+def test_a_trace_rewritten_in_place_while_it_is_read_is_an_error(tmp_path):
+    # Long enough that the reader has not buffered its end when the file changes.
+    path = cosim.trace.generate("gsm8k", 300, seed=1).save(tmp_path / "t.jsonl")
+    loaded = cosim.trace.load(path)
+    problems = iter(loaded.problems)
+    next(problems)
+    # The same file, inode and size, with one problem's id changed while the run reads it.
+    data = path.read_bytes().replace(b"gsm8k-00290", b"gsm8k-90290")
+    with path.open("r+b") as handle:
+        handle.write(data)
+    with pytest.raises(cosim.trace.TraceError, match=r"t\.jsonl: the file changed while it was being read"):
+        list(problems)
+
+
+def test_a_trace_cut_short_while_it_is_read_names_the_file_and_line(tmp_path):
+    path = cosim.trace.generate("gsm8k", 300, seed=1).save(tmp_path / "t.jsonl")
+    loaded = cosim.trace.load(path)
+    problems = iter(loaded.problems)
+    next(problems)
+    lines = path.read_bytes().splitlines(keepends=True)
+    with path.open("r+b") as handle:  # line 300 loses its end, in place
+        handle.seek(sum(len(x) for x in lines[:299]) + 10)
+        handle.write(b" " * (len(lines[299]) - 10))
+    with pytest.raises(cosim.trace.TraceError, match=r"t\.jsonl:300: .*not valid JSON.*changed since it was loaded"):
+        list(problems)

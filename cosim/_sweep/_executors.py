@@ -6,7 +6,7 @@ import re
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any, Iterable
 
-from .._isolation import in_this_process, native
+from .._isolation import in_this_process, native, stop_workers
 from ..errors import ConfigError
 from ..scenario import Scenario
 from ..trace import FileProblems, Trace
@@ -51,6 +51,7 @@ def local_results(scn: Scenario, trace: Trace, points: list[dict[str, Any]], wor
         except BaseException:
             for future in pending:
                 future.cancel()
+            stop_workers()  # the points under way end now; the pool's threads return
             raise
 
 

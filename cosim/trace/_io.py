@@ -5,6 +5,7 @@ line is ``cosim/data/schema/trace-v1.schema.json``."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -222,9 +223,11 @@ class FileProblems(LazySequence):
     any length costs a few bytes a problem. The file must not change meanwhile
     (checked: size and modification time)."""
 
-    def __init__(self, path: Path, header: TraceHeader, offsets: array, numbers: array, stamp: tuple[int, ...]):
+    def __init__(self, path: Path, header: TraceHeader, offsets: array, numbers: array, stamp: tuple[int, ...],
+                 digest: bytes = b""):
         self._path, self._header = path.resolve(), header
         self._offsets, self._numbers, self._stamp = offsets, numbers, stamp
+        self._digest = digest  # of the problem lines as loaded
 
     def __len__(self) -> int:
         return len(self._offsets)
@@ -245,11 +248,19 @@ class FileProblems(LazySequence):
     def __iter__(self) -> Iterator[Problem]:
         if not len(self):
             return
+        digest = _line_digest()
         with self._open() as handle:
             for offset, number in zip(self._offsets, self._numbers):
                 if handle.tell() != offset:
                     handle.seek(offset)
-                yield self._parse(handle.readline(), number)
+                raw = handle.readline()
+                digest.update(raw)
+                yield self._parse(raw, number)
+            # Read in full: what was read must be what was loaded, byte for byte (a file
+            # rewritten in place keeps its inode, and a run must not mix two contents).
+            if self._digest and digest.digest() != self._digest:
+                raise TraceError(f"{self._path}: the file changed while it was being read; the run's result would "
+                                 f"mix its old and new problems")
 
     def __repr__(self) -> str:
         return f"FileProblems({str(self._path)!r}, {len(self)} problems)"
@@ -267,7 +278,14 @@ class FileProblems(LazySequence):
 
     def _parse(self, raw: bytes, number: int) -> Problem:
         line = _Line(str(self._path), number)
-        return parse_problem(json.loads(raw.decode("utf-8")), line, self._header)
+        try:
+            return parse_problem(_json_line(_decode(raw, self._path, 0), line), line, self._header)
+        except TraceError as exc:
+            raise TraceError(f"{exc} (the file changed since it was loaded)") from None
+
+
+def _line_digest() -> Any:
+    return hashlib.blake2b(digest_size=16)
 
 
 def _stamp(info: os.stat_result) -> tuple[int, ...]:
@@ -293,6 +311,7 @@ def load(path: str | Path) -> Trace:
     offsets, numbers = array("q"), array("l")
     held: list[Problem] = []
     seen: set[str] = set()
+    digest = _line_digest()
     try:
         with path.open("rb") as handle:
             info = os.fstat(handle.fileno())
@@ -316,6 +335,7 @@ def load(path: str | Path) -> Trace:
                 if regular:
                     offsets.append(start)
                     numbers.append(number)
+                    digest.update(raw)
                 else:
                     held.append(problem)
     except OSError as exc:
@@ -324,7 +344,7 @@ def load(path: str | Path) -> Trace:
         raise TraceError(f"{path}: empty trace (no header line)")
     if not regular:
         return Trace(header, held)
-    return Trace(header, FileProblems(path, header, offsets, numbers, _stamp(info)))
+    return Trace(header, FileProblems(path, header, offsets, numbers, _stamp(info), digest.digest()))
 
 
 def _json_line(text: str, line: _Line) -> Any:

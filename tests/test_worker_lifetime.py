@@ -1,0 +1,72 @@
+"""A simulation worker never outlives the command that started it, however the command ends."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import SCENARIOS
+
+
+def children(pid):
+    found = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            found += [int(c) for c in (task / "children").read_text().split()]
+        except OSError:
+            pass
+    return found
+
+
+def alive(pid):
+    """Running, and not a zombie waiting to be reaped (that holds no memory)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def start(args, tmp_path):
+    proc = subprocess.Popen([sys.executable, "-m", "cosim.cli", *map(str, args)], cwd=tmp_path,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        workers = children(proc.pid)
+        if workers:
+            return proc, workers
+        if proc.poll() is not None:
+            pytest.fail(f"the command ended before it started a worker: {proc.stderr.read()}")
+        time.sleep(0.02)
+    proc.kill()
+    pytest.fail("no worker started within a minute")
+
+
+def gone_within(pids, seconds):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not any(alive(p) for p in pids):
+            return True
+        time.sleep(0.02)
+    return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs Linux /proc")
+@pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGKILL], ids=["SIGTERM", "SIGKILL"])
+@pytest.mark.parametrize("command", ["run", "sweep"])
+def test_killing_the_command_ends_its_workers(tmp_path, how, command):
+    scenario = SCENARIOS / "heteroreason_u280_200.yaml"
+    args = ["run", scenario, "--problems", "200000", "--quiet", "--out", tmp_path / "out"] if command == "run" else \
+        ["sweep", scenario, "--set", "pcie.bandwidth_gbps=2,4,8,16", "--problems", "3000", "--workers", "2",
+         "--quiet", "--out", tmp_path / "out"]
+    proc, workers = start(args, tmp_path)
+    os.kill(proc.pid, how)
+    proc.wait(timeout=30)
+    assert gone_within(workers, 1.0), f"workers {workers} outlived their parent"
+    if how == signal.SIGTERM:
+        assert proc.returncode == 128 + signal.SIGTERM
+        assert "terminated" in proc.stderr.read()
