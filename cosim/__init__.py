@@ -5,7 +5,7 @@ from . import standalone, trace
 from ._latency_csv import LatencyProfile, load_latency_profile
 from ._sweep import SweepTable, sweep
 from ._workflow import simulate
-from .errors import CapacityError, ConfigError, CosimError, KvmuError, SimulationError, WorkerCrashed
+from .errors import CapacityError, ConfigError, CosimError, KvmuError, OutputError, SimulationError, WorkerCrashed
 from .hardware import (
     FpgaDevice,
     GpuDevice,
@@ -30,6 +30,7 @@ __all__ = [
     "KvmuError",
     "LatencyProfile",
     "METRICS",
+    "OutputError",
     "Result",
     "Scenario",
     "build_scenario",

@@ -7,6 +7,8 @@ import tempfile
 from pathlib import Path
 from typing import IO, Callable
 
+from .errors import OutputError
+
 _UMASK = os.umask(0)
 os.umask(_UMASK)
 
@@ -17,20 +19,30 @@ def write_atomically(path: str | Path, write: Callable[[IO[str]], None] | str | 
     ``write`` is the whole text (or bytes), or a function that writes to the open text handle.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    except OSError as exc:
+        raise OutputError(f"{path}: cannot write: {exc.strerror}") from None
     try:
         os.fchmod(fd, 0o666 & ~_UMASK)
         if isinstance(write, bytes):
             with os.fdopen(fd, "wb") as raw:
                 raw.write(write)
+                raw.flush()
+                os.fsync(raw.fileno())
         else:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 if isinstance(write, str):
                     handle.write(write)
                 else:
                     write(handle)
+                handle.flush()
+                os.fsync(handle.fileno())
         os.replace(tmp, path)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise OutputError(f"{path}: writing failed: {exc.strerror or exc}") from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
@@ -57,13 +69,10 @@ def writable_folder(folder: str | Path, what: str) -> Path:
 
 
 def writable_file(path: str | Path, what: str) -> Path:
-    """``path`` names a file (not a folder) in a folder files can be written to."""
-    from .errors import ConfigError
+    """``path`` can take an output (cosim._outputs.check_output: a regular file or nothing
+    yet, not read-only) in a folder files can be written to."""
+    from ._outputs import check_output
 
-    path = Path(path)
-    if not str(path).strip():
-        raise ConfigError(f"{what}: give a file name")
-    if path.is_dir():
-        raise ConfigError(f"{what} {path}: is a folder; name a file")
+    path = check_output(path, what)
     writable_folder(path.parent, f"{what} {path}: the folder")
     return path

@@ -62,28 +62,63 @@ def per_problem_csv(result: Result) -> str:
     return csv_text(result.per_problem.to_arrow())
 
 
+_RUN_FILES = ("per_problem.csv", "summary.json", "scenario.resolved.yaml", "trace.jsonl")
+
+
+def _vcd_final(path: str | Path) -> Path:
+    """Where a --vcd lands: SystemC adds .vcd to a name without it."""
+    given = Path(path)
+    return given if given.suffix == ".vcd" else given.with_name(given.name + ".vcd")
+
+
 def cmd_run(args: argparse.Namespace) -> int:
+    from ._gtkwave import write_gtkw
+    from ._outputs import RunFolder, check_distinct, check_output, inputs_of
     from ._workflow import simulate
     from .scenario import load_scenario
 
+    if args.vcd is None and args.vcd_detail != "step":
+        raise ConfigError("--vcd-detail: applies to a waveform; add --vcd FILE")
     scn = load_scenario(args.scenario)
-    folder = _out_folder(args.out, f"out/{scn.name}")
-    bar = _progress(args, 3, "run")
+    folder = Path(args.out or f"out/{scn.name}")
+    vcd = _vcd_final(check_output(args.vcd, "--vcd")) if args.vcd else None
+    outputs = {f"--out {folder}/{name}": folder / name for name in _RUN_FILES}
+    if vcd is not None:
+        outputs.update({"--vcd": check_output(vcd, "--vcd"),
+                        "the waveform's GTKWave file": check_output(vcd.with_suffix(".gtkw"), "--vcd")})
+    if args.timeline:
+        outputs["--timeline"] = check_output(args.timeline, "--timeline")
+    check_distinct(outputs, inputs_of([("the scenario", args.scenario), ("--trace", args.trace)]))
     workload, described = _workload(args)
-    bar.update(1)
-    result = simulate(scn, workload, vcd=args.vcd, timeline=args.timeline, vcd_detail=args.vcd_detail)
-    bar.update(1)
-    write_atomically(folder / "per_problem.csv", per_problem_csv(result))
-    write_atomically(folder / "summary.json", json.dumps(result.summary, indent=1))
-    write_atomically(folder / "scenario.resolved.yaml", yaml.safe_dump(scn.resolved(), sort_keys=False))
-    if not args.trace:
-        workload.save(folder / "trace.jsonl")
-    bar.update(1)
-    bar.close()
+    run = RunFolder(folder)
+    try:
+        bar = _progress(args, 3, "run")
+        bar.update(1)
+        staged_vcd = run.staged(vcd) if vcd is not None else None
+        if vcd is not None:
+            run.staged(vcd.with_suffix(".gtkw"))
+        result = simulate(scn, workload, vcd=staged_vcd, vcd_detail=args.vcd_detail,
+                          timeline=run.staged(Path(args.timeline)) if args.timeline else None)
+        bar.update(1)
+        if vcd is not None:  # its save file names the waveform where it will be
+            write_gtkw(staged_vcd.with_suffix(".gtkw"), vcd, float(result.per_problem.column("end_s")[-1]) * 1e12)
+        write_atomically(run.staged("per_problem.csv"), per_problem_csv(result))
+        write_atomically(run.staged("summary.json"), json.dumps(result.summary, indent=1))
+        write_atomically(run.staged("scenario.resolved.yaml"), yaml.safe_dump(scn.resolved(), sort_keys=False))
+        if not args.trace:
+            workload.save(run.staged("trace.jsonl"))
+        run.publish({"command": "cosim run", "scenario": scn.name, "scenario_fingerprint": scn.fingerprint(),
+                     "trace": described, "trace_fingerprint": workload.fingerprint()})
+        bar.update(1)
+        bar.close()
+    except BaseException:
+        run.discard()
+        raise
     print(format_summary(result, f"{scn.name} ({scn.system}, Config {scn.config}) on {described}:"))
-    print(f"\nwrote {folder}/per_problem.csv, summary.json, scenario.resolved.yaml"
+    print(f"\nwrote {folder}/per_problem.csv, summary.json, scenario.resolved.yaml, manifest.json"
           + ("" if args.trace else ", trace.jsonl")
-          + (f"; waveforms {args.vcd}" if args.vcd else "") + (f"; timeline {args.timeline}" if args.timeline else ""))
+          + (f"; waveforms {vcd} (GTKWave: gtkwave {vcd} {vcd.with_suffix('.gtkw')})" if vcd else "")
+          + (f"; timeline {args.timeline}" if args.timeline else ""))
     return 0
 
 

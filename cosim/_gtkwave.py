@@ -71,8 +71,8 @@ def gtkw_text(vcd: Path, end_ps: float) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_gtkw(vcd: Path, end_ps: float) -> Path:
-    """Writes ``<vcd stem>.gtkw`` beside the VCD."""
+def write_gtkw(path: Path, vcd: Path, end_ps: float) -> Path:
+    """Writes the save file ``path`` for the waveform ``vcd``."""
     from ._atomic import write_atomically
 
-    return write_atomically(vcd.with_suffix(".gtkw"), gtkw_text(vcd, end_ps))
+    return write_atomically(path, gtkw_text(vcd, end_ps))

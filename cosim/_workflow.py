@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 from array import array
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from ._atomic import writable_file
 from ._gtkwave import write_gtkw
 from ._isolation import native, run_isolated
 from ._timeline import write_timeline
-from .errors import ConfigError
+from .errors import ConfigError, OutputError
 from .hardware import FpgaDevice, GpuDevice, fpga_profile_native
 from .result import Result
 from .scenario import Scenario
@@ -152,6 +153,26 @@ def system_dict(scn: Scenario) -> dict[str, Any]:
 
 
 VCD_DETAILS = ("step", "token")
+# The comment the native waveform writer puts last (before the final time stamp).
+VCD_END = re.compile(rb"\$comment\nheteroreason-cosim: end of waveform\n\$end\n\n(#\d+\n)?$")
+
+
+def _publish_vcd(partial: Path, final: Path) -> None:
+    """Renames a finished waveform into place once it is known whole and on disk; SystemC's
+    writer ignores write errors, so a file without its last comment was cut short."""
+    try:
+        with partial.open("rb") as handle:
+            handle.seek(max(0, os.fstat(handle.fileno()).st_size - 256))
+            whole = VCD_END.search(handle.read()) is not None
+            os.fsync(handle.fileno())
+        if not whole:
+            raise OutputError(f"{final}: the waveform was not written whole (a full disk or a file size limit?)")
+        os.replace(partial, final)
+    except OSError as exc:
+        partial.unlink(missing_ok=True)
+        if isinstance(exc, OutputError):
+            raise
+        raise OutputError(f"{final}: writing the waveform failed: {exc.strerror or exc}") from None
 
 
 def simulate(scn: Scenario, trace: Trace, *, vcd: str | Path | None = None, timeline: str | Path | None = None,
@@ -179,12 +200,12 @@ def simulate(scn: Scenario, trace: Trace, *, vcd: str | Path | None = None, time
     vcd_stem = ""
     vcd_final = vcd_partial = None
     if vcd is not None:
-        vcd_path = writable_file(vcd, "vcd")
+        vcd_path = writable_file(vcd, "vcd")  # as given: a device or folder is refused, not written beside
         # SystemC appends ".vcd" itself. It writes a hidden partial file, renamed once the run
         # is through: a run that fails midway (a bad problem found while streaming) leaves an
         # earlier waveform at that path as it was.
         stem = vcd_path.with_suffix("") if vcd_path.suffix == ".vcd" else vcd_path
-        vcd_final = stem.with_name(stem.name + ".vcd")
+        vcd_final = writable_file(stem.with_name(stem.name + ".vcd"), "vcd")
         partial_stem = stem.with_name(f".{stem.name}.partial-{os.getpid()}")
         vcd_stem, vcd_partial = str(partial_stem), partial_stem.with_name(partial_stem.name + ".vcd")
     timeline_path = writable_file(timeline, "timeline") if timeline is not None else None
@@ -209,8 +230,8 @@ def simulate(scn: Scenario, trace: Trace, *, vcd: str | Path | None = None, time
         raise
     result = Result.from_native(scn, raw)
     if vcd_partial is not None:
-        os.replace(vcd_partial, vcd_final)
-        write_gtkw(vcd_final, float(result.per_problem.column("end_s")[-1]) * 1e12)
+        _publish_vcd(vcd_partial, vcd_final)
+        write_gtkw(vcd_final.with_suffix(".gtkw"), vcd_final, float(result.per_problem.column("end_s")[-1]) * 1e12)
     if timeline_path is not None:
         labels = {role: getattr(scn, role).device.name for role in ("draft", "prm", "target")}
         write_timeline(result, timeline_path, labels)

@@ -27,5 +27,10 @@ class SimulationError(CosimError, RuntimeError):
     """The simulation could not go on (a SystemC error, an impossible request)."""
 
 
+class OutputError(CosimError, OSError):
+    """An output could not be written (a full disk, a lost mount); nothing is left under
+    its final name."""
+
+
 class WorkerCrashed(SimulationError):
     """The worker process running a simulation died without answering."""

@@ -124,7 +124,7 @@ def test_options_that_would_be_ignored_or_cannot_work(tmp_path):
                    timeout=120)
     assert proc.returncode == 2 and "--problems would be ignored" in proc.stderr
     proc = run_cli("trace", "gen", "--profile", "gsm8k", "--out", str(tmp_path), cwd=tmp_path, timeout=120)
-    assert proc.returncode == 2 and "is a folder; name a file" in proc.stderr
+    assert proc.returncode == 2 and "is a folder; name a regular file" in proc.stderr
     proc = run_cli("sweep", SCENARIOS / "gpu_baseline.yaml", "--set", "pcie.bandwidth=2 GB/s",
                    "--set", "pcie.bandwidth_gbps=4", "--out", str(tmp_path / "s"), cwd=tmp_path, timeout=120)
     assert proc.returncode == 2 and "are the same parameter" in proc.stderr

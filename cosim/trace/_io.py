@@ -55,6 +55,18 @@ class Trace:
     def summaries(self) -> list[ChainSummary]:
         return [check_problem(p, self.header) for p in self.problems]
 
+    def fingerprint(self) -> str:
+        """What identifies the trace's content, cheaply: a loaded file's digest, a generated
+        trace's recipe (its header names profile, seed and count), else every line."""
+        digest = hashlib.sha256(_dump(self.header.to_json()).encode())
+        if isinstance(self.problems, FileProblems):
+            digest.update(self.problems.digest)
+        elif isinstance(self.problems, list) or "generator" not in self.header.metadata:
+            for problem in self.problems:
+                digest.update(_dump(problem_to_json(problem)).encode())
+        digest.update(str(len(self.problems)).encode())
+        return digest.hexdigest()[:16]
+
     def lines(self) -> Iterator[str]:
         yield _dump(self.header.to_json())
         for problem in self.problems:
@@ -231,6 +243,10 @@ class FileProblems(LazySequence):
 
     def __len__(self) -> int:
         return len(self._offsets)
+
+    @property
+    def digest(self) -> bytes:
+        return self._digest
 
     def reads(self, path: Path) -> bool:
         """Whether this reads the file at `path`."""

@@ -44,7 +44,11 @@ void WaveformProbe::start() {
 }
 
 WaveformProbe::~WaveformProbe() {
-    if (file_) sc_core::sc_close_vcd_trace_file(file_);
+    if (!file_) return;
+    // SystemC's writer ignores write errors: a file that lacks this last comment was not
+    // written whole, and the caller refuses it.
+    file_->write_comment(kEndComment);
+    sc_core::sc_close_vcd_trace_file(file_);
 }
 
 void WaveformProbe::on_kvmu(const Kvmu& kvmu) {

@@ -27,6 +27,8 @@ public:
     WaveformProbe(sc_core::sc_module_name name, const std::string& path, PcieFabric& fabric,
                   const std::array<double, 3>& idle_w, bool every_token);
     ~WaveformProbe() override;
+    // The comment written last, before SystemC's final time stamp.
+    static constexpr const char* kEndComment = "heteroreason-cosim: end of waveform";
 
     void on_kvmu(const Kvmu& kvmu);
     void on_power(int device, PowerState state, double watts);

@@ -1,0 +1,235 @@
+"""Outputs that never destroy inputs or each other, and a run's outputs published as one unit.
+
+One rule for every file a command writes, checked before any work: it is not the same
+file as any input or as another output (by identity, so links and other spellings are
+caught), it is a regular file or does not exist yet, and it is not read-only. A run's
+files are written into a hidden staging folder beside its output folder and published
+by exchanging the two folders in one atomic rename, so the folder always holds one whole
+run: the new one or the previous one. A manifest names the run, what it was made from and
+every file it wrote. Staging left behind by a killed command is removed at the next start.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import hashlib
+import json
+import os
+import shutil
+import stat
+import time
+import uuid
+from pathlib import Path
+from typing import Any, Iterable
+
+from ._atomic import write_atomically
+from .errors import ConfigError, OutputError
+
+MANIFEST = "manifest.json"
+_STAGING = ".staging-"
+
+
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISDIR, "a folder"), (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"),
+                       (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def check_output(path: str | Path, what: str) -> Path:
+    """``path`` can take an output: a regular file or nothing yet, not read-only, in a
+    folder that exists or can be made. ConfigError naming ``what`` otherwise."""
+    text = str(path)
+    if not text.strip():
+        raise ConfigError(f"{what}: give a file name")
+    if text.endswith(os.sep):
+        raise ConfigError(f"{what} {text}: names a folder; name a file")
+    path = Path(path)
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        info = None
+    except OSError as exc:
+        raise ConfigError(f"{what} {path}: cannot use it: {exc.strerror}") from None
+    if info is not None:
+        if not stat.S_ISREG(info.st_mode):
+            raise ConfigError(f"{what} {path}: is {_kind(info.st_mode)}; name a regular file")
+        if not info.st_mode & 0o222:
+            raise ConfigError(f"{what} {path}: is read-only; it is not replaced")
+    parent = path.parent
+    if parent.exists() and not parent.is_dir():
+        raise ConfigError(f"{what} {path}: {parent} is not a folder")
+    return path
+
+
+def _identity(path: Path) -> tuple[Any, ...]:
+    """What makes two paths the same file: device and inode when it exists, else the
+    real path (links resolved)."""
+    try:
+        info = path.stat()
+        return ("inode", info.st_dev, info.st_ino)
+    except OSError:
+        return ("path", os.path.realpath(path))
+
+
+def check_distinct(outputs: dict[str, Path], inputs: dict[str, Path]) -> None:
+    """No output is an input or another output (``what`` -> path each)."""
+    seen: dict[tuple[Any, ...], str] = {}
+    for what, path in inputs.items():
+        seen.setdefault(_identity(Path(path)), what)
+    for what, path in outputs.items():
+        key = _identity(Path(path))
+        if key in seen:
+            raise ConfigError(f"{what} {path}: is the same file as {seen[key]}; it would be overwritten")
+        seen[key] = what
+
+
+def file_digest(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+# renameat2(2) with RENAME_EXCHANGE swaps two paths atomically (Linux 3.15, glibc 2.28).
+_AT_FDCWD, _RENAME_EXCHANGE = -100, 2
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swaps two folders in one step; False where the system cannot."""
+    try:
+        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):
+        return False
+    if renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP):
+        return False
+    raise OSError(code, os.strerror(code), str(b))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _staging_prefix(path: Path) -> str:
+    return f".{path.stem if path.suffix else path.name}{_STAGING}"
+
+
+def clean_stale_staging(path: Path) -> None:
+    """Removes what commands that are gone staged for ``path`` (a folder or a file)."""
+    parent, prefix = path.parent, _staging_prefix(path)
+    if not parent.is_dir():
+        return
+    for entry in parent.iterdir():
+        if not entry.name.startswith(prefix):
+            continue
+        pid = entry.name[len(prefix):].split("-", 1)[0]
+        if pid.isdigit() and _alive(int(pid)) and int(pid) != os.getpid():
+            continue  # another command is writing it now
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            entry.unlink(missing_ok=True)
+
+
+class RunFolder:
+    """The output folder of one run: its files are written under ``staged(name)`` and
+    appear in ``folder`` together, with a manifest, when ``publish`` is called."""
+
+    def __init__(self, folder: str | Path, what: str = "--out"):
+        self.folder = Path(folder)
+        self.what = what
+        self.run_id = uuid.uuid4().hex[:12]
+        if self.folder.exists() and not self.folder.is_dir():
+            raise ConfigError(f"{what} {self.folder}: is a file; name a folder")
+        clean_stale_staging(self.folder)
+        self._check_owned()
+        try:
+            self.folder.parent.mkdir(parents=True, exist_ok=True)
+            self.staging = self.folder.parent / f"{_staging_prefix(self.folder)}{os.getpid()}-{self.run_id}"
+            self.staging.mkdir()
+        except OSError as exc:
+            raise ConfigError(f"{what} {self.folder}: cannot create it: {exc.strerror}") from None
+        self._external: dict[Path, Path] = {}  # final path outside the folder -> its staged path
+
+    def _check_owned(self) -> None:
+        """A folder this replaces holds only what an earlier run wrote (its manifest says
+        what): a user's own files are never swept away."""
+        if not self.folder.is_dir():
+            return
+        present = {p.name for p in self.folder.iterdir()}
+        if not present:
+            return
+        try:
+            listed = set(json.loads((self.folder / MANIFEST).read_text())["files"]) | {MANIFEST}
+        except (OSError, ValueError, KeyError, TypeError):
+            raise ConfigError(f"{self.what} {self.folder}: holds files that no cosim run wrote there (no "
+                              f"{MANIFEST}); name an empty folder or an earlier run's folder") from None
+        extra = sorted(present - listed)
+        if extra:
+            raise ConfigError(f"{self.what} {self.folder}: holds {extra[0]!r}, which the earlier run did not write; "
+                              f"name another folder")
+
+    def inside(self, path: Path) -> bool:
+        return os.path.realpath(path.parent) == os.path.realpath(self.folder)
+
+    def staged(self, name: str | Path) -> Path:
+        """Where to write output ``name``: a file name in the folder, or a path elsewhere
+        (written beside its final place and renamed there at publication)."""
+        path = Path(name)
+        if len(path.parts) == 1 or self.inside(path):
+            return self.staging / path.name
+        if path not in self._external:
+            clean_stale_staging(path)
+            # The suffix stays last: writers that add one (SystemC adds .vcd) keep the name.
+            self._external[path] = path.with_name(f"{_staging_prefix(path)}{os.getpid()}-{self.run_id}{path.suffix}")
+        return self._external[path]
+
+    def publish(self, made_from: dict[str, Any]) -> Path:
+        """Writes the manifest and puts the run in place in one step; the previous run's
+        files go with the staging folder."""
+        files = {p.name: {"bytes": p.stat().st_size, "sha256": file_digest(p)}
+                 for p in sorted(self.staging.iterdir()) if p.is_file()}
+        external = {str(final): file_digest(staged) for final, staged in self._external.items() if staged.exists()}
+        manifest = {"run_id": self.run_id, "written": time.strftime("%Y-%m-%dT%H:%M:%S%z"), **made_from,
+                    "files": files, "elsewhere": external}
+        write_atomically(self.staging / MANIFEST, json.dumps(manifest, indent=1, default=str))
+        try:
+            if self.folder.exists():
+                if not _exchange(self.staging, self.folder):
+                    old = self.staging.with_name(self.staging.name + "-old")
+                    os.replace(self.folder, old)  # no atomic exchange here: a moment without the folder
+                    os.replace(self.staging, self.folder)
+                    self.staging = old
+            else:
+                os.replace(self.staging, self.folder)
+            for final, staged in self._external.items():
+                if staged.exists():
+                    os.replace(staged, final)
+        except OSError as exc:
+            raise OutputError(f"{self.what} {self.folder}: publishing the run failed: {exc.strerror}") from None
+        finally:
+            self.discard()
+        return self.folder
+
+    def discard(self) -> None:
+        """Removes what is staged (after publication: the previous run's files)."""
+        shutil.rmtree(self.staging, ignore_errors=True)
+        for staged in self._external.values():
+            staged.unlink(missing_ok=True)
+
+
+def inputs_of(paths: Iterable[tuple[str, Any]]) -> dict[str, Path]:
+    """The inputs given (``what``, path or None) as a dict for check_distinct."""
+    return {what: Path(p) for what, p in paths if p is not None}
