@@ -13,6 +13,7 @@ import yaml
 
 from . import trace as traces
 from ._atomic import writable_file, writable_folder, write_atomically
+from ._outputs import check_distinct, inputs_of
 from .errors import ConfigError
 from .result import METRICS, Result
 
@@ -73,7 +74,7 @@ def _vcd_final(path: str | Path) -> Path:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from ._gtkwave import write_gtkw
-    from ._outputs import RunFolder, check_distinct, check_output, inputs_of
+    from ._outputs import RunFolder, check_output
     from ._workflow import simulate
     from .scenario import load_scenario
 
@@ -92,25 +93,27 @@ def cmd_run(args: argparse.Namespace) -> int:
     workload, described = _workload(args)
     run = RunFolder(folder)
     try:
-        bar = _progress(args, 3, "run")
-        bar.update(1)
-        staged_vcd = run.staged(vcd) if vcd is not None else None
-        if vcd is not None:
-            run.staged(vcd.with_suffix(".gtkw"))
-        result = simulate(scn, workload, vcd=staged_vcd, vcd_detail=args.vcd_detail,
-                          timeline=run.staged(Path(args.timeline)) if args.timeline else None)
-        bar.update(1)
-        if vcd is not None:  # its save file names the waveform where it will be
-            write_gtkw(staged_vcd.with_suffix(".gtkw"), vcd, float(result.per_problem.column("end_s")[-1]) * 1e12)
-        write_atomically(run.staged("per_problem.csv"), per_problem_csv(result))
-        write_atomically(run.staged("summary.json"), json.dumps(result.summary, indent=1))
-        write_atomically(run.staged("scenario.resolved.yaml"), yaml.safe_dump(scn.resolved(), sort_keys=False))
-        if not args.trace:
-            workload.save(run.staged("trace.jsonl"))
-        run.publish({"command": "cosim run", "scenario": scn.name, "scenario_fingerprint": scn.fingerprint(),
-                     "trace": described, "trace_fingerprint": workload.fingerprint()})
-        bar.update(1)
-        bar.close()
+        with run.writing():
+            bar = _progress(args, 3, "run")
+            bar.update(1)
+            staged_vcd = run.staged(vcd) if vcd is not None else None
+            if vcd is not None:
+                run.staged(vcd.with_suffix(".gtkw"))
+            result = simulate(scn, workload, vcd=staged_vcd, vcd_detail=args.vcd_detail,
+                              timeline=run.staged(Path(args.timeline)) if args.timeline else None)
+            bar.update(1)
+            if vcd is not None:  # its save file names the waveform where it will be
+                end_ps = float(result.per_problem.column("end_s")[-1]) * 1e12
+                write_gtkw(staged_vcd.with_suffix(".gtkw"), vcd, end_ps)
+            write_atomically(run.staged("per_problem.csv"), per_problem_csv(result))
+            write_atomically(run.staged("summary.json"), json.dumps(result.summary, indent=1))
+            write_atomically(run.staged("scenario.resolved.yaml"), yaml.safe_dump(scn.resolved(), sort_keys=False))
+            if not args.trace:
+                workload.save(run.staged("trace.jsonl"))
+            run.publish({"command": "cosim run", "scenario": scn.name, "scenario_fingerprint": scn.fingerprint(),
+                         "trace": described, "trace_fingerprint": workload.fingerprint()})
+            bar.update(1)
+            bar.close()
     except BaseException:
         run.discard()
         raise
@@ -216,6 +219,7 @@ def cmd_trace_import_rsd(args: argparse.Namespace) -> int:
         raise ConfigError(f"--threshold: must be in [0, 1], got {args.threshold}")
     header = traces.TraceHeader(accept_threshold=args.threshold)
     out = writable_file(args.out or str(Path(args.file).with_suffix("")) + ".trace.jsonl", "--out")
+    check_distinct({"--out": out}, inputs_of([("the RSD outputs", args.file), ("--tokenizer", args.tokenizer)]))
     imported = traces.import_rsd(args.file, args.dataset, tokenizer=args.tokenizer, skip_bad=args.skip_bad,
                                  header=header)
     path = imported.trace.save(out)

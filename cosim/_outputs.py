@@ -11,6 +11,7 @@ every file it wrote. Staging left behind by a killed command is removed at the n
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import hashlib
@@ -21,7 +22,7 @@ import stat
 import time
 import uuid
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 from ._atomic import write_atomically
 from .errors import ConfigError, OutputError
@@ -195,6 +196,18 @@ class RunFolder:
             # The suffix stays last: writers that add one (SystemC adds .vcd) keep the name.
             self._external[path] = path.with_name(f"{_staging_prefix(path)}{os.getpid()}-{self.run_id}{path.suffix}")
         return self._external[path]
+
+    @contextlib.contextmanager
+    def writing(self) -> Iterator[None]:
+        """Write failures under it name the final paths, not the staged ones."""
+        try:
+            yield
+        except OutputError as exc:
+            message = str(exc)
+            for final, staged in self._external.items():
+                message = message.replace(str(staged), str(final))
+            message = message.replace(str(self.staging), str(self.folder))
+            raise OutputError(message) from None
 
     def publish(self, made_from: dict[str, Any]) -> Path:
         """Writes the manifest and puts the run in place in one step; the previous run's

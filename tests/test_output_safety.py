@@ -1,0 +1,132 @@
+"""Outputs never destroy inputs or each other, keep the user's umask, fail in one line,
+and a run's folder always holds one whole run."""
+
+import json
+import os
+import random
+import resource
+import signal
+import stat
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import SCENARIOS, run_cli
+
+SCENARIO = SCENARIOS / "heteroreason_u280_200.yaml"
+
+
+def refused(proc, message):
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith("cosim: error: ") and message in proc.stderr and "Traceback" not in proc.stderr
+
+
+@pytest.fixture
+def trace(tmp_path):
+    proc = run_cli("trace", "gen", "--profile", "gsm8k", "--problems", "3", "--out", "t.jsonl", "--quiet",
+                   cwd=tmp_path)
+    assert proc.returncode == 0
+    return tmp_path / "t.jsonl"
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--trace", "t.jsonl", "--timeline", "t.jsonl"], "--timeline t.jsonl: is the same file as --trace"),
+    (["--trace", "t.jsonl", "--timeline", "./sub/../t.jsonl"], "is the same file as --trace"),
+    (["--trace", "t.jsonl", "--vcd", "w.vcd", "--timeline", "w.vcd"], "--timeline w.vcd: is the same file as --vcd"),
+    (["--trace", "t.jsonl", "--vcd", "w", "--timeline", "w.vcd"], "is the same file as --vcd"),
+    (["--trace", "t.jsonl", "--out", "o", "--timeline", "o/summary.json"], "is the same file as --out o/summary.json"),
+    (["--trace", "t.jsonl", "--vcd", "/dev/null"], "--vcd /dev/null: is a device"),
+    (["--trace", "t.jsonl", "--timeline", "."], "is a folder"),
+    (["--trace", "t.jsonl", "--timeline", "newdir/"], "names a folder"),
+    (["--trace", "t.jsonl", "--vcd-detail", "token"], "--vcd-detail: applies to a waveform"),
+])
+def test_outputs_that_would_destroy_an_input_or_each_other_are_refused(tmp_path, trace, args, message):
+    (tmp_path / "sub").mkdir()
+    before = trace.read_bytes()
+    refused(run_cli("run", SCENARIO, *args, cwd=tmp_path), message)
+    assert trace.read_bytes() == before
+    assert not (tmp_path / "o").exists() and not (tmp_path / "newdir").exists()
+
+
+def test_a_read_only_output_and_a_folder_of_other_files_are_left_alone(tmp_path, trace):
+    (tmp_path / "ro.json").write_text("mine")
+    (tmp_path / "ro.json").chmod(0o444)
+    refused(run_cli("run", SCENARIO, "--trace", "t.jsonl", "--timeline", "ro.json", cwd=tmp_path),
+            "--timeline ro.json: is read-only")
+    assert (tmp_path / "ro.json").read_text() == "mine"
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("keep")
+    refused(run_cli("run", SCENARIO, "--trace", "t.jsonl", "--out", "mine", cwd=tmp_path),
+            "holds files that no cosim run wrote there")
+    assert (tmp_path / "mine" / "notes.txt").read_text() == "keep"
+    refused(run_cli("trace", "import-rsd", "t.jsonl", "--dataset", "x", "--out", "t.jsonl", cwd=tmp_path),
+            "--out t.jsonl: is the same file as the RSD outputs")
+
+
+def test_outputs_take_the_mode_the_umask_gives(tmp_path, trace):
+    def umask_027():
+        os.umask(0o027)
+
+    for args in (["run", SCENARIO, "--trace", "t.jsonl", "--out", "r", "--vcd", "r/w.vcd", "--quiet"],
+                 ["sweep", SCENARIO, "--trace", "t.jsonl", "--set", "pcie.bandwidth_gbps=4", "--out", "s",
+                  "--quiet"]):
+        proc = subprocess.run([sys.executable, "-m", "cosim.cli", *map(str, args)], cwd=tmp_path,
+                              capture_output=True, text=True, preexec_fn=umask_027, timeout=300)
+        assert proc.returncode == 0, proc.stderr
+    files = [p for folder in ("r", "s") for p in (tmp_path / folder).iterdir()]
+    assert {"sweep.parquet", "w.vcd", "w.gtkw", "manifest.json"} <= {p.name for p in files}
+    assert {stat.S_IMODE(p.stat().st_mode) for p in files} == {0o640}
+
+
+def limit_file_size(limit):
+    def apply():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # writes past the limit fail instead of killing
+    return apply
+
+
+@pytest.mark.parametrize("args,what", [
+    # The waveform of 100 problems is past 200 kB (about 3.7 kB a problem); everything else below.
+    (["--problems", "100", "--vcd", "r/w.vcd"], "r/w.vcd: the waveform was not written whole"),
+    # 3,000 problems' rows are past 200 kB (about 390 bytes a problem).
+    (["--problems", "3000"], "r/per_problem.csv: writing failed: File too large"),
+])
+def test_a_failed_write_is_one_line_and_leaves_nothing_under_a_final_name(tmp_path, args, what):
+    proc = subprocess.run([sys.executable, "-m", "cosim.cli", "run", str(SCENARIO), *args, "--out", "r", "--quiet"],
+                          cwd=tmp_path, capture_output=True, text=True, preexec_fn=limit_file_size(200_000),
+                          timeout=300)
+    refused(proc, what)
+    assert len(proc.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "r").exists()
+    assert [p.name for p in tmp_path.iterdir()] == []  # no staging left either
+
+
+def run_state(folder):
+    """The run a folder holds: its id, after checking every listed file is there, whole."""
+    import hashlib
+
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert {p.name for p in folder.iterdir()} == set(manifest["files"]) | {"manifest.json"}
+    for name, entry in manifest["files"].items():
+        assert hashlib.sha256((folder / name).read_bytes()).hexdigest() == entry["sha256"], name
+    return manifest["run_id"]
+
+
+def test_a_run_killed_at_any_moment_leaves_one_whole_run(tmp_path):
+    args = [sys.executable, "-m", "cosim.cli", "run", str(SCENARIO), "--problems", "30", "--out", "r",
+            "--vcd", "r/w.vcd", "--timeline", "r/t.json", "--quiet"]
+    assert subprocess.run(args, cwd=tmp_path, capture_output=True, timeout=300).returncode == 0
+    runs = {run_state(tmp_path / "r")}
+    rng = random.Random(7)
+    for _ in range(20):
+        proc = subprocess.Popen(args, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(rng.uniform(0.0, 1.5))
+        proc.send_signal(rng.choice([signal.SIGKILL, signal.SIGTERM]))
+        proc.wait(timeout=60)
+        now = run_state(tmp_path / "r")  # the previous run, or one that finished whole
+        runs.add(now)
+    assert subprocess.run(args, cwd=tmp_path, capture_output=True, timeout=300).returncode == 0
+    run_state(tmp_path / "r")
+    assert [p.name for p in tmp_path.iterdir()] == ["r"]  # no stale staging after the next run
