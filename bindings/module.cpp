@@ -65,6 +65,7 @@ PYBIND11_MODULE(_native, m) {
     m.def("gpu_timing", &cosim::bindings::gpu_timing, py::arg("gpu"), py::arg("model"), py::arg("profile"),
           py::arg("points"));
     m.def("param_declarations", &cosim::bindings::param_declarations);
+    m.attr("EVENT_KINDS") = cosim::bindings::event_kinds();
     m.def("systemc_selftest", &cosim::bindings::systemc_selftest, py::arg("message"));
     m.def("time_rounding", &cosim::bindings::time_rounding, py::arg("durations_ns"));
     m.def("kernel_floor", &cosim::bindings::kernel_floor, py::arg("transactions"), py::arg("delay_ns"));

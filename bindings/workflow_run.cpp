@@ -4,6 +4,8 @@
 #include <array>
 #include <chrono>
 #include <cstring>
+#include <deque>
+#include <string>
 #include <memory>
 #include <vector>
 
@@ -24,9 +26,6 @@ namespace py = pybind11;
 namespace cosim::bindings {
 
 namespace {
-
-constexpr int kEventColumns = 5;    // kind, step, tokens, accepted, scored
-constexpr int kProblemColumns = 3;  // prompt_tokens, first_event, events
 
 py::dict section(const py::dict& d, const char* key) {
     if (!d.contains(key)) throw ConfigError(std::string("system.") + key + ": missing");
@@ -49,25 +48,47 @@ WorkflowOptions read_options(const py::dict& d) {
     return o;
 }
 
-std::vector<TraceEvent> read_events(const py::array_t<int64_t>& a) {
-    if (a.ndim() != 2 || a.shape(1) != kEventColumns) throw ConfigError("trace events: expected an (n, 5) array");
-    auto v = a.unchecked<2>();
-    std::vector<TraceEvent> out(static_cast<size_t>(a.shape(0)));
-    for (py::ssize_t i = 0; i < a.shape(0); ++i) {
-        const int64_t kind = v(i, 0);
-        if (kind < 0 || kind > 2) throw ConfigError("trace events: unknown kind " + std::to_string(kind));
-        out[static_cast<size_t>(i)] = TraceEvent{static_cast<EventKind>(kind), static_cast<int32_t>(v(i, 1)),
-                                                 static_cast<int32_t>(v(i, 2)), v(i, 3) != 0, v(i, 4) != 0};
+// The named columns of one table of a trace chunk, each a 1-D int64 array of one length.
+class Columns {
+public:
+    Columns(const py::dict& table, std::string what) : table_(table), what_(std::move(what)) {}
+    py::detail::unchecked_reference<int64_t, 1> operator[](const char* name) {
+        if (!table_.contains(name)) throw ConfigError("trace " + what_ + ": no column '" + name + "'");
+        kept_.push_back(table_[name].cast<py::array_t<int64_t, py::array::c_style | py::array::forcecast>>());
+        const auto& a = kept_.back();
+        if (a.ndim() != 1 || (rows_ >= 0 && a.shape(0) != rows_))
+            throw ConfigError("trace " + what_ + ": column '" + name + "' is not one value per row");
+        rows_ = a.shape(0);
+        return a.unchecked<1>();
+    }
+    py::ssize_t rows() const { return rows_; }
+
+private:
+    const py::dict& table_;
+    std::string what_;
+    std::deque<py::array_t<int64_t>> kept_;  // the arrays the views read
+    py::ssize_t rows_ = -1;
+};
+
+std::vector<TraceEvent> read_events(const py::dict& table) {
+    Columns c(table, "events");
+    auto kind = c["kind"], step = c["step"], tokens = c["tokens"], accepted = c["accepted"], scored = c["scored"];
+    std::vector<TraceEvent> out(static_cast<size_t>(c.rows()));
+    for (py::ssize_t i = 0; i < c.rows(); ++i) {
+        if (kind(i) < 0 || kind(i) >= kEventKindCount)
+            throw ConfigError("trace events: unknown kind " + std::to_string(kind(i)));
+        out[static_cast<size_t>(i)] = TraceEvent{static_cast<EventKind>(kind(i)), static_cast<int32_t>(step(i)),
+                                                 static_cast<int32_t>(tokens(i)), accepted(i) != 0, scored(i) != 0};
     }
     return out;
 }
 
-std::vector<TraceProblem> read_problems(const py::array_t<int64_t>& a, size_t events) {
-    if (a.ndim() != 2 || a.shape(1) != kProblemColumns) throw ConfigError("trace problems: expected an (m, 3) array");
-    auto v = a.unchecked<2>();
-    std::vector<TraceProblem> out(static_cast<size_t>(a.shape(0)));
-    for (py::ssize_t i = 0; i < a.shape(0); ++i) {
-        TraceProblem p{static_cast<int32_t>(v(i, 0)), v(i, 1), v(i, 2)};
+std::vector<TraceProblem> read_problems(const py::dict& table, size_t events) {
+    Columns c(table, "problems");
+    auto prompt = c["prompt_tokens"], first = c["first_event"], count = c["events"];
+    std::vector<TraceProblem> out(static_cast<size_t>(c.rows()));
+    for (py::ssize_t i = 0; i < c.rows(); ++i) {
+        TraceProblem p{static_cast<int32_t>(prompt(i)), first(i), count(i)};
         if (p.prompt_tokens <= 0 || p.first_event < 0 || p.events <= 0 ||
             static_cast<size_t>(p.first_event + p.events) > events)
             throw ConfigError("trace problems: row " + std::to_string(i) + " is inconsistent");
@@ -168,10 +189,10 @@ py::dict simulate_workflow(const py::dict& system, const py::function& next_chun
         }
         const py::object next = py::reinterpret_steal<py::object>(raw_next);
         if (!next.is_none()) {
-            const auto arrays = next.cast<py::tuple>();
-            if (arrays.size() != 2) throw ConfigError("trace chunk: expected (events, problems)");
-            chunk.events = read_events(arrays[0].cast<py::array_t<int64_t>>());
-            chunk.problems = read_problems(arrays[1].cast<py::array_t<int64_t>>(), chunk.events.size());
+            const auto tables = next.cast<py::tuple>();
+            if (tables.size() != 2) throw ConfigError("trace chunk: expected (events, problems)");
+            chunk.events = read_events(tables[0].cast<py::dict>());
+            chunk.problems = read_problems(tables[1].cast<py::dict>(), chunk.events.size());
             if (chunk.problems.empty()) throw ConfigError("trace chunk: no problems (None ends the trace)");
             fed += chunk.problems.size();
         }
@@ -242,14 +263,12 @@ py::dict simulate_workflow(const py::dict& system, const py::function& next_chun
     py::dict metrics;
     metrics["start_ns"] = column(ms, [](const ProblemMetrics& m) { return m.start_ns; });
     metrics["end_ns"] = column(ms, [](const ProblemMetrics& m) { return m.end_ns; });
-    metrics["final_tokens"] = column(ms, [](const ProblemMetrics& m) { return m.final_tokens; });
     metrics["generated_tokens"] = column(ms, [](const ProblemMetrics& m) { return m.generated_tokens; });
     metrics["drafted_tokens"] = column(ms, [](const ProblemMetrics& m) { return m.drafted_tokens; });
     metrics["discarded_step_ahead_tokens"] =
         column(ms, [](const ProblemMetrics& m) { return m.discarded_step_ahead_tokens; });
     metrics["target_tokens"] = column(ms, [](const ProblemMetrics& m) { return m.target_tokens; });
     metrics["reused_tokens"] = column(ms, [](const ProblemMetrics& m) { return m.reused_tokens; });
-    metrics["steps"] = column(ms, [](const ProblemMetrics& m) { return m.steps; });
     metrics["verdicts"] = column(ms, [](const ProblemMetrics& m) { return m.verdicts; });
     metrics["stalled_verdicts"] = column(ms, [](const ProblemMetrics& m) { return m.stalled_verdicts; });
     metrics["backtracks"] = column(ms, [](const ProblemMetrics& m) { return m.backtracks; });
@@ -312,6 +331,12 @@ py::dict simulate_workflow(const py::dict& system, const py::function& next_chun
             kvmu.append(py::make_tuple(r.problem, r.time_ns, r.op, r.ptr.valid, r.ptr.curr, r.ptr.ahead, r.mode));
         out["kvmu"] = kvmu;
     }
+    return out;
+}
+
+py::dict event_kinds() {
+    py::dict out;
+    for (int k = 0; k < kEventKindCount; ++k) out[event_kind_name(static_cast<EventKind>(k))] = k;
     return out;
 }
 

@@ -1,9 +1,10 @@
 #pragma once
 // The facade of the workflow engine: a system description and a trace in, as
-// arrays a chunk of problems at a time (`next_chunk()` returns (events,
-// problems) or None at the end; it is called between kernel slices, on this
-// thread, once per chunk, never per token); per-problem metrics and, on
-// request, every device activity out, as arrays.
+// named columns a chunk of problems at a time (`next_chunk()` returns (events,
+// problems), two dicts of int64 arrays: kind (an EVENT_KINDS code), step, tokens,
+// accepted, scored; prompt_tokens, first_event, events; or None at the end; it
+// is called between kernel slices, on this thread, once per chunk, never per
+// token); per-problem metrics and, on request, every device activity out, as arrays.
 #include <string>
 
 #include <pybind11/numpy.h>
@@ -13,5 +14,7 @@ namespace cosim::bindings {
 
 pybind11::dict simulate_workflow(const pybind11::dict& system, const pybind11::function& next_chunk,
                                  bool keep_activities, const std::string& vcd_path, bool vcd_every_token);
+// The trace event kinds by name: their codes in the `kind` column.
+pybind11::dict event_kinds();
 
 }  // namespace cosim::bindings

@@ -26,7 +26,9 @@ from .scenario import Scenario
 from .trace import Backtrack, Draft, Refine, Trace
 from .trace._io import check_problem
 
-_EVENT_KIND = {Draft: 0, Refine: 1, Backtrack: 2}
+# The columns a chunk of the trace crosses into the engine with, by name.
+EVENT_COLUMNS = ("kind", "step", "tokens", "accepted", "scored")
+PROBLEM_COLUMNS = ("prompt_tokens", "first_event", "events")
 
 
 # Problems per chunk handed to the engine: large enough that the Python call per
@@ -86,12 +88,14 @@ class TraceFeed:
         self.correct = array("b")  # 1, 0, or -1 when the trace does not say
         self.summary = {name: array("d") for name in TRACE_COLUMNS}
 
-    def __call__(self) -> tuple[np.ndarray, np.ndarray] | None:
+    def __call__(self) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]] | None:
         chunk = list(itertools.islice(self._problems, CHUNK_PROBLEMS))
         if not chunk:
             return None
-        rows: list[tuple[int, int, int, int, int]] = []
-        spans: list[tuple[int, int, int]] = []
+        kinds = native().EVENT_KINDS
+        code = {Draft: kinds["draft"], Refine: kinds["refine"], Backtrack: kinds["backtrack"]}
+        events: dict[str, list[int]] = {name: [] for name in EVENT_COLUMNS}
+        problems: dict[str, list[int]] = {name: [] for name in PROBLEM_COLUMNS}
         for problem in chunk:
             summary = check_problem(problem, self._header)
             _check_window(problem, self._limits)
@@ -100,15 +104,18 @@ class TraceFeed:
             self.correct.append(-1 if problem.answer_correct is None else int(problem.answer_correct))
             for name in TRACE_COLUMNS:
                 self.summary[name].append(getattr(summary, name))
-            first = len(rows)
+            problems["prompt_tokens"].append(problem.prompt_tokens)
+            problems["first_event"].append(len(events["kind"]))
+            problems["events"].append(len(problem.events))
             for e in problem.events:
-                if isinstance(e, Backtrack):
-                    rows.append((2, e.to_step, 0, 0, 0))
-                else:
-                    rows.append((_EVENT_KIND[type(e)], e.step, e.tokens, int(e.accepted),
-                                 int(isinstance(e, Refine) and e.score is not None)))
-            spans.append((problem.prompt_tokens, first, len(rows) - first))
-        return np.asarray(rows, dtype=np.int64).reshape(-1, 5), np.asarray(spans, dtype=np.int64).reshape(-1, 3)
+                backtrack = isinstance(e, Backtrack)
+                events["kind"].append(code[type(e)])
+                events["step"].append(e.to_step if backtrack else e.step)
+                events["tokens"].append(0 if backtrack else e.tokens)
+                events["accepted"].append(0 if backtrack else int(e.accepted))
+                events["scored"].append(int(isinstance(e, Refine) and e.score is not None))
+        return ({k: np.asarray(v, dtype=np.int64) for k, v in events.items()},
+                {k: np.asarray(v, dtype=np.int64) for k, v in problems.items()})
 
     def columns(self) -> dict[str, Any]:
         return {"id": self.ids, "dataset": self.datasets, "answer_correct": np.frombuffer(self.correct, np.int8),

@@ -21,6 +21,9 @@ def test_a_sweep_point_whose_worker_is_killed_fails_alone(monkeypatch):
     real = workflow.native
 
     class KillAt250:
+        def __getattr__(self, name):  # the rest of the module as it is
+            return getattr(real(), name)
+
         def simulate_workflow(self, system, *args):
             if system["draft"]["fpga"]["clock_mhz"] == 250:
                 os.kill(os.getpid(), signal.SIGKILL)  # the simulation worker dies mid-point

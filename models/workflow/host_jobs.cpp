@@ -52,12 +52,6 @@ HostOrchestrator::Run HostOrchestrator::start_run(int32_t step, int64_t limit, s
     r.context = context_len();
     r.live = std::make_shared<RunState>();
     r.live->limit = limit;
-    const int64_t window = d_.target->model().context_window;
-    if (r.context + limit > window)
-        throw SimulationError("problem " + std::to_string(log_.problem()) + ": the target would reach " +
-                              std::to_string(r.context + limit) + " tokens at step " + std::to_string(step) +
-                              ", beyond the context window of " + d_.target->model().name + " (" +
-                              std::to_string(window) + ")");
     if (options_.prefetch_cache) {
         auto it = prefetch_.find(r.key);
         if (it != prefetch_.end() && it->second.step == step) {

@@ -44,6 +44,13 @@ void HostOrchestrator::supply(TraceChunk chunk) {
     chunk_ready_.notify(sc_core::SC_ZERO_TIME);
 }
 
+int64_t HostOrchestrator::speculative_length(int64_t k, int32_t step) const {
+    // A run ahead of the trace has the length the trace suggests, and like any generation
+    // it stops at the target's context window.
+    const int64_t room = d_.target->model().context_window - context_len();
+    return std::min(lookahead_refine(k, step), room);
+}
+
 // ---- bookkeeping ------------------------------------------------------------------------------
 
 int64_t HostOrchestrator::context_len() const {
@@ -156,7 +163,7 @@ void HostOrchestrator::phase1() {
     target_cached_ = eager ? prompt : 0;
     if (options_.step_ahead_refine && !options_.sequential) {
         const int64_t first = problem_->first_event - 1;
-        const int64_t limit = lookahead_refine(first, 1);
+        const int64_t limit = speculative_length(first, 1);
         if (limit > 0) run_ = start_run(1, limit, {});
     }
 }
@@ -218,7 +225,7 @@ void HostOrchestrator::settled(int64_t k, int32_t step, int64_t cause) {
     if (!options_.step_ahead_refine || options_.sequential) return;
     if (run_.ticket && run_.step == step + 1 && run_.key == chain_key()) return;  // started after a refinement
     stop_run();
-    const int64_t limit = lookahead_refine(k, step + 1);
+    const int64_t limit = speculative_length(k, step + 1);
     if (limit > 0) run_ = start_run(step + 1, limit, {cause});
 }
 
@@ -276,7 +283,7 @@ void HostOrchestrator::on_refine(int64_t k, const TraceEvent& e) {
         // The current step is complete: the target goes on to the next at once, from the
         // context that keeps its refinement, without waiting for the refinement's verdict.
         chain_.push_back(ChainStep{tokens, k});
-        const int64_t limit = lookahead_refine(k, step + 1);
+        const int64_t limit = speculative_length(k, step + 1);
         if (limit > 0) run_ = start_run(step + 1, limit, {run.ticket->activity});
         chain_.pop_back();
     }
@@ -360,8 +367,6 @@ void HostOrchestrator::finish_problem() {
     d_.draft_server->cancel_pending();
     abort_spec();
     stop_run();
-    m().steps = static_cast<int32_t>(chain_.size());
-    for (const ChainStep& s : chain_) m().final_tokens += s.tokens;
     metrics_.push_back(acct_.finish(log_, end, chain_events(), last_settle_, energies()));
     // Work already running when the answer settled finishes (and is logged) before the next problem.
     d_.draft_server->drain();

@@ -130,6 +130,8 @@ private:
 
     int64_t lookahead_draft(int64_t k, int32_t step) const;
     int64_t lookahead_refine(int64_t k, int32_t step) const;
+    // The length of a target run started ahead of the trace for `step`, within the window.
+    int64_t speculative_length(int64_t k, int32_t step) const;
     int64_t context_len() const;
     std::vector<int64_t> chain_key() const;
     void product(int64_t activity, int64_t event) { acct_.product(activity, event); }

@@ -8,6 +8,15 @@
 namespace cosim {
 
 enum class EventKind : int { draft = 0, refine = 1, backtrack = 2 };
+constexpr int kEventKindCount = 3;
+inline const char* event_kind_name(EventKind kind) {
+    switch (kind) {
+        case EventKind::draft: return "draft";
+        case EventKind::refine: return "refine";
+        case EventKind::backtrack: return "backtrack";
+    }
+    return "?";
+}
 
 struct TraceEvent {
     EventKind kind = EventKind::draft;
@@ -45,13 +54,11 @@ struct WorkflowOptions {
 struct ProblemMetrics {
     double start_ns = 0.0;
     double end_ns = 0.0;
-    int64_t final_tokens = 0;
     int64_t generated_tokens = 0;
     int64_t drafted_tokens = 0;
     int64_t discarded_step_ahead_tokens = 0;
     int64_t target_tokens = 0;
     int64_t reused_tokens = 0;
-    int32_t steps = 0;
     int32_t verdicts = 0;          // PRM verdicts (on drafted steps and on scored refinements)
     int32_t stalled_verdicts = 0;  // verdicts the draft device waited for, holding a finished step-ahead step
     int32_t backtracks = 0;
