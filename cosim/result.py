@@ -309,6 +309,9 @@ class Result:
 
     def with_baseline(self, baseline: Result) -> Result:
         """This result with ``speedup`` = baseline latency / this latency, per problem and overall."""
+        if not isinstance(baseline, Result):
+            raise ConfigError(f"with_baseline: expected the Result of the baseline's simulate(), got "
+                              f"{type(baseline).__name__}")
         if self.per_problem.column("id") != baseline.per_problem.column("id"):
             raise ConfigError("speedup needs both results on the same trace (the problem ids differ)")
         speedup = baseline.per_problem.column("latency_s") / self.per_problem.column("latency_s")

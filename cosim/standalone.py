@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from . import _params
+from ._args import operation, real, whole
 from ._isolation import native, run_isolated
 from ._latency_csv import LatencyProfile, load_latency_profile
 from .errors import ConfigError
@@ -74,14 +75,15 @@ def pcie_transfers(link: Any, transfers: Iterable[Sequence[Any]], overrides: Map
         t = tuple(t)
         if len(t) not in (2, 3):
             raise ConfigError(f"a transfer is (direction, bytes[, issue_ns]), got {t!r}")
-        script.append((t[0], int(t[1]), float(t[2]) if len(t) == 3 else 0.0))
+        script.append((t[0], whole(t[1], f"transfers[{len(script)}] bytes"),
+                       real(t[2], f"transfers[{len(script)}] issue_ns") if len(t) == 3 else 0.0))
     return _call("pcie_transfers", _params.native(cfg), script)
 
 
 def transfer(link: Any, nbytes: int, direction: str = "h2d", overrides: Mapping[str, Any] | None = None
              ) -> RunResult:
     """Moves ``nbytes`` over ``link``; ``time_ns`` is the transfer's duration."""
-    result = pcie_transfers(link, [(direction, nbytes, 0.0)], overrides)
+    result = pcie_transfers(link, [(direction, whole(nbytes, "nbytes"), 0.0)], overrides)
     result["time_ns"] = result["end_ns"][0] - result["issue_ns"][0]
     return result
 
@@ -100,6 +102,7 @@ def fpga_run(device: Any = "u280", model: Any = "qwen2.5-0.5b", ops: Iterable[Se
     (``ops``), token counters, HBM usage and energy.
     """
     cfg = _fpga(device, overrides)
+    script = _kv_script([operation(op, i, 1) for i, op in enumerate(ops)], load_model(model), cfg)
     return _call(
         "fpga_run",
         _params.native(cfg.accelerator),
@@ -107,9 +110,28 @@ def fpga_run(device: Any = "u280", model: Any = "qwen2.5-0.5b", ops: Iterable[Se
         _model_dict(model),
         _params.native(cfg.power),
         fpga_profile_native(cfg),
-        [tuple(op) for op in ops],
+        script,
         record_tokens,
     )
+
+
+def _kv_script(ops: list[tuple[Any, ...]], model: Any, device: FpgaDevice) -> list[tuple[Any, ...]]:
+    """The script, after checking that it never holds more KV than the device reserves (a
+    position past it would be refused only after the simulation allocated and ran it)."""
+    reserve = device.accelerator.kv_reserve_tokens or model.context_window
+    position = 0
+    for i, (name, *counts) in enumerate(ops):
+        n = counts[0] if counts else 0
+        if name in ("decode", "sync", "prefill", "load", "initialize") and not counts:
+            raise ConfigError(f"ops[{i}] ({name}): give its token count")
+        if name in ("decode", "sync", "prefill") and n < 1:
+            raise ConfigError(f"ops[{i}] ({name}): the token count must be >= 1, got {n}")
+        position = n if name in ("load", "initialize") else position + n if name in ("decode", "sync", "prefill") \
+            else position
+        if position > reserve:
+            raise ConfigError(f"ops[{i}] ({name} {n}): the KV cache would reach {position} tokens, beyond the "
+                              f"{reserve} the device reserves for {model.name}")
+    return ops
 
 
 def fpga_timing(device: Any = "u280", model: Any = "qwen2.5-0.5b", contexts: Iterable[int] = (0,),
@@ -120,7 +142,8 @@ def fpga_timing(device: Any = "u280", model: Any = "qwen2.5-0.5b", contexts: Ite
     local prefill of each of ``prefill_tokens`` tokens at context 0. Also ``port_gbps``
     (one port) and ``decoder_gbps`` (all ports)."""
     cfg = _fpga(device, overrides)
-    points = [("decode", 1, int(c)) for c in contexts] + [("prefill", int(n), 0) for n in prefill_tokens]
+    points = [("decode", 1, whole(c, "contexts")) for c in contexts] + \
+        [("prefill", whole(n, "prefill_tokens", minimum=1), 0) for n in prefill_tokens]
     return RunResult(native().fpga_timing(_params.native(cfg.accelerator), _params.native(cfg.hbm),
                                           _model_dict(model), fpga_profile_native(cfg), points))
 
@@ -131,7 +154,13 @@ def fpga_decode(device: Any = "u280", model: Any = "qwen2.5-0.5b", context: int 
     """Decodes ``tokens`` draft tokens after ``context`` on the FPGA; ``time_ns`` is their total time."""
     overrides = dict(overrides or {})
     if clock_mhz is not None:
-        overrides["accelerator.clock_mhz"] = clock_mhz
+        overrides["accelerator.clock_mhz"] = real(clock_mhz, "clock_mhz", positive=True)
+    context, tokens = whole(context, "context"), whole(tokens, "tokens", minimum=1)
+    cfg, spec = _fpga(device, overrides), load_model(model)
+    reserve = cfg.accelerator.kv_reserve_tokens or spec.context_window
+    if context + tokens > reserve:
+        raise ConfigError(f"tokens: context {context} + {tokens} tokens exceeds the {reserve} tokens of KV cache "
+                          f"{cfg.name} reserves for {spec.name}")
     result = fpga_run(device, model, [("load", context), ("decode", tokens)], overrides, record_tokens)
     step = result["ops"][1]
     result["time_ns"] = step["end_ns"] - step["start_ns"]
@@ -165,9 +194,23 @@ def gpu_run(device: Any, model: Any, ops: Iterable[Sequence[Any]], profile: Any 
         _model_dict(model),
         _params.native(cfg.power),
         _profile(profile),
-        [tuple(op) for op in ops],
+        _gpu_script(ops, load_model(model)),
         record_tokens,
     )
+
+
+def _gpu_script(ops: Iterable[Sequence[Any]], model: Any) -> list[tuple[Any, ...]]:
+    script = []
+    for i, op in enumerate(ops):
+        name, *counts = operation(op, i, 2)
+        tokens, context = (counts + [0, 0])[:2]
+        if tokens < 1:
+            raise ConfigError(f"ops[{i}] ({name}): tokens must be >= 1, got {tokens}")
+        if context + tokens > model.context_window:
+            raise ConfigError(f"ops[{i}] ({name}): context {context} + {tokens} tokens exceeds the "
+                              f"{model.context_window}-token window of {model.name}")
+        script.append((name, tokens, context))
+    return script
 
 
 def gpu_timing(device: Any, model: Any, points: Iterable[Sequence[Any]], profile: Any = None,
@@ -176,13 +219,14 @@ def gpu_timing(device: Any, model: Any, points: Iterable[Sequence[Any]], profile
     no simulation: ``ns`` each, the prefill ``compute_ns`` and ``memory_ns``, ``bound``,
     and ``overhead_ns`` (the launch cost of one forward call)."""
     cfg = _gpu(device, overrides)
-    script = [(str(p), int(n), int(c)) for p, n, c in points]
+    script = [(str(p), whole(n, "tokens", minimum=1), whole(c, "context")) for p, n, c in points]
     return RunResult(native().gpu_timing(_params.native(cfg.gpu), _model_dict(model), _profile(profile), script))
 
 
 def gpu_prefill(device: Any, model: Any, tokens: int, context: int = 0, profile: Any = None,
                 overrides: Mapping[str, Any] | None = None) -> RunResult:
     """Prefills ``tokens`` new tokens after ``context`` cached ones; ``time_ns`` and ``bound``."""
+    tokens, context = whole(tokens, "tokens", minimum=1), whole(context, "context")
     result = gpu_run(device, model, [("prefill", tokens, context)], profile, overrides)
     op = result["ops"][0]
     result["time_ns"] = op["end_ns"] - op["start_ns"]
@@ -193,6 +237,7 @@ def gpu_prefill(device: Any, model: Any, tokens: int, context: int = 0, profile:
 def gpu_decode(device: Any, model: Any, tokens: int, context: int = 0, profile: Any = None,
                overrides: Mapping[str, Any] | None = None, record_tokens: bool = False) -> RunResult:
     """Decodes ``tokens`` tokens after ``context``; ``time_ns`` is their total time."""
+    tokens, context = whole(tokens, "tokens", minimum=1), whole(context, "context")
     result = gpu_run(device, model, [("decode", tokens, context)], profile, overrides, record_tokens)
     op = result["ops"][0]
     result["time_ns"] = op["end_ns"] - op["start_ns"]
@@ -206,17 +251,19 @@ def power_timeline(device: Any, segments: Iterable[Sequence[Any]]) -> RunResult:
     """Holds the device in each ``(state, duration_ns)`` in turn; returns energy per state and in total."""
     cfg = load_device(device) if not hasattr(device, "idle_w") else None
     power = device if cfg is None else cfg.power
-    return _call("power_run", _params.native(power), [(str(s), float(d)) for s, d in segments])
+    return _call("power_run", _params.native(power),
+                 [(str(s), real(d, f"segments[{i}] duration_ns")) for i, (s, d) in enumerate(segments)])
 
 
 def kvmu_replay(ops: Iterable[Sequence[Any]], capacity_tokens: int = 4096) -> list[RunResult]:
     """Applies KVMU operations in order; each record gives the pointers after it and
     ``error`` (None, or the KvmuError message of an illegal operation, which left the state unchanged)."""
     script = [tuple(op) for op in ops]
-    records = _call("kvmu_run", int(capacity_tokens), script)
+    records = _call("kvmu_run", whole(capacity_tokens, "capacity_tokens", minimum=1), script)
     return [RunResult(r) for r in records]
 
 
 def kernel_floor(transactions: int = 1_000_000, delay_ns: float = 10.0) -> RunResult:
     """The bare SystemC cost: one b_transport + wait per transaction, no model."""
-    return _call("kernel_floor", int(transactions), float(delay_ns))
+    return _call("kernel_floor", whole(transactions, "transactions", minimum=1),
+                 real(delay_ns, "delay_ns", positive=True))

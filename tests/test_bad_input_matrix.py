@@ -128,3 +128,29 @@ def test_options_that_would_be_ignored_or_cannot_work(tmp_path):
     proc = run_cli("sweep", SCENARIOS / "gpu_baseline.yaml", "--set", "pcie.bandwidth=2 GB/s",
                    "--set", "pcie.bandwidth_gbps=4", "--out", str(tmp_path / "s"), cwd=tmp_path, timeout=120)
     assert proc.returncode == 2 and "are the same parameter" in proc.stderr
+
+
+def test_the_api_takes_numpy_numbers_and_names_bad_arguments():
+    import numpy as np
+
+    import cosim
+    from cosim import standalone
+
+    by_numpy = standalone.fpga_decode("u280", context=np.int64(10), tokens=np.int32(3), clock_mhz=np.float32(250))
+    by_python = standalone.fpga_decode("u280", context=10, tokens=3, clock_mhz=250)
+    assert by_numpy.time_ns == by_python.time_ns
+    for call, message in [
+        (lambda: standalone.gpu_prefill("rtx3090", "qwen2.5-math-7b", tokens=5, context=-1000),
+         "context: must be >= 0, got -1000"),
+        (lambda: standalone.fpga_decode(tokens=10**9), r"tokens: context 0 \+ 1000000000 tokens exceeds the 32768"),
+        (lambda: standalone.fpga_decode(tokens=2.5), "tokens: must be a whole number, got 2.5"),
+        (lambda: standalone.fpga_decode(clock_mhz=float("nan")), "clock_mhz: must be a finite number"),
+        (lambda: standalone.fpga_run(ops=[("decode",)]), r"ops\[0\] \(decode\): give its token count"),
+        (lambda: standalone.transfer("pcie_gen3_x16", -5), "nbytes: must be >= 0, got -5"),
+        (lambda: standalone.kvmu_replay([], capacity_tokens=0), "capacity_tokens: must be >= 1"),
+    ]:
+        with pytest.raises(cosim.ConfigError, match=message):
+            call()
+    result = cosim.simulate(cosim.scenario("heteroreason", 1), cosim.trace.generate("math500", 1))
+    with pytest.raises(cosim.ConfigError, match="with_baseline: expected the Result of the baseline's simulate"):
+        result.with_baseline({"latency_s": 1.0})
