@@ -150,6 +150,7 @@ def build(cls: type[T], data: Any, where: Where | None = None) -> T:
         if suffix:
             stems[name[: -len(suffix)]] = name
     values: dict[str, Any] = {}
+    origins: dict[str, Where] = {}
     for key in data:
         key_where = data.where_of(key)
         name = stems.get(key, key)
@@ -180,12 +181,22 @@ def build(cls: type[T], data: Any, where: Where | None = None) -> T:
         if kind in (int, float) and not check(value):
             raise ConfigError(f"{key_where}: must be {text}, got {raw!r}")
         values[name] = value
+        origins[name] = key_where
     missing = [n for n, f in fields.items() if n not in values and f.default is dataclasses.MISSING
                and f.default_factory is dataclasses.MISSING]
     if missing:
         raise ConfigError(f"{where}: missing parameter {missing[0]!r}" + (f" (and {len(missing) - 1} more)"
                                                                              if len(missing) > 1 else ""))
-    return cls(**values)
+    config = cls(**values)
+    object.__setattr__(config, "_origins", origins)  # where each given value came from (errors name it)
+    return config
+
+
+def origin(config: Any, name: str) -> str:
+    """Where parameter ``name`` of ``config`` was given: "file:line: path", or "" (a default,
+    or set in code)."""
+    where = getattr(config, "_origins", {}).get(name)
+    return str(where) if where is not None and where.file and where.file != "<dict>" else ""
 
 
 def native(config: Any) -> dict[str, Any]:
@@ -217,9 +228,10 @@ def canonical(config: Any, path: str, _prefix: str = "") -> str:
     raise ConfigError(f"{here}: unknown parameter" + (f"; did you mean {near[0]!r}?" if near else ""))
 
 
-def replace(config: T, path: str, value: Any, _prefix: str = "") -> T:
+def replace(config: T, path: str, value: Any, _prefix: str = "", where: Where | None = None) -> T:
     """A copy of ``config`` with the dotted parameter ``path`` set, checked like a
-    file value; errors name the full dotted path."""
+    file value; errors name the full dotted path. ``where`` is where the new value was
+    given (an override's file and line); the other values keep their origins."""
     head, _, rest = path.partition(".")
     here = f"{_prefix}{head}"
     if rest:
@@ -228,7 +240,9 @@ def replace(config: T, path: str, value: Any, _prefix: str = "") -> T:
             choices = [f.name for f in dataclasses.fields(config) if dataclasses.is_dataclass(getattr(config, f.name))]
             raise ConfigError(f"{here}: not a group of parameters" + (f" (groups: {', '.join(choices)})"
                                                                       if choices else ""))
-        return dataclasses.replace(config, **{head: replace(current, rest, value, f"{here}.")})
+        changed = dataclasses.replace(config, **{head: replace(current, rest, value, f"{here}.", where)})
+        object.__setattr__(changed, "_origins", getattr(config, "_origins", {}))
+        return changed
     data = {f.name: getattr(config, f.name) for f in dataclasses.fields(config) if f.init}
     data = {k: (dataclasses.asdict(v) if dataclasses.is_dataclass(v) else v) for k, v in data.items()}
     name = head
@@ -238,4 +252,10 @@ def replace(config: T, path: str, value: Any, _prefix: str = "") -> T:
             name = f.name
     data.pop(name, None)
     data[head] = value
-    return build(type(config), locate(data, "", _prefix.rstrip(".")))
+    changed = build(type(config), locate(data, "", _prefix.rstrip(".")))
+    origins = dict(getattr(config, "_origins", {}))
+    origins.pop(name, None)
+    if where is not None:
+        origins[name] = where
+    object.__setattr__(changed, "_origins", origins)
+    return changed

@@ -191,7 +191,7 @@ def _role(data: Any, where: Where, default_device: str, default_model: str, role
     for path, value in overrides.items():
         place = overrides.where_of(path) if isinstance(overrides, LocatedDict) else where
         try:
-            device = _params.replace(device, path, value)
+            device = _params.replace(device, path, value, where=place if place.file else None)
         except ConfigError as exc:
             at = f"{place.file}:{place.line}: " if place.line else f"{place.file}: " if place.file else ""
             raise ConfigError(f"{at}{where.path}.overrides.{exc}") from None
