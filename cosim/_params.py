@@ -8,6 +8,7 @@ import dataclasses
 import difflib
 import math
 import typing
+import weakref
 from typing import Any, TypeVar
 
 from . import _units
@@ -188,14 +189,29 @@ def build(cls: type[T], data: Any, where: Where | None = None) -> T:
         raise ConfigError(f"{where}: missing parameter {missing[0]!r}" + (f" (and {len(missing) - 1} more)"
                                                                              if len(missing) > 1 else ""))
     config = cls(**values)
-    object.__setattr__(config, "_origins", origins)  # where each given value came from (errors name it)
+    _set_origins(config, origins)  # where each given value came from (errors name it)
     return config
+
+
+# Per configuration object (by identity, while it lives): where its values were given.
+# Kept beside the objects so that they stay plain dataclasses (vars, asdict, equality).
+_ORIGINS: dict[int, dict[str, Where]] = {}
+
+
+def _set_origins(config: Any, origins: dict[str, Where]) -> None:
+    key = id(config)
+    _ORIGINS[key] = origins
+    weakref.finalize(config, _ORIGINS.pop, key, None)
+
+
+def _origins_of(config: Any) -> dict[str, Where]:
+    return _ORIGINS.get(id(config), {})
 
 
 def origin(config: Any, name: str) -> str:
     """Where parameter ``name`` of ``config`` was given: "file:line: path", or "" (a default,
     or set in code)."""
-    where = getattr(config, "_origins", {}).get(name)
+    where = _origins_of(config).get(name)
     return str(where) if where is not None and where.file and where.file != "<dict>" else ""
 
 
@@ -241,7 +257,7 @@ def replace(config: T, path: str, value: Any, _prefix: str = "", where: Where | 
             raise ConfigError(f"{here}: not a group of parameters" + (f" (groups: {', '.join(choices)})"
                                                                       if choices else ""))
         changed = dataclasses.replace(config, **{head: replace(current, rest, value, f"{here}.", where)})
-        object.__setattr__(changed, "_origins", getattr(config, "_origins", {}))
+        _set_origins(changed, _origins_of(config))
         return changed
     data = {f.name: getattr(config, f.name) for f in dataclasses.fields(config) if f.init}
     data = {k: (dataclasses.asdict(v) if dataclasses.is_dataclass(v) else v) for k, v in data.items()}
@@ -253,9 +269,9 @@ def replace(config: T, path: str, value: Any, _prefix: str = "", where: Where | 
     data.pop(name, None)
     data[head] = value
     changed = build(type(config), locate(data, "", _prefix.rstrip(".")))
-    origins = dict(getattr(config, "_origins", {}))
+    origins = dict(_origins_of(config))
     origins.pop(name, None)
     if where is not None:
         origins[name] = where
-    object.__setattr__(changed, "_origins", origins)
+    _set_origins(changed, origins)
     return changed
