@@ -48,7 +48,7 @@ def test_user_errors_exit_2_with_a_message_and_no_traceback(tmp_path, args, mess
 
 def test_report_writes_markdown_json_and_figures(tmp_path):
     out = tmp_path / "report"
-    proc = cli("report", "--problems", "6", "--seed", "2", "--out", str(out), "--quiet", cwd=tmp_path)
+    proc = cli("report", "--problems", "12", "--seed", "2", "--out", str(out), "--quiet", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     report = json.loads((out / "report.json").read_text())
     from cosim import METRICS
@@ -63,10 +63,26 @@ def test_report_writes_markdown_json_and_figures(tmp_path):
     assert set(report["sweeps"]) == {"pcie_bandwidth_gbps", "fpga_clock_mhz"}
     markdown = (out / "report.md").read_text()
     for figure in ("speedup", "latency", "energy_per_token", "goodput", "baseline_breakdown", "stall_ratio",
-                   "sweep_pcie_bandwidth", "sweep_fpga_clock"):
+                   "sweep_pcie_bandwidth", "sweep_fpga_clock", "accuracy_latency"):
         png = out / f"{figure}.png"
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert f"({figure}.png)" in markdown
+    # Accuracy: each config's own traces, RSD and BRSD, and the threshold sweep.
+    accuracy = {(r["dataset"], r["config"], r["mode"]): r["accuracy"] for r in report["accuracy"]}
+    assert len(accuracy) == 4 * 2 * 2
+    assert any(accuracy[d, c, "brsd"] != accuracy[d, c, "rsd"] for d, c, _ in accuracy)
+    assert any(accuracy[d, 1, m] != accuracy[d, 2, m] for d, _, m in accuracy)
+    # The forward-only system replays the RSD run: its labels are the RSD trace's.
+    for row in report["accuracy"]:
+        system = "heteroreason-nobacktrack" if row["mode"] == "rsd" else "heteroreason-u280-300"
+        record = next(r for r in report["records"]
+                      if (r["dataset"], r["config"], r["system"]) == (row["dataset"], row["config"], system))
+        assert record["accuracy"] == pytest.approx(row["label_accuracy"])
+    points = report["threshold_sweep"]["points"]
+    assert len(points) == 2 * 5 * 2 * 3
+    assert {p["threshold"] for p in points} == {0.5, 0.6, 0.7, 0.8, 0.9}
+    assert "| dataset | C1 RSD | C1 BRSD | C1 gain | C2 RSD | C2 BRSD | C2 gain |" in markdown
+    assert "| average |" in markdown
 
 
 def test_trace_gen_takes_the_target_and_thresholds(tmp_path):

@@ -20,6 +20,7 @@ steps' quality, and a uniform for each one's score.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import operator
 from dataclasses import dataclass
@@ -62,6 +63,33 @@ class _StepDraws:
     target: _Candidate
 
 
+# The report and threshold sweeps draw the same few hundred problems again (at
+# other thresholds, forward-only, for the other target): their latest raw draws
+# are kept for reuse, a bounded number (a few MB), so memory stays flat however
+# long a trace is.
+_REUSED_PROBLEMS, _REUSED_STEPS = 1 << 10, 1 << 13
+
+
+@functools.lru_cache(maxsize=_REUSED_PROBLEMS)
+def _problem_draws(prompt: tuple[float, float, int], steps: tuple[float, float, int], seed: int,
+                   index: int) -> tuple[int, int, float]:
+    rng = np.random.default_rng([seed, index, _PROBLEM_STREAM])
+    return _lognormal_int(rng, *prompt), _lognormal_int(rng, *steps), float(rng.uniform())
+
+
+@functools.lru_cache(maxsize=_REUSED_STEPS)
+def _step_draws(tokens: tuple[float, float, int], seed: int, index: int, step: int,
+                attempt: int) -> tuple[int, float, float, int, float]:
+    """Draft tokens, hardness, the draft score's uniform, target tokens, the target score's uniform.
+    One hardness is shared by the draft and its refinement: a step is good for a writer when it
+    falls below the writer's good-step probability, so the better model writes good steps wherever
+    the weaker one does, and a refinement of a rejected (mostly bad) draft meets the harder steps."""
+    rng = np.random.default_rng([seed, index, _STEP_STREAM, step, attempt])
+    draft_tokens = _lognormal_int(rng, *tokens)
+    hardness, draft_u = float(rng.uniform()), float(rng.uniform())
+    return draft_tokens, hardness, draft_u, _lognormal_int(rng, *tokens), float(rng.uniform())
+
+
 class _Draws:
     def __init__(self, profile: DatasetProfile, seed: int, index: int, target: str):
         self.profile, self.seed, self.index = profile, seed, index
@@ -71,30 +99,18 @@ class _Draws:
     def problem(self) -> tuple[int, int, float]:
         """Prompt tokens, planned steps, and the uniform the answer's correctness is decided by."""
         p = self.profile
-        rng = np.random.default_rng([self.seed, self.index, _PROBLEM_STREAM])
-        prompt = p.template_tokens + _lognormal_int(rng, p.prompt_tokens_median, p.prompt_tokens_sigma,
-                                                    p.prompt_tokens_max)
-        steps = _lognormal_int(rng, p.steps_median, p.steps_sigma, p.steps_max)
-        return prompt, steps, float(rng.uniform())
-
-    def _tokens(self, rng: np.random.Generator) -> int:
-        p = self.profile
-        return _lognormal_int(rng, p.step_tokens_median, p.step_tokens_sigma, p.step_tokens_max)
+        question, steps, u_correct = _problem_draws(
+            (p.prompt_tokens_median, p.prompt_tokens_sigma, p.prompt_tokens_max),
+            (p.steps_median, p.steps_sigma, p.steps_max), self.seed, self.index)
+        return p.template_tokens + question, steps, u_correct
 
     def step(self, step: int, attempt: int) -> _StepDraws:
-        rng = np.random.default_rng([self.seed, self.index, _STEP_STREAM, step, attempt])
-        # One uniform for how hard this step is, shared by the draft and its refinement:
-        # a step is good for a writer when it falls below the writer's good-step probability,
-        # so the better model writes good steps wherever the weaker one does, and a
-        # refinement of a rejected (mostly bad) draft meets the harder steps.
-        draft_tokens = self._tokens(rng)
-        hardness = float(rng.uniform())
-        draft_good = hardness < self.good_draft
-        draft = _Candidate(draft_tokens, draft_good, step_score(self.profile, draft_good, float(rng.uniform())))
-        target_tokens = self._tokens(rng)
-        target_good = hardness < self.good_target
-        target = _Candidate(target_tokens, target_good, step_score(self.profile, target_good, float(rng.uniform())))
-        return _StepDraws(draft, target)
+        p = self.profile
+        draft_tokens, hardness, draft_u, target_tokens, target_u = _step_draws(
+            (p.step_tokens_median, p.step_tokens_sigma, p.step_tokens_max), self.seed, self.index, step, attempt)
+        draft_good, target_good = hardness < self.good_draft, hardness < self.good_target
+        return _StepDraws(_Candidate(draft_tokens, draft_good, step_score(p, draft_good, draft_u)),
+                          _Candidate(target_tokens, target_good, step_score(p, target_good, target_u)))
 
 
 def _draw(profile: DatasetProfile, header: TraceHeader, seed: int, index: int, target: str) -> DrawnProblem:
