@@ -49,7 +49,7 @@ import numpy as np
 from cosim import trace
 from cosim._dataset_stats import read_jsonl
 from cosim._response_fits import reward_logit_fit
-from cosim.trace import Draft, DatasetProfile
+from cosim.trace import DatasetProfile
 
 DATASETS = ("gsm8k", "math500", "gaokao2023en", "olympiadbench")
 # The profiles' draft reject rates before the step-quality model (estimates, kept as targets).
@@ -61,46 +61,10 @@ GAIN = {1: 0.020, 2: 0.050}  # the paper's mean BRSD - RSD accuracy gain per con
 THRESHOLD = 0.7
 
 
-
-
-@dataclasses.dataclass(frozen=True)
-class Sample:
-    """What the calibration reads from sampled problems of one profile, config and mode."""
-
-    bad: np.ndarray             # kept bad steps per problem
-    correct_probability: np.ndarray
-    correct: np.ndarray         # the drawn labels
-    reject_rate: float          # share of draft steps rejected
-    backtracks: float           # per problem
-
-
-def sample(profile: DatasetProfile, config: int, backtracking: bool, problems: int, seed: int,
-           header: trace.TraceHeader | None = None) -> Sample:
-    drawn = trace.generate(profile, problems, seed, backtracking=backtracking, config=config, header=header).problems
-    bad, chance, correct = [], [], []
-    drafts = rejected = backtracks = 0
-    for i in range(problems):
-        d = drawn.drawn(i)
-        bad.append(sum(1 for good in d.kept_good if not good))
-        chance.append(d.correct_probability)
-        correct.append(d.problem.answer_correct)
-        for event in d.problem.events:
-            if isinstance(event, Draft):
-                drafts += 1
-                rejected += not event.accepted
-            elif isinstance(event, trace.Backtrack):
-                backtracks += 1
-    return Sample(np.array(bad), np.array(chance), np.array(correct), rejected / drafts, backtracks / problems)
-
-
-def bisect(f: Callable[[float], float], lo: float, hi: float, tol: float) -> float:
-    """The root of an increasing f in [lo, hi]."""
-    if f(lo) > 0 or f(hi) < 0:
-        raise SystemExit(f"no root in [{lo}, {hi}]: f = {f(lo):.5f}, {f(hi):.5f}")
-    while hi - lo > tol:
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if f(mid) < 0 else (lo, mid)
-    return (lo + hi) / 2
+def bad_counts(profile: DatasetProfile, config: int, backtracking: bool, problems: int, seed: int) -> np.ndarray:
+    """The bad steps each sampled problem's final chain keeps."""
+    drawn = trace.generate(profile, problems, seed, backtracking=backtracking, config=config).problems
+    return np.array([drawn.drawn(i).kept_good.count(False) for i in range(problems)])
 
 
 def secant(f: Callable[[float], float], x0: float, x1: float, tol: float, lo: float, hi: float) -> float:
@@ -154,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
         profiles[d] = dataclasses.replace(profiles[d], draft_good_step_probability=1 - bad_draft)
 
     def paths(config: int, share_7b: float, share_1_5b: float) -> dict[tuple[str, str], np.ndarray]:
-        return {(d, mode): sample(with_shares(p, share_7b, share_1_5b), config, mode == "brsd", n, seed).bad
+        return {(d, mode): bad_counts(with_shares(p, share_7b, share_1_5b), config, mode == "brsd", n, seed)
                 for d, p in profiles.items() for mode in ("rsd", "brsd")}
 
     def settle(runs: dict) -> dict[str, float]:

@@ -8,7 +8,7 @@ import math
 import pytest
 
 from cosim import ConfigError, trace
-from cosim.trace import Backtrack, Draft, Refine, TraceHeader, TrajectoryBuilder
+from cosim.trace import Backtrack, Draft, TraceHeader, TrajectoryBuilder
 
 PROFILES = ["gsm8k", "math500", "gaokao2023en", "olympiadbench"]
 THRESHOLDS = [0.5, 0.6, 0.7, 0.8, 0.9]

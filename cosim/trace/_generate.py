@@ -65,9 +65,9 @@ class _StepDraws:
 
 # The report and threshold sweeps draw the same few hundred problems again (at
 # other thresholds, forward-only, for the other target): their latest raw draws
-# are kept for reuse, a bounded number (a few MB), so memory stays flat however
+# are kept for reuse, a bounded number (about 2 MB), so memory stays flat however
 # long a trace is.
-_REUSED_PROBLEMS, _REUSED_STEPS = 1 << 10, 1 << 13
+_REUSED_PROBLEMS, _REUSED_STEPS = 1 << 9, 1 << 12
 
 
 @functools.lru_cache(maxsize=_REUSED_PROBLEMS)
