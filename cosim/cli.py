@@ -98,7 +98,8 @@ def _add_trace_commands(sub: argparse._SubParsersAction) -> None:
     validate.add_argument("traces", nargs="+")
     validate.set_defaults(func=_commands.cmd_trace_validate)
     pdata = tsub.add_parser("profile-data", help="recompute profile statistics from a dataset JSONL file "
-                                                 "(questions, and model responses if present); needs the [data] extra")
+                                                 "(questions; model responses, and the PRM score fit from their "
+                                                 "score and pred_score, if present); needs the [data] extra")
     pdata.add_argument("files", nargs="+")
     pdata.set_defaults(func=_commands.cmd_trace_profile_data)
     rsd = tsub.add_parser("import-rsd", help="rebuild a forward-only trace from RSD's --save_outputs JSON Lines")
