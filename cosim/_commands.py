@@ -24,7 +24,7 @@ def _progress(args: argparse.Namespace, total: int, desc: str) -> Any:
     return tqdm(total=total, desc=desc, unit="step", disable=getattr(args, "quiet", False), leave=False)
 
 
-def _workload(args: argparse.Namespace) -> tuple[traces.Trace, str]:
+def _workload(args: argparse.Namespace, config: int = 1) -> tuple[traces.Trace, str]:
     if args.trace:
         drawn = [o for o, v in (("--profile", args.profile), ("--problems", args.problems), ("--seed", args.seed),
                                 ("--no-backtracking", args.no_backtracking or None)) if v is not None]
@@ -36,8 +36,9 @@ def _workload(args: argparse.Namespace) -> tuple[traces.Trace, str]:
     profile = args.profile or "math500"
     problems = 100 if args.problems is None else args.problems
     seed = 0 if args.seed is None else args.seed
-    generated = traces.generate(profile, problems, seed, backtracking=not args.no_backtracking)
-    return generated, f"{problems} problems from profile {profile} (seed {seed})"
+    # Drawn for the scenario's target: it sets how good the refined steps are.
+    generated = traces.generate(profile, problems, seed, backtracking=not args.no_backtracking, config=config)
+    return generated, f"{problems} problems from profile {profile} (seed {seed}, Config {config}'s target)"
 
 
 def _out_folder(path: str | None, default: str) -> Path:
@@ -90,7 +91,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.timeline:
         outputs["--timeline"] = check_output(args.timeline, "--timeline")
     check_distinct(outputs, inputs_of([("the scenario", args.scenario), ("--trace", args.trace)]))
-    workload, described = _workload(args)
+    workload, described = _workload(args, scn.config)
     run = RunFolder(folder)
     try:
         with run.writing():
@@ -140,7 +141,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             raise ConfigError(f"--set {path}: give at least one value")
         grid[path] = values
     folder = _out_folder(args.out, f"out/sweep-{scn.name}")
-    workload, described = _workload(args)
+    workload, described = _workload(args, scn.config)
     table = sweep(scn, workload, grid, workers=args.workers, executor=args.executor, ray_address=args.ray_address,
                   out=folder, progress=not args.quiet)
     print(f"{scn.name} sweep on {described}: {len(table.rows)} points, {len(table.failed())} failed")
@@ -180,9 +181,28 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _thresholds(args: argparse.Namespace) -> None:
+    for option, value in (("--accept-threshold", args.accept_threshold),
+                          ("--backtrack-threshold", args.backtrack_threshold)):
+        if not 0.0 <= value <= 1.0:  # NaN fails this too
+            raise ConfigError(f"{option}: must be in [0, 1], got {value}")
+    if args.max_backtracks < 0:
+        raise ConfigError(f"--max-backtracks: must be >= 0, got {args.max_backtracks}")
+
+
 def cmd_trace_gen(args: argparse.Namespace) -> int:
+    _thresholds(args)
+    if args.config is not None and args.config not in traces.CONFIGS:
+        raise ConfigError(f"--config: must be 1 (7B target) or 2 (1.5B target), got {args.config}")
+    if args.target is not None and args.target not in traces.TARGETS:
+        raise ConfigError(f"--target: one of {', '.join(traces.TARGETS)}, got {args.target!r}")
+    if args.target is not None and args.config is not None and traces.resolve_target(config=args.config) != args.target:
+        raise ConfigError(f"--target {args.target} and --config {args.config} name different targets; give one")
     out = writable_file(args.out, "--out")
-    result = traces.generate(args.profile, args.problems, args.seed, backtracking=not args.no_backtracking)
+    header = traces.TraceHeader(accept_threshold=args.accept_threshold, backtrack_threshold=args.backtrack_threshold,
+                                max_backtracks=args.max_backtracks)
+    result = traces.generate(args.profile, args.problems, args.seed, backtracking=not args.no_backtracking,
+                             header=header, target=args.target, config=args.config)
     path = result.save(out)
     if not args.quiet:
         print(traces.format_table(traces.trace_statistics(result)))
@@ -238,12 +258,8 @@ def cmd_record(args: argparse.Namespace) -> int:
 
     if args.problems < 1:
         raise ConfigError(f"--problems: must be >= 1, got {args.problems}")
-    for option, value in (("--accept-threshold", args.accept_threshold),
-                          ("--backtrack-threshold", args.backtrack_threshold)):
-        if not 0.0 <= value <= 1.0:  # NaN fails this too
-            raise ConfigError(f"{option}: must be in [0, 1], got {value}")
-    for option, value, least in (("--max-backtracks", args.max_backtracks, 0),
-                                 ("--max-step-tokens", args.max_step_tokens, 1), ("--max-steps", args.max_steps, 1)):
+    _thresholds(args)
+    for option, value, least in (("--max-step-tokens", args.max_step_tokens, 1), ("--max-steps", args.max_steps, 1)):
         if value < least:
             raise ConfigError(f"{option}: must be >= {least}, got {value}")
     folder = _out_folder(args.out, "out/record")

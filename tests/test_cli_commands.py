@@ -3,6 +3,7 @@ import json
 import pytest
 import yaml
 
+from cosim import trace
 from cosim.cli import main
 from conftest import SCENARIOS, run_cli
 
@@ -47,7 +48,7 @@ def test_user_errors_exit_2_with_a_message_and_no_traceback(tmp_path, args, mess
 
 def test_report_writes_markdown_json_and_figures(tmp_path):
     out = tmp_path / "report"
-    proc = cli("report", "--problems", "6", "--seed", "2", "--out", str(out), "--quiet", cwd=tmp_path)
+    proc = cli("report", "--problems", "12", "--seed", "2", "--out", str(out), "--quiet", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     report = json.loads((out / "report.json").read_text())
     from cosim import METRICS
@@ -68,7 +69,57 @@ def test_report_writes_markdown_json_and_figures(tmp_path):
     assert rates == sorted(rates) and rates[0] < 17 < rates[-1]  # from below a Jetson to the ports' limit
     markdown = (out / "report.md").read_text()
     for figure in ("speedup", "latency", "energy_per_token", "goodput", "baseline_breakdown", "stall_ratio",
-                   "sweep_pcie_bandwidth", "sweep_fpga_clock", "design_space"):
+                   "sweep_pcie_bandwidth", "sweep_fpga_clock", "design_space", "accuracy_latency"):
         png = out / f"{figure}.png"
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert f"({figure}.png)" in markdown
+    # Accuracy: each config's own traces, RSD and BRSD, and the threshold sweep.
+    accuracy = {(r["dataset"], r["config"], r["mode"]): r["accuracy"] for r in report["accuracy"]}
+    assert len(accuracy) == 4 * 2 * 2
+    assert any(accuracy[d, c, "brsd"] != accuracy[d, c, "rsd"] for d, c, _ in accuracy)
+    assert any(accuracy[d, 1, m] != accuracy[d, 2, m] for d, _, m in accuracy)
+    # The forward-only system replays the RSD run: its labels are the RSD trace's.
+    for row in report["accuracy"]:
+        system = "heteroreason-nobacktrack" if row["mode"] == "rsd" else "heteroreason-u280-300"
+        record = next(r for r in report["records"]
+                      if (r["dataset"], r["config"], r["system"]) == (row["dataset"], row["config"], system))
+        assert record["accuracy"] == pytest.approx(row["label_accuracy"])
+    points = report["threshold_sweep"]["points"]
+    assert len(points) == 2 * 5 * 2 * 3
+    assert {p["threshold"] for p in points} == {0.5, 0.6, 0.7, 0.8, 0.9}
+    assert "| dataset | C1 RSD | C1 BRSD | C1 gain | C2 RSD | C2 BRSD | C2 gain |" in markdown
+    assert "| average |" in markdown
+
+
+def test_trace_gen_takes_the_target_and_thresholds(tmp_path):
+    out = tmp_path / "t.jsonl"
+    assert main(["trace", "gen", "--profile", "math500", "--problems", "300", "--out", str(out), "--quiet",
+                 "--config", "2", "--accept-threshold", "0.6", "--backtrack-threshold", "0.5"]) == 0
+    loaded = trace.load(out)
+    assert (loaded.header.accept_threshold, loaded.header.backtrack_threshold) == (0.6, 0.5)
+    assert loaded.header.metadata["generator"]["target"] == "qwen2.5-math-1.5b"
+    default = trace.generate("math500", 300, seed=0, config=2)
+    lower = trace.trace_statistics(loaded)["math500"]["reject_rate"]
+    assert lower < trace.trace_statistics(default)["math500"]["reject_rate"]
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--accept-threshold", "1.5"], "--accept-threshold: must be in [0, 1], got 1.5"),
+    (["--backtrack-threshold", "nan"], "--backtrack-threshold: must be in [0, 1], got nan"),
+    (["--max-backtracks", "-1"], "--max-backtracks: must be >= 0, got -1"),
+    (["--config", "3"], "--config: must be 1 (7B target) or 2 (1.5B target), got 3"),
+    (["--target", "gpt"], "--target: one of qwen2.5-math-7b, qwen2.5-math-1.5b, got 'gpt'"),
+    (["--target", "qwen2.5-math-7b", "--config", "2"], "name different targets"),
+])
+def test_trace_gen_refuses_bad_targets_and_thresholds(tmp_path, capsys, args, message):
+    assert main(["trace", "gen", "--profile", "math500", "--out", str(tmp_path / "t.jsonl"), *args]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "t.jsonl").exists()
+
+
+def test_run_draws_the_profile_trace_for_the_scenario_config(tmp_path):
+    out = tmp_path / "c2"
+    assert main(["run", str(SCENARIOS / "heteroreason_u280_300_config2.yaml"), "--profile", "gsm8k", "--problems", "4",
+                 "--out", str(out), "--quiet"]) == 0
+    assert trace.load(out / "trace.jsonl").header.metadata["generator"]["target"] == "qwen2.5-math-1.5b"

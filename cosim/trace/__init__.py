@@ -7,15 +7,19 @@ from ._generate import GeneratedProblems, generate
 from ..errors import TraceError
 from ._io import FileProblems, Trace, load
 from ._profiles import DatasetProfile, builtin_profiles, load_profile
+from ._quality import (CONFIGS, TARGETS, DrawnProblem, correctness_probability, good_step_probability, kept_qualities,
+                       pass_probability, reject_probability, resolve_target, step_score)
 from ._replay import ChainSummary, summarize
 from ._rsd_import import RsdImport, RsdRecordError, import_rsd
 from ._stats import format_table, trace_statistics
 
 __all__ = [
     "Backtrack",
+    "CONFIGS",
     "ChainSummary",
     "DatasetProfile",
     "Draft",
+    "DrawnProblem",
     "Event",
     "FileProblems",
     "GeneratedProblems",
@@ -23,16 +27,24 @@ __all__ = [
     "Refine",
     "RsdImport",
     "RsdRecordError",
+    "TARGETS",
     "Trace",
     "TraceError",
     "TraceHeader",
     "TrajectoryBuilder",
     "builtin_profiles",
+    "correctness_probability",
     "format_table",
     "generate",
+    "good_step_probability",
     "import_rsd",
+    "kept_qualities",
     "load",
     "load_profile",
+    "pass_probability",
+    "reject_probability",
+    "resolve_target",
+    "step_score",
     "summarize",
     "trace_statistics",
 ]

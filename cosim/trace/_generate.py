@@ -1,16 +1,28 @@
 """Seeded synthetic traces drawn from a dataset profile.
 
+Every candidate step has a latent quality (good or bad) and a PRM score drawn
+from it (see ``_quality``); verdicts follow from the score and the header's
+thresholds, and the answer is right with a probability set by the quality of
+the steps the final chain keeps. The target model (Config 1's 7B or Config 2's
+1.5B) sets how good refined steps are.
+
 Every random draw is keyed by (seed, problem, step, attempt), never by the
 order in which the algorithm happens to ask for it. The forward-only (RSD)
 run and the backtracking (BRSD) run of the same seed therefore see identical
 draws wherever the two algorithms do the same thing: they agree event for event
-up to the first backtrack, and RSD keeps every refinement unscored.
+up to the first backtrack, and RSD keeps every refinement unscored. Runs at
+other thresholds, or for the other target, reuse the same draws too: one
+answer-correctness uniform per problem and, per step and attempt, the lengths
+of the draft and of the refinement, one hardness uniform that decides both
+steps' quality, and a uniform for each one's score.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
+import operator
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,9 +34,9 @@ from ..errors import ConfigError
 from ._events import Backtrack, Draft, Event, Problem, Refine, TraceHeader
 from ._io import Trace
 from ._profiles import DatasetProfile, load_profile
+from ._quality import DRAFT, DrawnProblem, correctness_probability, good_step_probability, resolve_target, step_score
 
 _MAX_REDRAWS = 10_000
-_SCORE_DIGITS = 1e4  # scores carry four decimals
 _PROBLEM_STREAM, _STEP_STREAM = 0, 1
 
 
@@ -36,51 +48,77 @@ def _lognormal_int(rng: np.random.Generator, median: float, sigma: float, top: i
     raise ConfigError(f"cannot draw a value <= {top} from a lognormal of median {median}, sigma {sigma}")
 
 
-def _score(rng: np.random.Generator, passes: bool, threshold: float) -> float:
-    if passes:
-        return math.ceil(rng.uniform(threshold, 1.0) * _SCORE_DIGITS) / _SCORE_DIGITS
-    return math.floor(rng.uniform(0.0, threshold) * _SCORE_DIGITS) / _SCORE_DIGITS
+@dataclass(frozen=True)
+class _Candidate:
+    """One candidate step: its length, its latent quality and the PRM's score of it."""
+
+    tokens: int
+    good: bool
+    score: float
 
 
 @dataclass(frozen=True)
 class _StepDraws:
-    draft_tokens: int
-    draft_score: float
-    target_tokens: int
-    target_score: float
+    draft: _Candidate
+    target: _Candidate
+
+
+# The report and threshold sweeps draw the same few hundred problems again (at
+# other thresholds, forward-only, for the other target): their latest raw draws
+# are kept for reuse, a bounded number (about 2 MB), so memory stays flat however
+# long a trace is.
+_REUSED_PROBLEMS, _REUSED_STEPS = 1 << 9, 1 << 12
+
+
+@functools.lru_cache(maxsize=_REUSED_PROBLEMS)
+def _problem_draws(prompt: tuple[float, float, int], steps: tuple[float, float, int], seed: int,
+                   index: int) -> tuple[int, int, float]:
+    rng = np.random.default_rng([seed, index, _PROBLEM_STREAM])
+    return _lognormal_int(rng, *prompt), _lognormal_int(rng, *steps), float(rng.uniform())
+
+
+@functools.lru_cache(maxsize=_REUSED_STEPS)
+def _step_draws(tokens: tuple[float, float, int], seed: int, index: int, step: int,
+                attempt: int) -> tuple[int, float, float, int, float]:
+    """Draft tokens, hardness, the draft score's uniform, target tokens, the target score's uniform.
+    One hardness is shared by the draft and its refinement: a step is good for a writer when it
+    falls below the writer's good-step probability, so the better model writes good steps wherever
+    the weaker one does, and a refinement of a rejected (mostly bad) draft meets the harder steps."""
+    rng = np.random.default_rng([seed, index, _STEP_STREAM, step, attempt])
+    draft_tokens = _lognormal_int(rng, *tokens)
+    hardness, draft_u = float(rng.uniform()), float(rng.uniform())
+    return draft_tokens, hardness, draft_u, _lognormal_int(rng, *tokens), float(rng.uniform())
 
 
 class _Draws:
-    def __init__(self, profile: DatasetProfile, header: TraceHeader, seed: int, index: int):
-        self.profile, self.header, self.seed, self.index = profile, header, seed, index
+    def __init__(self, profile: DatasetProfile, seed: int, index: int, target: str):
+        self.profile, self.seed, self.index = profile, seed, index
+        self.good_draft = good_step_probability(profile, DRAFT)
+        self.good_target = good_step_probability(profile, target)
 
-    def problem(self) -> tuple[int, int, bool]:
+    def problem(self) -> tuple[int, int, float]:
+        """Prompt tokens, planned steps, and the uniform the answer's correctness is decided by."""
         p = self.profile
-        rng = np.random.default_rng([self.seed, self.index, _PROBLEM_STREAM])
-        prompt = p.template_tokens + _lognormal_int(rng, p.prompt_tokens_median, p.prompt_tokens_sigma,
-                                                    p.prompt_tokens_max)
-        steps = _lognormal_int(rng, p.steps_median, p.steps_sigma, p.steps_max)
-        correct = bool(rng.uniform() < p.accuracy)
-        return prompt, steps, correct
+        question, steps, u_correct = _problem_draws(
+            (p.prompt_tokens_median, p.prompt_tokens_sigma, p.prompt_tokens_max),
+            (p.steps_median, p.steps_sigma, p.steps_max), self.seed, self.index)
+        return p.template_tokens + question, steps, u_correct
 
     def step(self, step: int, attempt: int) -> _StepDraws:
-        p, h = self.profile, self.header
-        rng = np.random.default_rng([self.seed, self.index, _STEP_STREAM, step, attempt])
-        draft_tokens = _lognormal_int(rng, p.step_tokens_median, p.step_tokens_sigma, p.step_tokens_max)
-        draft_passes = rng.uniform() >= p.reject_probability
-        draft_score = _score(rng, draft_passes, h.accept_threshold)
-        target_tokens = _lognormal_int(rng, p.step_tokens_median, p.step_tokens_sigma, p.step_tokens_max)
-        target_passes = rng.uniform() >= p.refine_failure_probability
-        target_score = _score(rng, target_passes, h.backtrack_threshold)
-        return _StepDraws(draft_tokens, draft_score, target_tokens, target_score)
+        p = self.profile
+        draft_tokens, hardness, draft_u, target_tokens, target_u = _step_draws(
+            (p.step_tokens_median, p.step_tokens_sigma, p.step_tokens_max), self.seed, self.index, step, attempt)
+        draft_good, target_good = hardness < self.good_draft, hardness < self.good_target
+        return _StepDraws(_Candidate(draft_tokens, draft_good, step_score(p, draft_good, draft_u)),
+                          _Candidate(target_tokens, target_good, step_score(p, target_good, target_u)))
 
 
-def _problem(profile: DatasetProfile, header: TraceHeader, seed: int, index: int) -> Problem:
-    draws = _Draws(profile, header, seed, index)
-    prompt, n_steps, correct = draws.problem()
+def _draw(profile: DatasetProfile, header: TraceHeader, seed: int, index: int, target: str) -> DrawnProblem:
+    draws = _Draws(profile, seed, index, target)
+    prompt, n_steps, u_correct = draws.problem()
     budget = profile.max_context_tokens - prompt
     events: list[Event] = []
-    chain: list[int] = []
+    chain: list[_Candidate] = []
     attempts: dict[int, int] = {}
     backtracks = 0
 
@@ -89,70 +127,87 @@ def _problem(profile: DatasetProfile, header: TraceHeader, seed: int, index: int
         attempts[step] = attempt + 1
         return draws.step(step, attempt)
 
+    def used() -> int:
+        return sum(c.tokens for c in chain)
+
     def fits(tokens: int) -> bool:
-        return sum(chain) + tokens <= budget
+        return used() + tokens <= budget
 
     while len(chain) < n_steps:
         step = len(chain) + 1
         d = next_draws(step)
-        if not (fits(d.draft_tokens) and fits(d.target_tokens)):
+        if not (fits(d.draft.tokens) and fits(d.target.tokens)):
             break  # the solution is cut at the window, as generation stops at max tokens
-        accepted = d.draft_score >= header.accept_threshold
-        events.append(Draft(step, d.draft_tokens, d.draft_score, accepted))
+        accepted = d.draft.score >= header.accept_threshold
+        events.append(Draft(step, d.draft.tokens, d.draft.score, accepted))
         if accepted:
-            chain.append(d.draft_tokens)
+            chain.append(d.draft)
             continue
         # The target produces this step, and after a failed refinement backtracks
         # to produce the one before, until a refinement is kept.
-        target = d
+        target = d.target
         while True:
             if not header.backtracking:
-                events.append(Refine(step, target.target_tokens, None, True))
-                chain.append(target.target_tokens)
+                events.append(Refine(step, target.tokens, None, True))
+                chain.append(target)
                 break
-            passes = target.target_score >= header.backtrack_threshold
+            passes = target.score >= header.backtrack_threshold
             kept = passes or backtracks >= header.max_backtracks or step == 1
-            events.append(Refine(step, target.target_tokens, target.target_score, kept))
+            events.append(Refine(step, target.tokens, target.score, kept))
             if kept:
-                chain.append(target.target_tokens)
+                chain.append(target)
                 break
             events.append(Backtrack(step - 1))
             backtracks += 1
             chain.pop()
             step -= 1
-            target = next_draws(step)
-            if not fits(target.target_tokens):
+            target = next_draws(step).target
+            if not fits(target.tokens):
                 # The alternative runs into the window: generation stops there (the popped
                 # step freed at least one token, so something always fits).
-                target = dataclasses.replace(target, target_tokens=budget - sum(chain))
+                target = dataclasses.replace(target, tokens=budget - used())
     if not chain:
         raise ConfigError(f"profile {profile.name!r}: problem {index} has no step that fits max_context_tokens")
-    return Problem(f"{profile.name}-{index:05d}", profile.name, prompt, tuple(events), correct)
+    kept_good = tuple(c.good for c in chain)
+    chance = correctness_probability(profile, kept_good)
+    problem = Problem(f"{profile.name}-{index:05d}", profile.name, prompt, tuple(events), u_correct < chance)
+    return DrawnProblem(problem, kept_good, chance)
 
 
 def generate(profile: Any, problems: int, seed: int = 0, backtracking: bool = True,
-             header: TraceHeader | None = None) -> Trace:
+             header: TraceHeader | None = None, target: str | None = None, config: int | None = None) -> Trace:
     """A synthetic trace of ``problems`` problems drawn from a dataset profile.
 
     ``backtracking=False`` gives the forward-only (RSD) run of the same problems.
+    ``target`` (``"qwen2.5-math-7b"`` or ``"qwen2.5-math-1.5b"``) or ``config``
+    (1 or 2) names the model that refines rejected steps (default: Config 1's
+    7B); the header's thresholds decide the verdicts.
     """
     prof = load_profile(profile)
+    model = resolve_target(target, config)
     if isinstance(problems, bool) or not isinstance(problems, int) or problems <= 0:
         raise ConfigError(f"problems: must be a whole number > 0, got {problems!r}")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ConfigError(f"seed: must be a whole number >= 0, got {seed!r}")
     base = header or TraceHeader()
+    for name in ("accept_threshold", "backtrack_threshold"):
+        value = getattr(base, name)
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 <= value <= 1.0:
+            raise ConfigError(f"{name}: must be in [0, 1], got {value!r}")
+    if isinstance(base.max_backtracks, bool) or not isinstance(base.max_backtracks, int) or base.max_backtracks < 0:
+        raise ConfigError(f"max_backtracks: must be a whole number >= 0, got {base.max_backtracks!r}")
     head = TraceHeader(
         accept_threshold=base.accept_threshold,
         backtrack_threshold=base.backtrack_threshold,
         max_backtracks=base.max_backtracks,
         backtracking=backtracking,
         metadata={
-            "generator": {"profile": prof.name, "problems": problems, "seed": seed, "backtracking": backtracking},
+            "generator": {"profile": prof.name, "problems": problems, "seed": seed, "backtracking": backtracking,
+                          "target": model},
             "tokenizer": TOKENIZER_NOTE,
         },
     )
-    return Trace(head, GeneratedProblems(prof, head, seed, problems))
+    return Trace(head, GeneratedProblems(prof, head, seed, problems, model))
 
 
 class GeneratedProblems(LazySequence):
@@ -160,14 +215,26 @@ class GeneratedProblems(LazySequence):
     depends only on (seed, i), so nothing needs holding, and a trace of any
     length costs the same memory. Reading one twice draws it twice (same result)."""
 
-    def __init__(self, profile: Any, header: TraceHeader, seed: int, count: int):
+    def __init__(self, profile: Any, header: TraceHeader, seed: int, count: int, target: str | None = None):
         self._profile, self._header, self._seed, self._count = profile, header, seed, count
+        self._target = resolve_target(target)
 
     def __len__(self) -> int:
         return self._count
 
     def _item(self, index: int) -> Problem:
-        return _problem(self._profile, self._header, self._seed, index)
+        return self.drawn(index).problem
+
+    def drawn(self, index: int) -> DrawnProblem:
+        """Problem ``index`` with the quality of each step of its final chain and
+        its probability of a right answer (which the trace itself does not carry)."""
+        index = operator.index(index)
+        if index < 0:
+            index += self._count
+        if not 0 <= index < self._count:
+            raise IndexError(f"index {index} of {self._count}")
+        return _draw(self._profile, self._header, self._seed, index, self._target)
 
     def __repr__(self) -> str:
-        return f"GeneratedProblems({self._profile.name!r}, seed={self._seed}, {self._count} problems)"
+        return (f"GeneratedProblems({self._profile.name!r}, seed={self._seed}, {self._count} problems, "
+                f"target {self._target})")

@@ -15,10 +15,22 @@ from typing import Any
 from .._params import build, param
 from .._yamlio import LocatedDict, load_yaml
 from ..errors import ConfigError
+from ._events import TraceHeader
 from ._io import MAX_TOKENS
+from ._quality import DRAFT, reject_probability
 
-# SPEC section 3: the rejection probability is typically below 30%.
+# The paper this models: the PRM rejects typically below 30% of draft steps (at its default thresholds).
 MAX_REJECT_PROBABILITY = 0.3
+REFERENCE_THRESHOLD = TraceHeader().accept_threshold  # the default, where that holds
+# Parameters of earlier profiles that the step-quality model now derives.
+RETIRED = {
+    "reject_probability": "the draft reject rate follows from the steps' quality and the PRM's score "
+                          "distributions at the trace's threshold; use draft_good_step_probability",
+    "refine_failure_probability": "failed refinements follow from the target's steps' quality; use "
+                                  "target_7b_good_step_probability and target_1_5b_good_step_probability",
+    "accuracy": "correctness follows from the quality of the kept steps; use clean_chain_accuracy and "
+                "bad_step_penalty",
+}
 # A log-space spread beyond this puts the 99th percentile 10^10 times the median: no real data.
 MAX_SIGMA = 10.0
 
@@ -37,18 +49,36 @@ class DatasetProfile:
     step_tokens_median: float = param("median tokens per step (lognormal)")
     step_tokens_sigma: float = param("log-space standard deviation of tokens per step", rule="non_negative")
     step_tokens_max: int = param("longest step, tokens (longer draws are redrawn)")
-    reject_probability: float = param("probability the PRM rejects a draft step", rule="fraction")
-    refine_failure_probability: float = param("probability a refined step scores below the backtracking threshold",
-                                              rule="fraction")
-    accuracy: float = param("share of problems answered correctly", rule="fraction")
+    draft_good_step_probability: float = param("probability that a step the 0.5B draft writes is good",
+                                               rule="fraction")
+    target_7b_good_step_probability: float = param("probability that a step the 7B target writes is good "
+                                                   "(Config 1)", rule="fraction")
+    target_1_5b_good_step_probability: float = param("probability that a step the 1.5B target writes is good "
+                                                     "(Config 2)", rule="fraction")
+    prm_good_logit_mean: float = param("mean log-odds of the PRM's score of a good step (normal)", rule="any")
+    prm_good_logit_sigma: float = param("standard deviation of the log-odds of a good step's score")
+    prm_bad_logit_mean: float = param("mean log-odds of the PRM's score of a bad step (normal)", rule="any")
+    prm_bad_logit_sigma: float = param("standard deviation of the log-odds of a bad step's score")
+    clean_chain_accuracy: float = param("probability of a right answer when every step of the final chain is "
+                                        "good", rule="fraction")
+    bad_step_penalty: float = param("share of the probability of a right answer that each bad step kept in the "
+                                    "final chain takes away", rule="non_negative")
     max_context_tokens: int = param("prompt + solution never exceed this (the target's window); a solution "
                                     "that would is cut at a step boundary", default=4096)
 
     def check(self, where_of: Any) -> None:
         """Checks across parameters; ``where_of(field)`` names a field's place."""
-        if self.reject_probability >= MAX_REJECT_PROBABILITY:
-            raise ConfigError(f"{where_of('reject_probability')}: {self.reject_probability} is not below "
-                              f"{MAX_REJECT_PROBABILITY} (SPEC section 3)")
+        if self.bad_step_penalty > 1:
+            raise ConfigError(f"{where_of('bad_step_penalty')}: must be at most 1 (a share), got "
+                              f"{self.bad_step_penalty}")
+        if self.prm_good_logit_mean <= self.prm_bad_logit_mean:
+            raise ConfigError(f"{where_of('prm_good_logit_mean')}: {self.prm_good_logit_mean} must be above "
+                              f"prm_bad_logit_mean ({self.prm_bad_logit_mean}): the PRM scores good steps higher")
+        rejected = reject_probability(self, DRAFT, REFERENCE_THRESHOLD)
+        if rejected >= MAX_REJECT_PROBABILITY:
+            raise ConfigError(f"{where_of('draft_good_step_probability')}: {self.draft_good_step_probability} "
+                              f"gives a draft reject rate of {rejected:.3f} at threshold {REFERENCE_THRESHOLD}, "
+                              f"not below {MAX_REJECT_PROBABILITY} (typical of the PRM on draft steps)")
         for stem in ("prompt_tokens", "steps", "step_tokens"):
             median, top = getattr(self, f"{stem}_median"), getattr(self, f"{stem}_max")
             if top < median:
@@ -91,6 +121,9 @@ def load_profile(ref: Any) -> DatasetProfile:
         where = data.where_of("kind") if "kind" in data else path
         raise ConfigError(f"{where}: kind must be 'dataset-profile', got {data.get('kind')!r}")
     body = LocatedDict({k: v for k, v in data.items() if k != "kind"}, data.where, data.lines)
+    for key in body:
+        if key in RETIRED:
+            raise ConfigError(f"{body.where_of(key)}: no longer a parameter: {RETIRED[key]}")
     profile = build(DatasetProfile, body)
     profile.check(lambda name: str(body.where_of(name)) if name in body else f"{path}: {name}")
     return profile
