@@ -8,7 +8,7 @@ latency(heteroreason-u280 at 200 MHz) equals the target (5.5, the middle of 5-6)
 every other parameter as shipped. Run it again after changing the workload profiles or the
 GPU parameters, and put the value it prints into cosim/data/devices/u280.yaml.
 
-    python scripts/calibrate_u280.py [--problems 200] [--seed 1] [--target 5.5]
+    python scripts/calibrate_u280.py [--problems 500] [--seed 1] [--target 5.5]
 """
 
 from __future__ import annotations
@@ -32,14 +32,14 @@ def slowdown(macs: float, traces: dict, jetson: dict) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--problems", type=int, default=200)
+    parser.add_argument("--problems", type=int, default=500)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--target", type=float, default=5.5)
     args = parser.parse_args()
     traces, jetson = {}, {}
     for dataset in DATASETS:
         for config in (1, 2):
-            trace = cosim.trace.generate(dataset, args.problems, args.seed).in_memory()
+            trace = cosim.trace.generate(dataset, args.problems, args.seed, config=config).in_memory()
             traces[dataset, config] = trace
             scn = cosim.scenario("heteroreason", config, draft={"device": "jetson_orin_nano"})
             jetson[dataset, config] = cosim.simulate(scn, trace).summary["latency_s"]
