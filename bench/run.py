@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 import cosim
-from cosim._report import run_report
+from cosim.cli.report import run_report
 
 PROBLEMS = 500
 

@@ -2,11 +2,12 @@
 speculative reasoning (draft on an FPGA, PRM and target on GPUs)."""
 
 from . import standalone, trace
-from ._latency_csv import LatencyProfile, load_latency_profile
+from .config import hardware
+from .config._latency_csv import LatencyProfile, load_latency_profile
 from ._sweep import SweepTable, sweep
 from ._workflow import simulate
 from .errors import CapacityError, ConfigError, CosimError, KvmuError, OutputError, SimulationError, WorkerCrashed
-from .hardware import (
+from .config.hardware import (
     FpgaDevice,
     GpuDevice,
     ModelConfig,
@@ -17,7 +18,7 @@ from .hardware import (
     load_model,
 )
 from .result import METRICS, Result
-from .scenario import Scenario, build_scenario, load_scenario, scenario
+from .config.scenario import Scenario, build_scenario, load_scenario, scenario
 
 __version__ = "0.1.0"
 

@@ -14,15 +14,15 @@ from typing import Any
 
 import numpy as np
 
-from . import _params
-from ._atomic import writable_file
-from ._gtkwave import write_gtkw
+from .config import _params
+from .outputs._atomic import writable_file
+from .outputs._gtkwave import write_gtkw
 from ._isolation import native, run_isolated
-from ._timeline import write_timeline
+from .outputs._timeline import write_timeline
 from .errors import ConfigError, OutputError
-from .hardware import FpgaDevice, GpuDevice, fpga_profile_native
+from .config.hardware import FpgaDevice, GpuDevice, fpga_profile_native
 from .result import Result
-from .scenario import Scenario
+from .config.scenario import Scenario
 from .trace import Backtrack, Draft, Refine, Trace
 from .trace._io import check_problem
 

@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ._arrow import to_pandas
+from .outputs._arrow import to_pandas
 from ._lazy import LazySequence
 from .errors import ConfigError
 
 if TYPE_CHECKING:
-    from .scenario import Scenario
+    from .config.scenario import Scenario
 
 NS = 1e-9
 ROLES = ("draft", "prm", "target")

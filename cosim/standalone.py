@@ -8,12 +8,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from . import _params
+from .config import _params
 from ._args import operation, real, whole
 from ._isolation import native, run_isolated
-from ._latency_csv import LatencyProfile, load_latency_profile
+from .config._latency_csv import LatencyProfile, load_latency_profile
 from .errors import ConfigError
-from .hardware import FpgaDevice, GpuDevice, fpga_profile_native, load_device, load_link, load_model
+from .config.hardware import FpgaDevice, GpuDevice, fpga_profile_native, load_device, load_link, load_model
 
 
 class RunResult(dict):

@@ -47,8 +47,8 @@ from typing import Callable
 import numpy as np
 
 from cosim import trace
-from cosim._dataset_stats import read_jsonl
-from cosim._response_fits import reward_logit_fit
+from cosim.trace._dataset_stats import read_jsonl
+from cosim.trace._response_fits import reward_logit_fit
 from cosim.trace import DatasetProfile
 
 DATASETS = ("gsm8k", "math500", "gaokao2023en", "olympiadbench")

@@ -3,7 +3,7 @@ import math
 
 import pytest
 
-from cosim._dataset_stats import dataset_statistics, split_steps
+from cosim.trace._dataset_stats import dataset_statistics, split_steps
 from cosim.cli import main
 
 

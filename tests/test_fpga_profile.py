@@ -6,7 +6,7 @@ import pytest
 
 import cosim
 from cosim import ConfigError, standalone
-from cosim.hardware import builtin_path
+from cosim.config.hardware import builtin_path
 
 DECODE_ROWS = [("decode", 1, 0, 0.010), ("decode", 1, 1000, 0.012)]
 PREFILL_ROWS = [("prefill", 10, 0, 0.030), ("prefill", 50, 0, 0.070)]

@@ -9,7 +9,7 @@ import pytest
 
 import cosim
 from cosim import standalone
-from cosim._gtkwave import filter_file
+from cosim.outputs._gtkwave import filter_file
 from test_waveforms import read_vcd
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from cosim import ConfigError, hardware
 from cosim._isolation import native
-from cosim._params import build, config_class, describe
+from cosim.config._params import build, config_class, describe
 from cosim.config import _declarations as decl
 from conftest import ROOT, run_cli
 

@@ -5,7 +5,7 @@ import pytest
 
 import cosim
 from conftest import SCENARIOS
-from cosim._set_option import parse_set
+from cosim.cli._set_option import parse_set
 
 SCENARIO = str(SCENARIOS / "heteroreason_u280_200.yaml")
 

@@ -8,9 +8,9 @@ import itertools
 from pathlib import Path
 from typing import Any, Sequence
 
-from .._atomic import writable_folder
+from ..outputs._atomic import writable_folder
 from ..errors import ConfigError
-from ..scenario import Scenario
+from ..config.scenario import Scenario
 from ..trace import Trace
 from ._executors import EXECUTORS, check_ray_address, local_results, ray_results
 from ._journal import JOURNAL, Journal, point_key, sweep_fingerprint

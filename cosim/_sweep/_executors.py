@@ -8,7 +8,7 @@ from typing import Any, Iterable
 
 from .._isolation import in_this_process, native, stop_workers
 from ..errors import ConfigError
-from ..scenario import Scenario
+from ..config.scenario import Scenario
 from ..trace import FileProblems, Trace
 from ._point import run_point
 

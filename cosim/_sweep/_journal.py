@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from ..scenario import Scenario
+from ..config.scenario import Scenario
 from ..trace import Trace
 
 JOURNAL = "points.jsonl"

@@ -6,7 +6,7 @@ from typing import Any
 
 from ..errors import CosimError
 from ..result import METRICS
-from ..scenario import Scenario
+from ..config.scenario import Scenario
 from ..trace import Trace
 
 # Summary values every row carries besides the metrics.

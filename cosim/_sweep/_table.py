@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .._arrow import column, csv_text, to_pandas, write_csv, write_parquet
+from ..outputs._arrow import column, csv_text, to_pandas, write_csv, write_parquet
 from ..result import METRICS
 from ._point import EXTRA_COLUMNS
 

@@ -1,1 +1,2 @@
-"""Configuration: parameter declarations, units, YAML with locations, devices, scenarios."""
+"""Configuration: parameter declarations (each parameter once), units, YAML with file and
+line, devices, links and models, scenarios."""

@@ -12,10 +12,10 @@ from typing import Any
 
 import numpy as np
 
-from .. import _params
-from .._latency_csv import LatencyProfile, load_latency_profile
+from ..config import _params
+from ..config._latency_csv import LatencyProfile, load_latency_profile
 from ..errors import ConfigError
-from ..hardware import FpgaDevice, GpuDevice, load_device, load_model
+from ..config.hardware import FpgaDevice, GpuDevice, load_device, load_model
 from ._device_yaml import write_fitted_device
 from ._models import bounds_at, fpga_problem, gpu_problem
 from ._solver import least_squares

@@ -8,11 +8,11 @@ from typing import Any
 
 import yaml
 
-from .. import _units
-from .._atomic import write_atomically
+from ..config import _units
+from ..outputs._atomic import write_atomically
 from .._files import read_text
 from ..errors import ConfigError
-from ..hardware import builtin_path
+from ..config.hardware import builtin_path
 
 
 def _plain(value: Any) -> Any:

@@ -9,11 +9,11 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .. import _params
+from ..config import _params
 from .._isolation import native
-from .._latency_csv import LatencyProfile
+from ..config._latency_csv import LatencyProfile
 from ..errors import ConfigError
-from ..hardware import FpgaDevice, GpuDevice, ModelConfig
+from ..config.hardware import FpgaDevice, GpuDevice, ModelConfig
 from ._solver import Param
 
 # Per kind: the parameters that can be fitted, their rule, and what makes each one show.

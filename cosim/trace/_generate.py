@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from .._dataset_stats import TOKENIZER_NOTE
+from ._dataset_stats import TOKENIZER_NOTE
 from .._lazy import LazySequence
 from ..errors import ConfigError
 from ._events import Backtrack, Draft, Event, Problem, Refine, TraceHeader

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from .._atomic import write_atomically
+from ..outputs._atomic import write_atomically
 from .._lazy import LazySequence
 from ..errors import TraceError
 from ._events import FORMAT, VERSION, Backtrack, Draft, Event, Problem, Refine, TraceHeader, problem_to_json

@@ -12,8 +12,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from .._params import build, param
-from .._yamlio import LocatedDict, load_yaml
+from ..config._params import build, param
+from ..config._yamlio import LocatedDict, load_yaml
 from ..errors import ConfigError
 from ._events import TraceHeader
 from ._io import MAX_TOKENS

@@ -28,7 +28,7 @@ from statistics import NormalDist
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from ..errors import ConfigError
-from ..scenario import CONFIG_TARGETS
+from ..config.scenario import CONFIG_TARGETS
 from ._events import Backtrack, Draft, Event, Problem, Refine
 
 if TYPE_CHECKING:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from .._dataset_stats import STEP_DELIMITER, TOKENIZER_NOTE, default_counter, split_steps
+from ._dataset_stats import STEP_DELIMITER, TOKENIZER_NOTE, default_counter, split_steps
 from .._files import parse_json_line, read_text
 from ..errors import ConfigError
 from ._events import Draft, Problem, Refine, TraceHeader

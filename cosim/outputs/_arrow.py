@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ._atomic import write_atomically
-from .errors import ConfigError
+from ..errors import ConfigError
 
 
 def column(values: Any, kind: Any = None) -> Any:

@@ -11,13 +11,13 @@ from pathlib import Path
 from typing import Any, Callable
 
 from . import _design_space
-from . import _report_accuracy as accuracy
-from . import trace as traces
-from ._atomic import write_atomically
-from ._sweep import sweep
-from ._workflow import simulate
-from .result import METRICS
-from .scenario import Scenario, scenario
+from . import _accuracy as accuracy
+from ... import trace as traces
+from ...outputs._atomic import write_atomically
+from ..._sweep import sweep
+from ..._workflow import simulate
+from ...result import METRICS
+from ...config.scenario import Scenario, scenario
 
 DATASETS = ("gsm8k", "math500", "gaokao2023en", "olympiadbench")
 CONFIGS = (1, 2)

@@ -7,10 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
-from . import trace as traces
-from ._workflow import simulate
-from .scenario import scenario
-from .standalone import fpga_timing
+from ... import trace as traces
+from ..._workflow import simulate
+from ...config.scenario import scenario
+from ...standalone import fpga_timing
 
 # MACs per cycle of the swept design: from a few lanes to more than its 16 HBM ports can feed.
 MACS = (16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 16384)

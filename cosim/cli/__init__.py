@@ -6,14 +6,16 @@ import argparse
 import signal
 import sys
 
-from . import _commands, hardware
-from ._params import describe
-from .errors import CosimError
+from . import _commands
+
+from ..config import hardware
+from ..config._params import describe
+from ..errors import CosimError
 
 
 def _config_classes() -> dict[str, type]:
-    from .scenario import Serving, Toggles
-    from .trace import DatasetProfile
+    from ..config.scenario import Serving, Toggles
+    from ..trace import DatasetProfile
 
     return {
         "pcie": hardware.PcieLinkConfig,
@@ -53,7 +55,7 @@ def _cmd_params(args: argparse.Namespace) -> int:
 
 
 def _cmd_builtins(args: argparse.Namespace) -> int:
-    from .trace import builtin_profiles
+    from ..trace import builtin_profiles
 
     for what in ("device", "link", "model"):
         print(f"{what}s: {', '.join(hardware.builtin_names(what))}")
@@ -71,7 +73,7 @@ def _workload_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _add_trace_commands(sub: argparse._SubParsersAction) -> None:
-    from .trace import TARGETS, builtin_profiles
+    from ..trace import TARGETS, builtin_profiles
 
     tr = sub.add_parser("trace", help="workload tools: generate, check and describe traces")
     tsub = tr.add_subparsers(dest="trace_command", required=True, metavar="TRACE_COMMAND")
@@ -164,7 +166,7 @@ def build_parser() -> argparse.ArgumentParser:
     report.set_defaults(func=_commands.cmd_report)
 
     _add_trace_commands(sub)
-    from .fit._command import add_parser as add_fit_parser
+    from ._fit import add_parser as add_fit_parser
 
     add_fit_parser(sub)
 

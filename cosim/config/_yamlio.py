@@ -9,8 +9,8 @@ from typing import Any
 
 import yaml
 
-from ._files import read_text
-from .errors import ConfigError
+from .._files import read_text
+from ..errors import ConfigError
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from ._atomic import write_atomically
-from .errors import ConfigError, OutputError
+from ..errors import ConfigError, OutputError
 
 MANIFEST = "manifest.json"
 _STAGING = ".staging-"

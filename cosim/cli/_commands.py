@@ -11,11 +11,11 @@ from typing import Any
 
 import yaml
 
-from . import trace as traces
-from ._atomic import writable_file, writable_folder, write_atomically
-from ._outputs import check_distinct, inputs_of
-from .errors import ConfigError
-from .result import METRICS, Result
+from .. import trace as traces
+from ..outputs._atomic import writable_file, writable_folder, write_atomically
+from ..outputs._safety import check_distinct, inputs_of
+from ..errors import ConfigError
+from ..result import METRICS, Result
 
 
 def _progress(args: argparse.Namespace, total: int, desc: str) -> Any:
@@ -59,7 +59,7 @@ def format_summary(result: Result, title: str) -> str:
 
 
 def per_problem_csv(result: Result) -> str:
-    from ._arrow import csv_text
+    from ..outputs._arrow import csv_text
 
     return csv_text(result.per_problem.to_arrow())
 
@@ -74,10 +74,10 @@ def _vcd_final(path: str | Path) -> Path:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from ._gtkwave import write_gtkw
-    from ._outputs import RunFolder, check_output
-    from ._workflow import simulate
-    from .scenario import load_scenario
+    from ..outputs._gtkwave import write_gtkw
+    from ..outputs._safety import RunFolder, check_output
+    from .._workflow import simulate
+    from ..config.scenario import load_scenario
 
     if args.vcd is None and args.vcd_detail != "step":
         raise ConfigError("--vcd-detail: applies to a waveform; add --vcd FILE")
@@ -128,8 +128,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     from ._set_option import parse_set
-    from ._sweep import sweep
-    from .scenario import load_scenario
+    from .._sweep import sweep
+    from ..config.scenario import load_scenario
 
     scn = load_scenario(args.scenario)
     grid: dict[str, list[Any]] = {}
@@ -158,7 +158,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from ._report import run_report
+    from .report import run_report
 
     folder = _out_folder(args.out, "out/report")
     from tqdm import tqdm
@@ -226,7 +226,7 @@ def cmd_trace_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_trace_profile_data(args: argparse.Namespace) -> int:
-    from ._dataset_stats import dataset_statistics, format_statistics
+    from ..trace._dataset_stats import dataset_statistics, format_statistics
 
     for path in args.files:
         for line in format_statistics(dataset_statistics(path)):
@@ -254,7 +254,7 @@ def cmd_trace_import_rsd(args: argparse.Namespace) -> int:
 def cmd_record(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from .record import CausalModel, ValueHeadPrm, read_problems, record_brsd
+    from ..record import CausalModel, ValueHeadPrm, read_problems, record_brsd
 
     if args.problems < 1:
         raise ConfigError(f"--problems: must be >= 1, got {args.problems}")

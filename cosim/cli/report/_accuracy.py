@@ -15,9 +15,9 @@ import statistics
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from . import trace as traces
-from ._workflow import simulate
-from .scenario import Scenario, scenario
+from ... import trace as traces
+from ..._workflow import simulate
+from ...config.scenario import Scenario, scenario
 
 MODES = ("rsd", "brsd")
 SWEEP_DATASET = "math500"

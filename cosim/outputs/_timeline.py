@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from ._atomic import write_atomically
 
 if TYPE_CHECKING:
-    from .result import Result
+    from ..result import Result
 
 # Track order: devices first, then each link's two directions.
 _TRACKS = ["draft", "prm", "target"] + [f"{link} {d}" for link in ("pcie_draft", "pcie_prm", "pcie_target")

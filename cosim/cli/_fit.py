@@ -5,11 +5,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .._atomic import writable_file
+from ..outputs._atomic import writable_file
 from ..errors import ConfigError
-from . import fit_fpga, fit_gpu, write_device
-from ._device_yaml import source_file
-from ._models import FPGA_PARAMS, GPU_PARAMS
+from ..fit import fit_fpga
+from ..fit import fit_gpu
+from ..fit import write_device
+from ..fit._device_yaml import source_file
+from ..fit._models import FPGA_PARAMS, GPU_PARAMS
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

@@ -16,7 +16,7 @@ from typing import Any, Mapping
 
 from . import _params
 from ._yamlio import LocatedDict, Where, load_yaml, locate
-from .errors import ConfigError
+from ..errors import ConfigError
 from .hardware import Device, GpuDevice, ModelConfig, PcieLinkConfig, load_device, load_link, load_model
 
 SYSTEMS = ("gpu-baseline", "gpu-stepahead", "heteroreason")

@@ -15,9 +15,9 @@ from typing import Any, Union
 
 from ._latency_csv import load_latency_profile
 from ._params import build, config_class, param
-from .config import _declarations
+from . import _declarations
 from ._yamlio import LocatedDict, load_yaml
-from .errors import ConfigError
+from ..errors import ConfigError
 
 
 # The groups of parameters the native models take, each declared once in

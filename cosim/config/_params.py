@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 from . import _units
 from ._yamlio import LocatedDict, Where, locate
-from .errors import ConfigError
+from ..errors import ConfigError
 
 T = TypeVar("T")
 
@@ -44,7 +44,7 @@ def param(help: str, rule: str = "positive", default: Any = dataclasses.MISSING,
 
 def config_class(group: Any, module: str) -> type:
     """The frozen configuration dataclass of a declared group (cosim/config/_declarations.py)."""
-    from .config._declarations import REQUIRED
+    from ._declarations import REQUIRED
 
     fields = []
     for d in group.params:

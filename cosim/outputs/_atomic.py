@@ -7,7 +7,7 @@ import tempfile
 from pathlib import Path
 from typing import IO, Callable
 
-from .errors import OutputError
+from ..errors import OutputError
 
 _UMASK = os.umask(0)
 os.umask(_UMASK)
@@ -52,7 +52,7 @@ def write_atomically(path: str | Path, write: Callable[[IO[str]], None] | str | 
 def writable_folder(folder: str | Path, what: str) -> Path:
     """Creates ``folder`` if needed and checks that files can be written in it;
     ConfigError naming ``what`` (an option or parameter) otherwise."""
-    from .errors import ConfigError
+    from ..errors import ConfigError
 
     folder = Path(folder)
     try:
@@ -71,7 +71,7 @@ def writable_folder(folder: str | Path, what: str) -> Path:
 def writable_file(path: str | Path, what: str) -> Path:
     """``path`` can take an output (cosim._outputs.check_output: a regular file or nothing
     yet, not read-only) in a folder files can be written to."""
-    from ._outputs import check_output
+    from ._safety import check_output
 
     path = check_output(path, what)
     writable_folder(path.parent, f"{what} {path}: the folder")

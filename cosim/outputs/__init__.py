@@ -1,0 +1,2 @@
+"""What commands write: the output-safety rule and run folders, atomic writes, Arrow
+tables, Perfetto timelines and GTKWave save files."""
