@@ -53,7 +53,7 @@ MEMORY_SIZES = (500, 5_000, 20_000)
 MEMORY_SCRIPT = """
 import resource, sys
 import cosim
-scn = cosim.load_scenario("scenarios/heteroreason_u280_200.yaml")
+scn = cosim.load_scenario("heteroreason-u280-200")
 cosim.simulate(scn, cosim.trace.generate("math500", int(sys.argv[1]), seed=1))
 hwm = next(l for l in open("/proc/self/status") if l.startswith("VmHWM:")).split()[1]
 print(int(hwm) / 1024, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024)
@@ -87,8 +87,8 @@ def main() -> None:
     floors = [cosim.standalone.kernel_floor(2_000_000 // scale, 10.0)["events_per_s"] for _ in range(3)]
     out["floor_events_per_s"] = max(floors)
 
-    hr = cosim.load_scenario("scenarios/heteroreason_u280_200.yaml")
-    base = cosim.load_scenario("scenarios/gpu_baseline.yaml")
+    hr = cosim.load_scenario("heteroreason-u280-200")
+    base = cosim.load_scenario("gpu-baseline")
     workload = cosim.trace.generate("math500", problems, seed=1)
     runs = [timed(lambda: cosim.simulate(hr, workload)) for _ in range(3)]
     run2, run2_e2e = min(runs, key=lambda r: r[0].wall_s)

@@ -18,7 +18,7 @@ from .config.hardware import (
     load_model,
 )
 from .result import METRICS, Result
-from .config.scenario import Scenario, build_scenario, load_scenario, scenario
+from .config.scenario import Scenario, build_scenario, builtin_scenarios, load_scenario, scenario
 
 __version__ = "0.1.0"
 
@@ -45,6 +45,7 @@ __all__ = [
     "SimulationError",
     "WorkerCrashed",
     "builtin_names",
+    "builtin_scenarios",
     "load_device",
     "load_latency_profile",
     "load_link",

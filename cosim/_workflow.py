@@ -202,6 +202,9 @@ def simulate(scn: Scenario, trace: Trace, *, vcd: str | Path | None = None, time
         raise ConfigError(f"simulate: expected a Trace (cosim.trace.load or generate), got {type(trace).__name__}")
     if not trace.problems:
         raise ConfigError("simulate: the trace has no problems")
+    if not scn.backtracking and trace.header.backtracking:
+        raise ConfigError(f"simulate: {scn.name} runs forward-only RSD (algorithm: rsd) and the trace backtracks; "
+                          f"draw it with backtracking=False (--no-backtracking) or give an RSD trace")
     if vcd_detail not in VCD_DETAILS:
         raise ConfigError(f"vcd_detail: one of {', '.join(VCD_DETAILS)}, got {vcd_detail!r}")
     vcd_stem = ""

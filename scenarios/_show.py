@@ -11,7 +11,6 @@ from pathlib import Path
 import cosim
 from cosim import trace
 
-SCENARIOS = Path(__file__).parent
 
 
 def _events(problem: trace.Problem, header: trace.TraceHeader) -> None:
@@ -46,8 +45,8 @@ def _timeline(result: cosim.Result) -> None:
 
 def show(problems: list[trace.Problem], description: str, header: trace.TraceHeader | None = None) -> None:
     parser = argparse.ArgumentParser(description=description)
-    parser.add_argument("--scenario", default=str(SCENARIOS / "heteroreason_u280_200.yaml"),
-                        help="scenario YAML to simulate on (default: heteroreason, U280 at 200 MHz)")
+    parser.add_argument("--scenario", default="heteroreason-u280-200",
+                        help="built-in scenario or scenario YAML to simulate on (default: heteroreason-u280-200)")
     parser.add_argument("--vcd", help="write SystemC waveforms (VCD) here")
     parser.add_argument("--timeline", help="write a Perfetto timeline (JSON) here")
     parser.add_argument("--out", help="write the trajectory as a trace file (JSON Lines)")

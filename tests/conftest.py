@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-SCENARIOS = ROOT / "scenarios"
+SCENARIOS = ROOT / "cosim" / "data" / "scenarios"  # the built-in scenarios
 
 
 def run_cli(*args, cwd, **kwargs):

@@ -7,7 +7,17 @@ import pytest
 
 from conftest import SCENARIOS, run_cli
 
-GOOD_SCENARIO = (SCENARIOS / "heteroreason_v80.yaml").read_text()  # no overrides of its own
+GOOD_SCENARIO = """name: hr-v80
+system: heteroreason
+draft:
+  device: v80
+  model: qwen2.5-0.5b
+prm:
+  device: rtx3090
+  model: qwen2.5-math-prm-7b
+target:
+  device: rtx3090
+"""
 HEADER = ('{"format":"cosim-trace","version":1,"accept_threshold":0.7,"backtrack_threshold":0.7,'
           '"max_backtracks":5,"backtracking":true}')
 
@@ -65,7 +75,7 @@ TRACE_CASES = [
 def test_bad_traces(tmp_path, name, line, message):
     lines = [line] if name == "unknown version" else [HEADER, line]
     (tmp_path / "t.jsonl").write_text("\n".join(lines) + "\n")
-    proc = run_cli("run", SCENARIOS / "heteroreason_u280_200.yaml", "--trace", "t.jsonl", cwd=tmp_path, timeout=120)
+    proc = run_cli("run", SCENARIOS / "heteroreason-u280-200.yaml", "--trace", "t.jsonl", cwd=tmp_path, timeout=120)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert __import__("re").search(message, proc.stderr), proc.stderr
 
@@ -73,7 +83,7 @@ def test_bad_traces(tmp_path, name, line, message):
 def test_missing_files_and_unwritable_output(tmp_path):
     for args, message in ((["run", "nope.yaml"], "nope.yaml: no such file"),
                           (["trace", "validate", "nope.jsonl"], "nope.jsonl: cannot read"),
-                          (["run", SCENARIOS / "gpu_baseline.yaml", "--out", "/proc/x"], "--out /proc/x")):
+                          (["run", SCENARIOS / "gpu-baseline.yaml", "--out", "/proc/x"], "--out /proc/x")):
         proc = run_cli(*args, cwd=tmp_path, timeout=120)
         assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr
 
@@ -120,12 +130,12 @@ def test_times_beyond_the_kernel_clock_and_kv_reservations_are_errors():
 
 def test_options_that_would_be_ignored_or_cannot_work(tmp_path):
     (tmp_path / "t.jsonl").write_text(HEADER + "\n" + problem([draft(1)]) + "\n")
-    proc = run_cli("run", SCENARIOS / "gpu_baseline.yaml", "--trace", "t.jsonl", "--problems", "5", cwd=tmp_path,
+    proc = run_cli("run", SCENARIOS / "gpu-baseline.yaml", "--trace", "t.jsonl", "--problems", "5", cwd=tmp_path,
                    timeout=120)
     assert proc.returncode == 2 and "--problems would be ignored" in proc.stderr
     proc = run_cli("trace", "gen", "--profile", "gsm8k", "--out", str(tmp_path), cwd=tmp_path, timeout=120)
     assert proc.returncode == 2 and "is a folder; name a regular file" in proc.stderr
-    proc = run_cli("sweep", SCENARIOS / "gpu_baseline.yaml", "--set", "pcie.bandwidth=2 GB/s",
+    proc = run_cli("sweep", SCENARIOS / "gpu-baseline.yaml", "--set", "pcie.bandwidth=2 GB/s",
                    "--set", "pcie.bandwidth_gbps=4", "--out", str(tmp_path / "s"), cwd=tmp_path, timeout=120)
     assert proc.returncode == 2 and "are the same parameter" in proc.stderr
 

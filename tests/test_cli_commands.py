@@ -7,7 +7,7 @@ from cosim import trace
 from cosim.cli import main
 from conftest import SCENARIOS, run_cli
 
-SCENARIO = str(SCENARIOS / "heteroreason_u280_300.yaml")
+SCENARIO = str(SCENARIOS / "heteroreason-u280-300.yaml")
 
 
 def test_run_writes_the_table_csv_and_resolved_scenario(tmp_path, capsys):
@@ -120,6 +120,6 @@ def test_trace_gen_refuses_bad_targets_and_thresholds(tmp_path, capsys, args, me
 
 def test_run_draws_the_profile_trace_for_the_scenario_config(tmp_path):
     out = tmp_path / "c2"
-    assert main(["run", str(SCENARIOS / "heteroreason_u280_300_config2.yaml"), "--profile", "gsm8k", "--problems", "4",
+    assert main(["run", "heteroreason-u280-300", "--config", "2", "--profile", "gsm8k", "--problems", "4",
                  "--out", str(out), "--quiet"]) == 0
     assert trace.load(out / "trace.jsonl").header.metadata["generator"]["target"] == "qwen2.5-math-1.5b"

@@ -14,7 +14,7 @@ import cosim
 from conftest import SCENARIOS
 import cosim._workflow as workflow
 
-SCENARIO = str(SCENARIOS / "heteroreason_u280_200.yaml")
+SCENARIO = str(SCENARIOS / "heteroreason-u280-200.yaml")
 
 
 def test_a_sweep_point_whose_worker_is_killed_fails_alone(monkeypatch):

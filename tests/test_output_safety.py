@@ -15,7 +15,7 @@ import pytest
 
 from conftest import SCENARIOS, run_cli
 
-SCENARIO = SCENARIOS / "heteroreason_u280_200.yaml"
+SCENARIO = SCENARIOS / "heteroreason-u280-200.yaml"
 
 
 def refused(proc, message):

@@ -1,27 +1,38 @@
-from pathlib import Path
 
 import pytest
 
 import cosim
 
-SCENARIOS = sorted((Path(__file__).parent.parent / "scenarios").glob("*.yaml"))
+NAMES = ("gpu-baseline", "gpu-stepahead", "heteroreason-u280-200", "heteroreason-u280-300",
+         "heteroreason-u280-flexllm", "heteroreason-v80", "heteroreason-jetson", "heteroreason-vanilla",
+         "heteroreason-nobacktrack", "heteroreason-noprefetch")
 
 
-def test_every_system_has_a_scenario_file_on_both_configs():
-    names = {p.stem for p in SCENARIOS}
-    for stem in ("gpu_baseline", "gpu_stepahead", "heteroreason_u280_200", "heteroreason_u280_300",
-                 "heteroreason_v80", "heteroreason_jetson", "heteroreason_vanilla", "heteroreason_nobacktrack"):
-        assert stem in names and f"{stem}_config2" in names
+def test_every_system_and_ablation_is_a_built_in_scenario():
+    assert sorted(NAMES) == cosim.builtin_scenarios()
 
 
-@pytest.mark.parametrize("path", SCENARIOS, ids=[p.stem for p in SCENARIOS])
-def test_each_scenario_file_loads_and_resolves(path):
-    scn = cosim.load_scenario(path)
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("config", [1, 2])
+def test_each_built_in_scenario_loads_on_both_configs(name, config):
+    scn = cosim.load_scenario(name, config)
     resolved = scn.resolved()
+    assert scn.name == name and scn.description
     assert resolved["system"] in ("gpu-baseline", "gpu-stepahead", "heteroreason")
-    assert resolved["target"]["model"]["name"] == ("Qwen2.5-Math-7B" if scn.config == 1 else "Qwen2.5-Math-1.5B")
-    if any(k in path.stem for k in ("u280_300", "vanilla", "noprefetch", "nobacktrack")):
+    assert resolved["target"]["model"]["name"] == ("Qwen2.5-Math-7B" if config == 1 else "Qwen2.5-Math-1.5B")
+    if any(k in name for k in ("u280-300", "vanilla", "noprefetch", "nobacktrack")):
         assert scn.draft.device.accelerator.clock_mhz == 300.0
+    assert scn.backtracking == (name != "heteroreason-nobacktrack")
+
+
+def test_a_forward_only_scenario_refuses_a_backtracking_trace():
+    scn = cosim.load_scenario("heteroreason-nobacktrack")
+    with pytest.raises(cosim.ConfigError, match="runs forward-only RSD .* the trace backtracks"):
+        cosim.simulate(scn, cosim.trace.generate("math500", 2, seed=1))
+    assert cosim.simulate(scn, cosim.trace.generate("math500", 2, seed=1, backtracking=False)).summary[
+        "backtracks_per_problem"] == 0
+    with pytest.raises(cosim.ConfigError, match="unknown scenario 'heteroreason-u999'"):
+        cosim.load_scenario("heteroreason-u999")
 
 
 def test_presets_set_the_toggles_of_spec_section_2():

@@ -7,7 +7,7 @@ import cosim
 from conftest import SCENARIOS
 from cosim.cli._set_option import parse_set
 
-SCENARIO = str(SCENARIOS / "heteroreason_u280_200.yaml")
+SCENARIO = str(SCENARIOS / "heteroreason-u280-200.yaml")
 
 
 @pytest.fixture(scope="module")

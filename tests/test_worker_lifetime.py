@@ -59,7 +59,7 @@ def gone_within(pids, seconds):
 @pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGKILL], ids=["SIGTERM", "SIGKILL"])
 @pytest.mark.parametrize("command", ["run", "sweep"])
 def test_killing_the_command_ends_its_workers(tmp_path, how, command):
-    scenario = SCENARIOS / "heteroreason_u280_200.yaml"
+    scenario = SCENARIOS / "heteroreason-u280-200.yaml"
     args = ["run", scenario, "--problems", "200000", "--quiet", "--out", tmp_path / "out"] if command == "run" else \
         ["sweep", scenario, "--set", "pcie.bandwidth_gbps=2,4,8,16", "--problems", "3000", "--workers", "2",
          "--quiet", "--out", tmp_path / "out"]

@@ -55,11 +55,13 @@ def _cmd_params(args: argparse.Namespace) -> int:
 
 
 def _cmd_builtins(args: argparse.Namespace) -> int:
+    from ..config.scenario import builtin_scenarios
     from ..trace import builtin_profiles
 
     for what in ("device", "link", "model"):
         print(f"{what}s: {', '.join(hardware.builtin_names(what))}")
     print(f"dataset profiles: {', '.join(builtin_profiles())}")
+    print(f"scenarios: {', '.join(builtin_scenarios())}")
     return 0
 
 
@@ -129,7 +131,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     run = sub.add_parser("run", help="simulate one scenario on one trace")
-    run.add_argument("scenario", help="scenario YAML (see scenarios/)")
+    run.add_argument("scenario", help="a built-in scenario (cosim builtins) or a scenario YAML")
+    run.add_argument("--config", type=int, choices=(1, 2), help="1: the 7B target, 2: the 1.5B target (default: "
+                                                                "the scenario's)")
     _workload_options(run)
     run.add_argument("--vcd", help="write SystemC waveforms (VCD) here")
     run.add_argument("--vcd-detail", choices=("step", "token"), default="step",
@@ -142,7 +146,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.set_defaults(func=_commands.cmd_run)
 
     sweep = sub.add_parser("sweep", help="simulate a grid of parameter values")
-    sweep.add_argument("scenario", help="scenario YAML (see scenarios/)")
+    sweep.add_argument("scenario", help="a built-in scenario (cosim builtins) or a scenario YAML")
+    sweep.add_argument("--config", type=int, choices=(1, 2), help="1: the 7B target, 2: the 1.5B target "
+                                                                  "(default: the scenario's)")
     sweep.add_argument("--set", action="append", required=True, metavar="PATH=V1,V2,...",
                        help="a parameter and its values, e.g. pcie.bandwidth_gbps=2,4,8 or fpga.clock=200 MHz,300 MHz "
                             "(repeat for a grid; paths: pcie.*, fpga.*, hbm.*, draft|prm|target.device|link|model.*, "

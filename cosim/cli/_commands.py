@@ -24,7 +24,17 @@ def _progress(args: argparse.Namespace, total: int, desc: str) -> Any:
     return tqdm(total=total, desc=desc, unit="step", disable=getattr(args, "quiet", False), leave=False)
 
 
-def _workload(args: argparse.Namespace, config: int = 1) -> tuple[traces.Trace, str]:
+def _scenario(args: argparse.Namespace) -> Any:
+    from ..config.scenario import load_scenario
+
+    return load_scenario(args.scenario, args.config)
+
+
+def _default_out(scn: Any, kind: str = "") -> str:
+    return f"out/{kind}{scn.name}" + ("" if scn.config == 1 else f"-config{scn.config}")
+
+
+def _workload(args: argparse.Namespace, scn: Any) -> tuple[traces.Trace, str]:
     if args.trace:
         drawn = [o for o, v in (("--profile", args.profile), ("--problems", args.problems), ("--seed", args.seed),
                                 ("--no-backtracking", args.no_backtracking or None)) if v is not None]
@@ -36,9 +46,11 @@ def _workload(args: argparse.Namespace, config: int = 1) -> tuple[traces.Trace, 
     profile = args.profile or "math500"
     problems = 100 if args.problems is None else args.problems
     seed = 0 if args.seed is None else args.seed
-    # Drawn for the scenario's target: it sets how good the refined steps are.
-    generated = traces.generate(profile, problems, seed, backtracking=not args.no_backtracking, config=config)
-    return generated, f"{problems} problems from profile {profile} (seed {seed}, Config {config}'s target)"
+    # Drawn for the scenario's target (it sets how good the refined steps are) and algorithm.
+    backtracking = scn.backtracking and not args.no_backtracking
+    generated = traces.generate(profile, problems, seed, backtracking=backtracking, config=scn.config)
+    return generated, (f"{problems} problems from profile {profile} (seed {seed}, Config {scn.config}'s target"
+                       + ("" if backtracking else ", forward-only") + ")")
 
 
 def _out_folder(path: str | None, default: str) -> Path:
@@ -77,12 +89,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     from ..outputs._gtkwave import write_gtkw
     from ..outputs._safety import RunFolder, check_output
     from .._workflow import simulate
-    from ..config.scenario import load_scenario
 
     if args.vcd is None and args.vcd_detail != "step":
         raise ConfigError("--vcd-detail: applies to a waveform; add --vcd FILE")
-    scn = load_scenario(args.scenario)
-    folder = Path(args.out or f"out/{scn.name}")
+    scn = _scenario(args)
+    folder = Path(args.out or _default_out(scn))
     vcd = _vcd_final(check_output(args.vcd, "--vcd")) if args.vcd else None
     outputs = {f"--out {folder}/{name}": folder / name for name in _RUN_FILES}
     if vcd is not None:
@@ -91,7 +102,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.timeline:
         outputs["--timeline"] = check_output(args.timeline, "--timeline")
     check_distinct(outputs, inputs_of([("the scenario", args.scenario), ("--trace", args.trace)]))
-    workload, described = _workload(args, scn.config)
+    workload, described = _workload(args, scn)
     run = RunFolder(folder)
     try:
         with run.writing():
@@ -129,9 +140,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_sweep(args: argparse.Namespace) -> int:
     from ._set_option import parse_set
     from .._sweep import sweep
-    from ..config.scenario import load_scenario
 
-    scn = load_scenario(args.scenario)
+    scn = _scenario(args)
     grid: dict[str, list[Any]] = {}
     for option in args.set:
         path, values = parse_set(option)
@@ -140,8 +150,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         if not values:
             raise ConfigError(f"--set {path}: give at least one value")
         grid[path] = values
-    folder = _out_folder(args.out, f"out/sweep-{scn.name}")
-    workload, described = _workload(args, scn.config)
+    folder = _out_folder(args.out, _default_out(scn, "sweep-"))
+    workload, described = _workload(args, scn)
     table = sweep(scn, workload, grid, workers=args.workers, executor=args.executor, ray_address=args.ray_address,
                   out=folder, progress=not args.quiet)
     print(f"{scn.name} sweep on {described}: {len(table.rows)} points, {len(table.failed())} failed")

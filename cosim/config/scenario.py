@@ -11,6 +11,7 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -20,6 +21,8 @@ from ..errors import ConfigError
 from .hardware import Device, GpuDevice, ModelConfig, PcieLinkConfig, load_device, load_link, load_model
 
 SYSTEMS = ("gpu-baseline", "gpu-stepahead", "heteroreason")
+# brsd: refinements are scored and a failing one backtracks; rsd: forward-only (refinements kept).
+ALGORITHMS = ("brsd", "rsd")
 
 # SPEC section 1: Config 1 = 0.5B draft, 7B PRM, 7B target; Config 2 = the same with a 1.5B target.
 CONFIG_TARGETS = {1: "qwen2.5-math-7b", 2: "qwen2.5-math-1.5b"}
@@ -82,6 +85,12 @@ class Scenario:
     serving: Serving
     description: str = ""
     source: str = "<code>"
+    algorithm: str = "brsd"
+
+    @property
+    def backtracking(self) -> bool:
+        """Whether the traces this system replays backtrack (BRSD) or not (RSD)."""
+        return self.algorithm == "brsd"
 
     @property
     def sequential(self) -> bool:
@@ -148,6 +157,7 @@ class Scenario:
 
         return {
             "name": self.name, "description": self.description, "system": self.system, "config": self.config,
+            "algorithm": self.algorithm,
             "draft": role(self.draft), "prm": role(self.prm), "target": role(self.target),
             "toggles": dataclasses.asdict(self.toggles), "serving": dataclasses.asdict(self.serving),
         }
@@ -158,7 +168,7 @@ PATH_ALIASES = {"pcie": "draft.link", "fpga": "draft.device.accelerator", "hbm":
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
-_TOP_KEYS = {"name", "description", "system", "config", "draft", "prm", "target", "toggles", "serving"}
+_TOP_KEYS = {"name", "description", "system", "config", "algorithm", "draft", "prm", "target", "toggles", "serving"}
 _ROLE_KEYS = {"device", "model", "link", "overrides"}
 
 
@@ -222,10 +232,15 @@ def _section(data: LocatedDict, key: str, defaults: dict[str, Any]) -> LocatedDi
     return LocatedDict({**defaults, **given}, where, getattr(given, "lines", {}))
 
 
-def build_scenario(data: Mapping[str, Any] | LocatedDict, source: str = "<code>") -> Scenario:
-    """A scenario from a mapping (as a YAML file would hold it)."""
+def build_scenario(data: Mapping[str, Any] | LocatedDict, source: str = "<code>", config: int | None = None
+                   ) -> Scenario:
+    """A scenario from a mapping (as a YAML file would hold it); ``config`` replaces the
+    mapping's own (a target model the mapping names stays)."""
     if not isinstance(data, LocatedDict):
         data = locate(dict(data), source)
+    if config is not None:
+        data = LocatedDict({**data, "config": config}, data.where, {k: v for k, v in data.lines.items()
+                                                                     if k != "config"})
     for key in data:
         if key not in _TOP_KEYS:
             raise ConfigError(f"{data.where_of(key)}: unknown key; known: {', '.join(sorted(_TOP_KEYS))}")
@@ -260,6 +275,10 @@ def build_scenario(data: Mapping[str, Any] | LocatedDict, source: str = "<code>"
     description = data.get("description", "")
     if not isinstance(description, str):
         raise ConfigError(f"{data.where_of('description')}: expected text")
+    algorithm = data.get("algorithm", "brsd")
+    if algorithm not in ALGORITHMS:
+        raise ConfigError(f"{data.where_of('algorithm')}: one of {', '.join(ALGORITHMS)} (brsd backtracks, rsd is "
+                          f"forward-only), got {algorithm!r}")
     return Scenario(
         name=name,
         description=description,
@@ -268,16 +287,33 @@ def build_scenario(data: Mapping[str, Any] | LocatedDict, source: str = "<code>"
         toggles=toggles,
         serving=serving,
         source=source,
+        algorithm=algorithm,
         **roles,
     )
 
 
-def load_scenario(path: str | Path) -> Scenario:
-    """Reads and checks a scenario YAML file (errors name the file, line and field)."""
+def _scenarios_dir() -> Path:
+    return Path(str(resources.files("cosim") / "data" / "scenarios"))
+
+
+def builtin_scenarios() -> list[str]:
+    """The built-in scenarios: every system and ablation (cosim/data/scenarios)."""
+    return sorted(p.stem for p in _scenarios_dir().glob("*.yaml"))
+
+
+def load_scenario(ref: str | Path, config: int | None = None) -> Scenario:
+    """A scenario: a built-in name (``heteroreason-u280-300``) or a YAML path, checked
+    (errors name the file, line and field); ``config`` (1 or 2) replaces the file's."""
+    path = Path(ref)
+    if path.suffix not in (".yaml", ".yml") and not path.exists():
+        if str(ref) not in builtin_scenarios():
+            raise ConfigError(f"unknown scenario {str(ref)!r}: give a YAML path or a built-in name "
+                              f"({', '.join(builtin_scenarios())})")
+        path = _scenarios_dir() / f"{ref}.yaml"
     data = load_yaml(path)
     if not isinstance(data, LocatedDict):
         raise ConfigError(f"{path}: expected a mapping")
-    return build_scenario(data, str(path))
+    return build_scenario(data, str(path), config)
 
 
 def scenario(system: str, config: int = 1, **sections: Any) -> Scenario:

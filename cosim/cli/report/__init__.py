@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
@@ -17,43 +16,17 @@ from ...outputs._atomic import write_atomically
 from ..._sweep import sweep
 from ..._workflow import simulate
 from ...result import METRICS
-from ...config.scenario import Scenario, scenario
+from ...config.scenario import load_scenario
 
 DATASETS = ("gsm8k", "math500", "gaokao2023en", "olympiadbench")
 CONFIGS = (1, 2)
-U280_300 = {"draft": {"device": "u280", "overrides": {"accelerator.clock": "300 MHz"}}}
-
-
-@dataclass(frozen=True)
-class SystemSpec:
-    name: str
-    system: str
-    sections: dict[str, Any]
-    forward_only: bool = False
-    note: str = ""
-
-
-SYSTEMS = (
-    SystemSpec("gpu-baseline", "gpu-baseline", {}, note="3 GPUs, strictly sequential"),
-    SystemSpec("gpu-stepahead", "gpu-stepahead", {}, note="3 GPUs, step-ahead + prefetch cache (T2)"),
-    SystemSpec("heteroreason-u280-200", "heteroreason", {"draft": {"device": "u280"}}, note="U280 at 200 MHz"),
-    SystemSpec("heteroreason-u280-300", "heteroreason", U280_300, note="U280 at 300 MHz (projection)"),
-    SystemSpec("heteroreason-u280-flexllm", "heteroreason", {"draft": {"device": "u280-flexllm"}},
-               note="U280 with a FlexLLM-class decoder (FlexLLM's public U280 decode datapath) at 300 MHz"),
-    SystemSpec("heteroreason-v80", "heteroreason", {"draft": {"device": "v80"}}, note="V80"),
-    SystemSpec("heteroreason-nobacktrack", "heteroreason", U280_300, forward_only=True,
-               note="U280 at 300 MHz on the forward-only (RSD) run of the same problems"),
-    SystemSpec("heteroreason-jetson", "heteroreason", {"draft": {"device": "jetson_orin_nano"}},
-               note="draft on a Jetson Orin Nano"),
-    SystemSpec("heteroreason-vanilla", "heteroreason", {**U280_300, "toggles": {"shadow_sync": False}},
-               note="U280 at 300 MHz, shadow synchronisation off"),
-)
+# The systems the report compares, in its order: built-in scenarios (cosim/data/scenarios),
+# each run on both configs; a forward-only one (algorithm: rsd) replays the RSD run.
+SYSTEMS = ("gpu-baseline", "gpu-stepahead", "heteroreason-u280-200", "heteroreason-u280-300",
+           "heteroreason-u280-flexllm", "heteroreason-v80", "heteroreason-nobacktrack", "heteroreason-jetson",
+           "heteroreason-vanilla")
 SWEEP_BANDWIDTH = [2, 4, 8, 16, 32]          # GB/s raw, per direction
 SWEEP_CLOCK = [150, 200, 250, 300, 350, 400]  # MHz
-
-
-def build(spec: SystemSpec, config: int) -> Scenario:
-    return scenario(spec.system, config, name=spec.name, **spec.sections)
 
 
 def run_report(problems: int = 300, seed: int = 1, out: str | Path = "out/report",
@@ -84,18 +57,19 @@ def run_report(problems: int = 300, seed: int = 1, out: str | Path = "out/report
             accuracy_records += [accuracy.workload_record(dataset, config, m, w) for m, w in workloads.items()]
             brsd, rsd = workloads["brsd"].trace, workloads["rsd"].trace
             baseline = None
-            for spec in SYSTEMS:
-                result = simulate(build(spec, config), rsd if spec.forward_only else brsd)
+            for name in SYSTEMS:
+                scn = load_scenario(name, config)
+                result = simulate(scn, brsd if scn.backtracking else rsd)
                 baseline = baseline or result
                 summary = result.with_baseline(baseline).summary
-                records.append({"dataset": dataset, "config": config, "system": spec.name,
+                records.append({"dataset": dataset, "config": config, "system": name,
                                 **{m: summary[m] for m in METRICS}, "energy_j": summary["energy_j"],
                                 "problems": summary["problems"]})
-                tick(f"{dataset} config {config} {spec.name}")
+                tick(f"{dataset} config {config} {name}")
     sweeps = _sweeps(problems, seed, tick)
     space = _design_space.design_space(problems, seed, tick)
     report = {"problems": problems, "seed": seed, "records": records, "sweeps": sweeps, "design_space": space,
-              "systems": {s.name: s.note for s in SYSTEMS}, "accuracy": accuracy_records,
+              "systems": {name: load_scenario(name).description for name in SYSTEMS}, "accuracy": accuracy_records,
               "threshold_sweep": accuracy.threshold_sweep(problems, seed, tick)}
     write_atomically(folder / "report.json", json.dumps(report, indent=1))
     figures = (write_figures(report, folder) + write_accuracy_figures(report, folder)
@@ -107,11 +81,12 @@ def run_report(problems: int = 300, seed: int = 1, out: str | Path = "out/report
 
 def _sweeps(problems: int, seed: int, tick: Callable[[str], None]) -> dict[str, Any]:
     workload = traces.generate("math500", problems, seed).in_memory()
-    base = simulate(scenario("gpu-baseline", 1), workload).summary["latency_s"]
+    base = simulate(load_scenario("gpu-baseline"), workload).summary["latency_s"]
     out: dict[str, Any] = {}
-    for key, path, values, spec in (("pcie_bandwidth_gbps", "pcie.bandwidth_gbps", SWEEP_BANDWIDTH, SYSTEMS[3]),
-                                    ("fpga_clock_mhz", "fpga.clock_mhz", SWEEP_CLOCK, SYSTEMS[2])):
-        table = sweep(build(spec, 1), workload, {path: values})
+    for key, path, values, system in (("pcie_bandwidth_gbps", "pcie.bandwidth_gbps", SWEEP_BANDWIDTH,
+                                       "heteroreason-u280-300"),
+                                      ("fpga_clock_mhz", "fpga.clock_mhz", SWEEP_CLOCK, "heteroreason-u280-200")):
+        table = sweep(load_scenario(system), workload, {path: values})
         rows = []
         for row in table.rows:
             ok = row["status"] == "ok"
@@ -119,7 +94,7 @@ def _sweeps(problems: int, seed: int, tick: Callable[[str], None]) -> dict[str, 
                          **({m: row[m] for m in METRICS} if ok else {}),
                          "speedup": base / row["latency_s"] if ok else None})
             tick(f"sweep {path}={row[path]}")
-        out[key] = {"system": spec.name, "dataset": "math500", "config": 1, "parameter": path, "rows": rows}
+        out[key] = {"system": system, "dataset": "math500", "config": 1, "parameter": path, "rows": rows}
     return out
 
 
@@ -127,12 +102,12 @@ def _table(records: list[dict[str, Any]], metric: str, fmt: str) -> list[str]:
     columns = [(d, c) for d in DATASETS for c in CONFIGS]
     lines = ["| system | " + " | ".join(f"{d} C{c}" for d, c in columns) + " |",
              "|---|" + "---|" * len(columns)]
-    for spec in SYSTEMS:
+    for name in SYSTEMS:
         cells = []
         for d, c in columns:
-            rec = next(r for r in records if r["system"] == spec.name and r["dataset"] == d and r["config"] == c)
+            rec = next(r for r in records if r["system"] == name and r["dataset"] == d and r["config"] == c)
             cells.append(fmt.format(rec[metric]))
-        lines.append(f"| {spec.name} | " + " | ".join(cells) + " |")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return lines
 
 

@@ -17,18 +17,13 @@ from typing import Any, Callable
 
 from ... import trace as traces
 from ..._workflow import simulate
-from ...config.scenario import Scenario, scenario
+from ...config.scenario import Scenario, load_scenario
 
 MODES = ("rsd", "brsd")
 SWEEP_DATASET = "math500"
 SWEEP_THRESHOLDS = (0.5, 0.6, 0.7, 0.8, 0.9)
-# The systems of the trade-off figure, by report name, and how to build each.
-SWEEP_SYSTEMS = {
-    "gpu-baseline": {"system": "gpu-baseline"},
-    "gpu-stepahead": {"system": "gpu-stepahead"},
-    "heteroreason-u280-300": {"system": "heteroreason",
-                              "draft": {"device": "u280", "overrides": {"accelerator.clock": "300 MHz"}}},
-}
+# The systems of the trade-off figure: built-in scenarios.
+SWEEP_SYSTEMS = ("gpu-baseline", "gpu-stepahead", "heteroreason-u280-300")
 
 
 @dataclass(frozen=True)
@@ -66,8 +61,7 @@ def threshold_sweep(problems: int, seed: int, tick: Callable[[str], None]) -> di
     acceptance threshold (the backtracking threshold stays at its default)."""
     points = []
     for config in (1, 2):
-        scenarios: dict[str, Scenario] = {name: scenario(config=config, name=name, **sections)
-                                          for name, sections in SWEEP_SYSTEMS.items()}
+        scenarios: dict[str, Scenario] = {name: load_scenario(name, config) for name in SWEEP_SYSTEMS}
         for threshold in SWEEP_THRESHOLDS:
             for mode in MODES:
                 w = draw(SWEEP_DATASET, problems, seed, config, mode == "brsd", threshold)

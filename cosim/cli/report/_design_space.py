@@ -9,31 +9,31 @@ from typing import Any, Callable
 
 from ... import trace as traces
 from ..._workflow import simulate
-from ...config.scenario import scenario
+from ...config.scenario import Scenario, load_scenario
 from ...standalone import fpga_timing
 
 # MACs per cycle of the swept design: from a few lanes to more than its 16 HBM ports can feed.
 MACS = (16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 16384)
-SWEEP_CLOCK_MHZ = 300
 RATE_CONTEXT = 512  # tokens of context at which a design's decode rate is quoted
 DATASET, CONFIG = "math500", 1
-# The designs marked on the curve: label -> draft section of the scenario.
+# The designs marked on the curve: label -> built-in scenario.
 DESIGNS = {
-    "u280 @ 200 MHz (measured design)": {"device": "u280"},
-    "u280 @ 300 MHz (its projection)": {"device": "u280", "overrides": {"accelerator.clock": "300 MHz"}},
-    "u280-flexllm @ 300 MHz": {"device": "u280-flexllm"},
-    "v80": {"device": "v80"},
+    "u280 @ 200 MHz (measured design)": "heteroreason-u280-200",
+    "u280 @ 300 MHz (its projection)": "heteroreason-u280-300",
+    "u280-flexllm @ 300 MHz": "heteroreason-u280-flexllm",
+    "v80": "heteroreason-v80",
 }
+SWEPT = "heteroreason-u280-300"  # the design whose MAC array the curve sweeps
 
 
-def decode_rate(draft: dict[str, Any]) -> float:
-    """Tokens per second of a draft design at RATE_CONTEXT."""
-    return 1e9 / fpga_timing(draft["device"], contexts=[RATE_CONTEXT], overrides=draft.get("overrides"))["ns"][0]
+def decode_rate(scn: Scenario) -> float:
+    """Tokens per second of a scenario's draft design at RATE_CONTEXT."""
+    return 1e9 / fpga_timing(scn.draft.device, scn.draft.model, [RATE_CONTEXT])["ns"][0]
 
 
-def _point(draft: dict[str, Any], workload: Any) -> dict[str, float]:
-    summary = simulate(scenario("heteroreason", CONFIG, draft=draft), workload).summary
-    return {"decode_tok_s": decode_rate(draft), "latency_s": summary["latency_s"],
+def _point(scn: Scenario, workload: Any) -> dict[str, float]:
+    summary = simulate(scn, workload).summary
+    return {"decode_tok_s": decode_rate(scn), "latency_s": summary["latency_s"],
             "energy_j_per_token": summary["energy_j_per_token"]}
 
 
@@ -41,20 +41,20 @@ def design_space(problems: int, seed: int, tick: Callable[[str], None]) -> dict[
     workload = traces.generate(DATASET, problems, seed).in_memory()
     references = {}
     for system in ("gpu-baseline", "gpu-stepahead"):
-        summary = simulate(scenario(system, CONFIG), workload).summary
+        summary = simulate(load_scenario(system, CONFIG), workload).summary
         references[system] = {"latency_s": summary["latency_s"], "energy_j_per_token": summary["energy_j_per_token"]}
         tick(f"design space {system}")
     curve = []
+    swept = load_scenario(SWEPT, CONFIG)
     for macs in MACS:
-        draft = {"device": "u280", "overrides": {"accelerator.macs_per_cycle": macs,
-                                                 "accelerator.clock_mhz": SWEEP_CLOCK_MHZ}}
-        curve.append({"macs_per_cycle": macs, **_point(draft, workload)})
+        curve.append({"macs_per_cycle": macs, **_point(swept.with_value("fpga.macs_per_cycle", macs), workload)})
         tick(f"design space macs={macs}")
     marks = {}
-    for label, draft in DESIGNS.items():
-        marks[label] = _point(draft, workload)
+    for label, name in DESIGNS.items():
+        marks[label] = _point(load_scenario(name, CONFIG), workload)
         tick(f"design space {label}")
-    return {"dataset": DATASET, "config": CONFIG, "clock_mhz": SWEEP_CLOCK_MHZ, "rate_context": RATE_CONTEXT,
+    return {"dataset": DATASET, "config": CONFIG, "swept": SWEPT,
+            "clock_mhz": swept.draft.device.accelerator.clock_mhz, "rate_context": RATE_CONTEXT,
             "references": references, "curve": curve, "designs": marks}
 
 
