@@ -1,7 +1,7 @@
 """Replaying a trace through a system: checks that need both (context
 windows), the trace as arrays a chunk of problems at a time (streamed into
 the engine, never held whole), the native call in a worker process, and the
-metrics of SPEC section 5."""
+metrics (docs/metrics.md)."""
 
 from __future__ import annotations
 

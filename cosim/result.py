@@ -1,4 +1,4 @@
-"""The outcome of one simulation: the metrics of SPEC section 5 per problem and
+"""The outcome of one simulation: the metrics (docs/metrics.md) per problem and
 for the whole trace, and (on request) every device activity for timelines."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 NS = 1e-9
 ROLES = ("draft", "prm", "target")
 
-# SPEC section 5, by name, in the order tables show them.
+# The metrics by name (docs/metrics.md), in the order tables show them.
 METRICS = (
     "latency_s",
     "goodput_tok_s",
@@ -222,7 +222,7 @@ class Result:
 
     @classmethod
     def from_native(cls, scn: Scenario, raw: dict[str, Any]) -> Result:
-        """The metrics of SPEC section 5 from the engine's per-problem numbers and the
+        """The metrics from the engine's per-problem numbers and the
         trace's summaries (both columns, from the worker)."""
         cols = {k: np.asarray(v) for k, v in raw["problems"].items()}
         t = raw["trace"]

@@ -1,5 +1,5 @@
 #pragma once
-// KV-cache management unit of the FPGA draft accelerator (SPEC section 1).
+// KV-cache management unit of the FPGA draft accelerator (docs/system.md).
 //
 // Three pointers into the KV cache, in tokens: valid (end of the verified
 // context) <= curr (end of the step under verification) <= ahead (step-ahead

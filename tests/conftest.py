@@ -16,7 +16,7 @@ def run_cli(*args, cwd, **kwargs):
 
 # Datasheet figures restated here, independently of the package's YAML, so the
 # tests check the shipped data as well as the formulas.
-GEN3_RAW_GBPS = 15.75  # SPEC section 4 table: 8 GT/s x 16 lanes, 128b/130b, rounded
+GEN3_RAW_GBPS = 15.75  # 8 GT/s x 16 lanes, 128b/130b, rounded
 GEN4_RAW_GBPS = 31.5
 U280_HBM_BYTES = 8 * 1024**3
 U280_HBM_PEAK_GBPS = 32 * 14.375

@@ -1,11 +1,11 @@
-"""The timing formulas of SPEC section 4, written again for the tests from the
+"""The timing formulas of docs/hardware.md, written again for the tests from the
 published parameters, independently of the C++ models."""
 
 import dataclasses
 
 from cosim import load_device, load_link, load_model
 
-TOKEN_BYTES = 4      # SPEC section 4
+TOKEN_BYTES = 4      # a 32-bit token id on PCIe
 CONTROL_BYTES = 64   # the serving default for a verdict or command
 
 

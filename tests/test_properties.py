@@ -88,7 +88,7 @@ def test_random_forward_only_trajectories_conserve_tokens_and_energy(trace, scn)
 
 
 def test_observation_does_not_change_timing_even_where_ns_round_oddly():
-    # A duration whose rounding to picoseconds is on a knife edge (found by review): one wait
+    # A duration whose rounding to picoseconds is on a knife edge: one wait
     # per token (observed) and one wait per step (unobserved) must still land on the same ps.
     scn = (cosim.scenario("heteroreason", 1, draft={"device": "jetson_orin_nano"})
            .with_value("draft.device.gpu.memory_bandwidth_gbps", 48.0)

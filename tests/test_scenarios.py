@@ -35,7 +35,7 @@ def test_a_forward_only_scenario_refuses_a_backtracking_trace():
         cosim.load_scenario("heteroreason-u999")
 
 
-def test_presets_set_the_toggles_of_spec_section_2():
+def test_presets_set_the_toggles_of_each_system():
     base = cosim.scenario("gpu-baseline")
     assert base.sequential and not any(vars(base.toggles).values())
     assert base.draft.device.kind == "gpu"

@@ -185,5 +185,5 @@ def test_random_bytes_fail_only_with_the_clear_error(tmp_path_factory, data):
         assert "t.jsonl" in str(exc)
 
 
-def test_trace_header_defaults_follow_the_spec():
+def test_trace_header_defaults_follow_the_algorithm():
     assert TraceHeader() == TraceHeader(0.7, 0.7, 5, True)

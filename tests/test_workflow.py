@@ -211,7 +211,7 @@ def test_bad_inputs_are_named():
 
 @pytest.mark.parametrize("profile", ["gsm8k", "math500", "gaokao2023en", "olympiadbench"])
 def test_calibration_baseline_latency_shares_fall_in_the_published_ranges(profile):
-    # SPEC section 4: 3-GPU baseline, Config 1, step-level shares across the four datasets.
+    # The paper's 3-GPU baseline, Config 1: step-level shares across the four datasets.
     result = cosim.simulate(cosim.scenario("gpu-baseline", 1), cosim.trace.generate(profile, 500, seed=3))
     s = result.summary
     total = s["breakdown_draft"] + s["breakdown_prm"] + s["breakdown_target"]

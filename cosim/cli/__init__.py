@@ -114,7 +114,7 @@ def _add_trace_commands(sub: argparse._SubParsersAction) -> None:
     rsd.add_argument("--tokenizer", help="local HuggingFace tokenizer folder (default: the offline proxy)")
     rsd.add_argument("--skip-bad", action="store_true", help="skip records that fail their checks, and count them")
     rsd.add_argument("--threshold", type=float, default=0.7, help="the PRM acceptance threshold of the run "
-                                                                   "(default 0.7, SPEC section 1)")
+                                                                   "(default 0.7)")
     rsd.set_defaults(func=_commands.cmd_trace_import_rsd)
 
 

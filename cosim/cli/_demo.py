@@ -8,7 +8,7 @@ from typing import Callable
 from .. import standalone
 from ..config.hardware import load_model
 
-STEP_TOKENS = 64       # a typical reasoning step (shared/data: median 36, mean 50 tokens)
+STEP_TOKENS = 64       # a typical reasoning step (MATH responses: median 36, mean 50 tokens)
 PROMPT_TOKENS = 100    # about the mean MATH500 question of 69 tokens plus a chat template
 CONTEXT_TOKENS = 400   # a context midway through a solution (mean response ~370 tokens)
 

@@ -1,4 +1,4 @@
-"""Scenarios: which system (SPEC section 2), on which devices, with which
+"""Scenarios: which system (docs/system.md), on which devices, with which
 models, links and toggles. A scenario is a YAML file or built in code; every
 field has a default given by the system's preset, so `system: heteroreason`
 alone is a complete scenario.
@@ -24,12 +24,12 @@ SYSTEMS = ("gpu-baseline", "gpu-stepahead", "heteroreason")
 # brsd: refinements are scored and a failing one backtracks; rsd: forward-only (refinements kept).
 ALGORITHMS = ("brsd", "rsd")
 
-# SPEC section 1: Config 1 = 0.5B draft, 7B PRM, 7B target; Config 2 = the same with a 1.5B target.
+# Config 1 = 0.5B draft, 7B PRM, 7B target; Config 2 = the same with a 1.5B target.
 CONFIG_TARGETS = {1: "qwen2.5-math-7b", 2: "qwen2.5-math-1.5b"}
 DRAFT_MODEL = "qwen2.5-0.5b"
 PRM_MODEL = "qwen2.5-math-prm-7b"
 
-# Per system: the draft device and the toggles it implies (SPEC section 2 table).
+# Per system: the draft device and the toggles it implies (docs/system.md).
 _PRESETS: dict[str, dict[str, Any]] = {
     "gpu-baseline": {"draft": "rtx3090", "sequential": True, "step_ahead": False, "prefetch_cache": False,
                      "shadow_sync": False, "target_ahead_after_refine": False},
@@ -59,7 +59,7 @@ class Serving:
         "the PRM prefills only tokens it has not seen; off (default): it scores each step over the whole "
         "context, as reward models served through vLLM's pooling runner did without prefix caching (estimate)",
         rule="any", default=False)
-    token_bytes: int = _params.param("bytes per token id on PCIe (SPEC section 4)", default=4)
+    token_bytes: int = _params.param("bytes per token id on PCIe (a 32-bit id)", default=4)
     control_bytes: int = _params.param("bytes of a verdict, command or pointer update on PCIe (estimate: one "
                                        "small DMA descriptor's payload)", default=64)
 
@@ -270,7 +270,7 @@ def build_scenario(data: Mapping[str, Any] | LocatedDict, source: str = "<code>"
                           f"folder), got {name!r}")
     if system != "heteroreason" and not isinstance(roles["draft"].device, GpuDevice):
         where = data.where_of("draft") if "draft" in data else data.where
-        raise ConfigError(f"{where}: {system} drafts on a GPU (SPEC section 2); an FPGA draft is the "
+        raise ConfigError(f"{where}: {system} drafts on a GPU; an FPGA draft is the "
                           f"heteroreason system")
     description = data.get("description", "")
     if not isinstance(description, str):

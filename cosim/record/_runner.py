@@ -1,4 +1,4 @@
-"""BRSD (SPEC section 1) over real models, recorded as a trace and latency profiles."""
+"""BRSD (docs/system.md) over real models, recorded as a trace and latency profiles."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Workloads: the trace format, its checks, synthetic traces from dataset
-profiles, hand-written trajectories and trace statistics (SPEC section 3)."""
+profiles, hand-written trajectories and trace statistics (docs/workload.md)."""
 
 from ._builder import TrajectoryBuilder
 from ._events import Backtrack, Draft, Event, Problem, Refine, TraceHeader

@@ -56,7 +56,7 @@ class Problem:
 
 @dataclass(frozen=True)
 class TraceHeader:
-    """Run-wide settings every problem is checked against (SPEC section 1 defaults)."""
+    """Run-wide settings every problem is checked against (the algorithm's defaults: docs/system.md)."""
 
     accept_threshold: float = 0.7
     backtrack_threshold: float = 0.7

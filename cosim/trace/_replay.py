@@ -1,4 +1,4 @@
-"""The BRSD algorithm of SPEC section 1 as a state machine over trace events.
+"""The BRSD algorithm (docs/system.md) as a state machine over trace events.
 
 One implementation serves three purposes: it checks that a problem's events
 are a run the algorithm could have made (the loader), it derives the final

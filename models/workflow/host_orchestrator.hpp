@@ -1,5 +1,5 @@
 #pragma once
-// The host side of the reasoning workflow (SPEC sections 1 and 2): one SystemC
+// The host side of the reasoning workflow (docs/system.md): one SystemC
 // thread that replays the trace problem by problem, in the order the algorithm
 // settles steps, and drives the draft device, the PRM and the target through
 // their device servers and the PCIe fabric. Speculative work (step-ahead

@@ -1,5 +1,5 @@
 #pragma once
-// Shadow synchronisation on the draft device (SPEC section 1): the target's
+// Shadow synchronisation on the draft device (docs/system.md): the target's
 // refined tokens reach the draft device over PCIe one by one, and it runs one
 // forward pass over each, in order, as soon as it holds the token and has
 // finished the previous pass. One stream is one job on the draft device's

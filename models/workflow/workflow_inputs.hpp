@@ -46,7 +46,7 @@ struct WorkflowOptions {
     bool shadow_sync = true;          // refined tokens stream into the draft device as decoded
     bool prm_prefix_cache = false;    // the PRM prefills only unseen tokens (else the whole context)
     bool draft_prompt_on_target = false; // the draft model's prompt prefill runs on the target GPU (FPGA drafts)
-    int64_t token_bytes = 4;          // SPEC section 4
+    int64_t token_bytes = 4;          // a 32-bit token id
     int64_t control_bytes = 64;       // a verdict, command or pointer update
     bool keep_activities = false;     // return every activity (timelines)
 };

@@ -1,5 +1,5 @@
 """The paper-style evaluation on built-in defaults: four datasets x Config 1
-and 2 x the systems of SPEC section 2 and their ablations, two sweeps, tables
+and 2 x the systems compared and their ablations, two sweeps, tables
 and figures, written as report.md, report.json and PNGs."""
 
 from __future__ import annotations
