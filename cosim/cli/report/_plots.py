@@ -33,37 +33,54 @@ def _grouped(ax: Any, records: list[dict], config: int, metric: str, systems: li
                        and r["config"] == config) for d in datasets]
         ax.bar([j + i * width for j in range(len(datasets))], values, width, label=system)
     ax.set_xticks([j + 0.4 - width / 2 for j in range(len(datasets))], datasets)
-    ax.set_ylabel(ylabel)
+    if config == 1:
+        ax.set_ylabel(ylabel)
+    ax.tick_params(labelleft=True)  # both panels keep their scale, though they share it
     ax.set_title(f"Config {config}")
     ax.grid(axis="y", alpha=0.3)
 
 
 def _per_config(report: dict, metric: str, ylabel: str, title: str, path: Path,
-                skip: tuple[str, ...] = ()) -> Path:
+                skip: tuple[str, ...] = (), reference: float | None = None) -> Path:
     records = report["records"]
     systems = [s for s in dict.fromkeys(r["system"] for r in records) if s not in skip]
     datasets = list(dict.fromkeys(r["dataset"] for r in records))
     fig, axes = plt.subplots(1, 2, figsize=(13, 4.2), sharey=True)
     for ax, config in zip(axes, (1, 2)):
         _grouped(ax, records, config, metric, systems, datasets, ylabel)
+        if reference is not None:
+            ax.axhline(reference, color="black", linewidth=0.8)
     axes[1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    fig.suptitle(title)
+    fig.suptitle(title + (f" ({', '.join(skip)}: left out, an order of magnitude off the scale)" if skip else ""))
     fig.tight_layout()
     return _save(fig, path)
 
 
 def _breakdown(report: dict, path: Path) -> Path:
+    """Stacked shares per dataset, Config 1 and 2 side by side; each share printed in its bar."""
     rows = [r for r in report["records"] if r["system"] == "gpu-baseline"]
-    labels = [f"{r['dataset']}\nC{r['config']}" for r in rows]
-    fig, ax = plt.subplots(figsize=(10, 4))
+    datasets = list(dict.fromkeys(r["dataset"] for r in rows))
+    fig, ax = plt.subplots(figsize=(11, 4.4))
+    width, positions, labels = 0.38, [], []
+    for j, dataset in enumerate(datasets):
+        for k, config in enumerate((1, 2)):
+            positions.append(j + (k - 0.5) * (width + 0.04))
+            labels.append(f"C{config}")
     bottom = [0.0] * len(rows)
+    ordered = [next(r for r in rows if r["dataset"] == d and r["config"] == c) for d in datasets for c in (1, 2)]
     for part in ("draft", "prm", "target"):
-        shares = [r[f"breakdown_{part}"] / sum(r[f"breakdown_{p}"] for p in ("draft", "prm", "target")) for r in rows]
-        ax.bar(labels, shares, bottom=bottom, label=part)
-        bottom = [b + s for b, s in zip(bottom, shares)]
+        shares = [r[f"breakdown_{part}"] / sum(r[f"breakdown_{p}"] for p in ("draft", "prm", "target"))
+                  for r in ordered]
+        ax.bar(positions, shares, width, bottom=bottom, label=part)
+        for x, b, v in zip(positions, bottom, shares):
+            ax.text(x, b + v / 2, f"{v:.0%}", ha="center", va="center", fontsize=7, color="white")
+        bottom = [b + v for b, v in zip(bottom, shares)]
+    ax.set_xticks(positions, labels, fontsize=8)
+    for j, dataset in enumerate(datasets):  # the dataset under its two bars
+        ax.text(j, -0.12, dataset, ha="center", va="top", transform=ax.get_xaxis_transform())
     ax.set_ylabel("share of busy time")
-    ax.set_title("gpu-baseline latency breakdown")
-    ax.legend()
+    ax.set_title("gpu-baseline latency breakdown (C1: 7B target, C2: 1.5B target)")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
     fig.tight_layout()
     return _save(fig, path)
 
@@ -71,9 +88,9 @@ def _breakdown(report: dict, path: Path) -> Path:
 def _sweep(sweep: dict, xlabel: str, path: Path) -> Path:
     ok = [r for r in sweep["rows"] if r["status"] == "ok"]
     fig, ax = plt.subplots(figsize=(6, 4))
-    ax.plot([r["value"] for r in ok], [r["latency_s"] * 1e3 for r in ok], marker="o")
+    ax.plot([r["value"] for r in ok], [r["latency_s"] for r in ok], marker="o")
     ax.set_xlabel(xlabel)
-    ax.set_ylabel("mean latency per problem (ms)")
+    ax.set_ylabel("mean latency per problem (s)")
     ax.ticklabel_format(axis="y", useOffset=False, style="plain")  # small changes, shown as they are
     ax.set_title(f"{sweep['system']}, {sweep['dataset']}, Config {sweep['config']}")
     ax.grid(alpha=0.3)
@@ -85,7 +102,7 @@ def write_figures(report: dict[str, Any], folder: Path) -> list[Path]:
     slow = ("heteroreason-jetson",)  # an order of magnitude slower: it would flatten every other bar
     return [
         _per_config(report, "speedup", "speedup over gpu-baseline", "Speedup per dataset",
-                    folder / "speedup.png"),
+                    folder / "speedup.png", reference=1.0),
         _per_config(report, "latency_s", "mean latency per problem (s)", "Latency per problem",
                     folder / "latency.png", skip=slow),
         _per_config(report, "energy_j_per_token", "J per final-chain token", "Energy per token",
