@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from . import _preflight
 from .config import _params
 from .outputs._atomic import writable_file
 from .outputs._gtkwave import write_gtkw
@@ -202,6 +203,7 @@ def simulate(scn: Scenario, trace: Trace, *, vcd: str | Path | None = None, time
         raise ConfigError(f"simulate: expected a Trace (cosim.trace.load or generate), got {type(trace).__name__}")
     if not trace.problems:
         raise ConfigError("simulate: the trace has no problems")
+    _preflight.check(scn)
     if not scn.backtracking and trace.header.backtracking:
         raise ConfigError(f"simulate: {scn.name} runs forward-only RSD (algorithm: rsd) and the trace backtracks; "
                           f"draw it with backtracking=False (--no-backtracking) or give an RSD trace")

@@ -12,7 +12,10 @@ constexpr double kBytesPerGiB = 1024.0 * 1024.0 * 1024.0;
 std::string size_text(double bytes) {
     std::ostringstream out;
     out.precision(4);
-    out << static_cast<uint64_t>(bytes) << " bytes (" << bytes / kBytesPerGiB << " GiB)";
+    if (bytes < 9.0e15)  // exact as an integer
+        out << static_cast<uint64_t>(bytes) << " bytes (" << bytes / kBytesPerGiB << " GiB)";
+    else
+        out << bytes << " bytes (" << bytes / kBytesPerGiB << " GiB)";
     return out.str();
 }
 }  // namespace

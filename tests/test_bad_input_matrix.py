@@ -2,6 +2,7 @@
 that names the file, line and field, and no traceback."""
 
 import json
+import re
 
 import pytest
 
@@ -120,9 +121,15 @@ def test_times_beyond_the_kernel_clock_and_kv_reservations_are_errors():
     from cosim.trace import Trace, TraceHeader, TrajectoryBuilder
 
     one = Trace(TraceHeader(), [TrajectoryBuilder("a", 100).accept(40).build()])
+    # One token past what any operation may take: refused before the run, naming the parameter.
     slow = cosim.scenario("heteroreason", 1, draft={"overrides": {"accelerator.macs_per_cycle": 1e-9}})
-    with pytest.raises(cosim.SimulationError, match=r"cannot be simulated .*past the kernel's clock"):
+    with pytest.raises(cosim.ConfigError, match=r"draft\.device\.accelerator\.macs_per_cycle = 1e-09"):
         cosim.simulate(slow, one)
+    # Each token 2.5e14 ns (under the limit of one operation), 40 of them past the kernel's
+    # clock of about 9.2e15 ns: refused by the kernel's own check.
+    slower = cosim.scenario("heteroreason", 1, draft={"overrides": {"accelerator.macs_per_cycle": 1e-5}})
+    with pytest.raises(cosim.SimulationError, match=r"cannot be simulated .*past the kernel's clock"):
+        cosim.simulate(slower, one)
     small = cosim.scenario("heteroreason", 1, target={"overrides": {"gpu.kv_reserve_tokens": 10}})
     with pytest.raises(cosim.ConfigError, match=r"beyond the 10-token KV reservation .* target model"):
         cosim.simulate(small, one)
@@ -164,3 +171,33 @@ def test_the_api_takes_numpy_numbers_and_names_bad_arguments():
     result = cosim.simulate(cosim.scenario("heteroreason", 1), cosim.trace.generate("math500", 1))
     with pytest.raises(cosim.ConfigError, match="with_baseline: expected the Result of the baseline's simulate"):
         result.with_baseline({"latency_s": 1.0})
+
+
+@pytest.mark.parametrize("override,message", [
+    ("accelerator.macs_per_cycle: 1e-12", r"draft\.device: one draft token .* would take 9\.5\d*e\+21 ns.*s\.yaml:\d+: "
+                                          r"draft\.overrides\.accelerator\.macs_per_cycle = 1e-12"),
+    ("accelerator.kv_bytes_per_element: 1e12", r"draft: the KV cache of one window would take .* bytes.*"
+                                               r"s\.yaml:\d+: draft\.overrides\.accelerator\.kv_bytes_per_element"),
+])
+def test_values_the_simulation_cannot_hold_are_named_with_their_file_and_line(tmp_path, override, message):
+    (tmp_path / "s.yaml").write_text(f"system: heteroreason\ndraft:\n  device: u280\n  overrides:\n    {override}\n")
+    proc = run_cli("run", "s.yaml", "--problems", "2", cwd=tmp_path, timeout=120)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert re.search(message, proc.stderr), proc.stderr
+
+
+def test_the_command_line_checks_every_value_before_any_work(tmp_path):
+    proc = run_cli("sweep", "heteroreason-u280-200", "--set", "fpga.clock_mhz=200,abc", "--problems", "2",
+                   "--out", "s", cwd=tmp_path, timeout=120)
+    assert proc.returncode == 2 and "--set fpga.clock_mhz=abc: " in proc.stderr
+    assert not (tmp_path / "s").exists()  # nothing ran, nothing written
+    proc = run_cli("sweep", "heteroreason-u280-200", "--set", "pcie..x=1", cwd=tmp_path, timeout=120)
+    assert proc.returncode == 2 and "names joined by single dots" in proc.stderr
+    (tmp_path / "s.yaml").write_text("system: heteroreason\ndraft:\n  device: u280\n  overrides:\n"
+                                     "    accelerator.clock_mhz: 3e2\n")
+    proc = run_cli("run", "s.yaml", "--problems", "1", "--out", "r", cwd=tmp_path, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "clock_mhz: 300.0" in (tmp_path / "r" / "scenario.resolved.yaml").read_text()
+    (tmp_path / "deep.yaml").write_text("system: heteroreason\nx: " + "[" * 500 + "]" * 500 + "\n")
+    proc = run_cli("run", "deep.yaml", cwd=tmp_path, timeout=120)
+    assert proc.returncode == 2 and "nested too deeply" in proc.stderr and "Traceback" not in proc.stderr

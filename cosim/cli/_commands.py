@@ -149,6 +149,11 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             raise ConfigError(f"--set {path} given twice")
         if not values:
             raise ConfigError(f"--set {path}: give at least one value")
+        for value in values:  # each value alone must make a scenario: found now, not after other points ran
+            try:
+                scn.with_value(path, value)
+            except ConfigError as exc:
+                raise ConfigError(f"--set {path}={value}: {exc}") from None
         grid[path] = values
     folder = _out_folder(args.out, _default_out(scn, "sweep-"))
     workload, described = _workload(args, scn)

@@ -93,6 +93,14 @@ def _uncite(raw: Any, where: Where) -> Any:
     return raw
 
 
+def _plain_number(text: str) -> float | None:
+    """A number written without a unit (``3e2``), or None."""
+    try:
+        return float(text) if text.strip().lower() not in ("nan", "inf", "-inf", "+inf", "infinity") else None
+    except ValueError:
+        return None
+
+
 def _scalar(name: str, kind: type, raw: Any, where: Where, given_as_stem: bool) -> Any:
     if kind is bool:
         if not isinstance(raw, bool):
@@ -106,11 +114,11 @@ def _scalar(name: str, kind: type, raw: Any, where: Where, given_as_stem: bool) 
     if isinstance(raw, bool) or raw is None:
         raise ConfigError(f"{where}: expected a number, got {raw!r}")
     if isinstance(raw, str):
+        number = _plain_number(raw)
+        if number is not None:  # YAML 1.1 reads 7.6e9 and 3e2 (no dot, no exponent sign) as text
+            return _scalar(name, kind, number, where, given_as_stem)
         if suffix is None:
-            try:  # YAML 1.1 reads 7.6e9 (no sign in the exponent) as text
-                return _scalar(name, kind, float(raw), where, given_as_stem)
-            except ValueError:
-                raise ConfigError(f"{where}: expected a plain number (dimensionless), got {raw!r}") from None
+            raise ConfigError(f"{where}: expected a plain number (dimensionless), got {raw!r}")
         try:
             value = _units.parse_quantity(raw, name)
         except ValueError as exc:
@@ -212,7 +220,7 @@ def origin(config: Any, name: str) -> str:
     """Where parameter ``name`` of ``config`` was given: "file:line: path", or "" (a default,
     or set in code)."""
     where = _origins_of(config).get(name)
-    return str(where) if where is not None and where.file and where.file != "<dict>" else ""
+    return str(where) if where is not None and where.file not in ("", "<dict>", "<code>") else ""
 
 
 def native(config: Any) -> dict[str, Any]:

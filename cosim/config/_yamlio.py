@@ -71,9 +71,14 @@ def _convert(node: yaml.Node, loader: _Builder, where: Where, memo: dict[int, An
             raise ConfigError(f"{where}: a YAML alias refers to a node that contains it")
         return memo[key]
     if isinstance(node, yaml.MappingNode | yaml.SequenceNode):
+        if where.path.count(".") + where.path.count("[") >= MAX_DEPTH:
+            raise ConfigError(f"{where}: nested deeper than {MAX_DEPTH} levels; no configuration is")
         memo[key] = _IN_PROGRESS
     memo[key] = value = _convert_node(node, loader, where, memo)
     return value
+
+
+MAX_DEPTH = 32
 
 
 _IN_PROGRESS = object()
@@ -120,6 +125,8 @@ def load_yaml_text(text: str, file: str) -> Any:
         raise ConfigError(f"{file}{line}: YAML syntax error: {exc.problem or exc}{context}") from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"{file}: YAML error: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"{file}: nested too deeply to be a configuration") from None
     finally:
         loader.dispose()
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Union
 
 from ._latency_csv import load_latency_profile
+from . import _params
 from ._params import build, config_class, param
 from . import _declarations
 from ._yamlio import LocatedDict, load_yaml
@@ -108,7 +109,17 @@ def _load(what: str, ref: Any, allowed: tuple[str, ...]) -> Any:
     config = build(_KINDS[kind], body)
     if isinstance(config, FpgaDevice) and config.profile is not None:
         config = _with_profile_checked(config, path.parent, body)
+    host_link = getattr(config, "host_link", "")
+    if host_link.endswith((".yaml", ".yml")) and not Path(host_link).is_absolute():
+        # A link file named in a device file is found beside that file.
+        config = _with_origins_kept(config, host_link=str(path.parent / host_link))
     return config
+
+
+def _with_origins_kept(config: Any, **changes: Any) -> Any:
+    changed = dataclasses.replace(config, **changes)
+    _params._set_origins(changed, _params._origins_of(config))
+    return changed
 
 
 def _with_profile_checked(device: FpgaDevice, folder: Path, body: LocatedDict) -> FpgaDevice:
@@ -123,7 +134,7 @@ def _with_profile_checked(device: FpgaDevice, folder: Path, body: LocatedDict) -
         load_latency_profile(path)
     except ConfigError as exc:
         raise ConfigError(f"{where}: {exc}") from None
-    return dataclasses.replace(device, profile=dataclasses.replace(profile, file=str(path)))
+    return _with_origins_kept(device, profile=dataclasses.replace(profile, file=str(path)))
 
 
 def fpga_profile_native(device: FpgaDevice) -> dict[str, Any] | None:

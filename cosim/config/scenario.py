@@ -99,6 +99,9 @@ class Scenario:
     def canonical_path(self, path: str) -> str:
         """``path`` in full (``pcie.bandwidth`` -> ``draft.link.bandwidth_gbps``); ConfigError if it
         names no parameter. Two spellings of one parameter give the same canonical path."""
+        if not isinstance(path, str) or any(not part.strip() for part in path.split(".")):
+            raise ConfigError(f"{path!r}: a parameter path is names joined by single dots, e.g. "
+                              f"pcie.bandwidth_gbps or fpga.clock_mhz")
         head, _, rest = path.partition(".")
         if head in PATH_ALIASES:
             head, _, rest = f"{PATH_ALIASES[head]}.{rest}".partition(".")
@@ -213,9 +216,11 @@ def _role(data: Any, where: Where, default_device: str, default_model: str, role
     except ConfigError as exc:
         raise ConfigError(f"{data.where_of('model') if 'model' in data else where}: {exc}") from None
     try:
-        link = load_link(_ref(data.get("link", device.host_link), base))
+        link = load_link(_ref(data["link"], base) if "link" in data else device.host_link)
     except ConfigError as exc:
-        raise ConfigError(f"{data.where_of('link') if 'link' in data else where}: {exc}") from None
+        # The link named here, or the device's own host_link (named in the device's file).
+        place = data.where_of("link") if "link" in data else (_params.origin(device, "host_link") or where)
+        raise ConfigError(f"{place}: {exc}") from None
     return Role(device, model, link)
 
 

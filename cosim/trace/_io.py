@@ -89,18 +89,28 @@ class Trace:
         return write_atomically(path, write)
 
 
-def _check_writable(problem: Problem, header: TraceHeader, path: Path, ids: set[str]) -> None:
-    check_problem(problem, header)
-    if problem.id in ids:
-        raise TraceError(f"{path}: problem id {problem.id!r} appears twice")
-    ids.add(problem.id)
+def check_storable(problem: Problem, header: TraceHeader) -> ChainSummary:
+    """What the loader would check of a problem built in code: the algorithm, the token
+    counts' limit, text a file can hold. TraceError otherwise."""
+    summary = check_problem(problem, header)
     sizes = [problem.prompt_tokens] + [getattr(e, "tokens", 0) for e in problem.events]
     if max(sizes) > MAX_TOKENS:
-        raise TraceError(f"{path}: problem {problem.id!r}: a count of {max(sizes)} tokens is beyond {MAX_TOKENS}")
+        raise TraceError(f"problem {problem.id!r}: a count of {max(sizes)} tokens is beyond {MAX_TOKENS}")
     try:
         f"{problem.id}{problem.dataset}".encode("utf-8")
     except UnicodeEncodeError:
-        raise TraceError(f"{path}: problem {problem.id!r}: the id or dataset is not valid Unicode text") from None
+        raise TraceError(f"problem {problem.id!r}: the id or dataset is not valid Unicode text") from None
+    return summary
+
+
+def _check_writable(problem: Problem, header: TraceHeader, path: Path, ids: set[str]) -> None:
+    try:
+        check_storable(problem, header)
+    except TraceError as exc:
+        raise TraceError(f"{path}: {exc}") from None
+    if problem.id in ids:
+        raise TraceError(f"{path}: problem id {problem.id!r} appears twice")
+    ids.add(problem.id)
 
 
 def _dump(obj: Any) -> str:
@@ -158,6 +168,10 @@ class _Line:
     def text(self, value: Any, field: str) -> str:
         if not isinstance(value, str) or not value:
             raise self.fail(field, f"expected non-empty text, got {json.dumps(value)}")
+        try:
+            value.encode("utf-8")  # JSON lets "\ud800" through: a lone surrogate no file or table can hold
+        except UnicodeEncodeError:
+            raise self.fail(field, f"not valid Unicode text (a lone surrogate): {json.dumps(value)}") from None
         return value
 
 

@@ -26,7 +26,7 @@ from .._files import parse_json_line, read_text
 from ..errors import ConfigError
 from ._events import Draft, Problem, Refine, TraceHeader
 from ..errors import TraceError
-from ._io import MAX_TOKENS, Trace
+from ._io import MAX_TOKENS, Trace, check_storable
 
 # Qwen2.5-Math's chat template around each question (estimate, as in the dataset profiles).
 TEMPLATE_TOKENS = 30
@@ -167,6 +167,10 @@ def import_rsd(path: str | Path, dataset: str, *, count: Callable[[str], int] | 
             problem = rsd_problem(record, where, dataset, count, head, len(problems) + len(skipped))
             if problem.id in seen:
                 raise RsdRecordError(f"{where}: idx: problem {problem.id!r} appears twice")
+            try:  # what the trace itself would refuse (no step at all, a step past the token limit)
+                check_storable(problem, head)
+            except TraceError as exc:
+                raise RsdRecordError(f"{where}: the record makes a problem no trace can hold: {exc}") from None
         except RsdRecordError as exc:
             if not skip_bad:
                 raise
