@@ -106,6 +106,34 @@ py::array column(const std::vector<ProblemMetrics>& ms, T get) {
     return out;
 }
 
+// The engine's numbers of finished problems, one column each.
+py::dict metric_columns(const std::vector<ProblemMetrics>& ms) {
+    py::dict metrics;
+    metrics["start_ns"] = column(ms, [](const ProblemMetrics& m) { return m.start_ns; });
+    metrics["end_ns"] = column(ms, [](const ProblemMetrics& m) { return m.end_ns; });
+    metrics["generated_tokens"] = column(ms, [](const ProblemMetrics& m) { return m.generated_tokens; });
+    metrics["drafted_tokens"] = column(ms, [](const ProblemMetrics& m) { return m.drafted_tokens; });
+    metrics["discarded_step_ahead_tokens"] =
+        column(ms, [](const ProblemMetrics& m) { return m.discarded_step_ahead_tokens; });
+    metrics["target_tokens"] = column(ms, [](const ProblemMetrics& m) { return m.target_tokens; });
+    metrics["reused_tokens"] = column(ms, [](const ProblemMetrics& m) { return m.reused_tokens; });
+    metrics["verdicts"] = column(ms, [](const ProblemMetrics& m) { return m.verdicts; });
+    metrics["stalled_verdicts"] = column(ms, [](const ProblemMetrics& m) { return m.stalled_verdicts; });
+    metrics["backtracks"] = column(ms, [](const ProblemMetrics& m) { return m.backtracks; });
+    metrics["stall_ns"] = column(ms, [](const ProblemMetrics& m) { return m.stall_ns; });
+    metrics["comm_critical_ns"] = column(ms, [](const ProblemMetrics& m) { return m.comm_critical_ns; });
+    metrics["offchain_energy_j"] = column(ms, [](const ProblemMetrics& m) { return m.offchain_energy_j; });
+    metrics["stepahead_waste_j"] = column(ms, [](const ProblemMetrics& m) { return m.stepahead_waste_j; });
+    const char* roles[3] = {"draft", "prm", "target"};
+    for (int r = 0; r < 3; ++r) {
+        metrics[py::str(std::string("busy_ns_") + roles[r])] =
+            column(ms, [r](const ProblemMetrics& m) { return m.busy_ns[r]; });
+        metrics[py::str(std::string("energy_j_") + roles[r])] =
+            column(ms, [r](const ProblemMetrics& m) { return m.energy_j[r]; });
+    }
+    return metrics;
+}
+
 }  // namespace
 
 py::dict simulate_workflow(const py::dict& system, const py::function& next_chunk, bool keep_activities,
@@ -180,7 +208,10 @@ py::dict simulate_workflow(const py::dict& system, const py::function& next_chun
         // streaming) is kept as the Python exception it is and handed back for Python to
         // raise, the trace ending here, rather than thrown through C++ frames once the
         // kernel's coroutine stacks have run (which AddressSanitizer cannot follow).
-        PyObject* raw_next = PyObject_CallNoArgs(next_chunk.ptr());
+        // The problems finished since the last call go with it: the caller keeps them
+        // (in memory or on disk) and the engine forgets them.
+        const py::dict finished = metric_columns(host.take_metrics());
+        PyObject* raw_next = PyObject_CallOneArg(next_chunk.ptr(), finished.ptr());
         if (raw_next == nullptr) {
             feed_error = py::error_already_set().value();
             PyErr_Clear();
@@ -256,34 +287,11 @@ py::dict simulate_workflow(const py::dict& system, const py::function& next_chun
         return out;
     }
     const auto& ms = host.metrics();
-    if (ms.size() != fed)
-        throw SimulationError("the simulation stopped after " + std::to_string(ms.size()) + " of " +
+    if (host.taken() + ms.size() != fed)
+        throw SimulationError("the simulation stopped after " + std::to_string(host.taken() + ms.size()) + " of " +
                               std::to_string(fed) + " problems at " +
                               sc_core::sc_time_stamp().to_string() + " (a device waited on nothing)");
-    py::dict metrics;
-    metrics["start_ns"] = column(ms, [](const ProblemMetrics& m) { return m.start_ns; });
-    metrics["end_ns"] = column(ms, [](const ProblemMetrics& m) { return m.end_ns; });
-    metrics["generated_tokens"] = column(ms, [](const ProblemMetrics& m) { return m.generated_tokens; });
-    metrics["drafted_tokens"] = column(ms, [](const ProblemMetrics& m) { return m.drafted_tokens; });
-    metrics["discarded_step_ahead_tokens"] =
-        column(ms, [](const ProblemMetrics& m) { return m.discarded_step_ahead_tokens; });
-    metrics["target_tokens"] = column(ms, [](const ProblemMetrics& m) { return m.target_tokens; });
-    metrics["reused_tokens"] = column(ms, [](const ProblemMetrics& m) { return m.reused_tokens; });
-    metrics["verdicts"] = column(ms, [](const ProblemMetrics& m) { return m.verdicts; });
-    metrics["stalled_verdicts"] = column(ms, [](const ProblemMetrics& m) { return m.stalled_verdicts; });
-    metrics["backtracks"] = column(ms, [](const ProblemMetrics& m) { return m.backtracks; });
-    metrics["stall_ns"] = column(ms, [](const ProblemMetrics& m) { return m.stall_ns; });
-    metrics["comm_critical_ns"] = column(ms, [](const ProblemMetrics& m) { return m.comm_critical_ns; });
-    metrics["offchain_energy_j"] = column(ms, [](const ProblemMetrics& m) { return m.offchain_energy_j; });
-    metrics["stepahead_waste_j"] = column(ms, [](const ProblemMetrics& m) { return m.stepahead_waste_j; });
-    const char* roles[3] = {"draft", "prm", "target"};
-    for (int r = 0; r < 3; ++r) {
-        metrics[py::str(std::string("busy_ns_") + roles[r])] =
-            column(ms, [r](const ProblemMetrics& m) { return m.busy_ns[r]; });
-        metrics[py::str(std::string("energy_j_") + roles[r])] =
-            column(ms, [r](const ProblemMetrics& m) { return m.energy_j[r]; });
-    }
-    out["problems"] = metrics;
+    out["problems"] = metric_columns(ms);
     if (keep_activities) {
         // Columns, not a tuple per activity: a long run keeps hundreds of thousands.
         const std::vector<Activity>& all = host.activities();

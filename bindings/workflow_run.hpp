@@ -1,10 +1,12 @@
 #pragma once
 // The facade of the workflow engine: a system description and a trace in, as
-// named columns a chunk of problems at a time (`next_chunk()` returns (events,
-// problems), two dicts of int64 arrays: kind (an EVENT_KINDS code), step, tokens,
-// accepted, scored; prompt_tokens, first_event, events; or None at the end; it
-// is called between kernel slices, on this thread, once per chunk, never per
-// token); per-problem metrics and, on request, every device activity out, as arrays.
+// named columns a chunk of problems at a time (`next_chunk(finished)` returns
+// (events, problems), two dicts of int64 arrays: kind (an EVENT_KINDS code), step,
+// tokens, accepted, scored; prompt_tokens, first_event, events; or None at the end;
+// it is called between kernel slices, on this thread, once per chunk, never per
+// token, and is handed the metrics of the problems finished since its last call,
+// which the engine then forgets); the remaining problems' metrics and, on request,
+// every device activity out, as arrays.
 #include <string>
 
 #include <pybind11/numpy.h>

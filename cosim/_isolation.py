@@ -31,6 +31,7 @@ _PASSED_THROUGH = (
     errors.CapacityError,
     errors.KvmuError,
     errors.SimulationError,
+    errors.OutputError,
     KeyboardInterrupt,
 )
 
@@ -47,8 +48,21 @@ def _die_with_parent(parent: int) -> None:
         os._exit(1)
 
 
+# Set while a simulation runs: where report_progress() sends its news.
+_report: Callable[[Any], None] | None = None
+
+
+def report_progress(value: Any) -> None:
+    """From inside a simulation: tells whoever waits on it how far it got (the worker
+    sends it up its pipe; run_isolated hands it to its ``on_progress``)."""
+    if _report is not None:
+        _report(value)
+
+
 def _child(conn: Any, parent: int, func: Callable[..., Any], args: tuple, kwargs: dict) -> None:
+    global _report
     _die_with_parent(parent)
+    _report = lambda value: conn.send(("progress", value))  # noqa: E731
     # The parent held SIGINT back across the fork; a Ctrl-C pending now arrives here.
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     try:
@@ -106,10 +120,17 @@ def in_this_process() -> Iterator[None]:
         _in_this_process = False
 
 
-def run_isolated(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    """Calls ``func(*args, **kwargs)`` in a forked child and returns its result."""
+def run_isolated(func: Callable[..., Any], *args: Any, on_progress: Callable[[Any], None] | None = None,
+                 **kwargs: Any) -> Any:
+    """Calls ``func(*args, **kwargs)`` in a forked child and returns its result;
+    ``on_progress`` gets what the child passes to report_progress, as it comes."""
+    global _report
     if _in_this_process:
-        return func(*args, **kwargs)
+        _report = on_progress
+        try:
+            return func(*args, **kwargs)
+        finally:
+            _report = None
     ctx = mp.get_context("fork")
     receiver, sender = ctx.Pipe(duplex=False)
     child = ctx.Process(target=_child, args=(sender, os.getpid(), func, args, kwargs), daemon=True)
@@ -126,6 +147,10 @@ def run_isolated(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     try:
         try:
             message = receiver.recv()
+            while message[0] == "progress":
+                if on_progress is not None:
+                    on_progress(message[1])
+                message = receiver.recv()
         except EOFError:
             with _REAPING:
                 child.join()

@@ -10,15 +10,17 @@ import os
 import re
 from array import array
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
 from . import _preflight
 from .config import _params
-from .outputs._atomic import writable_file
+from .outputs._atomic import writable_file, writable_folder
 from .outputs._gtkwave import write_gtkw
-from ._isolation import native, run_isolated
+from ._isolation import native, report_progress, run_isolated
+from ._row_sinks import FileRows, MemoryRows, read_rows
+from ._rows import Totals, problem_rows
 from .outputs._timeline import write_timeline
 from .errors import ConfigError, OutputError
 from .config.hardware import FpgaDevice, GpuDevice, fpga_profile_native
@@ -77,19 +79,40 @@ TRACE_COLUMNS = ("final_tokens", "acceptance_rate", "steps", "backtracks", "acce
 class TraceFeed:
     """Hands a trace to the engine a chunk at a time, in the simulation worker:
     each problem is checked (the algorithm, the context windows) as it goes, and
-    only its summary is kept, so memory does not grow with the trace's problems
-    beyond a few numbers each."""
+    only its summary is kept until the engine has finished it. The engine's numbers
+    for finished problems come back with each call; with the summaries they become
+    rows for ``sink`` and add to ``totals``, so memory does not grow with the
+    trace's problems."""
 
-    def __init__(self, scn: Scenario, trace: Trace):
+    def __init__(self, scn: Scenario, trace: Trace, sink: Any, totals: Totals):
         self._problems = iter(trace.problems)
         self._header = trace.header
         self._limits = _window_limits(scn)
+        self._sink, self._totals = sink, totals
+        # The summaries of problems handed over and not yet finished, in order.
         self.ids: list[str] = []
         self.datasets: list[str] = []
         self.correct = array("b")  # 1, 0, or -1 when the trace does not say
         self.summary = {name: array("d") for name in TRACE_COLUMNS}
 
-    def __call__(self) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]] | None:
+    def finished(self, engine: dict[str, Any]) -> None:
+        """The engine's numbers for the oldest problems handed over: rows, totals, progress."""
+        n = len(engine["end_ns"])
+        if not n:
+            return
+        trace = {"id": self.ids[:n], "dataset": self.datasets[:n],
+                 "answer_correct": np.array(self.correct[:n], dtype=np.int8),
+                 **{name: np.array(values[:n], dtype=np.float64) for name, values in self.summary.items()}}
+        del self.ids[:n], self.datasets[:n], self.correct[:n]
+        for values in self.summary.values():
+            del values[:n]
+        rows, adds = problem_rows(engine, trace)
+        self._totals.add(rows, adds)
+        self._sink.add(rows)
+        report_progress(self._totals.problems)
+
+    def __call__(self, finished: dict[str, Any]) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]] | None:
+        self.finished(finished)
         chunk = list(itertools.islice(self._problems, CHUNK_PROBLEMS))
         if not chunk:
             return None
@@ -117,10 +140,6 @@ class TraceFeed:
                 events["scored"].append(int(isinstance(e, Refine) and e.score is not None))
         return ({k: np.asarray(v, dtype=np.int64) for k, v in events.items()},
                 {k: np.asarray(v, dtype=np.int64) for k, v in problems.items()})
-
-    def columns(self) -> dict[str, Any]:
-        return {"id": self.ids, "dataset": self.datasets, "answer_correct": np.frombuffer(self.correct, np.int8),
-                **{name: np.frombuffer(values, np.float64) for name, values in self.summary.items()}}
 
 
 def _gpu_section(device: GpuDevice, model: Any, link: Any) -> dict[str, Any]:
@@ -184,7 +203,8 @@ def _publish_vcd(partial: Path, final: Path) -> None:
 
 
 def simulate(scn: Scenario, trace: Trace, *, vcd: str | Path | None = None, timeline: str | Path | None = None,
-             activities: bool = False, vcd_detail: str = "step") -> Result:
+             activities: bool = False, vcd_detail: str = "step", rows_to: str | Path | None = None,
+             progress: Callable[[int], None] | None = None) -> Result:
     """Replays the whole trace through the scenario's system in one SystemC elaboration.
 
     ``vcd``: write SystemC waveforms there (KVMU pointers and mode, MUX, device
@@ -195,7 +215,11 @@ def simulate(scn: Scenario, trace: Trace, *, vcd: str | Path | None = None, time
     every drafted token and shadow-sync pass (a time stamp each, several times
     slower). Timing and results are the same either way. ``timeline``: write a
     Perfetto trace-event JSON there. ``activities``: keep every device activity
-    and KVMU verdict in the result (implied by ``timeline``).
+    and KVMU verdict in the result (implied by ``timeline``). ``rows_to``: a folder
+    where the per-problem rows are written (per_problem.csv and per_problem.arrow)
+    as the problems finish, so memory stays flat however long the trace; the
+    result's ``per_problem`` then reads that Arrow file. ``progress``: called with
+    the number of problems finished so far, every few hundred problems.
     """
     if not isinstance(scn, Scenario):
         raise ConfigError(f"simulate: expected a Scenario (cosim.load_scenario), got {type(scn).__name__}")
@@ -221,29 +245,41 @@ def simulate(scn: Scenario, trace: Trace, *, vcd: str | Path | None = None, time
         partial_stem = stem.with_name(f".{stem.name}.partial-{os.getpid()}")
         vcd_stem, vcd_partial = str(partial_stem), partial_stem.with_name(partial_stem.name + ".vcd")
     timeline_path = writable_file(timeline, "timeline") if timeline is not None else None
+    rows_folder = writable_folder(rows_to, "rows_to") if rows_to is not None else None
     keep = activities or timeline_path is not None
     system = system_dict(scn)
     every_token = vcd_detail == "token"
 
     def work() -> dict[str, Any]:
-        # The trace is read (generated, or parsed line by line) here in the worker, a chunk at a time.
-        feed = TraceFeed(scn, trace)
-        raw = native().simulate_workflow(system, feed, keep, vcd_stem, every_token)
-        if "trace_error" in raw:
-            raise raw["trace_error"]
-        raw["trace"] = feed.columns()
+        # The trace is read (generated, or parsed line by line) here in the worker, a chunk
+        # at a time, and the rows of finished problems go to the sink as they come.
+        sink = FileRows(rows_folder) if rows_folder is not None else MemoryRows()
+        totals = Totals()
+        feed = TraceFeed(scn, trace, sink, totals)
+        try:
+            raw = native().simulate_workflow(system, feed, keep, vcd_stem, every_token)
+            if "trace_error" in raw:
+                raise raw["trace_error"]
+            feed.finished(raw.pop("problems"))
+            raw["rows"] = sink.finish()
+        except BaseException:
+            sink.discard()
+            raise
+        raw.update(summary=totals.summary(), totals=totals.public(), last_end_s=totals.last_end_s)
         return raw
 
     try:
-        raw = run_isolated(work)
+        raw = run_isolated(work, on_progress=progress)
     except BaseException:
         if vcd_partial is not None:
             vcd_partial.unlink(missing_ok=True)
         raise
+    if rows_folder is not None:
+        raw["rows"] = read_rows(rows_folder)
     result = Result.from_native(scn, raw)
     if vcd_partial is not None:
         _publish_vcd(vcd_partial, vcd_final)
-        write_gtkw(vcd_final.with_suffix(".gtkw"), vcd_final, float(result.per_problem.column("end_s")[-1]) * 1e12)
+        write_gtkw(vcd_final.with_suffix(".gtkw"), vcd_final, raw["last_end_s"] * 1e12)
     if timeline_path is not None:
         labels = {role: getattr(scn, role).device.name for role in ("draft", "prm", "target")}
         write_timeline(result, timeline_path, labels)

@@ -11,13 +11,11 @@ import numpy as np
 
 from .outputs._arrow import to_pandas
 from ._lazy import LazySequence
+from ._rows import NS, ROLES  # noqa: F401 - re-exported
 from .errors import ConfigError
 
 if TYPE_CHECKING:
     from .config.scenario import Scenario
-
-NS = 1e-9
-ROLES = ("draft", "prm", "target")
 
 # The metrics by name (docs/metrics.md), in the order tables show them.
 METRICS = (
@@ -147,20 +145,46 @@ _INTEGER_FIELDS = {"final_tokens", "generated_tokens", "drafted_tokens", "target
                    "discarded_step_ahead_tokens", "reused_tokens", "steps_per_problem", "backtracks_per_problem"}
 
 
+def arrow_rows(columns: dict[str, Any]) -> Any:
+    """Per-problem columns as an Arrow table, one column per metric in row order (null
+    where accuracy or speedup is not known)."""
+    import pyarrow as pa
+
+    arrays = {}
+    for name in ROW_FIELDS:
+        values = columns[name]
+        if isinstance(values, (tuple, list)):
+            arrays[name] = pa.array(values, type=pa.string())
+        elif name in _MAYBE_UNKNOWN:
+            arrays[name] = pa.array(values, type=pa.float64(), from_pandas=True)  # NaN -> null
+        else:
+            arrays[name] = pa.array(values)
+    return pa.table(arrays)
+
+
 class PerProblem(LazySequence):
     """The per-problem metrics, held as columns (a few hundred bytes a problem,
-    so a result stays small however many problems ran); each row is a dict made
-    when read. Compares equal to any sequence of equal rows."""
+    so a result stays small however many problems ran), or read from a run's
+    Arrow file on disk as they are asked for; each row is a dict made when read.
+    Compares equal to any sequence of equal rows."""
 
-    def __init__(self, columns: dict[str, Any]):
-        self._columns = {name: _read_only(values) for name, values in columns.items()}
-        self._n = len(columns["id"])
+    def __init__(self, columns: dict[str, Any] | None = None, *, reader: Any = None, rows: int = 0):
+        # A run's Arrow file, open (it may be renamed since) and read only when asked.
+        self._reader = reader
+        self._table: Any = None
+        self._columns = {name: _read_only(values) for name, values in (columns or {}).items()}
+        self._n = rows if reader is not None else len(self._columns["id"])
+
+    def _on_disk(self) -> Any:
+        if self._table is None and self._reader is not None:
+            self._table = self._reader.read_all()
+        return self._table
 
     def __len__(self) -> int:
         return self._n
 
     def _item(self, index: int) -> dict[str, Any]:
-        return {name: _plain(name, self._columns[name][index]) for name in ROW_FIELDS}
+        return {name: _plain(name, self.column(name)[index]) for name in ROW_FIELDS}
 
     def __repr__(self) -> str:
         return f"PerProblem({self._n} problems)"
@@ -170,27 +194,24 @@ class PerProblem(LazySequence):
         speedup is not known); ids and datasets as tuples. Rows are copies: change a
         row and the result does not change."""
         if name not in self._columns:
-            raise KeyError(f"{name!r}: not a per-problem metric (one of {', '.join(ROW_FIELDS)})")
+            if self._reader is None or name not in ROW_FIELDS:
+                raise KeyError(f"{name!r}: not a per-problem metric (one of {', '.join(ROW_FIELDS)})")
+            values = self._on_disk().column(name)
+            if name in ("id", "dataset"):
+                self._columns[name] = tuple(values.to_pylist())
+            else:
+                self._columns[name] = _read_only(values.to_numpy())
         return self._columns[name]
 
     def with_column(self, name: str, values: Any) -> PerProblem:
-        return PerProblem({**self._columns, name: values})
+        return PerProblem({**{n: self.column(n) for n in ROW_FIELDS}, name: values})
 
     def to_arrow(self) -> Any:
         """The rows as an Arrow table, one column per metric in row order (null where
         accuracy or speedup is not known)."""
-        import pyarrow as pa
-
-        arrays = {}
-        for name in ROW_FIELDS:
-            values = self._columns[name]
-            if isinstance(values, tuple):
-                arrays[name] = pa.array(values, type=pa.string())
-            elif name in _MAYBE_UNKNOWN:
-                arrays[name] = pa.array(values, type=pa.float64(), from_pandas=True)  # NaN -> null
-            else:
-                arrays[name] = pa.array(values)
-        return pa.table(arrays)
+        if self._reader is not None:
+            return self._on_disk()
+        return arrow_rows(self._columns)
 
     def to_pandas(self) -> Any:
         return to_pandas(self.to_arrow())
@@ -219,93 +240,20 @@ class Result:
     totals: dict[str, float] = field(default_factory=dict)
     kvmu: list[KvmuRecord] | None = None
     kernel_deltas: int = 0
+    last_end_s: float = 0.0  # when the last problem finished, in simulated seconds
 
     @classmethod
     def from_native(cls, scn: Scenario, raw: dict[str, Any]) -> Result:
-        """The metrics from the engine's per-problem numbers and the
-        trace's summaries (both columns, from the worker)."""
-        cols = {k: np.asarray(v) for k, v in raw["problems"].items()}
-        t = raw["trace"]
-        n = len(t["id"])
-        if len(cols["end_ns"]) != n:
-            raise AssertionError(f"engine returned {len(cols['end_ns'])} problems for a trace of {n}")
-        latency_ns = cols["end_ns"] - cols["start_ns"]
-        energy = cols["energy_j_draft"] + cols["energy_j_prm"] + cols["energy_j_target"]
-        # The final chain is the trace's (its replay owns it); the engine reports time and energy.
-        final = t["final_tokens"].astype(np.float64)
-        verdicts = cols["verdicts"]
-        stall_step_share = cols["stalled_verdicts"] / np.where(verdicts > 0, verdicts, 1)
-        columns: dict[str, Any] = {
-            "id": t["id"],
-            "dataset": t["dataset"],
-            "latency_s": latency_ns * NS,
-            "goodput_tok_s": final / (latency_ns * NS),
-            "energy_j": energy,
-            "energy_j_per_token": energy / final,
-            "energy_j_per_generated_token": energy / cols["generated_tokens"],
-            "speedup": np.full(n, np.nan),
-            "stall_ratio": cols["stall_ns"] / latency_ns,
-            "stall_step_share": stall_step_share,
-            "comm_share": cols["comm_critical_ns"] / latency_ns,
-            "wasted_energy_share": cols["stepahead_waste_j"] / energy,
-            "offchain_energy_share": cols["offchain_energy_j"] / energy,
-            **{f"breakdown_{r}": cols[f"busy_ns_{r}"] / latency_ns for r in ROLES},
-            "acceptance_rate": t["acceptance_rate"],
-            "steps_per_problem": t["steps"],
-            "backtracks_per_problem": t["backtracks"],
-            "accuracy": np.where(t["answer_correct"] >= 0, t["answer_correct"], np.nan),
-            "final_tokens": t["final_tokens"].astype(np.int64),
-            "generated_tokens": cols["generated_tokens"],
-            "drafted_tokens": cols["drafted_tokens"],
-            "target_tokens": cols["target_tokens"],
-            "discarded_step_ahead_tokens": cols["discarded_step_ahead_tokens"],
-            "reused_tokens": cols["reused_tokens"],
-            **{f"energy_j_{r}": cols[f"energy_j_{r}"] for r in ROLES},
-            "start_s": cols["start_ns"] * NS,
-            "end_s": cols["end_ns"] * NS,
-        }
-        # Totals add up problem by problem, in order, as plain floats.
-        totals = {
-            "latency_ns": _sum(latency_ns), "final_tokens": _sum(final),
-            "generated_tokens": _sum(cols["generated_tokens"]), "energy_j": _sum(energy),
-            "stall_ns": _sum(cols["stall_ns"]), "stalled_verdicts": _sum(cols["stalled_verdicts"]),
-            "verdicts": _sum(verdicts), "comm_ns": _sum(cols["comm_critical_ns"]),
-            "stepahead_waste_j": _sum(cols["stepahead_waste_j"]), "offchain_energy_j": _sum(cols["offchain_energy_j"]),
-            "accepted_draft_tokens": _sum(t["accepted_draft_tokens"]),
-            "target_trace_tokens": _sum(t["target_tokens"]),
-            **{f"busy_{r}": _sum(cols[f"busy_ns_{r}"]) for r in ROLES},
-        }
-        labels = t["answer_correct"][t["answer_correct"] >= 0]
-        tt = totals
-        accepted_plus_target = tt["accepted_draft_tokens"] + tt["target_trace_tokens"]
-        summary = {
-            "latency_s": tt["latency_ns"] * NS / n,
-            "goodput_tok_s": tt["final_tokens"] / (tt["latency_ns"] * NS),
-            "energy_j_per_token": tt["energy_j"] / tt["final_tokens"],
-            "energy_j_per_generated_token": tt["energy_j"] / tt["generated_tokens"],
-            "speedup": None,
-            "stall_ratio": tt["stall_ns"] / tt["latency_ns"],
-            "stall_step_share": tt["stalled_verdicts"] / tt["verdicts"] if tt["verdicts"] else 0.0,
-            "comm_share": tt["comm_ns"] / tt["latency_ns"],
-            "wasted_energy_share": tt["stepahead_waste_j"] / tt["energy_j"],
-            "offchain_energy_share": tt["offchain_energy_j"] / tt["energy_j"],
-            **{f"breakdown_{r}": tt[f"busy_{r}"] / tt["latency_ns"] for r in ROLES},
-            **{f"energy_j_{r}": _sum(cols[f"energy_j_{r}"]) for r in ROLES},
-            "acceptance_rate": tt["accepted_draft_tokens"] / accepted_plus_target if accepted_plus_target else 0.0,
-            "steps_per_problem": _sum(t["steps"]) / n,
-            "backtracks_per_problem": _sum(t["backtracks"]) / n,
-            "accuracy": _sum(labels) / len(labels) if len(labels) else None,
-            "problems": n,
-            "energy_j": tt["energy_j"],
-            "final_tokens": int(tt["final_tokens"]),
-            "generated_tokens": int(tt["generated_tokens"]),
-        }
+        """A result from the worker's answer: the rows (columns, or a table on disk), the
+        summary and totals kept as the rows were made, and the activities if kept."""
+        rows, n = raw["rows"], raw["summary"]["problems"]
+        per_problem = PerProblem(rows) if isinstance(rows, dict) else PerProblem(reader=rows, rows=n)
         activities = kvmu = None
         if "activities" in raw:
             activities = Activities(raw["activities"])
             kvmu = [KvmuRecord(*r) for r in raw["kvmu"]]
-        return cls(scn.name, scn.system, scn.config, summary, PerProblem(columns), activities, raw["wall_s"],
-                   totals, kvmu, raw["kernel_deltas"])
+        return cls(scn.name, scn.system, scn.config, raw["summary"], per_problem, activities, raw["wall_s"],
+                   raw["totals"], kvmu, raw["kernel_deltas"], raw["last_end_s"])
 
     def with_baseline(self, baseline: Result) -> Result:
         """This result with ``speedup`` = baseline latency / this latency, per problem and overall."""
@@ -316,8 +264,9 @@ class Result:
             raise ConfigError("speedup needs both results on the same trace (the problem ids differ)")
         speedup = baseline.per_problem.column("latency_s") / self.per_problem.column("latency_s")
         summary = dict(self.summary, speedup=baseline.summary["latency_s"] / self.summary["latency_s"])
-        return Result(self.scenario, self.system, self.config, summary, self.per_problem.with_column("speedup", speedup),
-                      self.activities, self.wall_s, self.totals, self.kvmu, self.kernel_deltas)
+        per_problem = self.per_problem.with_column("speedup", speedup)
+        return Result(self.scenario, self.system, self.config, summary, per_problem, self.activities, self.wall_s,
+                      self.totals, self.kvmu, self.kernel_deltas, self.last_end_s)
 
 
 def _read_only(values: Any) -> Any:
@@ -328,9 +277,3 @@ def _read_only(values: Any) -> Any:
     return tuple(values)
 
 
-def _sum(values: Any) -> float:
-    """Left to right, as plain floats (numpy's pairwise sum rounds differently)."""
-    total = 0.0
-    for v in values.tolist() if hasattr(values, "tolist") else values:
-        total += v
-    return total

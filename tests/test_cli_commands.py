@@ -73,6 +73,9 @@ def test_report_writes_markdown_json_and_figures(tmp_path):
         png = out / f"{figure}.png"
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert f"({figure}.png)" in markdown
+    manifest = json.loads((out / "manifest.json").read_text())  # one report, published whole
+    assert {p.name for p in out.iterdir()} == set(manifest["files"]) | {"manifest.json"}
+    assert manifest["command"] == "cosim report" and manifest["problems"] == 12
     # Accuracy: each config's own traces, RSD and BRSD, and the threshold sweep.
     accuracy = {(r["dataset"], r["config"], r["mode"]): r["accuracy"] for r in report["accuracy"]}
     assert len(accuracy) == 4 * 2 * 2

@@ -130,3 +130,20 @@ def test_a_run_killed_at_any_moment_leaves_one_whole_run(tmp_path):
     assert subprocess.run(args, cwd=tmp_path, capture_output=True, timeout=300).returncode == 0
     run_state(tmp_path / "r")
     assert [p.name for p in tmp_path.iterdir()] == ["r"]  # no stale staging after the next run
+
+
+def test_a_report_is_published_whole_and_never_over_other_files(tmp_path):
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("keep")
+    refused(run_cli("report", "--problems", "2", "--out", "mine", "--quiet", cwd=tmp_path),
+            "holds files that no cosim run wrote there")
+    assert [p.name for p in (tmp_path / "mine").iterdir()] == ["notes.txt"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mine"]  # nothing staged, nothing begun
+
+
+def test_sweep_outputs_are_checked_before_any_point_runs(tmp_path, trace):
+    (tmp_path / "s").mkdir()
+    (tmp_path / "s" / "sweep.csv").mkdir()  # a folder where the table goes
+    refused(run_cli("sweep", SCENARIO, "--trace", "t.jsonl", "--set", "pcie.bandwidth_gbps=4,8", "--out", "s",
+                    cwd=tmp_path), "--out s/sweep.csv: is a folder")
+    assert [p.name for p in (tmp_path / "s").iterdir()] == ["sweep.csv"]  # no journal begun

@@ -13,15 +13,10 @@ import yaml
 
 from .. import trace as traces
 from ..outputs._atomic import writable_file, writable_folder, write_atomically
-from ..outputs._safety import check_distinct, inputs_of
+from ..outputs._safety import check_distinct, check_output, inputs_of
 from ..errors import ConfigError
 from ..result import METRICS, Result
-
-
-def _progress(args: argparse.Namespace, total: int, desc: str) -> Any:
-    from tqdm import tqdm
-
-    return tqdm(total=total, desc=desc, unit="step", disable=getattr(args, "quiet", False), leave=False)
+from ._estimate import ESTIMATE_ABOVE, estimate
 
 
 def _scenario(args: argparse.Namespace) -> Any:
@@ -70,13 +65,7 @@ def format_summary(result: Result, title: str) -> str:
     return "\n".join(lines)
 
 
-def per_problem_csv(result: Result) -> str:
-    from ..outputs._arrow import csv_text
-
-    return csv_text(result.per_problem.to_arrow())
-
-
-_RUN_FILES = ("per_problem.csv", "summary.json", "scenario.resolved.yaml", "trace.jsonl")
+_RUN_FILES = ("per_problem.csv", "per_problem.arrow", "summary.json", "scenario.resolved.yaml", "trace.jsonl")
 
 
 def _vcd_final(path: str | Path) -> Path:
@@ -87,7 +76,7 @@ def _vcd_final(path: str | Path) -> Path:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from ..outputs._gtkwave import write_gtkw
-    from ..outputs._safety import RunFolder, check_output
+    from ..outputs._safety import RunFolder
     from .._workflow import simulate
 
     if args.vcd is None and args.vcd_detail != "step":
@@ -103,35 +92,44 @@ def cmd_run(args: argparse.Namespace) -> int:
         outputs["--timeline"] = check_output(args.timeline, "--timeline")
     check_distinct(outputs, inputs_of([("the scenario", args.scenario), ("--trace", args.trace)]))
     workload, described = _workload(args, scn)
+    # A generated trace is written beside the results unless it would be huge: the manifest
+    # says how to draw it again (profile, problems, seed, config).
+    save_trace = not args.trace and len(workload) <= ESTIMATE_ABOVE
+    if len(workload) > ESTIMATE_ABOVE:
+        print(estimate(scn, workload, folder, save_trace) + ("" if args.trace else
+              "; the generated trace is not written (the manifest says how to draw it again)"), flush=True)
     run = RunFolder(folder)
     try:
         with run.writing():
-            bar = _progress(args, 3, "run")
-            bar.update(1)
+            from tqdm import tqdm
+
+            bar = tqdm(total=len(workload), desc="run", unit="problem", disable=args.quiet, leave=False)
+
+            def progress(done: int) -> None:
+                bar.n = done
+                bar.refresh()
+
             staged_vcd = run.staged(vcd) if vcd is not None else None
             if vcd is not None:
                 run.staged(vcd.with_suffix(".gtkw"))
             result = simulate(scn, workload, vcd=staged_vcd, vcd_detail=args.vcd_detail,
-                              timeline=run.staged(Path(args.timeline)) if args.timeline else None)
-            bar.update(1)
+                              timeline=run.staged(Path(args.timeline)) if args.timeline else None,
+                              rows_to=run.staging, progress=progress)
+            bar.close()
             if vcd is not None:  # its save file names the waveform where it will be
-                end_ps = float(result.per_problem.column("end_s")[-1]) * 1e12
-                write_gtkw(staged_vcd.with_suffix(".gtkw"), vcd, end_ps)
-            write_atomically(run.staged("per_problem.csv"), per_problem_csv(result))
+                write_gtkw(staged_vcd.with_suffix(".gtkw"), vcd, result.last_end_s * 1e12)
             write_atomically(run.staged("summary.json"), json.dumps(result.summary, indent=1))
             write_atomically(run.staged("scenario.resolved.yaml"), yaml.safe_dump(scn.resolved(), sort_keys=False))
-            if not args.trace:
+            if save_trace:
                 workload.save(run.staged("trace.jsonl"))
             run.publish({"command": "cosim run", "scenario": scn.name, "scenario_fingerprint": scn.fingerprint(),
                          "trace": described, "trace_fingerprint": workload.fingerprint()})
-            bar.update(1)
-            bar.close()
     except BaseException:
         run.discard()
         raise
     print(format_summary(result, f"{scn.name} ({scn.system}, Config {scn.config}) on {described}:"))
-    print(f"\nwrote {folder}/per_problem.csv, summary.json, scenario.resolved.yaml, manifest.json"
-          + ("" if args.trace else ", trace.jsonl")
+    print(f"\nwrote {folder}/per_problem.csv, per_problem.arrow, summary.json, scenario.resolved.yaml, manifest.json"
+          + (", trace.jsonl" if save_trace else "")
           + (f"; waveforms {vcd} (GTKWave: gtkwave {vcd} {vcd.with_suffix('.gtkw')})" if vcd else "")
           + (f"; timeline {args.timeline}" if args.timeline else ""))
     return 0
@@ -156,6 +154,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
                 raise ConfigError(f"--set {path}={value}: {exc}") from None
         grid[path] = values
     folder = _out_folder(args.out, _default_out(scn, "sweep-"))
+    check_distinct({f"--out {folder}/{name}": check_output(folder / name, "--out")
+                    for name in ("sweep.csv", "sweep.parquet", "points.jsonl")},
+                   inputs_of([("the scenario", args.scenario), ("--trace", args.trace)]))
     workload, described = _workload(args, scn)
     table = sweep(scn, workload, grid, workers=args.workers, executor=args.executor, ray_address=args.ray_address,
                   out=folder, progress=not args.quiet)
@@ -173,11 +174,13 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from .report import run_report
-
-    folder = _out_folder(args.out, "out/report")
     from tqdm import tqdm
 
+    from ..outputs._safety import RunFolder
+    from .report import run_report
+
+    folder = Path(args.out or "out/report")
+    run = RunFolder(folder)
     bar = tqdm(total=1, desc="report", unit="run", disable=args.quiet)
 
     def progress(done: int, total: int, label: str) -> None:
@@ -186,8 +189,14 @@ def cmd_report(args: argparse.Namespace) -> int:
         bar.set_postfix_str(label, refresh=False)
         bar.refresh()
 
-    report = run_report(args.problems, args.seed, folder, progress)
-    bar.close()
+    try:  # written aside and put in place whole: the folder holds one report, never parts of two
+        with run.writing():
+            report = run_report(args.problems, args.seed, run.staging, progress)
+            bar.close()
+            run.publish({"command": "cosim report", "problems": args.problems, "seed": args.seed})
+    except BaseException:
+        run.discard()
+        raise
     speedups = [r for r in report["records"] if r["system"] == "heteroreason-u280-200"]
     print(f"report on {args.problems} problems per dataset (seed {args.seed}): {folder}/report.md")
     for r in speedups:

@@ -49,6 +49,15 @@ public:
     void supply(TraceChunk chunk);
 
     const std::vector<ProblemMetrics>& metrics() const { return metrics_; }
+    // The finished problems' metrics, handed over and forgotten here (so a run of any
+    // length holds only the problems not yet taken); taken() counts them.
+    std::vector<ProblemMetrics> take_metrics() {
+        taken_ += metrics_.size();
+        std::vector<ProblemMetrics> out;
+        out.swap(metrics_);
+        return out;
+    }
+    size_t taken() const { return taken_; }
     // Told the problem and trace step each event concerns (waveforms).
     void set_step_observer(std::function<void(int32_t problem, int32_t step)> observer) {
         on_step_ = std::move(observer);
@@ -148,6 +157,7 @@ private:
     TraceChunk chunk_;  // the problems under way; events_ is its events
     const std::vector<TraceEvent>& events_ = chunk_.events;
     std::vector<ProblemMetrics> metrics_;
+    size_t taken_ = 0;
     ProblemAccounting acct_;
     std::vector<Activity> kept_;
     std::exception_ptr error_;
