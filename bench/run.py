@@ -10,7 +10,8 @@
 6. a 16-point sweep on 1 worker and on 2 workers;
 7. `cosim report` with its defaults;
 8. peak memory (parent and simulation worker, each in a fresh process) for
-   500, 5,000 and 20,000 problems: flat when the trace is streamed.
+   500, 5,000 and 20,000 problems, rows streamed to disk as `cosim run` does:
+   flat when the trace and the rows are streamed.
 
 Simulated tokens are the tokens the devices generate (drafted + target-decoded).
 Wall times of runs 2-5 are the SystemC run itself, measured in the worker;
@@ -51,10 +52,11 @@ MEMORY_SIZES = (500, 5_000, 20_000)
 # VmHWM, not ru_maxrss, for the process itself: ru_maxrss survives exec, so a child
 # of a large benchmark process would report the benchmark's peak.
 MEMORY_SCRIPT = """
-import resource, sys
+import resource, sys, tempfile
 import cosim
 scn = cosim.load_scenario("heteroreason-u280-200")
-cosim.simulate(scn, cosim.trace.generate("math500", int(sys.argv[1]), seed=1))
+with tempfile.TemporaryDirectory() as rows:
+    cosim.simulate(scn, cosim.trace.generate("math500", int(sys.argv[1]), seed=1), rows_to=rows)
 hwm = next(l for l in open("/proc/self/status") if l.startswith("VmHWM:")).split()[1]
 print(int(hwm) / 1024, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024)
 """
