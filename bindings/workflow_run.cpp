@@ -15,6 +15,7 @@
 #include "errors.hpp"
 #include "fpga_draft_accelerator.hpp"
 #include "gpu_proxy.hpp"
+#include "cluster.hpp"
 #include "host_orchestrator.hpp"
 #include "kernel_run.hpp"
 #include "param_dicts.hpp"
@@ -97,6 +98,19 @@ std::vector<TraceProblem> read_problems(const py::dict& table, size_t events) {
     return out;
 }
 
+std::vector<int64_t> read_arrivals(const py::dict& table, size_t problems) {
+    const auto a = table["arrival_ns"].cast<py::array_t<int64_t, py::array::c_style | py::array::forcecast>>();
+    if (a.ndim() != 1 || static_cast<size_t>(a.shape(0)) != problems)
+        throw ConfigError("trace problems: column 'arrival_ns' is not one value per row");
+    auto v = a.unchecked<1>();
+    std::vector<int64_t> out(problems);
+    for (py::ssize_t i = 0; i < a.shape(0); ++i) {
+        if (v(i) < 0) throw ConfigError("trace problems: row " + std::to_string(i) + " arrives before time 0");
+        out[static_cast<size_t>(i)] = v(i);
+    }
+    return out;
+}
+
 template <typename T>
 py::array column(const std::vector<ProblemMetrics>& ms, T get) {
     using Value = decltype(get(ms.front()));
@@ -109,6 +123,12 @@ py::array column(const std::vector<ProblemMetrics>& ms, T get) {
 // The engine's numbers of finished problems, one column each.
 py::dict metric_columns(const std::vector<ProblemMetrics>& ms) {
     py::dict metrics;
+    metrics["request"] = column(ms, [](const ProblemMetrics& m) { return m.request; });
+    metrics["arrival_ns"] = column(ms, [](const ProblemMetrics& m) { return m.arrival_ns; });
+    metrics["slot"] = column(ms, [](const ProblemMetrics& m) { return m.slot; });
+    metrics["draft_device"] = column(ms, [](const ProblemMetrics& m) { return m.devices[0]; });
+    metrics["prm_device"] = column(ms, [](const ProblemMetrics& m) { return m.devices[1]; });
+    metrics["target_device"] = column(ms, [](const ProblemMetrics& m) { return m.devices[2]; });
     metrics["start_ns"] = column(ms, [](const ProblemMetrics& m) { return m.start_ns; });
     metrics["end_ns"] = column(ms, [](const ProblemMetrics& m) { return m.end_ns; });
     metrics["generated_tokens"] = column(ms, [](const ProblemMetrics& m) { return m.generated_tokens; });
@@ -134,74 +154,67 @@ py::dict metric_columns(const std::vector<ProblemMetrics>& ms) {
     return metrics;
 }
 
+ClusterShape read_cluster(const py::dict& system) {
+    ClusterShape shape;
+    if (!system.contains("cluster")) return shape;
+    const py::dict c = system["cluster"].cast<py::dict>();
+    shape.draft_devices = c["draft_devices"].cast<int>();
+    shape.contexts_per_draft = c["contexts_per_draft"].cast<int>();
+    shape.prm_devices = c["prm_devices"].cast<int>();
+    shape.target_devices = c["target_devices"].cast<int>();
+    return shape;
+}
+
+SystemSpec read_system(const py::dict& system) {
+    SystemSpec spec;
+    spec.options = read_options(section(system, "options"));
+    const py::dict draft_cfg = section(system, "draft");
+    const py::dict prm_cfg = section(system, "prm");
+    const py::dict target_cfg = section(system, "target");
+    spec.draft_on_fpga = draft_cfg["kind"].cast<std::string>() == "fpga";
+    spec.draft_model = model_spec(section(draft_cfg, "model"));
+    spec.prm_model = model_spec(section(prm_cfg, "model"));
+    spec.target_model = model_spec(section(target_cfg, "model"));
+    spec.prm_gpu = gpu_params(section(prm_cfg, "gpu"));
+    spec.target_gpu = gpu_params(section(target_cfg, "gpu"));
+    spec.draft_power = power_params(section(draft_cfg, "power"));
+    spec.prm_power = power_params(section(prm_cfg, "power"));
+    spec.target_power = power_params(section(target_cfg, "power"));
+    spec.links = {pcie_params(section(draft_cfg, "link")), pcie_params(section(prm_cfg, "link")),
+                  pcie_params(section(target_cfg, "link"))};
+    if (spec.draft_on_fpga) {
+        spec.fpga = fpga_params(section(draft_cfg, "fpga"));
+        spec.fpga_profile = fpga_profile(draft_cfg["fpga_profile"]);
+        spec.hbm = hbm_params(section(draft_cfg, "hbm"));
+        spec.draft_on_target_gpu = gpu_params(section(draft_cfg, "prefill_gpu"));
+    } else {
+        spec.draft_gpu = gpu_params(section(draft_cfg, "gpu"));
+    }
+    spec.shape = read_cluster(system);
+    return spec;
+}
+
 }  // namespace
 
 py::dict simulate_workflow(const py::dict& system, const py::function& next_chunk, bool keep_activities,
                            const std::string& vcd_path, bool vcd_every_token) {
-    WorkflowOptions options = read_options(section(system, "options"));
-    options.keep_activities = keep_activities;
+    SystemSpec spec = read_system(system);
+    spec.options.keep_activities = keep_activities;
     size_t fed = 0;
     double feed_s = 0.0;  // spent reading the trace (Python), not simulating
     py::object feed_error;  // the exception reading the trace raised, if any
-    const py::dict draft_cfg = section(system, "draft");
-    const py::dict prm_cfg = section(system, "prm");
-    const py::dict target_cfg = section(system, "target");
-    const bool draft_on_fpga = draft_cfg["kind"].cast<std::string>() == "fpga";
-
-    const ModelSpec draft_model = model_spec(section(draft_cfg, "model"));
-    const ModelSpec prm_model = model_spec(section(prm_cfg, "model"));
-    const ModelSpec target_model = model_spec(section(target_cfg, "model"));
-    const GpuParams prm_gpu = gpu_params(section(prm_cfg, "gpu"));
-    const GpuParams target_gpu = gpu_params(section(target_cfg, "gpu"));
-    const PowerParams draft_power = power_params(section(draft_cfg, "power"));
-    const PowerParams prm_power = power_params(section(prm_cfg, "power"));
-    const PowerParams target_power = power_params(section(target_cfg, "power"));
-    const std::array<PcieLinkParams, 3> links = {pcie_params(section(draft_cfg, "link")),
-                                                 pcie_params(section(prm_cfg, "link")),
-                                                 pcie_params(section(target_cfg, "link"))};
-    FpgaAcceleratorParams fpga_params_v;
-    FpgaProfile fpga_measured;
-    HbmParams hbm;
-    GpuParams draft_gpu_params;
-    GpuParams draft_on_target_params;
-    if (draft_on_fpga) {
-        fpga_params_v = fpga_params(section(draft_cfg, "fpga"));
-        fpga_measured = fpga_profile(draft_cfg["fpga_profile"]);
-        hbm = hbm_params(section(draft_cfg, "hbm"));
-        draft_on_target_params = gpu_params(section(draft_cfg, "prefill_gpu"));
-        options.draft_prompt_on_target = true;
-    } else {
-        draft_gpu_params = gpu_params(section(draft_cfg, "gpu"));
-    }
+    const ClusterShape& shape = spec.shape;
+    const bool one_of_each = shape.draft_devices == 1 && shape.contexts_per_draft == 1 && shape.prm_devices == 1 &&
+                             shape.target_devices == 1;
+    if (!vcd_path.empty() && !one_of_each)
+        throw ConfigError("vcd: waveforms show the cluster of one of each; give no cluster: section");
 
     claim_process();
-    ActivityLog log;
-    PcieFabric fabric("fabric", links, log);
-    GpuProxy prm("prm", prm_gpu, prm_model, prm_power);
-    GpuProxy target("target", target_gpu, target_model, target_power);
-    std::unique_ptr<FpgaDraftAccelerator> fpga;
-    std::unique_ptr<GpuProxy> draft_gpu;
-    std::unique_ptr<GpuProxy> draft_on_target;
-    std::unique_ptr<DraftUnit> draft;
-    if (draft_on_fpga) {
-        fpga = std::make_unique<FpgaDraftAccelerator>("fpga", fpga_params_v, hbm, draft_model, draft_power,
-                                                      std::move(fpga_measured));
-        draft_on_target = std::make_unique<GpuProxy>("draft_on_target", draft_on_target_params, draft_model,
-                                                     target.power());
-        draft = std::make_unique<DraftUnit>(*fpga);
-    } else {
-        draft_gpu = std::make_unique<GpuProxy>("draft_gpu", draft_gpu_params, draft_model, draft_power);
-        draft = std::make_unique<DraftUnit>(*draft_gpu);
-    }
-    DeviceServer draft_server("draft_server");
-    DeviceServer prm_server("prm_server");
-    DeviceServer target_server("target_server");
-    WorkflowDevices devices{draft.get(), &prm, &target, draft_on_target.get(), &draft_server, &prm_server,
-                            &target_server, &fabric};
-    HostOrchestrator host("host", options, devices, log);
-    // Between kernel slices, on this thread with the GIL: the next chunk when the host asks.
+    Cluster cluster(spec);
+    RequestDispatcher& dispatcher = cluster.dispatcher();
+    // Between kernel slices, on this thread with the GIL: the next chunk when the dispatcher asks.
     auto feed = [&]() {
-        if (!host.wants_chunk()) return false;
+        if (!dispatcher.wants_chunk()) return false;
         const auto start = std::chrono::steady_clock::now();
         TraceChunk chunk;
         // Called through the C API: an error the feed raises (a bad problem found while
@@ -210,12 +223,12 @@ py::dict simulate_workflow(const py::dict& system, const py::function& next_chun
         // kernel's coroutine stacks have run (which AddressSanitizer cannot follow).
         // The problems finished since the last call go with it: the caller keeps them
         // (in memory or on disk) and the engine forgets them.
-        const py::dict finished = metric_columns(host.take_metrics());
+        const py::dict finished = metric_columns(dispatcher.take_metrics());
         PyObject* raw_next = PyObject_CallOneArg(next_chunk.ptr(), finished.ptr());
         if (raw_next == nullptr) {
             feed_error = py::error_already_set().value();
             PyErr_Clear();
-            host.supply(std::move(chunk));
+            dispatcher.supply(std::move(chunk));
             return true;
         }
         const py::object next = py::reinterpret_steal<py::object>(raw_next);
@@ -223,14 +236,18 @@ py::dict simulate_workflow(const py::dict& system, const py::function& next_chun
             const auto tables = next.cast<py::tuple>();
             if (tables.size() != 2) throw ConfigError("trace chunk: expected (events, problems)");
             chunk.events = read_events(tables[0].cast<py::dict>());
-            chunk.problems = read_problems(tables[1].cast<py::dict>(), chunk.events.size());
+            const py::dict problems = tables[1].cast<py::dict>();
+            chunk.problems = read_problems(problems, chunk.events.size());
             if (chunk.problems.empty()) throw ConfigError("trace chunk: no problems (None ends the trace)");
+            if (problems.contains("arrival_ns")) chunk.arrival_ns = read_arrivals(problems, chunk.problems.size());
             fed += chunk.problems.size();
         }
-        host.supply(std::move(chunk));
+        dispatcher.supply(std::move(chunk));
         feed_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         return true;
     };
+    HostOrchestrator& host = cluster.slot(0);  // waveforms follow the one-of-each system's only slot
+    DraftUnit* draft = &cluster.draft_unit(0);
     struct KvmuRecord {
         int32_t problem;
         double time_ns;
@@ -241,9 +258,9 @@ py::dict simulate_workflow(const py::dict& system, const py::function& next_chun
     std::vector<KvmuRecord> kvmu_log;
     std::unique_ptr<WaveformProbe> probe;
     if (!vcd_path.empty()) {
-        Power* meters[3] = {&draft->power(), &prm.power(), &target.power()};
+        Power* meters[3] = {&draft->power(), cluster.device("prm", 0).power, cluster.device("target", 0).power};
         probe = std::make_unique<WaveformProbe>(
-            "waveforms", vcd_path, fabric,
+            "waveforms", vcd_path, cluster.fabric(),
             std::array<double, 3>{meters[0]->params().idle_w, meters[1]->params().idle_w, meters[2]->params().idle_w},
             vcd_every_token);
         for (int i = 0; i < 3; ++i)
@@ -252,9 +269,10 @@ py::dict simulate_workflow(const py::dict& system, const py::function& next_chun
         if (!vcd_every_token)
             host.set_sync_summary_observer([&probe](bool active, double w) { probe->on_sync_summary(active, w); });
     }
-    if (keep_activities || probe) {
-        draft->kvmu().set_observer(
-            [&](const char* op, const Kvmu& k) {
+    for (int slot = 0; slot < cluster.slots() && (keep_activities || probe); ++slot) {
+        const ActivityLog& log = cluster.log(slot);
+        cluster.draft_unit(slot).kvmu().set_observer(
+            [&, &log = log](const char* op, const Kvmu& k) {
                 const bool drafted = std::strcmp(op, "speculate_token") == 0;
                 // Drafted tokens move the waveform's pointers in token detail only; shadow-sync
                 // passes arrive one by one in token detail and a batch at a time otherwise.
@@ -266,13 +284,7 @@ py::dict simulate_workflow(const py::dict& system, const py::function& next_chun
             probe && vcd_every_token);
     }
     py::dict out = [&] {
-        const RunStats stats = run_to_completion(
-            [&] {
-                for (const DeviceServer* server : {&draft_server, &prm_server, &target_server})
-                    if (server->error()) return server->error();
-                return host.error();
-            },
-            feed);
+        const RunStats stats = run_to_completion([&] { return cluster.error(); }, feed);
         py::dict d;
         // The kernel's own time: the trace is read (drawn, parsed) between problems, in Python.
         d["wall_s"] = stats.wall_s - feed_s;
@@ -286,15 +298,28 @@ py::dict simulate_workflow(const py::dict& system, const py::function& next_chun
         out["trace_error"] = feed_error;
         return out;
     }
-    const auto& ms = host.metrics();
-    if (host.taken() + ms.size() != fed)
-        throw SimulationError("the simulation stopped after " + std::to_string(host.taken() + ms.size()) + " of " +
+    const auto& ms = dispatcher.metrics();
+    if (dispatcher.taken() + ms.size() != fed)
+        throw SimulationError("the simulation stopped after " + std::to_string(dispatcher.taken() + ms.size()) + " of " +
                               std::to_string(fed) + " problems at " +
                               sc_core::sc_time_stamp().to_string() + " (a device waited on nothing)");
     out["problems"] = metric_columns(ms);
+    // Each device over the whole run: its energy (idle included) and the time its server ran jobs.
+    py::list devices;
+    for (const Cluster::Device& d : cluster.devices()) {
+        py::dict entry;
+        entry["role"] = d.role;
+        entry["index"] = d.index;
+        entry["energy_j"] = d.power->energy_j();
+        entry["busy_ns"] = d.server->busy_ns();
+        entry["iterations"] = 0;
+        entry["batched_sequences"] = 0;
+        devices.append(entry);
+    }
+    out["devices"] = devices;
     if (keep_activities) {
         // Columns, not a tuple per activity: a long run keeps hundreds of thousands.
-        const std::vector<Activity>& all = host.activities();
+        const std::vector<Activity>& all = dispatcher.kept();
         const auto n = static_cast<py::ssize_t>(all.size());
         py::array_t<int32_t> problem(n), step(n);
         py::array_t<int8_t> role(n), kind(n);

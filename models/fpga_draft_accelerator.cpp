@@ -21,7 +21,24 @@ FpgaDraftAccelerator::FpgaDraftAccelerator(sc_core::sc_module_name name, const F
       model_(model),
       hbm_(std::string(this->name()) + ".hbm", hbm),
       kvmu_(this->name(), model.kv_reserve(this->name(), params.kv_reserve_tokens)),
-      power_(this->name(), power) {
+      own_power_(std::make_unique<Power>(this->name(), power)),
+      power_(own_power_.get()) {
+    init(params);
+}
+
+FpgaDraftAccelerator::FpgaDraftAccelerator(sc_core::sc_module_name name, const FpgaAcceleratorParams& params,
+                                           const HbmParams& hbm, const ModelSpec& model, Power& board_power,
+                                           FpgaProfile profile)
+    : sc_core::sc_module(name),
+      timing_(this->name(), params, hbm, model, std::move(profile)),
+      model_(model),
+      hbm_(std::string(this->name()) + ".hbm", hbm),
+      kvmu_(this->name(), model.kv_reserve(this->name(), params.kv_reserve_tokens)),
+      power_(&board_power) {
+    init(params);
+}
+
+void FpgaDraftAccelerator::init(const FpgaAcceleratorParams& params) {
     hbm_.allocate(kWeightsRegion, timing_.stored_weight_bytes());
     const auto reserve = static_cast<double>(model_.kv_reserve(this->name(), params.kv_reserve_tokens));
     hbm_.allocate(kKvRegion, reserve * kv_bytes_per_token());
@@ -34,9 +51,9 @@ void FpgaDraftAccelerator::notify_token() {
 }
 
 void FpgaDraftAccelerator::busy(PowerState state, double ns) {
-    power_.set_state(state);
+    power_->set_state(state);
     sc_core::wait(duration_ns(ns));
-    power_.set_state(PowerState::idle);
+    power_->set_state(PowerState::idle);
 }
 
 void FpgaDraftAccelerator::load_context(int64_t tokens) {
@@ -47,7 +64,7 @@ void FpgaDraftAccelerator::load_context(int64_t tokens) {
 int64_t FpgaDraftAccelerator::decode_step(int64_t tokens, AbortSignal* abort) {
     if (tokens <= 0) throw SimulationError(std::string(name()) + ": a step needs at least one token");
     if (kvmu_.mux() == MuxSource::pcie) kvmu_.begin_speculation();
-    power_.set_state(PowerState::decode);
+    power_->set_state(PowerState::decode);
     int64_t written = 0;
     if (token_events_ || kvmu_.observed_per_token()) {
         // Someone watches every token (an event listener, a waveform): one wait per token.
@@ -70,7 +87,7 @@ int64_t FpgaDraftAccelerator::decode_step(int64_t tokens, AbortSignal* abort) {
         tokens_drafted_ += written;
     }
     if (written == tokens) kvmu_.end_step();
-    power_.set_state(PowerState::idle);
+    power_->set_state(PowerState::idle);
     return written;
 }
 

@@ -6,6 +6,7 @@
 // token decoded, shadow-synced or prefilled is written there.
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <string>
 
 #include <systemc>
@@ -23,6 +24,11 @@ class FpgaDraftAccelerator : public sc_core::sc_module {
 public:
     FpgaDraftAccelerator(sc_core::sc_module_name name, const FpgaAcceleratorParams& params, const HbmParams& hbm,
                          const ModelSpec& model, const PowerParams& power, FpgaProfile profile = FpgaProfile());
+    // Another context on a board that already has one: its own KV cache and KVMU, the
+    // board's power meter (one board, one energy integral). The board's server runs one
+    // context's work at a time.
+    FpgaDraftAccelerator(sc_core::sc_module_name name, const FpgaAcceleratorParams& params, const HbmParams& hbm,
+                         const ModelSpec& model, Power& board_power, FpgaProfile profile = FpgaProfile());
 
     const FpgaDecoderTiming& timing() const { return timing_; }
     double token_ns(double context) const { return timing_.token_ns(context); }
@@ -56,8 +62,8 @@ public:
     Kvmu& kvmu() { return kvmu_; }
     const Kvmu& kvmu() const { return kvmu_; }
     const Hbm& hbm() const { return hbm_; }
-    const Power& power() const { return power_; }
-    Power& power() { return power_; }
+    const Power& power() const { return *power_; }
+    Power& power() { return *power_; }
     const FpgaAcceleratorParams& params() const { return timing_.params(); }
     const ModelSpec& model() const { return model_; }
     int64_t tokens_drafted() const { return tokens_drafted_; }
@@ -66,6 +72,7 @@ public:
     double kv_used_bytes() const;
 
 private:
+    void init(const FpgaAcceleratorParams& params);
     double context() const { return static_cast<double>(kvmu_.pointers().ahead); }
     void busy(PowerState state, double ns);
 
@@ -76,7 +83,8 @@ private:
     bool token_events_ = false;
     Hbm hbm_;
     Kvmu kvmu_;
-    Power power_;
+    std::unique_ptr<Power> own_power_;
+    Power* power_;
     int64_t tokens_drafted_ = 0;
     int64_t tokens_synced_ = 0;
     TokensInFlight in_flight_;

@@ -12,45 +12,64 @@ DeviceServer::DeviceServer(sc_core::sc_module_name name) : sc_core::sc_module(na
     SC_THREAD(run);
 }
 
-TicketPtr DeviceServer::submit(Job job) {
+TicketPtr DeviceServer::submit(Job job, int owner) {
     auto ticket = std::make_shared<Ticket>();
-    queue_.emplace_back(ticket, std::move(job));
+    queue_.push_back(Queued{ticket, std::move(job), owner});
     wake_.notify(sc_core::SC_ZERO_TIME);
     return ticket;
 }
 
-void DeviceServer::cancel_pending() {
-    for (auto& [ticket, job] : queue_) {
-        ticket->finished = true;
-        ticket->end_ns = now_ns();
-        ticket->done.notify(sc_core::SC_ZERO_TIME);
+void DeviceServer::cancel_pending(int owner) {
+    std::deque<Queued> kept;
+    for (Queued& q : queue_) {
+        if (q.owner != owner) {
+            kept.push_back(std::move(q));
+            continue;
+        }
+        q.ticket->finished = true;
+        q.ticket->end_ns = now_ns();
+        q.ticket->done.notify(sc_core::SC_ZERO_TIME);
     }
-    queue_.clear();
+    queue_.swap(kept);
+    idle_.notify(sc_core::SC_ZERO_TIME);
 }
 
-void DeviceServer::drain() {
-    while (busy()) sc_core::wait(idle_);
+bool DeviceServer::busy(int owner) const {
+    if (running_ && running_owner_ == owner) return true;
+    for (const Queued& q : queue_)
+        if (q.owner == owner) return true;
+    return false;
+}
+
+void DeviceServer::drain(int owner) {
+    while (busy(owner)) sc_core::wait(idle_);
 }
 
 void DeviceServer::run() {
     for (;;) {
         while (queue_.empty()) sc_core::wait(wake_);
-        auto [ticket, job] = std::move(queue_.front());
+        Queued q = std::move(queue_.front());
         queue_.pop_front();
         running_ = true;
-        ticket->started = true;
+        running_owner_ = q.owner;
+        q.ticket->started = true;
+        const double start = now_ns();
         try {
-            job(*ticket);
+            q.job(*q.ticket);
         } catch (...) {
             error_ = std::current_exception();
             sc_core::sc_stop();
             return;
         }
+        busy_ns_ += now_ns() - start;
         running_ = false;
-        ticket->finished = true;
-        ticket->end_ns = now_ns();
-        ticket->done.notify(sc_core::SC_ZERO_TIME);
-        if (queue_.empty()) idle_.notify(sc_core::SC_ZERO_TIME);
+        running_owner_ = -1;
+        q.ticket->finished = true;
+        q.ticket->end_ns = now_ns();
+        q.ticket->done.notify(sc_core::SC_ZERO_TIME);
+        // Whoever drains waits for its own jobs: told when the last of them is done
+        // (another request's jobs may still be queued).
+        if (!busy(q.owner)) idle_.notify(sc_core::SC_ZERO_TIME);
     }
 }
 

@@ -2,7 +2,9 @@
 // One SystemC thread per device that runs submitted jobs in order. The host
 // orchestrator submits work and waits on tickets; long jobs watch their
 // ticket's abort signal; queued jobs can be dropped (a backtrack cancels
-// shadow-sync work on tokens that no longer exist).
+// shadow-sync work on tokens that no longer exist). Requests served at once
+// share a device's server: each job carries its request slot (`owner`), and
+// cancelling or draining concerns one slot's jobs only.
 #include <cstdint>
 #include <deque>
 #include <exception>
@@ -37,21 +39,31 @@ public:
 
     explicit DeviceServer(sc_core::sc_module_name name);
 
-    TicketPtr submit(Job job);
-    // Drops every job not yet started; their tickets finish with nothing produced.
-    void cancel_pending();
-    bool busy() const { return running_ || !queue_.empty(); }
+    TicketPtr submit(Job job, int owner = 0);
+    // Drops every job of `owner` not yet started; their tickets finish with nothing produced.
+    void cancel_pending(int owner = 0);
+    // Whether a job of `owner` runs or waits.
+    bool busy(int owner = 0) const;
     // The exception a job threw, if any; the simulation was stopped there.
     std::exception_ptr error() const { return error_; }
-    // Blocks the calling thread until this server has nothing running or queued.
-    void drain();
+    // Blocks the calling thread until this server has nothing of `owner` running or queued.
+    void drain(int owner = 0);
+    // Time spent running jobs (the device's busy time as its server sees it).
+    double busy_ns() const { return busy_ns_; }
 
 private:
+    struct Queued {
+        TicketPtr ticket;
+        Job job;
+        int owner;
+    };
     void run();
-    std::deque<std::pair<TicketPtr, Job>> queue_;
+    std::deque<Queued> queue_;
     sc_core::sc_event wake_;
     sc_core::sc_event idle_;
     bool running_ = false;
+    int running_owner_ = -1;
+    double busy_ns_ = 0.0;
     std::exception_ptr error_;
 };
 

@@ -11,37 +11,24 @@
 namespace cosim {
 
 HostOrchestrator::HostOrchestrator(sc_core::sc_module_name name, const WorkflowOptions& options,
-                                   const WorkflowDevices& devices, ActivityLog& log)
-    : sc_core::sc_module(name), options_(options), d_(devices), log_(log) {
+                                   const WorkflowDevices& devices, ActivityLog& log, RequestDispatcher& dispatcher,
+                                   int slot)
+    : sc_core::sc_module(name), options_(options), d_(devices), log_(log), dispatcher_(dispatcher), slot_(slot) {
     SC_HAS_PROCESS(HostOrchestrator);
     SC_THREAD(run);
 }
 
 void HostOrchestrator::run() {
     try {
-        int32_t index = 0;
-        while (next_chunk()) {
-            for (const TraceProblem& problem : chunk_.problems) run_problem(problem, index++);
+        Request request;
+        while (dispatcher_.next(slot_, request)) {
+            run_problem(request);
+            request = Request{};  // the chunk's events are not held past their problem
         }
-        // One resolution step more, so a waveform file holds the last time stamp.
-        sc_core::wait(sc_core::sc_get_time_resolution());
     } catch (...) {
         error_ = std::current_exception();
         sc_core::sc_stop();
     }
-}
-
-bool HostOrchestrator::next_chunk() {
-    wants_chunk_ = true;
-    sc_core::sc_pause();  // sc_start returns at the end of this delta cycle; its caller supplies
-    while (wants_chunk_) sc_core::wait(chunk_ready_);
-    return !chunk_.problems.empty();
-}
-
-void HostOrchestrator::supply(TraceChunk chunk) {
-    chunk_ = std::move(chunk);
-    wants_chunk_ = false;
-    chunk_ready_.notify(sc_core::SC_ZERO_TIME);
 }
 
 int64_t HostOrchestrator::speculative_length(int64_t k, int32_t step) const {
@@ -74,7 +61,7 @@ std::vector<int64_t> HostOrchestrator::chain_events() const {
 
 int64_t HostOrchestrator::lookahead_draft(int64_t k, int32_t step) const {
     for (int64_t j = k + 1; j < event_end_; ++j) {
-        const TraceEvent& e = events_[static_cast<size_t>(j)];
+        const TraceEvent& e = events_[j];
         if (e.kind == EventKind::draft && e.step == step) return e.tokens;
     }
     return 0;
@@ -85,7 +72,7 @@ int64_t HostOrchestrator::lookahead_refine(int64_t k, int32_t step) const {
     // refinement of that step the trace will ask for from the same context, if
     // any; else the step's draft length as a proxy.
     for (int64_t j = k + 1; j < event_end_; ++j) {
-        const TraceEvent& e = events_[static_cast<size_t>(j)];
+        const TraceEvent& e = events_[j];
         if (e.kind == EventKind::refine && e.step == step) return e.tokens;
         if (e.kind == EventKind::backtrack && e.step < step) break;  // the context of `step` changes
     }
@@ -319,10 +306,10 @@ void HostOrchestrator::on_backtrack(int64_t, const TraceEvent& e) {
     // Syncs of the failed refinement and a step-ahead draft still queued are dropped
     // before anything is waited for; the job running now stops at once or within a token.
     cut_streams();
-    d_.draft_server->cancel_pending();
+    d_.draft_server->cancel_pending(slot_);
     if (spec_) spec_->abort.request();
     abort_spec();
-    d_.draft_server->drain();
+    d_.draft_server->drain(slot_);
     streams_.clear();
     accept_pending_ = -1;
     chain_.pop_back();
@@ -333,8 +320,10 @@ void HostOrchestrator::on_backtrack(int64_t, const TraceEvent& e) {
     last_command_ = cmd.activity;
 }
 
-void HostOrchestrator::run_problem(const TraceProblem& problem, int32_t index) {
-    problem_ = &problem;
+void HostOrchestrator::run_problem(const Request& request) {
+    problem_ = request.problem;
+    events_ = request.chunk->events.data();
+    const auto index = static_cast<int32_t>(request.index);
     event_end_ = problem_->first_event + problem_->events;
     log_.begin_problem(index);
     chain_.clear();
@@ -344,11 +333,17 @@ void HostOrchestrator::run_problem(const TraceProblem& problem, int32_t index) {
     accept_pending_ = -1;
     last_settle_ = last_command_ = kNoActivity;
     command_arrival_ns_ = 0.0;
+    prm_cached_ = target_cached_ = 0;
     acct_.begin(now_ns(), energies());
+    ProblemMetrics& pm = m();
+    pm.request = request.index;
+    pm.arrival_ns = request.arrival_ns;
+    pm.slot = slot_;
+    for (int r = 0; r < 3; ++r) pm.devices[r] = d_.index[static_cast<size_t>(r)];
 
     phase1();
     for (int64_t k = problem_->first_event; k < event_end_; ++k) {
-        const TraceEvent& e = events_[static_cast<size_t>(k)];
+        const TraceEvent& e = events_[k];
         if (on_step_) on_step_(index, e.step);
         switch (e.kind) {
             case EventKind::draft: on_draft(k, e); break;
@@ -364,16 +359,19 @@ void HostOrchestrator::finish_problem() {
     // Work left over once the answer is settled (trailing shadow syncs, a step-ahead
     // run) is dropped; aborts take effect at this same instant.
     cut_streams();
-    d_.draft_server->cancel_pending();
+    d_.draft_server->cancel_pending(slot_);
     abort_spec();
     stop_run();
-    metrics_.push_back(acct_.finish(log_, end, chain_events(), last_settle_, energies()));
+    dispatcher_.finished(acct_.finish(log_, end, chain_events(), last_settle_, energies(), d_.shared));
     // Work already running when the answer settled finishes (and is logged) before the next problem.
-    d_.draft_server->drain();
-    d_.prm_server->drain();
-    d_.target_server->drain();
+    d_.draft_server->drain(slot_);
+    d_.prm_server->drain(slot_);
+    d_.target_server->drain(slot_);
     streams_.clear();
-    if (options_.keep_activities) kept_.insert(kept_.end(), log_.activities().begin(), log_.activities().end());
+    if (options_.keep_activities) {
+        std::vector<Activity>& kept = dispatcher_.kept();
+        kept.insert(kept.end(), log_.activities().begin(), log_.activities().end());
+    }
 }
 
 }  // namespace cosim

@@ -1,8 +1,9 @@
 #pragma once
-// The host side of the reasoning workflow (docs/system.md): one SystemC
-// thread that replays the trace problem by problem, in the order the algorithm
-// settles steps, and drives the draft device, the PRM and the target through
-// their device servers and the PCIe fabric. Speculative work (step-ahead
+// The host side of the reasoning workflow (docs/system.md) for one request slot:
+// one SystemC thread that serves the requests the dispatcher hands it, each in
+// the order the algorithm settles its steps, and drives the draft device, the
+// PRM and the target the slot is bound to through their device servers and the
+// PCIe fabric. Slots may share devices (a cluster serving requests at once). Speculative work (step-ahead
 // drafts, step-ahead refinement) is launched early and later adopted or
 // aborted, so device work overlaps exactly as far as the toggles allow.
 #include <array>
@@ -20,6 +21,7 @@
 #include "gpu_proxy.hpp"
 #include "pcie_fabric.hpp"
 #include "problem_accounting.hpp"
+#include "request_dispatcher.hpp"
 #include "sync_stream.hpp"
 #include "workflow_inputs.hpp"
 
@@ -33,38 +35,24 @@ struct WorkflowDevices {
     DeviceServer* draft_server = nullptr;
     DeviceServer* prm_server = nullptr;
     DeviceServer* target_server = nullptr;
-    PcieFabric* fabric = nullptr;
+    FabricPort* fabric = nullptr;
+    std::array<int32_t, 3> index{0, 0, 0};  // which draft device, PRM GPU and target GPU of their pools
+    // Other slots use these devices too: a request's energy is then its activities'
+    // (the devices' meters count everyone's work).
+    bool shared = false;
 };
 
 class HostOrchestrator : public sc_core::sc_module {
 public:
-    // The trace arrives a chunk of problems at a time: whenever the current chunk is
-    // done, the host pauses the kernel (sc_pause) and waits until wants_chunk() is
-    // answered by supply(), from outside the simulation (the caller of sc_start, so
-    // reading the trace never runs on a SystemC thread's stack).
     HostOrchestrator(sc_core::sc_module_name name, const WorkflowOptions& options, const WorkflowDevices& devices,
-                     ActivityLog& log);
-    bool wants_chunk() const { return wants_chunk_; }
-    // The next problems; an empty chunk ends the trace.
-    void supply(TraceChunk chunk);
+                     ActivityLog& log, RequestDispatcher& dispatcher, int slot);
 
-    const std::vector<ProblemMetrics>& metrics() const { return metrics_; }
-    // The finished problems' metrics, handed over and forgotten here (so a run of any
-    // length holds only the problems not yet taken); taken() counts them.
-    std::vector<ProblemMetrics> take_metrics() {
-        taken_ += metrics_.size();
-        std::vector<ProblemMetrics> out;
-        out.swap(metrics_);
-        return out;
-    }
-    size_t taken() const { return taken_; }
     // Told the problem and trace step each event concerns (waveforms).
     void set_step_observer(std::function<void(int32_t problem, int32_t step)> observer) {
         on_step_ = std::move(observer);
     }
     // Waveforms without token detail: shadow-sync passes shown as one summary state.
     void set_sync_summary_observer(SyncStream::OnSummary observer) { on_sync_summary_ = std::move(observer); }
-    const std::vector<Activity>& activities() const { return kept_; }
     std::exception_ptr error() const { return error_; }
 
 private:
@@ -103,9 +91,7 @@ private:
     };
 
     void run();
-    // Pauses the kernel until supply() answers; false once the trace is done.
-    bool next_chunk();
-    void run_problem(const TraceProblem& problem, int32_t index);
+    void run_problem(const Request& request);
     void phase1();
     void prompt_prefills();
     void on_draft(int64_t k, const TraceEvent& e);
@@ -152,14 +138,10 @@ private:
     WorkflowOptions options_;
     WorkflowDevices d_;
     ActivityLog& log_;
-    bool wants_chunk_ = false;
-    sc_core::sc_event chunk_ready_;
-    TraceChunk chunk_;  // the problems under way; events_ is its events
-    const std::vector<TraceEvent>& events_ = chunk_.events;
-    std::vector<ProblemMetrics> metrics_;
-    size_t taken_ = 0;
+    RequestDispatcher& dispatcher_;
+    const int slot_;
+    const TraceEvent* events_ = nullptr;  // the events of the request's chunk
     ProblemAccounting acct_;
-    std::vector<Activity> kept_;
     std::exception_ptr error_;
     std::function<void(int32_t, int32_t)> on_step_;
     SyncStream::OnSummary on_sync_summary_;

@@ -1,19 +1,21 @@
 #include "sim_time.hpp"
 #include "pcie_fabric.hpp"
 
+#include "errors.hpp"
+
 namespace cosim {
 
 namespace {
-const char* const kLinkNames[3] = {"pcie_draft", "pcie_prm", "pcie_target"};
-const char* const kDmaNames[3] = {"dma_draft", "dma_prm", "dma_target"};
 const Role kLinkRoles[3] = {Role::link_draft, Role::link_prm, Role::link_target};
 }  // namespace
 
-PcieFabric::PcieFabric(sc_core::sc_module_name name, const std::array<PcieLinkParams, 3>& links, ActivityLog& log)
-    : sc_core::sc_module(name), log_(log) {
-    for (int i = 0; i < 3; ++i) {
-        links_[i] = std::make_unique<PcieLink>(kLinkNames[i], links[i]);
-        dmas_[i] = std::make_unique<HostDma>(kDmaNames[i]);
+PcieFabric::PcieFabric(sc_core::sc_module_name name, const std::vector<PcieLinkParams>& links,
+                       const std::vector<std::string>& names)
+    : sc_core::sc_module(name), in_flight_(links.size(), 0) {
+    if (names.size() != links.size()) throw SimulationError("internal: a PCIe link without a name");
+    for (size_t i = 0; i < links.size(); ++i) {
+        links_.push_back(std::make_unique<PcieLink>(names[i].c_str(), links[i]));
+        dmas_.push_back(std::make_unique<HostDma>(("dma_" + names[i]).c_str()));
         dmas_[i]->socket.bind(links_[i]->socket);
     }
 }
@@ -24,9 +26,8 @@ uint64_t PcieFabric::ready_units(double ready_ns) {
     return ahead > 0.0 ? now + duration_units(ahead) : now;
 }
 
-Delivery PcieFabric::leg(Endpoint device, LinkDirection dir, uint64_t bytes, uint64_t ready_units, DepList deps,
-                         int32_t step) {
-    const int i = static_cast<int>(device);
+Delivery PcieFabric::leg(ActivityLog& log, size_t i, Role role, LinkDirection dir, uint64_t bytes,
+                         uint64_t ready_units, DepList deps, int32_t step, bool fine) {
     const uint64_t start = now_units();
     const double now = units_to_ns(start);
     const uint64_t delay = ready_units > start ? ready_units - start : 0;
@@ -35,8 +36,8 @@ Delivery PcieFabric::leg(Endpoint device, LinkDirection dir, uint64_t bytes, uin
     const double duration = links_[i]->params().transfer_ns(bytes);
     const ActivityKind kind =
         dir == LinkDirection::host_to_device ? ActivityKind::transfer_h2d : ActivityKind::transfer_d2h;
-    const int64_t id = log_.add(kLinkRoles[i], kind, step, end - duration, end, static_cast<int64_t>(bytes), deps, 0.0);
-    if (watching_ && (watch_fine_ || !fine_)) {
+    const int64_t id = log.add(role, kind, step, end - duration, end, static_cast<int64_t>(bytes), deps, 0.0);
+    if (watching_ && (watch_fine_ || !fine)) {
         const auto size = static_cast<int64_t>(bytes);
         boundaries_.push(Boundary{start + duration_units(std::max(0.0, end - duration - now)), i, size});
         boundaries_.push(Boundary{end_units, i, -size});
@@ -54,28 +55,26 @@ void PcieFabric::arm() {
 void PcieFabric::advance() {
     const uint64_t now = now_units();
     while (!boundaries_.empty() && boundaries_.top().at <= now) {
-        in_flight_[static_cast<size_t>(boundaries_.top().link)] += boundaries_.top().bytes;
+        in_flight_[boundaries_.top().link] += boundaries_.top().bytes;
         boundaries_.pop();
     }
     arm();
 }
 
-Delivery PcieFabric::send(Endpoint from, Endpoint to, uint64_t bytes, double ready_ns,
-                          DepList deps, int32_t step) {
-    return send_at(from, to, bytes, ready_units(ready_ns), deps, step);
-}
-
-Delivery PcieFabric::send_at(Endpoint from, Endpoint to, uint64_t bytes, uint64_t ready_units, DepList deps,
-                             int32_t step) {
+Delivery FabricPort::send_at(Endpoint from, Endpoint to, uint64_t bytes, uint64_t ready_units, DepList deps,
+                             int32_t step, bool fine) {
     Delivery d{units_to_ns(ready_units), kNoActivity, ready_units};
+    auto leg = [&](Endpoint device, LinkDirection dir, DepList after) {
+        const auto e = static_cast<size_t>(device);
+        return fabric_.leg(log_, links_[e], kLinkRoles[e], dir, bytes, d.arrival_units, after, step, fine);
+    };
     if (from != Endpoint::host) {
-        d = leg(from, LinkDirection::device_to_host, bytes, d.arrival_units, deps, step);
+        d = leg(from, LinkDirection::device_to_host, deps);
         const int64_t first = d.activity;
-        if (to != Endpoint::host)
-            d = leg(to, LinkDirection::host_to_device, bytes, d.arrival_units, DepList(&first, 1), step);
+        if (to != Endpoint::host) d = leg(to, LinkDirection::host_to_device, DepList(&first, 1));
         return d;
     }
-    if (to != Endpoint::host) d = leg(to, LinkDirection::host_to_device, bytes, d.arrival_units, deps, step);
+    if (to != Endpoint::host) d = leg(to, LinkDirection::host_to_device, deps);
     return d;
 }
 

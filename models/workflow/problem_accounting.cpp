@@ -24,9 +24,9 @@ void ProblemAccounting::reused(const std::vector<int64_t>& activities, double sh
 }
 
 ProblemMetrics ProblemAccounting::finish(ActivityLog& log, double end_ns, const std::vector<int64_t>& chain_events,
-                                         int64_t settle, const std::array<double, 3>& energy_j) {
+                                         int64_t settle, const std::array<double, 3>& energy_j, bool shared) {
     m_.end_ns = end_ns;
-    for (int i = 0; i < 3; ++i) m_.energy_j[i] = energy_j[i] - energy_start_[i];
+    for (int i = 0; i < 3; ++i) m_.energy_j[i] = shared ? 0.0 : energy_j[i] - energy_start_[i];
     m_.generated_tokens = m_.drafted_tokens + m_.target_tokens;
 
     const std::set<int64_t> final_products(chain_events.begin(), chain_events.end());
@@ -43,6 +43,7 @@ ProblemMetrics ProblemAccounting::finish(ActivityLog& log, double end_ns, const 
     double busy_sync_ns = 0.0;
     double offchain_sync_j = 0.0;
     for (const Activity& a : log.activities()) {
+        if (shared && static_cast<int>(a.role) < 3) m_.energy_j[static_cast<int>(a.role)] += a.energy_j;
         if (a.end_ns > end_ns + kTimeEpsilonNs) continue;
         const double duration = a.end_ns - a.start_ns;
         if (a.kind == ActivityKind::sync) {

@@ -25,8 +25,11 @@ public:
 
     // Closes the problem at `end_ns`: the final chain is made of `chain_events`' tokens,
     // `settle` is the activity that settled the answer. Marks off-chain work in `log`.
+    // Its energy is what the devices' meters (`energy_j`, idle included) gained since it
+    // began, or, when other requests share the devices (`shared`), what its own
+    // activities drew.
     ProblemMetrics finish(ActivityLog& log, double end_ns, const std::vector<int64_t>& chain_events,
-                          int64_t settle, const std::array<double, 3>& energy_j);
+                          int64_t settle, const std::array<double, 3>& energy_j, bool shared = false);
 
 private:
     struct Reuse {

@@ -76,9 +76,9 @@ void WaveformProbe::on_step(int32_t p, int32_t s) {
 }
 
 void WaveformProbe::sample_links() {
-    const Endpoint ends[3] = {Endpoint::draft, Endpoint::prm, Endpoint::target};
+    // A waveform is of the one-of-each system: links 0, 1, 2 are the draft's, the PRM's, the target's.
     fabric_.advance();
-    for (int i = 0; i < 3; ++i) pcie_bytes_in_flight[i].write(fabric_.bytes_in_flight(ends[i]));
+    for (size_t i = 0; i < 3; ++i) pcie_bytes_in_flight[i].write(fabric_.bytes_in_flight(i));
 }
 
 }  // namespace cosim

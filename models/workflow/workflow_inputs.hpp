@@ -36,6 +36,7 @@ struct TraceProblem {
 struct TraceChunk {
     std::vector<TraceEvent> events;
     std::vector<TraceProblem> problems;
+    std::vector<int64_t> arrival_ns;  // per problem, nondecreasing; empty: every problem arrives at 0
 };
 struct WorkflowOptions {
     bool sequential = false;          // gpu-baseline: every operation waits for the previous one
@@ -52,7 +53,11 @@ struct WorkflowOptions {
 };
 
 struct ProblemMetrics {
-    double start_ns = 0.0;
+    int64_t request = 0;       // index in trace order
+    double arrival_ns = 0.0;
+    int32_t slot = 0;          // the request slot that served it, and the devices it was bound to
+    int32_t devices[3] = {0, 0, 0};  // draft, PRM, target
+    double start_ns = 0.0;     // when its slot began serving it
     double end_ns = 0.0;
     int64_t generated_tokens = 0;
     int64_t drafted_tokens = 0;

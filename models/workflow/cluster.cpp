@@ -1,0 +1,148 @@
+#include "cluster.hpp"
+
+#include <string>
+
+#include "errors.hpp"
+
+namespace cosim {
+
+namespace {
+// Names as the single-request system has always had them; a pool of more than one
+// numbers its devices.
+std::string device_name(const char* base, int index, int count) {
+    return count == 1 ? std::string(base) : std::string(base) + std::to_string(index);
+}
+}  // namespace
+
+Cluster::Cluster(const SystemSpec& spec) {
+    const ClusterShape& shape = spec.shape;
+    if (shape.draft_devices < 1 || shape.contexts_per_draft < 1 || shape.prm_devices < 1 || shape.target_devices < 1)
+        throw ConfigError("cluster: every pool needs at least one device, and a draft device one context");
+    const int boards = shape.draft_devices;
+    const int contexts = shape.contexts_per_draft;
+    const int slots = boards * contexts;
+    dispatcher_ = std::make_unique<RequestDispatcher>("dispatcher", slots);
+
+    std::vector<PcieLinkParams> links;
+    std::vector<std::string> names;
+    auto add_links = [&](int count, const char* base, const PcieLinkParams& link) {
+        for (int i = 0; i < count; ++i) {
+            links.push_back(link);
+            names.push_back(device_name(base, i, count));
+        }
+    };
+    add_links(boards, "pcie_draft", spec.links[0]);
+    add_links(shape.prm_devices, "pcie_prm", spec.links[1]);
+    add_links(shape.target_devices, "pcie_target", spec.links[2]);
+    fabric_ = std::make_unique<PcieFabric>("fabric", links, names);
+
+    auto server = [&](std::vector<DeviceServer*>& pool, const std::string& name) {
+        servers_.push_back(std::make_unique<DeviceServer>(name.c_str()));
+        pool.push_back(servers_.back().get());
+    };
+    auto gpu = [&](std::vector<GpuProxy*>& pool, const std::string& name, const GpuParams& params,
+                   const ModelSpec& model, const PowerParams& power) {
+        gpus_.push_back(std::make_unique<GpuProxy>(name.c_str(), params, model, power));
+        pool.push_back(gpus_.back().get());
+    };
+    for (int i = 0; i < shape.prm_devices; ++i) {
+        gpu(prm_gpu_, device_name("prm", i, shape.prm_devices), spec.prm_gpu, spec.prm_model, spec.prm_power);
+        server(prm_server_, device_name("prm_server", i, shape.prm_devices));
+        devices_.push_back(Device{"prm", i, &prm_gpu_.back()->power(), prm_server_.back()});
+    }
+    for (int i = 0; i < shape.target_devices; ++i) {
+        gpu(target_gpu_, device_name("target", i, shape.target_devices), spec.target_gpu, spec.target_model,
+            spec.target_power);
+        server(target_server_, device_name("target_server", i, shape.target_devices));
+        devices_.push_back(Device{"target", i, &target_gpu_.back()->power(), target_server_.back()});
+        if (spec.draft_on_fpga) {
+            // The draft model's phase-1 prompt prefill runs on this GPU, drawing its power.
+            gpus_.push_back(std::make_unique<GpuProxy>(
+                device_name("draft_on_target", i, shape.target_devices).c_str(), spec.draft_on_target_gpu,
+                spec.draft_model, target_gpu_.back()->power()));
+            helper_gpu_.push_back(gpus_.back().get());
+        }
+    }
+    for (int b = 0; b < boards; ++b) {
+        server(draft_server_, device_name("draft_server", b, boards));
+        if (spec.draft_on_fpga) {
+            if (contexts == 1) {
+                contexts_.push_back(std::make_unique<FpgaDraftAccelerator>(
+                    device_name("fpga", b, boards).c_str(), spec.fpga, spec.hbm, spec.draft_model, spec.draft_power,
+                    spec.fpga_profile));
+                devices_.push_back(Device{"draft", b, &contexts_.back()->power(), draft_server_.back()});
+                continue;
+            }
+            // Weights once, and every context's KV reservation, must fit the board's HBM.
+            const FpgaDecoderTiming timing("cluster.draft", spec.fpga, spec.hbm, spec.draft_model, spec.fpga_profile);
+            const auto reserve = static_cast<double>(spec.draft_model.kv_reserve("cluster.draft",
+                                                                                 spec.fpga.kv_reserve_tokens));
+            const double need = timing.stored_weight_bytes() + contexts * reserve * timing.kv_bytes_per_token();
+            if (need > spec.hbm.capacity_bytes)
+                throw ConfigError("cluster.draft.contexts_per_device: " + std::to_string(contexts) +
+                                  " contexts need " + std::to_string(need / 1e9) + " GB of HBM (weights and each "
+                                  "context's KV reservation); the board has " +
+                                  std::to_string(static_cast<double>(spec.hbm.capacity_bytes) / 1e9) + " GB");
+            board_power_.push_back(std::make_unique<Power>(device_name("fpga", b, boards), spec.draft_power));
+            devices_.push_back(Device{"draft", b, board_power_.back().get(), draft_server_.back()});
+        } else {
+            gpu(draft_gpu_, device_name("draft_gpu", b, boards), spec.draft_gpu, spec.draft_model, spec.draft_power);
+            devices_.push_back(Device{"draft", b, &draft_gpu_.back()->power(), draft_server_.back()});
+        }
+    }
+
+    for (int s = 0; s < slots; ++s) {
+        const int b = s % boards;
+        const int p = s % shape.prm_devices;
+        const int t = s % shape.target_devices;
+        if (spec.draft_on_fpga && contexts > 1) {
+            const std::string name = device_name("fpga", b, boards) + "_context" + std::to_string(s / boards);
+            contexts_.push_back(std::make_unique<FpgaDraftAccelerator>(name.c_str(), spec.fpga, spec.hbm,
+                                                                       spec.draft_model, *board_power_[b],
+                                                                       spec.fpga_profile));
+            draft_units_.push_back(std::make_unique<DraftUnit>(*contexts_.back()));
+        } else if (spec.draft_on_fpga) {
+            draft_units_.push_back(std::make_unique<DraftUnit>(*contexts_[static_cast<size_t>(b)]));
+        } else {
+            draft_units_.push_back(std::make_unique<DraftUnit>(*draft_gpu_[static_cast<size_t>(b)]));
+        }
+        logs_.push_back(std::make_unique<ActivityLog>());
+        const size_t base_prm = static_cast<size_t>(boards);
+        const size_t base_target = base_prm + static_cast<size_t>(shape.prm_devices);
+        ports_.push_back(std::make_unique<FabricPort>(
+            *fabric_, *logs_.back(),
+            std::array<size_t, 3>{static_cast<size_t>(b), base_prm + static_cast<size_t>(p),
+                                  base_target + static_cast<size_t>(t)}));
+        WorkflowDevices d;
+        d.draft = draft_units_.back().get();
+        d.prm = prm_gpu_[static_cast<size_t>(p)];
+        d.target = target_gpu_[static_cast<size_t>(t)];
+        d.draft_on_target = spec.draft_on_fpga ? helper_gpu_[static_cast<size_t>(t)] : nullptr;
+        d.draft_server = draft_server_[static_cast<size_t>(b)];
+        d.prm_server = prm_server_[static_cast<size_t>(p)];
+        d.target_server = target_server_[static_cast<size_t>(t)];
+        d.fabric = ports_.back().get();
+        d.index = {b, p, t};
+        d.shared = slots > 1;
+        WorkflowOptions options = spec.options;
+        options.draft_prompt_on_target = spec.draft_on_fpga;
+        slots_.push_back(std::make_unique<HostOrchestrator>(device_name("host", s, slots).c_str(), options, d,
+                                                            *logs_.back(), *dispatcher_, s));
+    }
+}
+
+const Cluster::Device& Cluster::device(const std::string& role, int index) const {
+    for (const Device& d : devices_)
+        if (role == d.role && d.index == index) return d;
+    throw SimulationError("internal: no " + role + " device " + std::to_string(index));
+}
+
+std::exception_ptr Cluster::error() const {
+    for (const auto& server : servers_)
+        if (server->error()) return server->error();
+    for (const auto& slot : slots_)
+        if (slot->error()) return slot->error();
+    return dispatcher_->error();
+}
+
+}  // namespace cosim

@@ -1,0 +1,88 @@
+#pragma once
+// A serving cluster: pools of draft devices (FPGA boards or GPUs, each holding
+// the KV of several requests' contexts), PRM GPUs and target GPUs, each device
+// with its own PCIe link to the host, and one request slot per draft context.
+// Slot s is bound to draft device s mod D (context s / D), PRM GPU s mod P and
+// target GPU s mod T, so that the dispatcher's lowest-idle-slot rule spreads
+// requests over the devices. A device used by several slots runs one job at a
+// time (its server), FIFO across requests. The single-request systems are the
+// cluster of one of each.
+#include <array>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "activity_log.hpp"
+#include "device_server.hpp"
+#include "draft_unit.hpp"
+#include "fpga_draft_accelerator.hpp"
+#include "gpu_proxy.hpp"
+#include "host_orchestrator.hpp"
+#include "pcie_fabric.hpp"
+#include "request_dispatcher.hpp"
+
+namespace cosim {
+
+struct ClusterShape {
+    int draft_devices = 1;
+    int contexts_per_draft = 1;
+    int prm_devices = 1;
+    int target_devices = 1;
+};
+
+// Everything a cluster is built from: the system's devices, models and links, and its shape.
+struct SystemSpec {
+    WorkflowOptions options;
+    bool draft_on_fpga = true;
+    ModelSpec draft_model, prm_model, target_model;
+    GpuParams prm_gpu, target_gpu, draft_gpu, draft_on_target_gpu;
+    PowerParams draft_power, prm_power, target_power;
+    std::array<PcieLinkParams, 3> links;  // of a draft device, a PRM GPU, a target GPU
+    FpgaAcceleratorParams fpga;
+    FpgaProfile fpga_profile;
+    HbmParams hbm;
+    ClusterShape shape;
+};
+
+class Cluster {
+public:
+    explicit Cluster(const SystemSpec& spec);
+
+    RequestDispatcher& dispatcher() { return *dispatcher_; }
+    int slots() const { return static_cast<int>(slots_.size()); }
+    HostOrchestrator& slot(int s) { return *slots_[static_cast<size_t>(s)]; }
+    DraftUnit& draft_unit(int s) { return *draft_units_[static_cast<size_t>(s)]; }
+    ActivityLog& log(int s) { return *logs_[static_cast<size_t>(s)]; }
+    PcieFabric& fabric() { return *fabric_; }
+    // One physical device of a pool.
+    struct Device {
+        const char* role;  // "draft", "prm", "target"
+        int index;
+        Power* power;
+        DeviceServer* server;
+    };
+    const std::vector<Device>& devices() const { return devices_; }
+    // Device `index` of pool `role` ("draft", "prm" or "target").
+    const Device& device(const std::string& role, int index) const;
+    // The first error a device server, a slot or the dispatcher stopped the simulation with.
+    std::exception_ptr error() const;
+
+private:
+    std::unique_ptr<RequestDispatcher> dispatcher_;
+    std::unique_ptr<PcieFabric> fabric_;
+    std::vector<std::unique_ptr<Power>> board_power_;
+    std::vector<std::unique_ptr<FpgaDraftAccelerator>> contexts_;
+    std::vector<std::unique_ptr<GpuProxy>> gpus_;  // draft GPUs, PRM GPUs, target GPUs, draft-on-target helpers
+    std::vector<GpuProxy*> draft_gpu_, prm_gpu_, target_gpu_, helper_gpu_;
+    std::vector<std::unique_ptr<DeviceServer>> servers_;
+    std::vector<DeviceServer*> draft_server_, prm_server_, target_server_;
+    std::vector<std::unique_ptr<DraftUnit>> draft_units_;
+    std::vector<std::unique_ptr<ActivityLog>> logs_;
+    std::vector<std::unique_ptr<FabricPort>> ports_;
+    std::vector<std::unique_ptr<HostOrchestrator>> slots_;
+    std::vector<Device> devices_;
+};
+
+}  // namespace cosim
