@@ -191,6 +191,16 @@ SystemSpec read_system(const py::dict& system) {
         spec.draft_gpu = gpu_params(section(draft_cfg, "gpu"));
     }
     spec.shape = read_cluster(system);
+    if (system.contains("batching")) {
+        const py::dict b = system["batching"].cast<py::dict>();
+        spec.batching = b["enabled"].cast<bool>();
+        spec.batch.max_batch = b["max_batch"].cast<int>();
+        spec.batch.token_budget = b["token_budget"].cast<int64_t>();
+        const std::string policy = b["policy"].cast<std::string>();
+        if (policy != "fcfs" && policy != "verify_first")
+            throw ConfigError("batching.policy: fcfs or verify_first, got '" + policy + "'");
+        spec.batch.verify_first = policy == "verify_first";
+    }
     return spec;
 }
 
@@ -206,8 +216,8 @@ py::dict simulate_workflow(const py::dict& system, const py::function& next_chun
     const ClusterShape& shape = spec.shape;
     const bool one_of_each = shape.draft_devices == 1 && shape.contexts_per_draft == 1 && shape.prm_devices == 1 &&
                              shape.target_devices == 1;
-    if (!vcd_path.empty() && !one_of_each)
-        throw ConfigError("vcd: waveforms show the cluster of one of each; give no cluster: section");
+    if (!vcd_path.empty() && (!one_of_each || spec.batching))
+        throw ConfigError("vcd: waveforms show the cluster of one of each, without batching");
 
     claim_process();
     Cluster cluster(spec);
@@ -311,9 +321,9 @@ py::dict simulate_workflow(const py::dict& system, const py::function& next_chun
         entry["role"] = d.role;
         entry["index"] = d.index;
         entry["energy_j"] = d.power->energy_j();
-        entry["busy_ns"] = d.server->busy_ns();
-        entry["iterations"] = 0;
-        entry["batched_sequences"] = 0;
+        entry["busy_ns"] = d.batcher ? d.batcher->busy_ns() : d.server->busy_ns();
+        entry["iterations"] = d.batcher ? d.batcher->iterations() : 0;
+        entry["batched_sequences"] = d.batcher ? d.batcher->batched_sequences() : 0;
         devices.append(entry);
     }
     out["devices"] = devices;

@@ -8,7 +8,6 @@ from __future__ import annotations
 import itertools
 import os
 import re
-from array import array
 from pathlib import Path
 from typing import Any, Callable
 
@@ -89,23 +88,23 @@ class TraceFeed:
         self._header = trace.header
         self._limits = _window_limits(scn)
         self._sink, self._totals = sink, totals
-        # The summaries of problems handed over and not yet finished, in order.
-        self.ids: list[str] = []
-        self.datasets: list[str] = []
-        self.correct = array("b")  # 1, 0, or -1 when the trace does not say
-        self.summary = {name: array("d") for name in TRACE_COLUMNS}
+        # The summaries of requests handed over and not yet finished, by request index
+        # (a cluster finishes them out of order): id, dataset, right answer (1, 0, or -1
+        # when the trace does not say), then TRACE_COLUMNS.
+        self._pending: dict[int, tuple[Any, ...]] = {}
+        self._fed = 0
+        self._arrivals: bool | None = None  # whether the trace's problems carry arrival times
 
     def finished(self, engine: dict[str, Any]) -> None:
-        """The engine's numbers for the oldest problems handed over: rows, totals, progress."""
+        """The engine's numbers for requests it finished: rows, totals, progress."""
         n = len(engine["end_ns"])
         if not n:
             return
-        trace = {"id": self.ids[:n], "dataset": self.datasets[:n],
-                 "answer_correct": np.array(self.correct[:n], dtype=np.int8),
-                 **{name: np.array(values[:n], dtype=np.float64) for name, values in self.summary.items()}}
-        del self.ids[:n], self.datasets[:n], self.correct[:n]
-        for values in self.summary.values():
-            del values[:n]
+        done = [self._pending.pop(int(i)) for i in engine["request"]]
+        trace = {"id": [d[0] for d in done], "dataset": [d[1] for d in done],
+                 "answer_correct": np.array([d[2] for d in done], dtype=np.int8),
+                 **{name: np.array([d[3 + j] for d in done], dtype=np.float64)
+                    for j, name in enumerate(TRACE_COLUMNS)}}
         rows, adds = problem_rows(engine, trace)
         self._totals.add(rows, adds)
         self._sink.add(rows)
@@ -120,14 +119,23 @@ class TraceFeed:
         code = {Draft: kinds["draft"], Refine: kinds["refine"], Backtrack: kinds["backtrack"]}
         events: dict[str, list[int]] = {name: [] for name in EVENT_COLUMNS}
         problems: dict[str, list[int]] = {name: [] for name in PROBLEM_COLUMNS}
+        arrivals: list[int] = []
         for problem in chunk:
             summary = check_problem(problem, self._header)
             _check_window(problem, self._limits)
-            self.ids.append(problem.id)
-            self.datasets.append(problem.dataset)
-            self.correct.append(-1 if problem.answer_correct is None else int(problem.answer_correct))
-            for name in TRACE_COLUMNS:
-                self.summary[name].append(getattr(summary, name))
+            arrival = getattr(problem, "arrival_s", None)
+            if self._arrivals is None:
+                self._arrivals = arrival is not None
+            if (arrival is not None) != self._arrivals:
+                raise ConfigError(f"problem {problem.id!r}: " + ("has no arrival_s where the problems before it have one"
+                                                                 if self._arrivals else
+                                                                 "has an arrival_s where the problems before it have none"))
+            if arrival is not None:
+                arrivals.append(round(arrival * 1e9))
+            self._pending[self._fed] = (problem.id, problem.dataset,
+                                        -1 if problem.answer_correct is None else int(problem.answer_correct),
+                                        *(getattr(summary, name) for name in TRACE_COLUMNS))
+            self._fed += 1
             problems["prompt_tokens"].append(problem.prompt_tokens)
             problems["first_event"].append(len(events["kind"]))
             problems["events"].append(len(problem.events))
@@ -138,8 +146,11 @@ class TraceFeed:
                 events["tokens"].append(0 if backtrack else e.tokens)
                 events["accepted"].append(0 if backtrack else int(e.accepted))
                 events["scored"].append(int(isinstance(e, Refine) and e.score is not None))
-        return ({k: np.asarray(v, dtype=np.int64) for k, v in events.items()},
-                {k: np.asarray(v, dtype=np.int64) for k, v in problems.items()})
+        tables = ({k: np.asarray(v, dtype=np.int64) for k, v in events.items()},
+                  {k: np.asarray(v, dtype=np.int64) for k, v in problems.items()})
+        if arrivals:
+            tables[1]["arrival_ns"] = np.asarray(arrivals, dtype=np.int64)
+        return tables
 
 
 def _gpu_section(device: GpuDevice, model: Any, link: Any) -> dict[str, Any]:

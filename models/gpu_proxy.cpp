@@ -1,3 +1,4 @@
+#include "sim_time.hpp"
 #include "gpu_proxy.hpp"
 
 #include <algorithm>
@@ -37,15 +38,23 @@ void GpuProxy::init() {
     memory_.allocate("kv_cache", reserve * kv_bytes_per_token());
 }
 
-bool GpuProxy::prefill(int64_t tokens, int64_t context, AbortSignal* abort) {
+bool GpuProxy::prefill(int64_t tokens, int64_t context, AbortSignal* abort, bool urgent) {
     if (tokens <= 0) throw SimulationError(std::string(name()) + ": a prefill needs at least one token");
     if (context + tokens > model().context_window)
         throw SimulationError(std::string(name()) + ": prefill to " + std::to_string(context + tokens) +
                               " tokens exceeds the context window of " + model().name + " (" +
                               std::to_string(model().context_window) + ")");
-    power_->set_state(PowerState::prefill);
-    const bool done = wait_unless_aborted(prefill_ns(tokens, context), abort);
-    power_->set_state(PowerState::idle);
+    last_energy_j_ = 0.0;
+    bool done = false;
+    if (batcher_ != nullptr) {
+        done = batcher_->prefill(timing_, tokens, context, urgent, abort, last_energy_j_);
+    } else {
+        const double start = now_ns();
+        power_->set_state(PowerState::prefill);
+        done = wait_unless_aborted(prefill_ns(tokens, context), abort);
+        power_->set_state(PowerState::idle);
+        last_energy_j_ = (now_ns() - start) * power_->params().prefill_w * kJoulesPerWattNs;
+    }
     if (done) tokens_prefilled_ += tokens;
     return done;
 }

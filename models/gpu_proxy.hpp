@@ -8,6 +8,7 @@
 #include <systemc>
 
 #include "abort_signal.hpp"
+#include "gpu_batcher.hpp"
 #include "gpu_timing.hpp"
 #include "hbm.hpp"
 #include "latency_profile.hpp"
@@ -32,9 +33,18 @@ public:
     double streamed_weight_bytes() const { return timing_.streamed_weight_bytes(); }
     double kv_bytes_per_token() const { return timing_.kv_bytes_per_token(); }
 
+    // Serving with iteration-level batching: this GPU's work goes through `batcher`
+    // (shared by the models on one GPU), which times and powers it.
+    void set_batcher(GpuBatcher* batcher) { batcher_ = batcher; }
+    GpuBatcher* batcher() const { return batcher_; }
+    // The energy the last blocking operation drew for its caller (its share of each
+    // batched iteration; watts x time when not batched): read it before waiting again.
+    double last_energy_j() const { return last_energy_j_; }
+
     // Blocking operations, called from an SC_THREAD.
-    // Returns false if `abort` cut it short (nothing was prefilled then).
-    bool prefill(int64_t tokens, int64_t context, AbortSignal* abort = nullptr);
+    // Returns false if `abort` cut it short (nothing was prefilled then). `urgent`:
+    // scheduled first by a verify-first batcher (a PRM verification).
+    bool prefill(int64_t tokens, int64_t context, AbortSignal* abort = nullptr, bool urgent = false);
     // Decodes `tokens` tokens after `context`; token_ready is notified after each.
     // An abort stops it at once; returns the tokens decoded.
     int64_t decode(int64_t tokens, int64_t context, AbortSignal* abort = nullptr);
@@ -58,6 +68,8 @@ private:
     std::unique_ptr<Power> own_power_;
     Power* power_;
     bool token_events_ = false;
+    GpuBatcher* batcher_ = nullptr;
+    double last_energy_j_ = 0.0;
     int64_t tokens_decoded_ = 0;
     int64_t tokens_prefilled_ = 0;
 };

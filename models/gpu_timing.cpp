@@ -52,4 +52,24 @@ double GpuTiming::prefill_ns(int64_t tokens, int64_t context) const {
     return overhead_ns() + std::max(prefill_compute_ns(tokens, context), prefill_memory_ns(tokens, context));
 }
 
+double GpuTiming::batch_ns(const std::vector<BatchWork>& work) const {
+    if (work.size() == 1) {
+        const BatchWork& w = work.front();
+        return w.decode ? decode_token_ns(w.context) : prefill_ns(w.tokens, w.context);
+    }
+    double macs = 0.0;
+    double kv_tokens = 0.0;
+    for (const BatchWork& w : work) {
+        const double n = static_cast<double>(w.tokens);
+        const double c = static_cast<double>(w.context);
+        const double span = n * c + n * (n - 1.0) / 2.0;
+        macs += n * model_.linear_macs_per_token() + model_.attention_macs_per_token(1.0) * span;
+        kv_tokens += w.decode ? c : c + n;
+    }
+    const double compute =
+        kFlopsPerMac * macs / (params_.peak_tflops * params_.compute_efficiency * kFlopsPerNsPerTflops);
+    const double memory = stream_ns(streamed_weight_bytes() + kv_tokens * kv_bytes_per_token());
+    return overhead_ns() + std::max(compute, memory);
+}
+
 }  // namespace cosim

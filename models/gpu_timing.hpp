@@ -11,12 +11,21 @@
 // Pure arithmetic: no SystemC, so a fit can evaluate it outside a simulation.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "latency_profile.hpp"
 #include "model_spec.hpp"
 #include "param_rules.hpp"
 
 namespace cosim {
+
+// One sequence's share of a batched forward pass: a decode token, or a prefill chunk of
+// `tokens`, after `context` tokens already in its KV cache.
+struct BatchWork {
+    int64_t tokens = 1;
+    int64_t context = 0;
+    bool decode = true;
+};
 
 struct GpuParams {
     COSIM_GPU_PARAMS(COSIM_DECLARE_PARAM)
@@ -35,6 +44,12 @@ public:
     double prefill_ns(int64_t tokens, int64_t context) const;
     double prefill_compute_ns(int64_t tokens, int64_t context) const;
     double prefill_memory_ns(int64_t tokens, int64_t context) const;
+    // One forward pass over a batch (iteration-level batching): the weights read once,
+    // each sequence's KV read, the batch's FLOPs:
+    //   overhead_ns + max(sum FLOPs / (peak * efficiency), (weights + sum KV bytes) / effective bandwidth)
+    // where a decode token at c reads c tokens of KV and a prefill chunk of n at c reads c + n.
+    // A batch of one is the lone operation's time (decode_token_ns, prefill_ns; profiles included).
+    double batch_ns(const std::vector<BatchWork>& work) const;
     double streamed_weight_bytes() const { return model_.linear_macs_per_token() * params_.weight_bytes_per_param; }
     double kv_bytes_per_token() const { return model_.kv_elements_per_token() * params_.kv_bytes_per_element; }
     bool profiled(Phase phase) const { return profile_.covers(phase); }

@@ -75,6 +75,11 @@ void ActivityLog::mark_wasted(int64_t id, double share) {
     items_[static_cast<size_t>(id - base_)].wasted_share = share;
 }
 
+void ActivityLog::set_energy(int64_t id, double energy_j) {
+    if (id < base_ || id == kNoActivity) return;
+    items_[static_cast<size_t>(id - base_)].energy_j = energy_j;
+}
+
 void ActivityLog::begin_problem(int32_t problem) {
     base_ += static_cast<int64_t>(items_.size());
     items_.clear();

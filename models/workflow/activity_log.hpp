@@ -84,6 +84,8 @@ public:
         return add(role, kind, step, start_ns, end_ns, tokens, DepList(deps.begin(), deps.size()), watts);
     }
     void mark_wasted(int64_t id, double share);
+    // An activity whose energy is not its power x its time: its share of batched work.
+    void set_energy(int64_t id, double energy_j);
 
     const std::vector<Activity>& activities() const { return items_; }
     const Activity& at(int64_t id) const { return items_[static_cast<size_t>(id - base_)]; }

@@ -44,22 +44,33 @@ Cluster::Cluster(const SystemSpec& spec) {
                    const ModelSpec& model, const PowerParams& power) {
         gpus_.push_back(std::make_unique<GpuProxy>(name.c_str(), params, model, power));
         pool.push_back(gpus_.back().get());
+        GpuBatcher* batcher = nullptr;
+        if (spec.batching) {
+            batchers_.push_back(std::make_unique<GpuBatcher>((name + "_batcher").c_str(), spec.batch,
+                                                             gpus_.back()->power()));
+            batcher = batchers_.back().get();
+            gpus_.back()->set_batcher(batcher);
+        }
+        return batcher;
     };
     for (int i = 0; i < shape.prm_devices; ++i) {
-        gpu(prm_gpu_, device_name("prm", i, shape.prm_devices), spec.prm_gpu, spec.prm_model, spec.prm_power);
+        GpuBatcher* batcher =
+            gpu(prm_gpu_, device_name("prm", i, shape.prm_devices), spec.prm_gpu, spec.prm_model, spec.prm_power);
         server(prm_server_, device_name("prm_server", i, shape.prm_devices));
-        devices_.push_back(Device{"prm", i, &prm_gpu_.back()->power(), prm_server_.back()});
+        devices_.push_back(Device{"prm", i, &prm_gpu_.back()->power(), prm_server_.back(), batcher});
     }
     for (int i = 0; i < shape.target_devices; ++i) {
-        gpu(target_gpu_, device_name("target", i, shape.target_devices), spec.target_gpu, spec.target_model,
-            spec.target_power);
+        GpuBatcher* batcher = gpu(target_gpu_, device_name("target", i, shape.target_devices), spec.target_gpu,
+                                  spec.target_model, spec.target_power);
         server(target_server_, device_name("target_server", i, shape.target_devices));
-        devices_.push_back(Device{"target", i, &target_gpu_.back()->power(), target_server_.back()});
+        devices_.push_back(Device{"target", i, &target_gpu_.back()->power(), target_server_.back(), batcher});
         if (spec.draft_on_fpga) {
-            // The draft model's phase-1 prompt prefill runs on this GPU, drawing its power.
+            // The draft model's phase-1 prompt prefill runs on this GPU, drawing its power
+            // (and, batched, in its iterations).
             gpus_.push_back(std::make_unique<GpuProxy>(
                 device_name("draft_on_target", i, shape.target_devices).c_str(), spec.draft_on_target_gpu,
                 spec.draft_model, target_gpu_.back()->power()));
+            gpus_.back()->set_batcher(batcher);
             helper_gpu_.push_back(gpus_.back().get());
         }
     }
@@ -70,7 +81,7 @@ Cluster::Cluster(const SystemSpec& spec) {
                 contexts_.push_back(std::make_unique<FpgaDraftAccelerator>(
                     device_name("fpga", b, boards).c_str(), spec.fpga, spec.hbm, spec.draft_model, spec.draft_power,
                     spec.fpga_profile));
-                devices_.push_back(Device{"draft", b, &contexts_.back()->power(), draft_server_.back()});
+                devices_.push_back(Device{"draft", b, &contexts_.back()->power(), draft_server_.back(), nullptr});
                 continue;
             }
             // Weights once, and every context's KV reservation, must fit the board's HBM.
@@ -84,10 +95,11 @@ Cluster::Cluster(const SystemSpec& spec) {
                                   "context's KV reservation); the board has " +
                                   std::to_string(static_cast<double>(spec.hbm.capacity_bytes) / 1e9) + " GB");
             board_power_.push_back(std::make_unique<Power>(device_name("fpga", b, boards), spec.draft_power));
-            devices_.push_back(Device{"draft", b, board_power_.back().get(), draft_server_.back()});
+            devices_.push_back(Device{"draft", b, board_power_.back().get(), draft_server_.back(), nullptr});
         } else {
-            gpu(draft_gpu_, device_name("draft_gpu", b, boards), spec.draft_gpu, spec.draft_model, spec.draft_power);
-            devices_.push_back(Device{"draft", b, &draft_gpu_.back()->power(), draft_server_.back()});
+            GpuBatcher* batcher = gpu(draft_gpu_, device_name("draft_gpu", b, boards), spec.draft_gpu,
+                                      spec.draft_model, spec.draft_power);
+            devices_.push_back(Device{"draft", b, &draft_gpu_.back()->power(), draft_server_.back(), batcher});
         }
     }
 
@@ -121,6 +133,19 @@ Cluster::Cluster(const SystemSpec& spec) {
         d.draft_server = draft_server_[static_cast<size_t>(b)];
         d.prm_server = prm_server_[static_cast<size_t>(p)];
         d.target_server = target_server_[static_cast<size_t>(t)];
+        if (spec.batching) {
+            // Each request's GPU work in its own order; the batcher interleaves requests.
+            const std::string tag = "_slot" + std::to_string(s);
+            std::vector<DeviceServer*> own;
+            if (!spec.draft_on_fpga) {
+                server(own, "draft_server" + tag);
+                d.draft_server = own.back();
+            }
+            server(own, "prm_server" + tag);
+            d.prm_server = own.back();
+            server(own, "target_server" + tag);
+            d.target_server = own.back();
+        }
         d.fabric = ports_.back().get();
         d.index = {b, p, t};
         d.shared = slots > 1;

@@ -5,8 +5,10 @@
 // Slot s is bound to draft device s mod D (context s / D), PRM GPU s mod P and
 // target GPU s mod T, so that the dispatcher's lowest-idle-slot rule spreads
 // requests over the devices. A device used by several slots runs one job at a
-// time (its server), FIFO across requests. The single-request systems are the
-// cluster of one of each.
+// time (its server), FIFO across requests; with batching, each slot has its own
+// server per GPU (a request's GPU work in order, like a stream) and the GPU's
+// batcher runs every slot's work together in iterations. The single-request
+// systems are the cluster of one of each, without batching.
 #include <array>
 #include <cstdint>
 #include <exception>
@@ -18,6 +20,7 @@
 #include "device_server.hpp"
 #include "draft_unit.hpp"
 #include "fpga_draft_accelerator.hpp"
+#include "gpu_batcher.hpp"
 #include "gpu_proxy.hpp"
 #include "host_orchestrator.hpp"
 #include "pcie_fabric.hpp"
@@ -44,6 +47,8 @@ struct SystemSpec {
     FpgaProfile fpga_profile;
     HbmParams hbm;
     ClusterShape shape;
+    bool batching = false;
+    BatchingParams batch;
 };
 
 class Cluster {
@@ -61,7 +66,8 @@ public:
         const char* role;  // "draft", "prm", "target"
         int index;
         Power* power;
-        DeviceServer* server;
+        DeviceServer* server;       // its jobs, when not batched
+        GpuBatcher* batcher;        // its iterations, when batched
     };
     const std::vector<Device>& devices() const { return devices_; }
     // Device `index` of pool `role` ("draft", "prm" or "target").
@@ -78,6 +84,7 @@ private:
     std::vector<GpuProxy*> draft_gpu_, prm_gpu_, target_gpu_, helper_gpu_;
     std::vector<std::unique_ptr<DeviceServer>> servers_;
     std::vector<DeviceServer*> draft_server_, prm_server_, target_server_;
+    std::vector<std::unique_ptr<GpuBatcher>> batchers_;
     std::vector<std::unique_ptr<DraftUnit>> draft_units_;
     std::vector<std::unique_ptr<ActivityLog>> logs_;
     std::vector<std::unique_ptr<FabricPort>> ports_;

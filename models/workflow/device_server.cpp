@@ -1,6 +1,10 @@
 #include "sim_time.hpp"
 #include "device_server.hpp"
 
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
 namespace cosim {
 
 void await(const TicketPtr& ticket) {
@@ -12,9 +16,9 @@ DeviceServer::DeviceServer(sc_core::sc_module_name name) : sc_core::sc_module(na
     SC_THREAD(run);
 }
 
-TicketPtr DeviceServer::submit(Job job, int owner) {
+TicketPtr DeviceServer::submit(Job job, int owner, uint64_t ready_units) {
     auto ticket = std::make_shared<Ticket>();
-    queue_.push_back(Queued{ticket, std::move(job), owner});
+    queue_.push_back(Queued{ticket, std::move(job), owner, ready_units});
     wake_.notify(sc_core::SC_ZERO_TIME);
     return ticket;
 }
@@ -48,8 +52,27 @@ void DeviceServer::drain(int owner) {
 void DeviceServer::run() {
     for (;;) {
         while (queue_.empty()) sc_core::wait(wake_);
-        Queued q = std::move(queue_.front());
-        queue_.pop_front();
+        // The first job that may start now and has no earlier job of its request still
+        // waiting (a request's jobs keep their order); if none, wait for the earliest.
+        const uint64_t now = now_units();
+        auto pick = queue_.end();
+        uint64_t earliest = UINT64_MAX;
+        std::vector<int> waiting;  // requests whose first queued job is not ready
+        for (auto it = queue_.begin(); it != queue_.end(); ++it) {
+            if (std::find(waiting.begin(), waiting.end(), it->owner) != waiting.end()) continue;
+            if (it->ready <= now) {
+                pick = it;
+                break;
+            }
+            waiting.push_back(it->owner);
+            earliest = std::min(earliest, it->ready);
+        }
+        if (pick == queue_.end()) {
+            sc_core::wait(sc_core::sc_time::from_value(earliest - now), wake_);
+            continue;
+        }
+        Queued q = std::move(*pick);
+        queue_.erase(pick);
         running_ = true;
         running_owner_ = q.owner;
         q.ticket->started = true;

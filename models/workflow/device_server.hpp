@@ -39,7 +39,10 @@ public:
 
     explicit DeviceServer(sc_core::sc_module_name name);
 
-    TicketPtr submit(Job job, int owner = 0);
+    // A job may start once the kernel time reaches `ready_units`: the server runs the
+    // first queued job that is ready, so work waiting for its data does not hold the
+    // device (a shadow-sync pass of one request while another request's work is ready).
+    TicketPtr submit(Job job, int owner = 0, uint64_t ready_units = 0);
     // Drops every job of `owner` not yet started; their tickets finish with nothing produced.
     void cancel_pending(int owner = 0);
     // Whether a job of `owner` runs or waits.
@@ -56,6 +59,7 @@ private:
         TicketPtr ticket;
         Job job;
         int owner;
+        uint64_t ready;
     };
     void run();
     std::deque<Queued> queue_;

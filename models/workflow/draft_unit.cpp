@@ -37,6 +37,12 @@ void DraftUnit::load(int64_t tokens) {
 }
 
 void DraftUnit::prefill_prompt(int64_t tokens) {
+    if (batched()) {
+        gpu_->prefill(tokens, 0);
+        last_energy_j_ = gpu_->last_energy_j();
+        load(tokens);
+        return;
+    }
     Power& meter = power();
     meter.set_state(PowerState::prefill);
     sc_core::wait(duration_ns(prefill_ns(tokens, 0)));
@@ -49,8 +55,19 @@ int64_t DraftUnit::draft(int64_t tokens, AbortSignal* abort) {
     Kvmu& k = *gpu_kvmu_;
     if (k.mux() == MuxSource::pcie) k.begin_speculation();
     const int64_t start = k.pointers().ahead;
-    gpu_->power().set_state(PowerState::decode);
     int64_t written = 0;
+    if (batched()) {
+        last_energy_j_ = 0.0;
+        auto next = [&]() {
+            k.speculate_token();
+            ++written;
+            return written < tokens && !(abort != nullptr && abort->requested);
+        };
+        gpu_->batcher()->decode(gpu_->timing(), start, next, abort, last_energy_j_);
+        if (written == tokens) k.end_step();
+        return written;
+    }
+    gpu_->power().set_state(PowerState::decode);
     if (k.observed_per_token()) {
         while (written < tokens) {
             if (!wait_unless_aborted(gpu_->decode_token_ns(start + written), abort)) break;
@@ -86,6 +103,7 @@ void DraftUnit::prefill(int64_t tokens) {
         return;
     }
     gpu_->prefill(tokens, gpu_kvmu_->pointers().ahead);
+    last_energy_j_ = gpu_->last_energy_j();
     gpu_kvmu_->sync_tokens(tokens);
 }
 

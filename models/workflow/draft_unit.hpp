@@ -43,12 +43,17 @@ public:
     void record_syncs(int64_t passes);
     // Prefills target tokens locally (vanilla, or a GPU's prefix-cache refill).
     void prefill(int64_t tokens);
+    // A GPU draft in a batching cluster: its operations share iterations with other
+    // requests; last_energy_j() is the last one's share (read before waiting again).
+    bool batched() const { return gpu_ != nullptr && gpu_->batcher() != nullptr; }
+    double last_energy_j() const { return last_energy_j_; }
 
 private:
     FpgaDraftAccelerator* fpga_ = nullptr;
     GpuProxy* gpu_ = nullptr;
     std::unique_ptr<Kvmu> gpu_kvmu_;
     TokensInFlight gpu_in_flight_;
+    double last_energy_j_ = 0.0;
 };
 
 }  // namespace cosim

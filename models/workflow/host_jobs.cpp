@@ -5,6 +5,7 @@
 #include "host_orchestrator.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -15,7 +16,7 @@ namespace cosim {
 TicketPtr HostOrchestrator::submit_draft(int32_t step, int64_t tokens, std::vector<int64_t> deps, double ready_ns) {
     const int64_t context = context_len();
     const int64_t last_product = chain_.empty() ? -1 : chain_.back().product;
-    return d_.draft_server->submit([this, step, tokens, deps, context, last_product, ready_ns](Ticket& t) {
+    return submit(d_.draft_server, [this, step, tokens, deps, context, last_product, ready_ns](Ticket& t) {
         DraftUnit& draft = *d_.draft;
         at_least(ready_ns);
         std::vector<int64_t> after = deps;
@@ -26,6 +27,7 @@ TicketPtr HostOrchestrator::submit_draft(int32_t step, int64_t tokens, std::vect
             draft.prefill(gap);
             const int64_t id = log_.add(Role::draft, ActivityKind::draft_prefill, step, start, now_ns(), gap, after,
                                         draft.power().params().prefill_w);
+            if (draft.batched()) log_.set_energy(id, draft.last_energy_j());
             t.above_idle_j += above_idle_j(id, draft.power().params().idle_w);
             product(id, last_product);
             after = {id};
@@ -40,6 +42,7 @@ TicketPtr HostOrchestrator::submit_draft(int32_t step, int64_t tokens, std::vect
         t.produced = draft.draft(tokens, &t.abort);
         t.activity = log_.add(Role::draft, ActivityKind::draft, step, start, now_ns(), t.produced, after,
                               draft.power().params().decode_w);
+        if (draft.batched()) log_.set_energy(t.activity, draft.last_energy_j());
         t.above_idle_j += above_idle_j(t.activity, draft.power().params().idle_w);
         m().drafted_tokens += t.produced;
     });
@@ -79,7 +82,7 @@ TicketPtr HostOrchestrator::decode_job(const Run& r, std::vector<int64_t> deps, 
     const int64_t context = r.context;
     const int64_t reused = r.reused;
     auto live = r.live;
-    return d_.target_server->submit([=](Ticket& t) {
+    return submit(d_.target_server, [=](Ticket& t) {
         GpuProxy& target = *d_.target;
         at_least(ready_ns);
         std::vector<int64_t> after = deps;
@@ -98,6 +101,7 @@ TicketPtr HostOrchestrator::decode_job(const Run& r, std::vector<int64_t> deps, 
             const bool done = target.prefill(fill, context + reused - fill, &t.abort);
             after = {log_.add(Role::target, ActivityKind::target_prefill, step, start, now_ns(), fill, after,
                               target.power().params().prefill_w)};
+            batched_energy(after.back(), target);
             if (!done) {
                 t.activity = after.back();
                 return;
@@ -109,30 +113,13 @@ TicketPtr HostOrchestrator::decode_job(const Run& r, std::vector<int64_t> deps, 
             target_cached_ = context;
         }
         const double start = now_ns();
-        int64_t decoded = 0;
-        uint64_t head_start = 0;  // kernel time units already spent on the token under way
-        target.power().set_state(PowerState::decode);
-        while (live->generated < live->limit) {
-            // One wait up to the limit, cut short by an abort or by the host changing the
-            // limit or asking for the stream; a stream is told when each token will be done.
-            std::vector<double> durations;
-            for (int64_t i = live->generated; i < live->limit; ++i) durations.push_back(target.decode_token_ns(context + i));
-            if (live->streaming) {
-                live->schedule = token_ends(durations, head_start);
-                live->scheduled_from = live->generated;
-                live->token.notify(sc_core::SC_ZERO_TIME);
-            }
-            const TokenRun part = wait_tokens(durations, head_start, &t.abort, &live->retune);
-            live->generated += part.completed;
-            decoded += part.completed;
-            head_start = part.completed == static_cast<int64_t>(durations.size()) ? 0 : part.partial_units;
-            if (part.completed > 0 && live->streaming) live->token.notify(sc_core::SC_ZERO_TIME);
-            if (part.aborted) break;
-        }
-        target.power().set_state(PowerState::idle);
+        double batched_j = 0.0;
+        const int64_t decoded = target.batcher() != nullptr ? decode_batched(target, *live, context, t, batched_j)
+                                                            : decode_alone(target, *live, context, t);
         if (now_ns() > start) {  // an abort may cut the first token short: that time was spent too
             after = {log_.add(Role::target, ActivityKind::refine, step, start, now_ns(), decoded, after,
                               target.power().params().decode_w)};
+            if (target.batcher() != nullptr) log_.set_energy(after.back(), batched_j);
             live->acts.push_back(after.back());
         }
         m().target_tokens += decoded;
@@ -140,6 +127,48 @@ TicketPtr HostOrchestrator::decode_job(const Run& r, std::vector<int64_t> deps, 
         t.produced = live->generated;
         live->token.notify(sc_core::SC_ZERO_TIME);
     });
+}
+
+int64_t HostOrchestrator::decode_alone(GpuProxy& target, RunState& live, int64_t context, Ticket& t) {
+    int64_t decoded = 0;
+    uint64_t head_start = 0;  // kernel time units already spent on the token under way
+    target.power().set_state(PowerState::decode);
+    while (live.generated < live.limit) {
+        // One wait up to the limit, cut short by an abort or by the host changing the
+        // limit or asking for the stream; a stream is told when each token will be done.
+        std::vector<double> durations;
+        for (int64_t i = live.generated; i < live.limit; ++i) durations.push_back(target.decode_token_ns(context + i));
+        if (live.streaming) {
+            live.schedule = token_ends(durations, head_start);
+            live.scheduled_from = live.generated;
+            live.token.notify(sc_core::SC_ZERO_TIME);
+        }
+        const TokenRun part = wait_tokens(durations, head_start, &t.abort, &live.retune);
+        live.generated += part.completed;
+        decoded += part.completed;
+        head_start = part.completed == static_cast<int64_t>(durations.size()) ? 0 : part.partial_units;
+        if (part.completed > 0 && live.streaming) live.token.notify(sc_core::SC_ZERO_TIME);
+        if (part.aborted) break;
+    }
+    target.power().set_state(PowerState::idle);
+    return decoded;
+}
+
+int64_t HostOrchestrator::decode_batched(GpuProxy& target, RunState& live, int64_t context, Ticket& t,
+                                         double& energy_j) {
+    // A sequence in the GPU's running batch: a token per iteration, each recorded (and
+    // streamed) as its iteration ends, until the limit as it stands then, or an abort.
+    // No schedule is published: when a token ends depends on who else is in the batch.
+    int64_t decoded = 0;
+    auto next = [&]() {
+        ++live.generated;
+        ++decoded;
+        if (live.streaming) live.token.notify(sc_core::SC_ZERO_TIME);
+        return live.generated < live.limit && !t.abort.requested;
+    };
+    while (live.generated < live.limit && !t.abort.requested)
+        target.batcher()->decode(target.timing(), context + live.generated, next, &t.abort, energy_j);
+    return decoded;
 }
 
 void HostOrchestrator::stop_run() {
@@ -218,19 +247,43 @@ void HostOrchestrator::cut_streams() {
 void HostOrchestrator::stream_to_draft(Run& run, int64_t tokens, int64_t product_event) {
     run.live->streaming = true;
     run.live->retune.notify(sc_core::SC_ZERO_TIME);
-    streams_.erase(std::remove_if(streams_.begin(), streams_.end(),
-                                  [](const std::shared_ptr<SyncStream>& s) { return s->finished(); }),
-                   streams_.end());
-    auto stream = std::make_shared<SyncStream>(
-        *d_.draft, log_, run.step,
-        [this, product_event](int64_t id) {
-            product(id, product_event);
-            accept_if_written();
-        },
-        on_sync_summary_);
-    streams_.push_back(stream);
-    const bool per_pass = d_.draft->kvmu().observed_per_token();
-    d_.draft_server->submit([stream, per_pass](Ticket&) { stream->run(per_pass); });
+    std::shared_ptr<SyncStream> stream;
+    std::function<void(uint64_t, int64_t)> push;
+    if (d_.shared) {
+        // A device other requests use: each pass is a job of its own, ready when its token
+        // arrives, so the device serves others while this stream waits for the target.
+        push = [this, &run, product_event](uint64_t arrival_units, int64_t leg) {
+            const int32_t step = run.step;
+            submit(d_.draft_server, [this, leg, step, product_event](Ticket& t) {
+                DraftUnit& draft = *d_.draft;
+                Power& power = draft.power();
+                const double start = now_ns();
+                power.set_state(PowerState::decode);
+                sc_core::wait(duration_ns(draft.token_ns(draft.position())));
+                power.set_state(PowerState::idle);
+                draft.record_syncs(1);
+                t.activity = log_.add(Role::draft, ActivityKind::sync, step, start, now_ns(), 1, {leg},
+                                      power.params().decode_w);
+                product(t.activity, product_event);
+                accept_if_written();
+            }, arrival_units);
+        };
+    } else {
+        streams_.erase(std::remove_if(streams_.begin(), streams_.end(),
+                                      [](const std::shared_ptr<SyncStream>& s) { return s->finished(); }),
+                       streams_.end());
+        stream = std::make_shared<SyncStream>(
+            *d_.draft, log_, run.step,
+            [this, product_event](int64_t id) {
+                product(id, product_event);
+                accept_if_written();
+            },
+            on_sync_summary_);
+        streams_.push_back(stream);
+        const bool per_pass = d_.draft->kvmu().observed_per_token();
+        submit(d_.draft_server, [stream, per_pass](Ticket&) { stream->run(per_pass); });
+        push = [stream](uint64_t arrival_units, int64_t leg) { stream->push(arrival_units, leg); };
+    }
     int64_t streamed = 0;  // tokens whose transfer is posted
     for (;;) {
         const int64_t available = std::min(run.live->generated, tokens);
@@ -243,7 +296,7 @@ void HostOrchestrator::stream_to_draft(Run& run, int64_t tokens, int64_t product
             const Delivery d = d_.fabric->send_fine(
                 Endpoint::target, Endpoint::draft, static_cast<uint64_t>(burst * options_.token_bytes), now_ns(),
                 {produced_by, last_command_}, run.step);
-            for (int64_t j = 0; j < burst; ++j) stream->push(d.arrival_units, d.activity);
+            for (int64_t j = 0; j < burst; ++j) push(d.arrival_units, d.activity);
             streamed = available;
         }
         // Tokens the target will decode on its published schedule, all but the last: each
@@ -256,13 +309,13 @@ void HostOrchestrator::stream_to_draft(Run& run, int64_t tokens, int64_t product
                                                        static_cast<uint64_t>(options_.token_bytes),
                                                        ends[static_cast<size_t>(streamed - from)],
                                                        {produced_by, last_command_}, run.step);
-            stream->push(d.arrival_units, d.activity);
+            push(d.arrival_units, d.activity);
             ++streamed;
         }
         if (streamed >= tokens || run.ticket->finished) break;
         sc_core::wait(run.live->token | run.ticket->done);
     }
-    stream->close();
+    if (stream) stream->close();
 }
 
 TicketPtr HostOrchestrator::verify(int64_t context, int64_t tokens, double ready_ns, std::vector<int64_t> deps,
@@ -274,15 +327,16 @@ TicketPtr HostOrchestrator::verify(int64_t context, int64_t tokens, double ready
         at = prm_cached_;
     }
     prm_cached_ = context + tokens;
-    return d_.prm_server->submit([=](Ticket& t) {
+    return submit(d_.prm_server, [=](Ticket& t) {
         GpuProxy& prm = *d_.prm;
         at_least(ready_ns);
         std::vector<int64_t> after = deps;
         request(Role::prm, prm.params().request_overhead_ns, prm.power().params().idle_w, step, after);
         const double start = now_ns();
-        prm.prefill(fill, at);
+        prm.prefill(fill, at, nullptr, true);
         t.activity = log_.add(Role::prm, ActivityKind::verify, step, start, now_ns(), fill, after,
                               prm.power().params().prefill_w);
+        batched_energy(t.activity, prm);
     });
 }
 

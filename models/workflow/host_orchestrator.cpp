@@ -88,13 +88,14 @@ void HostOrchestrator::prompt_prefills() {
     for (auto [server, gpu, role] : {std::tuple{d_.prm_server, d_.prm, Role::prm},
                                      std::tuple{d_.target_server, d_.target, Role::target}}) {
         if (role == Role::prm && !options_.prm_prefix_cache) continue;
-        server->submit([=](Ticket& t) {
+        submit(server, [=](Ticket& t) {
             std::vector<int64_t> after;
             request(role, gpu->params().request_overhead_ns, gpu->power().params().idle_w, 0, after);
             const double start = now_ns();
             gpu->prefill(prompt, 0);
             t.activity = log_.add(role, ActivityKind::prompt_prefill, 0, start, now_ns(), prompt, after,
                                   gpu->power().params().prefill_w);
+            batched_energy(t.activity, *gpu);
         });
     }
 }
@@ -106,13 +107,14 @@ void HostOrchestrator::phase1() {
     if (draft.on_fpga() && d_.draft_on_target) {
         // A GPU prefills the prompt for the draft model; its KV migrates to HBM.
         GpuProxy* helper = d_.draft_on_target;
-        TicketPtr mig = d_.target_server->submit([=](Ticket& t) {
+        TicketPtr mig = submit(d_.target_server, [=](Ticket& t) {
             std::vector<int64_t> after;
             request(Role::target, helper->params().request_overhead_ns, helper->power().params().idle_w, 0, after);
             const double start = now_ns();
             helper->prefill(prompt, 0);
             t.activity = log_.add(Role::target, ActivityKind::migrate, 0, start, now_ns(), prompt, after,
                                   helper->power().params().prefill_w);
+            batched_energy(t.activity, *helper);
         });
         if (eager) prompt_prefills();
         await(mig);
@@ -122,7 +124,7 @@ void HostOrchestrator::phase1() {
         // The FPGA's side of the last leg starts with it, so what released the leg released it too:
         // the critical path runs on through the legs before it.
         const int64_t leg_cause = log_.at(kv.activity).cause;
-        d_.draft_server->submit([=](Ticket& t) {
+        submit(d_.draft_server, [=](Ticket& t) {
             // The FPGA does nothing but take in the prompt's KV: it draws its transfer power.
             at_least(leg_start);
             Power& power = d_.draft->power();
@@ -135,7 +137,7 @@ void HostOrchestrator::phase1() {
         });
         last_command_ = kv.activity;
     } else {
-        d_.draft_server->submit([=](Ticket& t) {
+        submit(d_.draft_server, [=](Ticket& t) {
             DraftUnit& unit = *d_.draft;
             std::vector<int64_t> after;
             request(Role::draft, unit.request_overhead_ns(), unit.power().params().idle_w, 0, after);
@@ -143,6 +145,7 @@ void HostOrchestrator::phase1() {
             unit.prefill_prompt(prompt);
             t.activity = log_.add(Role::draft, ActivityKind::draft_prefill, 0, start, now_ns(), prompt, after,
                                   unit.power().params().prefill_w);
+            if (unit.batched()) log_.set_energy(t.activity, unit.last_energy_j());
         });
         if (eager) prompt_prefills();
     }
@@ -248,7 +251,7 @@ void HostOrchestrator::on_refine(int64_t k, const TraceEvent& e) {
         const Delivery d = d_.fabric->send(Endpoint::target, Endpoint::draft,
                                            static_cast<uint64_t>(tokens * options_.token_bytes), now_ns(),
                                            {run.ticket->activity}, step);
-        d_.draft_server->submit([=](Ticket& t) {
+        submit(d_.draft_server, [=](Ticket& t) {
             DraftUnit& draft = *d_.draft;
             at_least(d.arrival_ns);
             const double start = now_ns();

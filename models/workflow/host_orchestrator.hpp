@@ -92,6 +92,10 @@ private:
 
     void run();
     void run_problem(const Request& request);
+    // A job of this slot's request on `server` (cancelled and drained with the request's own).
+    TicketPtr submit(DeviceServer* server, DeviceServer::Job job, uint64_t ready_units = 0) {
+        return server->submit(std::move(job), slot_, ready_units);
+    }
     void phase1();
     void prompt_prefills();
     void on_draft(int64_t k, const TraceEvent& e);
@@ -103,6 +107,10 @@ private:
     TicketPtr submit_draft(int32_t step, int64_t tokens, std::vector<int64_t> deps, double ready_ns = 0.0);
     Run start_run(int32_t step, int64_t limit, std::vector<int64_t> deps);
     TicketPtr decode_job(const Run& run, std::vector<int64_t> deps, double ready_ns, bool new_request);
+    // The run's tokens on a GPU of its own (one wait for all, unless cut short), or in its
+    // batcher's running batch; both return the tokens decoded.
+    int64_t decode_alone(GpuProxy& target, RunState& live, int64_t context, Ticket& t);
+    int64_t decode_batched(GpuProxy& target, RunState& live, int64_t context, Ticket& t, double& energy_j);
     // The serving stack's per-request wait on `role`'s device, logged; returns
     // its activity (or `after` when there is none) and false if aborted.
     bool request(Role role, double overhead_ns, double idle_w, int32_t step, std::vector<int64_t>& after,
@@ -119,6 +127,10 @@ private:
     void count_stall(const TicketPtr& draft, int32_t step);
     // A verdict has arrived: counts it, and whether the draft device held a finished step-ahead step.
     void count_verdict();
+    // A batched GPU's activity draws its share of the iterations it took part in.
+    void batched_energy(int64_t id, const GpuProxy& gpu) {
+        if (gpu.batcher() != nullptr) log_.set_energy(id, gpu.last_energy_j());
+    }
     // Energy above idle of activity `id` of a device whose idle power is `idle_w`.
     double above_idle_j(int64_t id, double idle_w) const;
     void request_accept(int64_t end_position);

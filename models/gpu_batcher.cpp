@@ -1,0 +1,112 @@
+#include "sim_time.hpp"
+#include "gpu_batcher.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include "errors.hpp"
+
+namespace cosim {
+
+GpuBatcher::GpuBatcher(sc_core::sc_module_name name, const BatchingParams& params, Power& power)
+    : sc_core::sc_module(name), params_(params), power_(power) {
+    if (params.max_batch < 1) throw ConfigError(std::string(this->name()) + ": batching.max_batch must be >= 1");
+    if (params.token_budget < 1) throw ConfigError(std::string(this->name()) + ": batching.token_budget must be >= 1");
+    SC_HAS_PROCESS(GpuBatcher);
+    SC_THREAD(run);
+}
+
+bool GpuBatcher::join_and_wait(const ItemPtr& item, AbortSignal* abort) {
+    items_.push_back(item);
+    wake_.notify(sc_core::SC_ZERO_TIME);
+    while (!item->finished) {
+        if (abort != nullptr && abort->requested) {
+            item->cancelled = true;  // left out of the next iteration; the one in flight ends without it
+            return false;
+        }
+        if (abort != nullptr) sc_core::wait(item->done | abort->event);
+        else sc_core::wait(item->done);
+    }
+    return true;
+}
+
+bool GpuBatcher::prefill(const GpuTiming& timing, int64_t tokens, int64_t context, bool urgent, AbortSignal* abort,
+                         double& energy_j) {
+    auto item = std::make_shared<Item>();
+    item->timing = &timing;
+    item->urgent = urgent;
+    item->remaining = tokens;
+    item->context = context;
+    const bool done = join_and_wait(item, abort);
+    energy_j += item->energy_j;
+    return done;
+}
+
+int64_t GpuBatcher::decode(const GpuTiming& timing, int64_t context, const std::function<bool()>& next,
+                           AbortSignal* abort, double& energy_j) {
+    auto item = std::make_shared<Item>();
+    item->timing = &timing;
+    item->decode = true;
+    item->context = context;
+    item->next = next;
+    join_and_wait(item, abort);
+    energy_j += item->energy_j;
+    return item->done_tokens;
+}
+
+void GpuBatcher::run() {
+    std::vector<std::pair<ItemPtr, int64_t>> batch;  // item, tokens it computes this iteration
+    for (;;) {
+        items_.erase(std::remove_if(items_.begin(), items_.end(), [](const ItemPtr& i) { return i->cancelled; }),
+                     items_.end());
+        if (items_.empty()) {
+            power_.set_state(PowerState::idle);
+            while (items_.empty()) sc_core::wait(wake_);
+            continue;
+        }
+        // This iteration's batch: urgent work first if asked, then arrival order.
+        std::vector<ItemPtr> order(items_.begin(), items_.end());
+        if (params_.verify_first)
+            std::stable_partition(order.begin(), order.end(), [](const ItemPtr& i) { return i->urgent; });
+        batch.clear();
+        int64_t budget = params_.token_budget;
+        bool prefilling = false;
+        for (const ItemPtr& item : order) {
+            if (static_cast<int>(batch.size()) >= params_.max_batch || budget <= 0) break;
+            const int64_t tokens = item->decode ? 1 : std::min(item->remaining, budget);
+            batch.emplace_back(item, tokens);
+            budget -= tokens;
+            prefilling = prefilling || !item->decode;
+        }
+        // One forward pass per model in the batch.
+        std::map<const GpuTiming*, std::vector<BatchWork>> passes;
+        for (const auto& [item, tokens] : batch)
+            passes[item->timing].push_back(BatchWork{tokens, item->context, item->decode});
+        double ns = 0.0;
+        for (const auto& [timing, work] : passes) ns += timing->batch_ns(work);
+        const PowerState state = prefilling ? PowerState::prefill : PowerState::decode;
+        power_.set_state(state);
+        sc_core::wait(duration_ns(ns));
+        busy_ns_ += ns;
+        ++iterations_;
+        batched_sequences_ += static_cast<int64_t>(batch.size());
+        const double share = ns * power_.params().watts(state) * kJoulesPerWattNs / static_cast<double>(batch.size());
+        for (const auto& [item, tokens] : batch) {
+            item->energy_j += share;
+            if (item->cancelled) continue;
+            item->context += tokens;
+            item->done_tokens += tokens;
+            bool more = false;
+            if (item->decode) more = item->next();
+            else more = (item->remaining -= tokens) > 0;
+            if (!more) {
+                item->finished = true;
+                item->done.notify(sc_core::SC_ZERO_TIME);
+            }
+        }
+        items_.erase(std::remove_if(items_.begin(), items_.end(), [](const ItemPtr& i) { return i->finished; }),
+                     items_.end());
+    }
+}
+
+}  // namespace cosim

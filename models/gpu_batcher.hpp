@@ -1,0 +1,79 @@
+#pragma once
+// Iteration-level (continuous) batching on one GPU, as LLM serving engines run it:
+// every iteration is one forward pass per model over the decode token of each
+// running sequence and chunks of waiting prefills, up to `max_batch` sequences and
+// `token_budget` tokens. Its time is the roofline of the whole batch: each model's
+// weights read once, every sequence's KV read, the batch's FLOPs (GpuTiming::
+// batch_ns); a batch of one is timed exactly as a lone operation. Sequences join
+// and leave between iterations; an abort releases its caller at once (the token in
+// flight is lost, the iteration goes on for the others). Power: prefill while an
+// iteration holds a prefill chunk, decode otherwise, idle between.
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include <systemc>
+
+#include "abort_signal.hpp"
+#include "gpu_timing.hpp"
+#include "power.hpp"
+
+namespace cosim {
+
+struct BatchingParams {
+    int max_batch = 64;           // sequences per iteration
+    int64_t token_budget = 2048;  // tokens per iteration (decode tokens and prefill chunks)
+    bool verify_first = false;    // urgent work (PRM verifications) is scheduled before the rest
+};
+
+class GpuBatcher : public sc_core::sc_module {
+public:
+    GpuBatcher(sc_core::sc_module_name name, const BatchingParams& params, Power& power);
+
+    // Blocking, from a request's job thread: prefills `tokens` after `context` of the model
+    // `timing` describes. False if `abort` stopped it. `energy_j` gains this work's share of
+    // each iteration's energy.
+    bool prefill(const GpuTiming& timing, int64_t tokens, int64_t context, bool urgent, AbortSignal* abort,
+                 double& energy_j);
+    // Decodes one token per iteration from `context` on, for as long as `next()` says
+    // (called after each token, on the batcher's thread: it records the token and answers
+    // whether to go on). Returns the tokens decoded; an abort returns at once.
+    int64_t decode(const GpuTiming& timing, int64_t context, const std::function<bool()>& next,
+                   AbortSignal* abort, double& energy_j);
+
+    int64_t iterations() const { return iterations_; }
+    int64_t batched_sequences() const { return batched_sequences_; }
+    double busy_ns() const { return busy_ns_; }
+    const BatchingParams& params() const { return params_; }
+
+private:
+    struct Item {
+        const GpuTiming* timing = nullptr;
+        bool decode = false;
+        bool urgent = false;
+        int64_t remaining = 0;  // prefill tokens left
+        int64_t context = 0;    // tokens before the next one this item computes
+        int64_t done_tokens = 0;
+        std::function<bool()> next;
+        bool finished = false;
+        bool cancelled = false;
+        double energy_j = 0.0;
+        sc_core::sc_event done;
+    };
+    using ItemPtr = std::shared_ptr<Item>;
+
+    bool join_and_wait(const ItemPtr& item, AbortSignal* abort);
+    void run();
+
+    BatchingParams params_;
+    Power& power_;
+    std::deque<ItemPtr> items_;  // in arrival order
+    sc_core::sc_event wake_;
+    int64_t iterations_ = 0;
+    int64_t batched_sequences_ = 0;
+    double busy_ns_ = 0.0;
+};
+
+}  // namespace cosim
