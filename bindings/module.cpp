@@ -7,6 +7,7 @@
 
 #include <systemc>
 
+#include "batch_run.hpp"
 #include "diagnostics.hpp"
 #include "errors.hpp"
 #include "param_dicts.hpp"
@@ -55,6 +56,8 @@ PYBIND11_MODULE(_native, m) {
           py::arg("power"), py::arg("profile"), py::arg("ops"), py::arg("record_tokens") = false);
     m.def("gpu_run", &cosim::bindings::gpu_run, py::arg("gpu"), py::arg("model"), py::arg("power"),
           py::arg("profile"), py::arg("ops"), py::arg("record_tokens") = false);
+    m.def("gpu_batch_run", &cosim::bindings::gpu_batch_run, py::arg("gpu"), py::arg("model"), py::arg("power"),
+          py::arg("sequences"), py::arg("max_batch"), py::arg("token_budget"), py::arg("verify_first") = false);
     m.def("power_run", &cosim::bindings::power_run, py::arg("power"), py::arg("segments"));
     m.def("kvmu_run", &cosim::bindings::kvmu_run, py::arg("capacity_tokens"), py::arg("ops"));
     m.def("simulate_workflow", &cosim::bindings::simulate_workflow, py::arg("system"), py::arg("next_chunk"),

@@ -24,8 +24,17 @@ _TOTAL_KEYS = (
 )
 
 
-def problem_rows(engine: dict[str, Any], trace: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The per-problem columns (result.ROW_FIELDS) of one batch, and the values its totals add up."""
+# Served requests' rows add these (cosim.serve): where each request waited and ran.
+SERVE_FIELDS = ("request", "arrival_s", "queue_s", "service_s", "slot", "draft_device", "prm_device",
+                "target_device")
+
+
+def problem_rows(engine: dict[str, Any], trace: dict[str, Any],
+                 serving: bool = False) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The per-problem columns (result.ROW_FIELDS) of one batch, and the values its totals add up.
+    Served requests (``serving``) also get SERVE_FIELDS, and their latency runs from arrival
+    (queueing included); the shares (stall, communication, breakdown) stay shares of the
+    time the request was served."""
     cols = {k: np.asarray(v) for k, v in engine.items()}
     n = len(trace["id"])
     if len(cols["end_ns"]) != n:
@@ -65,6 +74,15 @@ def problem_rows(engine: dict[str, Any], trace: dict[str, Any]) -> tuple[dict[st
         "start_s": cols["start_ns"] * NS,
         "end_s": cols["end_ns"] * NS,
     }
+    if serving:
+        rows["latency_s"] = (cols["end_ns"] - cols["arrival_ns"]) * NS
+        rows["goodput_tok_s"] = final / rows["latency_s"]
+        rows.update({
+            "request": cols["request"].astype(np.int64), "arrival_s": cols["arrival_ns"] * NS,
+            "queue_s": (cols["start_ns"] - cols["arrival_ns"]) * NS, "service_s": latency_ns * NS,
+            "slot": cols["slot"].astype(np.int64), **{f"{r}_device": cols[f"{r}_device"].astype(np.int64)
+                                                       for r in ROLES},
+        })
     adds = {
         "latency_ns": latency_ns, "final_tokens": final, "generated_tokens": cols["generated_tokens"],
         "energy_j": energy, "stall_ns": cols["stall_ns"], "stalled_verdicts": cols["stalled_verdicts"],

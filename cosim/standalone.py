@@ -244,6 +244,39 @@ def gpu_decode(device: Any, model: Any, tokens: int, context: int = 0, profile: 
     return result
 
 
+_BATCH_KINDS = ("prefill", "verify", "decode")
+
+
+def gpu_batch(device: Any, model: Any, sequences: Iterable[Sequence[Any]], max_batch: int = 64,
+              token_budget: int = 2048, policy: str = "fcfs",
+              overrides: Mapping[str, Any] | None = None) -> RunResult:
+    """One GPU serving ``(kind, tokens, context, arrival_s)`` sequences with iteration-level
+    batching (kind: ``prefill``, ``verify`` (a prefill the ``verify_first`` policy runs first)
+    or ``decode``). Per sequence: ``start_ns``, ``end_ns``, its energy share and (decode) each
+    token's end; ``iterations`` and ``batched_sequences`` (their sum of batch sizes)."""
+    cfg = _gpu(device, overrides)
+    spec = load_model(model)
+    script = []
+    for i, seq in enumerate(sequences):
+        if len(seq) != 4:
+            raise ConfigError(f"sequences[{i}]: give (kind, tokens, context, arrival_s)")
+        kind, tokens, context, arrival = seq
+        if kind not in _BATCH_KINDS:
+            raise ConfigError(f"sequences[{i}]: kind is one of {', '.join(_BATCH_KINDS)}, got {kind!r}")
+        tokens = whole(tokens, f"sequences[{i}] tokens", minimum=1)
+        context = whole(context, f"sequences[{i}] context")
+        if context + tokens > spec.context_window:
+            raise ConfigError(f"sequences[{i}]: context {context} + {tokens} tokens exceeds the "
+                              f"{spec.context_window}-token window of {spec.name}")
+        arrival = real(arrival, f"sequences[{i}] arrival_s")
+        script.append((kind, tokens, context, arrival * 1e9))
+    if policy not in ("fcfs", "verify_first"):
+        raise ConfigError(f"policy: fcfs or verify_first, got {policy!r}")
+    return _call("gpu_batch_run", _params.native(cfg.gpu), _model_dict(model), _params.native(cfg.power), script,
+                 whole(max_batch, "max_batch", minimum=1), whole(token_budget, "token_budget", minimum=1),
+                 policy == "verify_first")
+
+
 # ---- Power, KVMU, kernel floor --------------------------------------------------------------------
 
 

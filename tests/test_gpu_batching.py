@@ -1,0 +1,97 @@
+"""Iteration-level batching on one GPU, worked by hand from the device sheet and the
+model's shape: the weights are read once per iteration, whoever is in the batch."""
+
+import pytest
+
+import cosim
+from conftest import TARGET_ATTN_MACS_PER_CTX, TARGET_KV_ELEMENTS, TARGET_MACS
+
+# RTX 3090 (cosim/data/devices/rtx3090.yaml) restated: 936 GB/s at 0.75, 71 TFLOPS at 0.7,
+# 1.5 ms + 28 layers x 150 us of launches, BF16 weights and KV.
+BW_BYTES_PER_NS = 936 * 0.75
+FLOPS_PER_NS = 71e3 * 0.7
+OVERHEAD_NS = 1.5e6 + 28 * 150e3
+WEIGHTS = TARGET_MACS * 2
+KV = TARGET_KV_ELEMENTS * 2
+
+
+def iteration_ns(decode_contexts=(), prefills=()):
+    """One forward pass: weights once, each sequence's KV, the batch's FLOPs."""
+    kv_tokens = sum(decode_contexts) + sum(c + n for n, c in prefills)
+    tokens = [(1, c) for c in decode_contexts] + list(prefills)
+    macs = sum(n * TARGET_MACS + TARGET_ATTN_MACS_PER_CTX * (n * c + n * (n - 1) / 2) for n, c in tokens)
+    return OVERHEAD_NS + max(2 * macs / FLOPS_PER_NS, (WEIGHTS + kv_tokens * KV) / BW_BYTES_PER_NS)
+
+
+def alone_decode_ns(context, tokens):
+    return sum(OVERHEAD_NS + (WEIGHTS + (context + i) * KV) / BW_BYTES_PER_NS for i in range(tokens))
+
+
+def batch(sequences, **kw):
+    return cosim.standalone.gpu_batch("rtx3090", "qwen2.5-math-7b", sequences, **kw)
+
+
+def test_two_sequences_decoding_together_read_the_weights_once_per_iteration():
+    r = batch([("decode", 3, 100, 0.0), ("decode", 3, 200, 0.0)])
+    expected = sum(iteration_ns(decode_contexts=(100 + i, 200 + i)) for i in range(3))
+    assert r["iterations"] == 3 and r["batched_sequences"] == 6
+    for seq in r["sequences"]:
+        assert seq["end_ns"] == pytest.approx(expected, rel=1e-9)
+    one_by_one = alone_decode_ns(100, 3) + alone_decode_ns(200, 3)
+    # Two weight reads per token one by one, one together: 14.1 GB each, against 17 MB of KV.
+    assert expected < 0.51 * one_by_one
+
+
+def test_a_batch_of_one_is_timed_as_the_lone_operation():
+    r = batch([("decode", 4, 300, 0.0)])
+    alone = cosim.standalone.gpu_decode("rtx3090", "qwen2.5-math-7b", 4, 300)
+    assert r["sequences"][0]["end_ns"] == pytest.approx(alone["time_ns"], rel=1e-12)
+    assert r["sequences"][0]["end_ns"] == pytest.approx(alone_decode_ns(300, 4), rel=1e-9)
+
+
+def test_max_batch_one_serves_in_arrival_order():
+    r = batch([("decode", 2, 100, 0.0), ("decode", 2, 500, 0.0)], max_batch=1)
+    first, second = (s["end_ns"] for s in r["sequences"])
+    assert first == pytest.approx(alone_decode_ns(100, 2), rel=1e-9)
+    assert second == pytest.approx(first + alone_decode_ns(500, 2), rel=1e-9)
+    assert r["iterations"] == 4 and r["batched_sequences"] == 4
+
+
+def test_a_long_prefill_is_chunked_by_the_token_budget():
+    r = batch([("prefill", 2500, 0, 0.0)], token_budget=1024)
+    chunks = [(1024, 0), (1024, 1024), (452, 2048)]
+    assert r["iterations"] == 3
+    assert r["sequences"][0]["end_ns"] == pytest.approx(sum(iteration_ns(prefills=[c]) for c in chunks), rel=1e-9)
+
+
+def test_a_decode_shares_the_budget_with_a_prefill_chunk():
+    # Budget 600: the decode's token and 599 prompt tokens, then the last 1 with the next token.
+    r = batch([("decode", 2, 50, 0.0), ("prefill", 600, 0, 0.0)], token_budget=600)
+    t1 = iteration_ns(decode_contexts=(50,), prefills=[(599, 0)])
+    t2 = iteration_ns(decode_contexts=(51,), prefills=[(1, 599)])
+    decode, prefill = r["sequences"]
+    assert decode["end_ns"] == pytest.approx(t1 + t2, rel=1e-9)
+    assert prefill["end_ns"] == pytest.approx(t1 + t2, rel=1e-9)
+
+
+@pytest.mark.parametrize("policy,verify_first", [("fcfs", False), ("verify_first", True)])
+def test_verify_first_puts_a_verification_ahead_of_earlier_work(policy, verify_first):
+    # One token per iteration: whoever is scheduled first has the GPU to itself.
+    r = batch([("prefill", 3, 0, 0.0), ("verify", 2, 0, 0.0)], token_budget=1, policy=policy)
+    prefill, verify = (s["end_ns"] for s in r["sequences"])
+    assert (verify < prefill) == verify_first
+
+
+def test_energy_shares_add_up_to_the_gpu_busy_energy():
+    r = batch([("decode", 3, 100, 0.0), ("prefill", 200, 0, 0.0), ("decode", 5, 400, 0.0)])
+    idle_w, span_ns = 25.0, max(s["end_ns"] for s in r["sequences"])
+    busy_j = r["energy_j"] - idle_w * (span_ns - r["busy_ns"]) * 1e-9
+    assert sum(s["energy_j"] for s in r["sequences"]) == pytest.approx(busy_j, rel=1e-6)
+
+
+def test_a_sequence_that_arrives_later_joins_the_running_batch():
+    alone = alone_decode_ns(100, 1)
+    r = batch([("decode", 3, 100, 0.0), ("decode", 1, 100, alone * 0.5e-9)])
+    # It waits for the iteration in flight, then rides in the second.
+    late = r["sequences"][1]
+    assert late["end_ns"] == pytest.approx(alone + iteration_ns(decode_contexts=(101, 100)), rel=1e-9)
