@@ -3,12 +3,19 @@ sections a scenario hands the engine, tail-latency and capacity metrics, and the
 search for the cheapest cluster that meets a latency objective."""
 
 from ._arrivals import arrival_ns, gamma, poisson, trace_arrivals
+from ._metrics import PERCENTILE_METHOD, PoolStats, ServeSummary, percentile, requests_in_system, serve_summary
 from ._system import serving_sections
 
 __all__ = [
+    "PERCENTILE_METHOD",
+    "PoolStats",
+    "ServeSummary",
     "arrival_ns",
     "gamma",
+    "percentile",
     "poisson",
+    "requests_in_system",
+    "serve_summary",
     "serving_sections",
     "trace_arrivals",
 ]
