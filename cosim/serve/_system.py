@@ -31,3 +31,19 @@ def serving_sections(scn: Scenario) -> dict[str, dict[str, Any]]:
             "policy": str(batching.policy),
         },
     }
+
+
+# The engine's cluster keys and the scenario paths that set them.
+CLUSTER_PATHS = {"draft_devices": "cluster.draft.devices", "contexts_per_draft": "cluster.draft.contexts_per_device",
+                 "prm_devices": "cluster.prm.devices", "target_devices": "cluster.target.devices"}
+
+
+def with_cluster(scn: Scenario, cluster: dict[str, Any]) -> Scenario:
+    """``scn`` with the pools of ``cluster`` (a dict as the engine's cluster section, as
+    the capacity search hands its evaluation); keys it leaves out keep their values."""
+    unknown = sorted(set(cluster) - set(CLUSTER_PATHS))
+    if unknown:
+        raise ConfigError(f"cluster: unknown key {unknown[0]!r}; known: {', '.join(CLUSTER_PATHS)}")
+    for key, value in cluster.items():
+        scn = scn.with_value(CLUSTER_PATHS[key], value)
+    return scn
