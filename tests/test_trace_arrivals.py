@@ -186,3 +186,29 @@ def test_validate_names_the_version_and_the_arrival_span(tmp_path):
     proc = run_cli("trace", "validate", path, cwd=tmp_path, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert "valid, 3 problems (version 2, with backtracking, arriving over 4 s)" in proc.stdout
+
+
+def test_the_ray_executor_sends_an_arrival_trace_read_from_a_file_whole(tmp_path, monkeypatch):
+    import itertools
+    import sys
+    from types import SimpleNamespace
+
+    import cosim
+    from cosim._sweep._executors import ray_results
+
+    sent, refs = [], itertools.count()
+    fake_ray = SimpleNamespace(  # records what would travel to the cluster; runs nothing
+        is_initialized=lambda: True,
+        remote=lambda **options: (lambda fn: SimpleNamespace(remote=lambda *args: next(refs))),
+        put=lambda obj: sent.append(obj) or obj,
+        wait=lambda pending, num_returns: (pending[:1], pending[1:]),
+        get=lambda ref: {"status": "ok"},
+    )
+    monkeypatch.setitem(sys.modules, "ray", fake_ray)
+    path = trace.generate("math500", 3, seed=1).save(tmp_path / "t.jsonl")
+    arrived = trace.load(path).with_arrivals([0.0, 1.0, 2.0])
+    rows = list(ray_results(cosim.scenario("heteroreason"), arrived, [{"p": 1}], 1, None))
+    travelled = sent[1]
+    assert rows == [{"status": "ok"}]
+    assert isinstance(travelled.problems, list) and travelled.problems == list(arrived.problems)
+    assert travelled.arrivals().tolist() == [0.0, 1.0, 2.0]

@@ -23,8 +23,8 @@ from .._lazy import LazySequence
 from ..errors import TraceError
 from ._arrivals import ArrivalProblems, arrival_problem, arrival_times, check_times
 from ._events import VERSION, VERSION_ARRIVALS, Problem, TraceHeader, problem_to_json
-from ._parse import (MAX_TOKENS, _json_line, _Line, check_problem, parse_header,  # noqa: F401 - MAX_TOKENS and
-                     parse_problem)                                                # check_problem are used from here
+# MAX_TOKENS and check_problem are imported from here by the rest of the package.
+from ._parse import MAX_TOKENS, _json_line, _Line, check_problem, parse_header, parse_problem  # noqa: F401
 from ._replay import ChainSummary
 
 
