@@ -30,7 +30,7 @@ from ..config.scenario import Scenario
 from ..errors import ConfigError
 
 ROLES = ("draft", "prm", "target")
-Cluster = dict[str, int]  # as the engine's cluster section: draft_devices, contexts_per_draft, prm_devices, ...
+ClusterDict = dict[str, int]  # as the engine's cluster section: draft_devices, contexts_per_draft, prm_devices, ...
 
 
 def device_costs(scn: Scenario) -> dict[str, float]:
@@ -47,7 +47,7 @@ def device_costs(scn: Scenario) -> dict[str, float]:
 class Evaluation:
     """One cluster the search evaluated, in the order it ran."""
 
-    cluster: Cluster
+    cluster: ClusterDict
     p99_s: float
     cost: float
     meets_slo: bool
@@ -55,7 +55,7 @@ class Evaluation:
 
 @dataclass(frozen=True)
 class PlanResult:
-    cluster: Cluster | None  # the cheapest cluster meeting the objective; None: no candidate does
+    cluster: ClusterDict | None  # the cheapest cluster meeting the objective; None: no candidate does
     cost: float | None
     p99_s: float | None
     slo_s: float
@@ -104,7 +104,7 @@ class _Search:
         cost = counts[0] * self.costs["draft"] + counts[1] * self.costs["prm"] + counts[2] * self.costs["target"]
         return (cost, *counts)
 
-    def cluster(self, d: int, p: int, t: int) -> Cluster:
+    def cluster(self, d: int, p: int, t: int) -> ClusterDict:
         return {"draft_devices": self.draft[d], "contexts_per_draft": self.contexts, "prm_devices": self.prm[p],
                 "target_devices": self.target[t]}
 
@@ -141,7 +141,7 @@ class _Search:
             self.best, self.found = key, evaluation
 
 
-def plan(evaluate: Callable[[Cluster], float], *, draft: Any, prm: Any, target: Any, slo_s: float,
+def plan(evaluate: Callable[[ClusterDict], float], *, draft: Any, prm: Any, target: Any, slo_s: float,
          costs: Mapping[str, float] | Scenario, contexts_per_draft: int = 1,
          map: Callable[..., Iterable[Any]] | None = None, width: int = 1) -> PlanResult:
     """The cheapest cluster whose p99 latency is at most ``slo_s`` seconds.
