@@ -88,8 +88,10 @@ def test_each_malformed_line_gets_its_own_error_with_file_and_line(tmp_path, nam
 
 
 def test_header_problems(tmp_path):
-    with pytest.raises(TraceError, match=r":1: version: unknown trace version 2"):
-        trace.load(write(tmp_path, HEADER.replace('"version":1', '"version":2')))
+    with pytest.raises(TraceError, match=r":1: version: unknown trace version 3 \(this cosim reads versions 1 and 2\)"):
+        trace.load(write(tmp_path, HEADER.replace('"version":1', '"version":3')))
+    with pytest.raises(TraceError, match=r":1: version: unknown trace version true"):
+        trace.load(write(tmp_path, HEADER.replace('"version":1', '"version":true')))
     with pytest.raises(TraceError, match=r":1: format: expected 'cosim-trace'"):
         trace.load(write(tmp_path, problem_line([draft(1)])))
     with pytest.raises(TraceError, match=r":3: id: problem 'p' already appears on line 2"):

@@ -10,6 +10,7 @@ from .._isolation import in_this_process, native, stop_workers
 from ..errors import ConfigError
 from ..config.scenario import Scenario
 from ..trace import FileProblems, Trace
+from ..trace._arrivals import ArrivalProblems
 from ._point import run_point
 
 EXECUTORS = ("local", "ray")
@@ -79,8 +80,10 @@ def ray_results(scn: Scenario, trace: Trace, points: list[dict[str, Any]], worke
     try:
         remote = ray.remote(num_cpus=1, max_calls=1)(_ray_point)
         # Nodes of a cluster may not see this machine's files: a trace read from a file
-        # travels whole (a generated one travels as its recipe and is drawn there).
-        if isinstance(trace.problems, FileProblems):
+        # travels whole, with any arrival times attached to it (a generated one travels as its
+        # recipe and is drawn there).
+        source = trace.problems.base if isinstance(trace.problems, ArrivalProblems) else trace.problems
+        if isinstance(source, FileProblems):
             trace = Trace(trace.header, list(trace.problems))
         scn_ref, trace_ref = ray.put(scn), ray.put(trace)
         pending = {remote.remote(scn_ref, trace_ref, v): v for v in points}

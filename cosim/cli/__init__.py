@@ -14,6 +14,7 @@ from ..errors import CosimError
 
 
 def _config_classes() -> dict[str, type]:
+    from ..config._cluster import Batching, DraftPool, GpuPool
     from ..config.scenario import Serving, Toggles
     from ..trace import DatasetProfile
 
@@ -26,11 +27,16 @@ def _config_classes() -> dict[str, type]:
         "model": hardware.ModelConfig,
         "toggles": Toggles,
         "serving": Serving,
+        "cluster.draft": DraftPool,
+        "cluster.prm": GpuPool,
+        "cluster.target": GpuPool,
+        "batching": Batching,
         "profile": DatasetProfile,
     }
 
 
-_GROUPS = ("pcie", "hbm", "fpga", "gpu", "power", "model", "toggles", "serving", "profile")
+_GROUPS = ("pcie", "hbm", "fpga", "gpu", "power", "model", "toggles", "serving", "cluster.draft", "cluster.prm",
+           "cluster.target", "batching", "profile")
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
@@ -50,6 +56,8 @@ def _cmd_params(args: argparse.Namespace) -> int:
         for row in rows:
             rule = f" ({row['rule']})" if row["rule"] else ""
             print(f"  {row['name']:<{width}} {row['unit']:<8} {row['help']}{rule}")
+            if row["note"]:  # where a default no device file cites comes from
+                print(f"  {'':<{width}} {'':<8} default {getattr(cls(), row['name'])!r}, {row['note']}")
         print()
     return 0
 
@@ -152,7 +160,7 @@ def build_parser() -> argparse.ArgumentParser:
     sweep.add_argument("--set", action="append", required=True, metavar="PATH=V1,V2,...",
                        help="a parameter and its values, e.g. pcie.bandwidth_gbps=2,4,8 or fpga.clock=200 MHz,300 MHz "
                             "(repeat for a grid; paths: pcie.*, fpga.*, hbm.*, draft|prm|target.device|link|model.*, "
-                            "toggles.*, serving.*)")
+                            "toggles.*, serving.*, cluster.draft|prm|target.*, batching.*)")
     _workload_options(sweep)
     sweep.add_argument("--workers", type=int, default=1, help="points simulated at once (default 1)")
     sweep.add_argument("--executor", choices=("local", "ray"), default="local",

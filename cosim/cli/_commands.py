@@ -244,8 +244,10 @@ def cmd_trace_stats(args: argparse.Namespace) -> int:
 def cmd_trace_validate(args: argparse.Namespace) -> int:
     for path in args.traces:
         loaded = traces.load(path)
-        print(f"{path}: valid, {len(loaded)} problems (version 1, "
-              f"{'with' if loaded.header.backtracking else 'without'} backtracking)")
+        arrivals = loaded.arrivals()
+        arriving = "" if arrivals is None else f", arriving over {arrivals[-1] - arrivals[0]:g} s"
+        print(f"{path}: valid, {len(loaded)} problems (version {loaded.version()}, "
+              f"{'with' if loaded.header.backtracking else 'without'} backtracking{arriving})")
     return 0
 
 

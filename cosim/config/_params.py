@@ -34,12 +34,14 @@ CITATION_KEYS = ("source", "estimate")
 
 
 def param(help: str, rule: str = "positive", default: Any = dataclasses.MISSING,
-          choices: tuple[str, ...] | None = None, native: bool = True) -> Any:
+          choices: tuple[str, ...] | None = None, native: bool = True, note: str = "") -> Any:
     """Declares one parameter of a configuration dataclass (``choices``: the words a text
-    parameter may take; ``native``: the C++ models take it)."""
+    parameter may take; ``native``: the C++ models take it; ``note``: where the default
+    comes from, "source: ..." or "estimate: ...", for defaults no device file cites)."""
     assert rule in _RULES, rule
+    assert not note or note.startswith(("source: ", "estimate: ")), note
     return dataclasses.field(default=default, metadata={"help": help, "rule": rule, "choices": choices,
-                                                        "native": native})
+                                                        "native": native, "note": note})
 
 
 def config_class(group: Any, module: str) -> type:
@@ -66,7 +68,7 @@ def _group_type(kind: Any) -> type | None:
 
 
 def describe(cls: type) -> list[dict[str, str]]:
-    """Name, unit, rule and help of every parameter of a configuration class."""
+    """Name, unit, rule, help and default's note of every parameter of a configuration class."""
     rows = []
     for f in dataclasses.fields(cls):
         if "help" in f.metadata:
@@ -77,6 +79,7 @@ def describe(cls: type) -> list[dict[str, str]]:
                     "unit": _units.canonical_unit(f.name),
                     "rule": " | ".join(choices) if choices else _RULES[f.metadata["rule"]][1],
                     "help": f.metadata["help"],
+                    "note": f.metadata.get("note", ""),
                 }
             )
     return rows

@@ -15,7 +15,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Mapping
 
-from . import _params
+from . import _cluster, _params
+from ._cluster import Batching, Cluster
 from ._yamlio import LocatedDict, Where, load_yaml, locate
 from ..errors import ConfigError
 from .hardware import Device, GpuDevice, ModelConfig, PcieLinkConfig, load_device, load_link, load_model
@@ -86,6 +87,9 @@ class Scenario:
     description: str = ""
     source: str = "<code>"
     algorithm: str = "brsd"
+    # Serving at scale (docs/serving.md); the defaults are the single-request system.
+    cluster: Cluster = Cluster()
+    batching: Batching = Batching()
 
     @property
     def backtracking(self) -> bool:
@@ -119,19 +123,19 @@ class Scenario:
                 return f"{head}.{part}.{_params.canonical(getattr(getattr(self, head), part), sub)}"
             except ConfigError as exc:
                 raise ConfigError(f"{path}: {exc}") from None
-        if head in ("toggles", "serving"):
+        if head in _SECTIONS:
             try:
                 return f"{head}.{_params.canonical(getattr(self, head), rest)}"
             except ConfigError as exc:
                 raise ConfigError(f"{path}: {exc}") from None
-        raise ConfigError(f"{path}: unknown parameter path; start with draft, prm, target, toggles, serving, "
-                          f"or the short forms {', '.join(PATH_ALIASES)}")
+        raise ConfigError(f"{path}: unknown parameter path; start with draft, prm, target, "
+                          f"{', '.join(_SECTIONS)}, or the short forms {', '.join(PATH_ALIASES)}")
 
     def with_value(self, path: str, value: Any) -> Scenario:
         """A copy with one parameter changed, by dotted path: ``draft.device.accelerator.clock_mhz``,
         ``prm.link.bandwidth_gbps``, ``target.model.layers``, ``toggles.shadow_sync``,
-        ``serving.control_bytes``; ``pcie.X``, ``fpga.X`` and ``hbm.X`` are short for the draft
-        device's link, accelerator and HBM."""
+        ``serving.control_bytes``, ``cluster.target.devices``, ``batching.max_batch``; ``pcie.X``,
+        ``fpga.X`` and ``hbm.X`` are short for the draft device's link, accelerator and HBM."""
         full = self.canonical_path(path)
         head, _, rest = full.partition(".")
         try:
@@ -139,13 +143,22 @@ class Scenario:
                 role: Role = getattr(self, head)
                 part, _, sub = rest.partition(".")
                 changed = _params.replace(getattr(role, part), sub, value)
-                return dataclasses.replace(self, **{head: dataclasses.replace(role, **{part: changed})})
+                result = dataclasses.replace(self, **{head: dataclasses.replace(role, **{part: changed})})
+                if head == "draft":
+                    _cluster.check(result)  # the draft device must still hold its contexts
+                return result
             changed = _params.replace(getattr(self, head), rest, value)
         except ConfigError as exc:
             raise ConfigError(f"{path}: {exc}") from None
         if head == "toggles" and self.sequential and any(dataclasses.asdict(changed).values()):
             raise ConfigError(f"{path}: gpu-baseline is strictly sequential; its toggles stay off")
-        return dataclasses.replace(self, **{head: changed})
+        result = dataclasses.replace(self, **{head: changed})
+        if head in ("cluster", "batching"):
+            try:
+                _cluster.check(result)
+            except ConfigError as exc:
+                raise ConfigError(str(exc) if str(exc).startswith(f"{full}:") else f"{path}: {exc}") from None
+        return result
 
     def fingerprint(self) -> str:
         """A digest of every resolved parameter (what a sweep's journal belongs to)."""
@@ -163,15 +176,19 @@ class Scenario:
             "algorithm": self.algorithm,
             "draft": role(self.draft), "prm": role(self.prm), "target": role(self.target),
             "toggles": dataclasses.asdict(self.toggles), "serving": dataclasses.asdict(self.serving),
+            "cluster": dataclasses.asdict(self.cluster), "batching": dataclasses.asdict(self.batching),
         }
 
+
+# The sections of scenario-wide parameters (the rest belong to a role: draft, prm, target).
+_SECTIONS = ("toggles", "serving", "cluster", "batching")
 
 # Short forms for the parameters sweeps change most.
 PATH_ALIASES = {"pcie": "draft.link", "fpga": "draft.device.accelerator", "hbm": "draft.device.hbm"}
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
-_TOP_KEYS = {"name", "description", "system", "config", "algorithm", "draft", "prm", "target", "toggles", "serving"}
+_TOP_KEYS = {"name", "description", "system", "config", "algorithm", "draft", "prm", "target", *_SECTIONS}
 _ROLE_KEYS = {"device", "model", "link", "overrides"}
 
 
@@ -262,6 +279,8 @@ def build_scenario(data: Mapping[str, Any] | LocatedDict, source: str = "<code>"
         raise ConfigError(f"{data.where_of('toggles')}: gpu-baseline is strictly sequential; its toggles stay off "
                           f"(use gpu-stepahead or heteroreason for overlap)")
     serving = _params.build(Serving, _section(data, "serving", {}))
+    cluster = _params.build(Cluster, _section(data, "cluster", {}))
+    batching = _params.build(Batching, _section(data, "batching", {}))
     roles = {}
     for role, device, model in (("draft", preset["draft"], DRAFT_MODEL), ("prm", "rtx3090", PRM_MODEL),
                                 ("target", "rtx3090", CONFIG_TARGETS[config])):
@@ -284,7 +303,7 @@ def build_scenario(data: Mapping[str, Any] | LocatedDict, source: str = "<code>"
     if algorithm not in ALGORITHMS:
         raise ConfigError(f"{data.where_of('algorithm')}: one of {', '.join(ALGORITHMS)} (brsd backtracks, rsd is "
                           f"forward-only), got {algorithm!r}")
-    return Scenario(
+    scn = Scenario(
         name=name,
         description=description,
         system=system,
@@ -293,8 +312,12 @@ def build_scenario(data: Mapping[str, Any] | LocatedDict, source: str = "<code>"
         serving=serving,
         source=source,
         algorithm=algorithm,
+        cluster=cluster,
+        batching=batching,
         **roles,
     )
+    _cluster.check(scn)
+    return scn
 
 
 def _scenarios_dir() -> Path:

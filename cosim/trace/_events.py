@@ -6,7 +6,9 @@ from dataclasses import dataclass, field
 from typing import Any, Union
 
 FORMAT = "cosim-trace"
-VERSION = 1
+VERSION = 1  # the problems carry no arrival times
+VERSION_ARRIVALS = 2  # every problem carries its arrival time, ``arrival_s``
+VERSIONS = (VERSION, VERSION_ARRIVALS)
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,9 @@ class Problem:
     prompt_tokens: int
     events: tuple[Event, ...]
     answer_correct: bool | None = None
+    # Seconds from the start of the run at which the request arrives (trace version 2);
+    # None: the run is closed-loop, a request starts as soon as a slot is free.
+    arrival_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -64,10 +69,10 @@ class TraceHeader:
     backtracking: bool = True
     metadata: dict[str, Any] = field(default_factory=dict, compare=False)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, version: int = VERSION) -> dict[str, Any]:
         return {
             "format": FORMAT,
-            "version": VERSION,
+            "version": version,
             "accept_threshold": self.accept_threshold,
             "backtrack_threshold": self.backtrack_threshold,
             "max_backtracks": self.max_backtracks,
@@ -87,5 +92,7 @@ def problem_to_json(problem: Problem) -> dict[str, Any]:
     out: dict[str, Any] = {"id": problem.id, "dataset": problem.dataset, "prompt_tokens": problem.prompt_tokens}
     if problem.answer_correct is not None:
         out["answer_correct"] = problem.answer_correct
+    if problem.arrival_s is not None:
+        out["arrival_s"] = problem.arrival_s
     out["events"] = [event_to_json(e) for e in problem.events]
     return out

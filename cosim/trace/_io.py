@@ -1,13 +1,15 @@
 """Reading and writing traces: versioned JSON Lines (a header line, then one
 problem per line), checked field by field and against the algorithm, with
-errors that name the file, line and field. The JSON Schema of both kinds of
-line is ``cosim/data/schema/trace-v1.schema.json``."""
+errors that name the file, line and field. Version 1 problems carry no arrival
+times; in version 2 every problem carries ``arrival_s`` (seconds, nondecreasing
+through the file). Both are read; a trace is written as version 1 unless its
+problems carry arrivals. The JSON Schemas of both kinds of line are
+``cosim/data/schema/trace-v1.schema.json`` and ``trace-v2.schema.json``."""
 
 from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
 import stat
 from array import array
@@ -19,20 +21,11 @@ from typing import Any, Iterator
 from ..outputs._atomic import write_atomically
 from .._lazy import LazySequence
 from ..errors import TraceError
-from ._events import FORMAT, VERSION, Backtrack, Draft, Event, Problem, Refine, TraceHeader, problem_to_json
-from ._replay import ChainSummary, ReplayError, summarize
-
-# No model here has a context anywhere near this; a larger count is a broken file.
-MAX_TOKENS = 1_000_000
-
-_HEADER_FIELDS = {"format", "version", "accept_threshold", "backtrack_threshold", "max_backtracks", "backtracking",
-                  "metadata"}
-_PROBLEM_FIELDS = {"id", "dataset", "prompt_tokens", "answer_correct", "events"}
-_EVENT_FIELDS = {
-    "draft": {"type", "step", "tokens", "score", "accepted"},
-    "refine": {"type", "step", "tokens", "score", "accepted"},
-    "backtrack": {"type", "to_step"},
-}
+from ._arrivals import ArrivalProblems, arrival_problem, arrival_times, check_times
+from ._events import VERSION, VERSION_ARRIVALS, Problem, TraceHeader, problem_to_json
+# MAX_TOKENS and check_problem are imported from here by the rest of the package.
+from ._parse import MAX_TOKENS, _json_line, _Line, check_problem, parse_header, parse_problem  # noqa: F401
+from ._replay import ChainSummary
 
 
 @dataclass
@@ -55,11 +48,34 @@ class Trace:
     def summaries(self) -> list[ChainSummary]:
         return [check_problem(p, self.header) for p in self.problems]
 
+    def with_arrivals(self, times_s: Any) -> Trace:
+        """This trace with problem ``i`` arriving at ``times_s[i]`` seconds (one time per
+        problem, finite, >= 0, nondecreasing; cosim.serve.poisson and gamma draw them). The
+        problems are not drawn or read now: each gets its time when it is read. Arrivals the
+        problems already carry are replaced."""
+        base = self.problems.base if isinstance(self.problems, ArrivalProblems) else self.problems
+        return Trace(self.header, ArrivalProblems(base, check_times(times_s, "times_s", len(base))))
+
+    def arrivals(self) -> Any:
+        """The problems' arrival times in seconds (a float64 array in trace order), or None
+        for a closed-loop trace (no problem carries one)."""
+        return arrival_times(self.problems)
+
+    def version(self) -> int:
+        """The format version this trace is written as: 2 when its problems carry
+        arrival times (the first problem says), else 1."""
+        if isinstance(self.problems, ArrivalProblems):
+            return VERSION_ARRIVALS
+        return VERSION_ARRIVALS if len(self.problems) and self.problems[0].arrival_s is not None else VERSION
+
     def fingerprint(self) -> str:
         """What identifies the trace's content, cheaply: a loaded file's digest, a generated
         trace's recipe (its header names profile, seed and count), else every line."""
         digest = hashlib.sha256(_dump(self.header.to_json()).encode())
-        if isinstance(self.problems, FileProblems):
+        if isinstance(self.problems, ArrivalProblems):
+            digest.update(Trace(self.header, self.problems.base).fingerprint().encode())
+            digest.update(self.problems.times.tobytes())
+        elif isinstance(self.problems, FileProblems):
             digest.update(self.problems.digest)
         elif isinstance(self.problems, list) or "generator" not in self.header.metadata:
             for problem in self.problems:
@@ -68,7 +84,7 @@ class Trace:
         return digest.hexdigest()[:16]
 
     def lines(self) -> Iterator[str]:
-        yield _dump(self.header.to_json())
+        yield _dump(self.header.to_json(self.version()))
         for problem in self.problems:
             yield _dump(problem_to_json(problem))
 
@@ -76,14 +92,18 @@ class Trace:
         """Writes the trace atomically (a reader never sees half a file), drawing or
         reading each problem once; what the loader would refuse is never written."""
         path = Path(path)
-        if isinstance(self.problems, FileProblems) and self.problems.reads(path):
+        source = self.problems.base if isinstance(self.problems, ArrivalProblems) else self.problems
+        if isinstance(source, FileProblems) and source.reads(path):
             self.problems = list(self.problems)  # it is about to replace the file it reads from
+        version = self.version()
 
         def write(handle: Any) -> None:
-            handle.write(_dump(self.header.to_json()) + "\n")
-            ids = set()
+            handle.write(_dump(self.header.to_json(version)) + "\n")
+            ids: set[str] = set()
+            last: list[float] = []  # the previous problem's arrival
             for problem in self.problems:
                 _check_writable(problem, self.header, path, ids)
+                _check_arrival_order(problem, version, path, last)
                 handle.write(_dump(problem_to_json(problem)) + "\n")
 
         return write_atomically(path, write)
@@ -100,7 +120,23 @@ def check_storable(problem: Problem, header: TraceHeader) -> ChainSummary:
         f"{problem.id}{problem.dataset}".encode("utf-8")
     except UnicodeEncodeError:
         raise TraceError(f"problem {problem.id!r}: the id or dataset is not valid Unicode text") from None
+    wrong = None if problem.arrival_s is None else arrival_problem(problem.arrival_s)
+    if wrong:
+        raise TraceError(f"problem {problem.id!r}: arrival_s: {wrong}")
     return summary
+
+
+def _check_arrival_order(problem: Problem, version: int, path: Path, last: list[float]) -> None:
+    """A version 2 file needs every problem's arrival, in nondecreasing order; version 1 none."""
+    if (problem.arrival_s is None) == (version == VERSION_ARRIVALS):
+        raise TraceError(f"{path}: problem {problem.id!r}: arrival_s: " + (
+            "missing; the first problem carries an arrival time, so every problem must" if version ==
+            VERSION_ARRIVALS else "the first problem carries no arrival time, so no problem may"))
+    if problem.arrival_s is not None:
+        if last and problem.arrival_s < last[0]:
+            raise TraceError(f"{path}: problem {problem.id!r}: arrival_s: {problem.arrival_s!r} s is before the "
+                             f"previous problem's {last[0]!r} s; arrivals must not decrease")
+        last[:] = [problem.arrival_s]
 
 
 def _check_writable(problem: Problem, header: TraceHeader, path: Path, ids: set[str]) -> None:
@@ -117,130 +153,6 @@ def _dump(obj: Any) -> str:
     return json.dumps(obj, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
-def _field(exc: ReplayError) -> str:
-    return "events" if exc.field == "events" else f"events[{exc.index}].{exc.field}"
-
-
-def check_problem(problem: Problem, header: TraceHeader) -> ChainSummary:
-    try:
-        return summarize(problem, header)
-    except ReplayError as exc:
-        raise TraceError(f"problem {problem.id!r}: {_field(exc)}: {exc}") from None
-
-
-class _Line:
-    """Field checks for one line, raising TraceError(file:line: field: ...)."""
-
-    def __init__(self, file: str, number: int):
-        self.file, self.number = file, number
-
-    def fail(self, field: str, message: str) -> TraceError:
-        return TraceError(f"{self.file}:{self.number}: {field}: {message}" if field else
-                          f"{self.file}:{self.number}: {message}")
-
-    def keys(self, obj: dict, allowed: set[str], required: set[str], prefix: str) -> None:
-        for key in obj:
-            if key not in allowed:
-                raise self.fail(f"{prefix}{key}", "unknown field")
-        for key in sorted(required):
-            if key not in obj:
-                raise self.fail(f"{prefix}{key}", "missing field")
-
-    def integer(self, value: Any, field: str, minimum: int, maximum: int = MAX_TOKENS) -> int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise self.fail(field, f"expected an integer, got {json.dumps(value)}")
-        if value < minimum:
-            raise self.fail(field, f"must be >= {minimum}, got {value}")
-        if value > maximum:
-            raise self.fail(field, f"{value} is absurdly large (limit {maximum})")
-        return value
-
-    def number_(self, value: Any, field: str) -> float:
-        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-            raise self.fail(field, f"expected a number, got {json.dumps(value)}")
-        return float(value)
-
-    def boolean(self, value: Any, field: str) -> bool:
-        if not isinstance(value, bool):
-            raise self.fail(field, f"expected true or false, got {json.dumps(value)}")
-        return value
-
-    def text(self, value: Any, field: str) -> str:
-        if not isinstance(value, str) or not value:
-            raise self.fail(field, f"expected non-empty text, got {json.dumps(value)}")
-        try:
-            value.encode("utf-8")  # JSON lets "\ud800" through: a lone surrogate no file or table can hold
-        except UnicodeEncodeError:
-            raise self.fail(field, f"not valid Unicode text (a lone surrogate): {json.dumps(value)}") from None
-        return value
-
-
-def parse_header(obj: Any, line: _Line) -> TraceHeader:
-    if not isinstance(obj, dict):
-        raise line.fail("", "the first line must be the trace header (a JSON object)")
-    if obj.get("format") != FORMAT:
-        raise line.fail("format", f"expected {FORMAT!r}: is this a cosim trace? got {json.dumps(obj.get('format'))}")
-    if obj.get("version") != VERSION:
-        raise line.fail("version", f"unknown trace version {json.dumps(obj.get('version'))} "
-                                   f"(this cosim reads version {VERSION})")
-    line.keys(obj, _HEADER_FIELDS, _HEADER_FIELDS - {"metadata"}, "")
-    accept = line.number_(obj["accept_threshold"], "accept_threshold")
-    backtrack = line.number_(obj["backtrack_threshold"], "backtrack_threshold")
-    for name, value in (("accept_threshold", accept), ("backtrack_threshold", backtrack)):
-        if not 0.0 <= value <= 1.0:
-            raise line.fail(name, f"must be in [0, 1], got {value}")
-    metadata = obj.get("metadata", {})
-    if not isinstance(metadata, dict):
-        raise line.fail("metadata", "expected a JSON object")
-    return TraceHeader(
-        accept_threshold=accept,
-        backtrack_threshold=backtrack,
-        max_backtracks=line.integer(obj["max_backtracks"], "max_backtracks", 0, 1000),
-        backtracking=line.boolean(obj["backtracking"], "backtracking"),
-        metadata=metadata,
-    )
-
-
-def _parse_event(obj: Any, line: _Line, i: int) -> Event:
-    prefix = f"events[{i}]."
-    if not isinstance(obj, dict):
-        raise line.fail(f"events[{i}]", "expected an event object")
-    kind = obj.get("type")
-    if kind not in _EVENT_FIELDS:
-        raise line.fail(prefix + "type", f"unknown event {json.dumps(kind)} (draft, refine or backtrack)")
-    line.keys(obj, _EVENT_FIELDS[kind], _EVENT_FIELDS[kind], prefix)
-    if kind == "backtrack":
-        return Backtrack(line.integer(obj["to_step"], prefix + "to_step", 1))
-    step = line.integer(obj["step"], prefix + "step", 1)
-    tokens = line.integer(obj["tokens"], prefix + "tokens", 1)
-    score = None if obj["score"] is None and kind == "refine" else line.number_(obj["score"], prefix + "score")
-    if score is not None and not 0.0 <= score <= 1.0:
-        raise line.fail(prefix + "score", f"must be in [0, 1], got {score}")
-    accepted = line.boolean(obj["accepted"], prefix + "accepted")
-    return (Draft if kind == "draft" else Refine)(step, tokens, score, accepted)
-
-
-def parse_problem(obj: Any, line: _Line, header: TraceHeader) -> Problem:
-    if not isinstance(obj, dict):
-        raise line.fail("", "expected a problem (a JSON object)")
-    line.keys(obj, _PROBLEM_FIELDS, _PROBLEM_FIELDS - {"answer_correct"}, "")
-    events_raw = obj["events"]
-    if not isinstance(events_raw, list) or not events_raw:
-        raise line.fail("events", "expected a non-empty list of events")
-    problem = Problem(
-        id=line.text(obj["id"], "id"),
-        dataset=line.text(obj["dataset"], "dataset"),
-        prompt_tokens=line.integer(obj["prompt_tokens"], "prompt_tokens", 1),
-        events=tuple(_parse_event(e, line, i) for i, e in enumerate(events_raw)),
-        answer_correct=None if obj.get("answer_correct") is None else line.boolean(obj["answer_correct"],
-                                                                                  "answer_correct"),
-    )
-    try:
-        summarize(problem, header)
-    except ReplayError as exc:
-        raise line.fail(_field(exc), str(exc)) from None
-    return problem
-
 
 class FileProblems(LazySequence):
     """The problems of a trace file, read from the file when they are read: the
@@ -250,8 +162,8 @@ class FileProblems(LazySequence):
     (checked: size and modification time)."""
 
     def __init__(self, path: Path, header: TraceHeader, offsets: array, numbers: array, stamp: tuple[int, ...],
-                 digest: bytes = b""):
-        self._path, self._header = path.resolve(), header
+                 digest: bytes = b"", version: int = VERSION):
+        self._path, self._header, self._version = path.resolve(), header, version
         self._offsets, self._numbers, self._stamp = offsets, numbers, stamp
         self._digest = digest  # of the problem lines as loaded
 
@@ -309,7 +221,7 @@ class FileProblems(LazySequence):
     def _parse(self, raw: bytes, number: int) -> Problem:
         line = _Line(str(self._path), number)
         try:
-            return parse_problem(_json_line(_decode(raw, self._path, 0), line), line, self._header)
+            return parse_problem(_json_line(_decode(raw, self._path, 0), line), line, self._header, self._version)
         except TraceError as exc:
             raise TraceError(f"{exc} (the file changed since it was loaded)") from None
 
@@ -338,6 +250,8 @@ def load(path: str | Path) -> Trace:
     stream, which cannot be read twice, are held."""
     path = Path(path)
     header: TraceHeader | None = None
+    version = VERSION
+    last_arrival: tuple[float, int] | None = None  # the previous problem's arrival and line
     offsets, numbers = array("q"), array("l")
     held: list[Problem] = []
     seen: set[str] = set()
@@ -355,9 +269,15 @@ def load(path: str | Path) -> Trace:
                 line = _Line(str(path), number)
                 obj = _json_line(text, line)
                 if header is None:
-                    header = parse_header(obj, line)
+                    header, version = parse_header(obj, line), obj["version"]
                     continue
-                problem = parse_problem(obj, line, header)
+                problem = parse_problem(obj, line, header, version)
+                if problem.arrival_s is not None:
+                    if last_arrival is not None and problem.arrival_s < last_arrival[0]:
+                        raise line.fail("arrival_s", f"{problem.arrival_s!r} s is before the previous problem's "
+                                                     f"{last_arrival[0]!r} s (line {last_arrival[1]}); arrivals must "
+                                                     f"not decrease")
+                    last_arrival = (problem.arrival_s, number)
                 if problem.id in seen:
                     raise line.fail("id", f"problem {problem.id!r} already appears on line "
                                           f"{_first_line(path, problem.id, number)}")
@@ -374,16 +294,8 @@ def load(path: str | Path) -> Trace:
         raise TraceError(f"{path}: empty trace (no header line)")
     if not regular:
         return Trace(header, held)
-    return Trace(header, FileProblems(path, header, offsets, numbers, _stamp(info), digest.digest()))
+    return Trace(header, FileProblems(path, header, offsets, numbers, _stamp(info), digest.digest(), version))
 
-
-def _json_line(text: str, line: _Line) -> Any:
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise line.fail("", f"not valid JSON ({exc.msg} at column {exc.colno}); a truncated line?") from None
-    except (ValueError, RecursionError) as exc:  # absurd integers, absurd nesting
-        raise line.fail("", f"not a usable JSON line ({type(exc).__name__}: {str(exc)[:80]})") from None
 
 
 def _first_line(path: Path, problem_id: str, before: int) -> int:

@@ -1,0 +1,132 @@
+"""A scenario's serving cluster and GPU batching (docs/serving.md): pools of draft, PRM
+and target devices, and how a GPU batches the work of many requests at each iteration.
+Every parameter is declared once, here: name, rule, help, and where its default comes
+from. A scenario without these sections is the single-request system: one device per
+role, one context on the draft device, no batching.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from . import _params
+from ._params import param
+from .hardware import FpgaDevice
+from ..errors import ConfigError
+
+_ONE_OF_EACH = "source: the single-request systems, one device per role (docs/system.md)"
+
+
+@dataclass(frozen=True, kw_only=True)
+class DraftPool:
+    """The draft devices (FPGA boards or GPUs), all of the scenario's draft device."""
+
+    devices: int = param("draft devices in the pool", default=1, note=_ONE_OF_EACH)
+    contexts_per_device: int = param(
+        "requests one draft device holds at once, each with its own KV cache of the draft model's window (or "
+        "the device's kv_reserve_tokens) in the device's memory beside the weights", default=1, note="source: the single-request systems hold one context (docs/system.md)")
+
+
+@dataclass(frozen=True, kw_only=True)
+class GpuPool:
+    """GPUs serving one role (PRM or target), each holding the role's whole model."""
+
+    devices: int = param("GPUs in the pool, each with a copy of the model", default=1, note=_ONE_OF_EACH)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Cluster:
+    """The devices requests are served on; a request keeps its draft context, PRM and target."""
+
+    draft: DraftPool = param("the draft devices", rule="any", default=DraftPool())
+    prm: GpuPool = param("the PRM GPUs", rule="any", default=GpuPool())
+    target: GpuPool = param("the target GPUs", rule="any", default=GpuPool())
+
+
+POLICIES = ("fcfs", "verify_first")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Batching:
+    """Iteration-level (continuous) batching on the GPUs: at every forward pass a GPU takes
+    the waiting work of several requests, within a sequence count and a token budget."""
+
+    enabled: bool = param(
+        "GPUs batch the work of several requests at each iteration; off: one request at a time, at batch size "
+        "1", rule="any", default=False,
+        note="source: the systems compared serve every request at batch size 1 (docs/system.md)")
+    max_batch: int = param(
+        "most sequences one GPU iteration holds", default=64,
+        note="estimate: between the batch caps Sarathi-Serve evaluated vLLM with (32, 64, 128) and under "
+             "vLLM's default max_num_seqs (128); an RTX 3090 holding the 7B target in BF16 keeps about 10.5 GB "
+             "for KV cache, about 184k tokens at 56 KiB a token, a few thousand tokens for each of 64 requests")
+    token_budget: int = param(
+        "most tokens one GPU iteration processes (tokens): prefill tokens and one per decoding sequence, "
+        "together; a longer prefill is split across iterations", default=2048,
+        note="estimate: vLLM's default max_num_batched_tokens (SchedulerConfig, 2048), the larger of the two "
+             "token budgets Sarathi-Serve evaluated (512 and 2048)")
+    policy: str = param(
+        "which waiting work an iteration admits first: fcfs, in arrival order; verify_first, the verification "
+        "of steps of requests in flight ahead of other waiting work", rule="any", default="fcfs",
+        choices=POLICIES, note="source: vLLM's default scheduling policy is fcfs (SchedulerConfig.policy)")
+
+
+def _named(config: Any, name: str, path: str) -> str:
+    """A parameter by the file and line it was given at, else by its path."""
+    return _params.origin(config, name) or path
+
+
+def check_batching(batching: Batching) -> None:
+    """vLLM's own rule: a budget below the batch cap could never admit a full batch of decodes."""
+    if batching.enabled and batching.token_budget < batching.max_batch:
+        raise ConfigError(f"{_named(batching, 'token_budget', 'batching.token_budget')}: {batching.token_budget} "
+                          f"tokens cannot hold one decoding token for each of max_batch = {batching.max_batch} "
+                          f"sequences ({_named(batching, 'max_batch', 'batching.max_batch')}); give at least "
+                          f"{batching.max_batch} (vLLM requires max_num_batched_tokens >= max_num_seqs)")
+
+
+def draft_memory(role: Any) -> dict[str, Any]:
+    """What the draft device's memory holds per context and in all: the weights, one
+    context's KV reservation (the model's window, or kv_reserve_tokens), the capacity and
+    the parameter that sets it."""
+    device, model = role.device, role.model
+    if isinstance(device, FpgaDevice):
+        design, group, name, path = device.accelerator, device.hbm, "capacity_bytes", "draft.device.hbm"
+        what = "HBM"
+    else:
+        design, group, name, path = device.gpu, device.gpu, "memory_bytes", "draft.device.gpu"
+        what = "memory"
+    reserve = design.kv_reserve_tokens or model.context_window
+    why = f"the window of {model.name}" if reserve == model.context_window else f"kv_reserve_tokens of {device.name}"
+    kv_per_token = 2 * model.layers * model.kv_heads * model.head_dim * design.kv_bytes_per_element
+    return {"weights": model.params * design.weight_bytes_per_param, "context": reserve * kv_per_token,
+            "reserve": reserve, "why": why, "capacity": getattr(group, name), "what": what,
+            "capacity_at": _named(group, name, f"{path}.{name}")}
+
+
+def check_draft_contexts(cluster: Cluster, draft: Any) -> None:
+    """The draft device must hold its weights and ``contexts_per_device`` KV reservations.
+    One context is the engine's own check (a CapacityError when the run starts), as for
+    the single-request systems; more are checked here, before any work."""
+    contexts = cluster.draft.contexts_per_device
+    if contexts <= 1:
+        return
+    m = draft_memory(draft)
+    total = m["weights"] + contexts * m["context"]
+    if total <= m["capacity"]:
+        return
+    fit = max(0, math.floor((m["capacity"] - m["weights"]) / m["context"]))
+    where = _named(cluster.draft, "contexts_per_device", "cluster.draft.contexts_per_device")
+    raise ConfigError(
+        f"{where}: {contexts} contexts do not fit the {m['what']} of {draft.device.name}: weights "
+        f"{m['weights']:.0f} bytes + {contexts} x {m['context']:.0f} bytes of KV cache ({m['reserve']} tokens a "
+        f"context, {m['why']}) = {total:.0f} bytes, more than its {m['capacity']:.0f} bytes "
+        f"({m['capacity_at']}); at most {fit} fit")
+
+
+def check(scn: Any) -> None:
+    """The cluster and batching checks that need the whole scenario."""
+    check_batching(scn.batching)
+    check_draft_contexts(scn.cluster, scn.draft)

@@ -1,0 +1,49 @@
+"""The serving sections of the description the native engine takes (the rest comes
+from cosim._workflow.system_dict): the cluster's pools and the GPUs' batching, from a
+scenario's ``cluster:`` and ``batching:`` sections (cosim/config/_cluster.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..config.scenario import Scenario
+from ..errors import ConfigError
+
+
+def serving_sections(scn: Scenario) -> dict[str, dict[str, Any]]:
+    """``{"cluster": {...}, "batching": {...}}`` as the engine reads them. A scenario
+    without those sections gives one device of each role, one draft context and no
+    batching: today's single-request system."""
+    if not isinstance(scn, Scenario):
+        raise ConfigError(f"serving_sections: expected a Scenario (cosim.load_scenario), got {type(scn).__name__}")
+    cluster, batching = scn.cluster, scn.batching
+    return {
+        "cluster": {
+            "draft_devices": int(cluster.draft.devices),
+            "contexts_per_draft": int(cluster.draft.contexts_per_device),
+            "prm_devices": int(cluster.prm.devices),
+            "target_devices": int(cluster.target.devices),
+        },
+        "batching": {
+            "enabled": bool(batching.enabled),
+            "max_batch": int(batching.max_batch),
+            "token_budget": int(batching.token_budget),
+            "policy": str(batching.policy),
+        },
+    }
+
+
+# The engine's cluster keys and the scenario paths that set them.
+CLUSTER_PATHS = {"draft_devices": "cluster.draft.devices", "contexts_per_draft": "cluster.draft.contexts_per_device",
+                 "prm_devices": "cluster.prm.devices", "target_devices": "cluster.target.devices"}
+
+
+def with_cluster(scn: Scenario, cluster: dict[str, Any]) -> Scenario:
+    """``scn`` with the pools of ``cluster`` (a dict as the engine's cluster section, as
+    the capacity search hands its evaluation); keys it leaves out keep their values."""
+    unknown = sorted(set(cluster) - set(CLUSTER_PATHS))
+    if unknown:
+        raise ConfigError(f"cluster: unknown key {unknown[0]!r}; known: {', '.join(CLUSTER_PATHS)}")
+    for key, value in cluster.items():
+        scn = scn.with_value(CLUSTER_PATHS[key], value)
+    return scn

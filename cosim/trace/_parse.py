@@ -1,0 +1,174 @@
+"""One line of a trace file, checked field by field and against the algorithm: the
+header, a problem and its events, each error naming the file, line and field."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from ..errors import TraceError
+from ._arrivals import arrival_problem
+from ._events import FORMAT, VERSION, VERSION_ARRIVALS, VERSIONS, Backtrack, Draft, Event, Problem, Refine, TraceHeader
+from ._replay import ChainSummary, ReplayError, summarize
+
+# No model here has a context anywhere near this; a larger count is a broken file.
+MAX_TOKENS = 1_000_000
+
+_HEADER_FIELDS = {"format", "version", "accept_threshold", "backtrack_threshold", "max_backtracks", "backtracking",
+                  "metadata"}
+_PROBLEM_FIELDS = {"id", "dataset", "prompt_tokens", "answer_correct", "events"}
+_EVENT_FIELDS = {
+    "draft": {"type", "step", "tokens", "score", "accepted"},
+    "refine": {"type", "step", "tokens", "score", "accepted"},
+    "backtrack": {"type", "to_step"},
+}
+
+
+def _field(exc: ReplayError) -> str:
+    return "events" if exc.field == "events" else f"events[{exc.index}].{exc.field}"
+
+
+def check_problem(problem: Problem, header: TraceHeader) -> ChainSummary:
+    try:
+        return summarize(problem, header)
+    except ReplayError as exc:
+        raise TraceError(f"problem {problem.id!r}: {_field(exc)}: {exc}") from None
+
+
+class _Line:
+    """Field checks for one line, raising TraceError(file:line: field: ...)."""
+
+    def __init__(self, file: str, number: int):
+        self.file, self.number = file, number
+
+    def fail(self, field: str, message: str) -> TraceError:
+        return TraceError(f"{self.file}:{self.number}: {field}: {message}" if field else
+                          f"{self.file}:{self.number}: {message}")
+
+    def keys(self, obj: dict, allowed: set[str], required: set[str], prefix: str) -> None:
+        for key in obj:
+            if key not in allowed:
+                raise self.fail(f"{prefix}{key}", "unknown field")
+        for key in sorted(required):
+            if key not in obj:
+                raise self.fail(f"{prefix}{key}", "missing field")
+
+    def integer(self, value: Any, field: str, minimum: int, maximum: int = MAX_TOKENS) -> int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self.fail(field, f"expected an integer, got {json.dumps(value)}")
+        if value < minimum:
+            raise self.fail(field, f"must be >= {minimum}, got {value}")
+        if value > maximum:
+            raise self.fail(field, f"{value} is absurdly large (limit {maximum})")
+        return value
+
+    def number_(self, value: Any, field: str) -> float:
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+            raise self.fail(field, f"expected a number, got {json.dumps(value)}")
+        return float(value)
+
+    def boolean(self, value: Any, field: str) -> bool:
+        if not isinstance(value, bool):
+            raise self.fail(field, f"expected true or false, got {json.dumps(value)}")
+        return value
+
+    def text(self, value: Any, field: str) -> str:
+        if not isinstance(value, str) or not value:
+            raise self.fail(field, f"expected non-empty text, got {json.dumps(value)}")
+        try:
+            value.encode("utf-8")  # JSON lets "\ud800" through: a lone surrogate no file or table can hold
+        except UnicodeEncodeError:
+            raise self.fail(field, f"not valid Unicode text (a lone surrogate): {json.dumps(value)}") from None
+        return value
+
+
+def parse_header(obj: Any, line: _Line) -> TraceHeader:
+    if not isinstance(obj, dict):
+        raise line.fail("", "the first line must be the trace header (a JSON object)")
+    if obj.get("format") != FORMAT:
+        raise line.fail("format", f"expected {FORMAT!r}: is this a cosim trace? got {json.dumps(obj.get('format'))}")
+    if obj.get("version") not in VERSIONS or isinstance(obj.get("version"), bool):
+        raise line.fail("version", f"unknown trace version {json.dumps(obj.get('version'))} "
+                                   f"(this cosim reads versions {' and '.join(map(str, VERSIONS))})")
+    line.keys(obj, _HEADER_FIELDS, _HEADER_FIELDS - {"metadata"}, "")
+    accept = line.number_(obj["accept_threshold"], "accept_threshold")
+    backtrack = line.number_(obj["backtrack_threshold"], "backtrack_threshold")
+    for name, value in (("accept_threshold", accept), ("backtrack_threshold", backtrack)):
+        if not 0.0 <= value <= 1.0:
+            raise line.fail(name, f"must be in [0, 1], got {value}")
+    metadata = obj.get("metadata", {})
+    if not isinstance(metadata, dict):
+        raise line.fail("metadata", "expected a JSON object")
+    return TraceHeader(
+        accept_threshold=accept,
+        backtrack_threshold=backtrack,
+        max_backtracks=line.integer(obj["max_backtracks"], "max_backtracks", 0, 1000),
+        backtracking=line.boolean(obj["backtracking"], "backtracking"),
+        metadata=metadata,
+    )
+
+
+def _parse_event(obj: Any, line: _Line, i: int) -> Event:
+    prefix = f"events[{i}]."
+    if not isinstance(obj, dict):
+        raise line.fail(f"events[{i}]", "expected an event object")
+    kind = obj.get("type")
+    if kind not in _EVENT_FIELDS:
+        raise line.fail(prefix + "type", f"unknown event {json.dumps(kind)} (draft, refine or backtrack)")
+    line.keys(obj, _EVENT_FIELDS[kind], _EVENT_FIELDS[kind], prefix)
+    if kind == "backtrack":
+        return Backtrack(line.integer(obj["to_step"], prefix + "to_step", 1))
+    step = line.integer(obj["step"], prefix + "step", 1)
+    tokens = line.integer(obj["tokens"], prefix + "tokens", 1)
+    score = None if obj["score"] is None and kind == "refine" else line.number_(obj["score"], prefix + "score")
+    if score is not None and not 0.0 <= score <= 1.0:
+        raise line.fail(prefix + "score", f"must be in [0, 1], got {score}")
+    accepted = line.boolean(obj["accepted"], prefix + "accepted")
+    return (Draft if kind == "draft" else Refine)(step, tokens, score, accepted)
+
+
+def _arrival(obj: dict, line: _Line, version: int) -> float | None:
+    if version != VERSION_ARRIVALS:
+        if "arrival_s" in obj:
+            raise line.fail("arrival_s", f"a version {version} trace carries no arrival times (version 2 does)")
+        return None
+    value = obj["arrival_s"]
+    wrong = arrival_problem(value)
+    if wrong:
+        raise line.fail("arrival_s", wrong)
+    return float(value)
+
+
+def parse_problem(obj: Any, line: _Line, header: TraceHeader, version: int = VERSION) -> Problem:
+    if not isinstance(obj, dict):
+        raise line.fail("", "expected a problem (a JSON object)")
+    arrival = _arrival(obj, line, version) if version != VERSION_ARRIVALS or "arrival_s" in obj else None
+    fields = _PROBLEM_FIELDS | {"arrival_s"} if version == VERSION_ARRIVALS else _PROBLEM_FIELDS
+    line.keys(obj, fields, fields - {"answer_correct"}, "")
+    events_raw = obj["events"]
+    if not isinstance(events_raw, list) or not events_raw:
+        raise line.fail("events", "expected a non-empty list of events")
+    problem = Problem(
+        id=line.text(obj["id"], "id"),
+        dataset=line.text(obj["dataset"], "dataset"),
+        prompt_tokens=line.integer(obj["prompt_tokens"], "prompt_tokens", 1),
+        events=tuple(_parse_event(e, line, i) for i, e in enumerate(events_raw)),
+        answer_correct=None if obj.get("answer_correct") is None else line.boolean(obj["answer_correct"],
+                                                                                  "answer_correct"),
+        arrival_s=arrival,
+    )
+    try:
+        summarize(problem, header)
+    except ReplayError as exc:
+        raise line.fail(_field(exc), str(exc)) from None
+    return problem
+
+
+def _json_line(text: str, line: _Line) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise line.fail("", f"not valid JSON ({exc.msg} at column {exc.colno}); a truncated line?") from None
+    except (ValueError, RecursionError) as exc:  # absurd integers, absurd nesting
+        raise line.fail("", f"not a usable JSON line ({type(exc).__name__}: {str(exc)[:80]})") from None
