@@ -160,6 +160,8 @@ def _gpu_section(device: GpuDevice, model: Any, link: Any) -> dict[str, Any]:
 
 def system_dict(scn: Scenario) -> dict[str, Any]:
     """The flat description the native engine takes."""
+    from .serve._system import serving_sections
+
     draft = scn.draft
     if isinstance(draft.device, FpgaDevice):
         # The draft model's phase-1 prompt prefill runs on the target GPU, in BF16.
@@ -187,6 +189,7 @@ def system_dict(scn: Scenario) -> dict[str, Any]:
         "draft": draft_section,
         "prm": _gpu_section(scn.prm.device, scn.prm.model, scn.prm.link),
         "target": _gpu_section(scn.target.device, scn.target.model, scn.target.link),
+        **serving_sections(scn),
     }
 
 
