@@ -55,10 +55,13 @@ class MemoryRows:
 class FileRows:
     """Each batch appended to the CSV and the Arrow file in ``folder``."""
 
-    def __init__(self, folder: Path):
+    def __init__(self, folder: Path, fields: tuple[str, ...] | None = None):
         import pyarrow as pa
 
+        from ._rows import ROW_FIELDS
+
         self.folder = Path(folder)
+        self._fields = fields or ROW_FIELDS
         self._partial = {name: self.folder / f".{name}.partial-{os.getpid()}" for name in (ROWS_CSV, ROWS_ARROW)}
         self._csv: Any = None
         self._arrow_file: Any = None
@@ -82,7 +85,7 @@ class FileRows:
 
         from .result import arrow_rows
 
-        batch = arrow_rows(rows).to_batches()
+        batch = arrow_rows(rows, self._fields).to_batches()
         if not batch:
             return
         if self._csv is None:

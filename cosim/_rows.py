@@ -24,9 +24,20 @@ _TOTAL_KEYS = (
 )
 
 
+# The per-problem rows, in column order.
+ROW_FIELDS = (
+    "id", "dataset", "latency_s", "goodput_tok_s", "energy_j", "energy_j_per_token", "energy_j_per_generated_token",
+    "speedup", "stall_ratio", "stall_step_share", "comm_share", "wasted_energy_share", "offchain_energy_share",
+    "breakdown_draft",
+    "breakdown_prm", "breakdown_target", "acceptance_rate", "steps_per_problem", "backtracks_per_problem",
+    "accuracy", "final_tokens", "generated_tokens", "drafted_tokens", "target_tokens",
+    "discarded_step_ahead_tokens", "reused_tokens", "energy_j_draft", "energy_j_prm", "energy_j_target", "start_s",
+    "end_s",
+)
 # Served requests' rows add these (cosim.serve): where each request waited and ran.
 SERVE_FIELDS = ("request", "arrival_s", "queue_s", "service_s", "slot", "draft_device", "prm_device",
                 "target_device")
+SERVE_ROW_FIELDS = ROW_FIELDS + SERVE_FIELDS
 
 
 def problem_rows(engine: dict[str, Any], trace: dict[str, Any],

@@ -11,7 +11,7 @@ import numpy as np
 
 from .outputs._arrow import to_pandas
 from ._lazy import LazySequence
-from ._rows import NS, ROLES  # noqa: F401 - re-exported
+from ._rows import NS, ROLES, ROW_FIELDS  # noqa: F401 - re-exported
 from .errors import ConfigError
 
 if TYPE_CHECKING:
@@ -130,28 +130,18 @@ class KvmuRecord:
     mode: str
 
 
-# The per-problem rows, in column order.
-ROW_FIELDS = (
-    "id", "dataset", "latency_s", "goodput_tok_s", "energy_j", "energy_j_per_token", "energy_j_per_generated_token",
-    "speedup", "stall_ratio", "stall_step_share", "comm_share", "wasted_energy_share", "offchain_energy_share",
-    "breakdown_draft",
-    "breakdown_prm", "breakdown_target", "acceptance_rate", "steps_per_problem", "backtracks_per_problem",
-    "accuracy", "final_tokens", "generated_tokens", "drafted_tokens", "target_tokens",
-    "discarded_step_ahead_tokens", "reused_tokens", "energy_j_draft", "energy_j_prm", "energy_j_target", "start_s",
-    "end_s",
-)
 _MAYBE_UNKNOWN = {"accuracy", "speedup"}
 _INTEGER_FIELDS = {"final_tokens", "generated_tokens", "drafted_tokens", "target_tokens",
                    "discarded_step_ahead_tokens", "reused_tokens", "steps_per_problem", "backtracks_per_problem"}
 
 
-def arrow_rows(columns: dict[str, Any]) -> Any:
+def arrow_rows(columns: dict[str, Any], fields: tuple[str, ...] = ROW_FIELDS) -> Any:
     """Per-problem columns as an Arrow table, one column per metric in row order (null
     where accuracy or speedup is not known)."""
     import pyarrow as pa
 
     arrays = {}
-    for name in ROW_FIELDS:
+    for name in fields:
         values = columns[name]
         if isinstance(values, (tuple, list)):
             arrays[name] = pa.array(values, type=pa.string())
@@ -168,7 +158,9 @@ class PerProblem(LazySequence):
     Arrow file on disk as they are asked for; each row is a dict made when read.
     Compares equal to any sequence of equal rows."""
 
-    def __init__(self, columns: dict[str, Any] | None = None, *, reader: Any = None, rows: int = 0):
+    def __init__(self, columns: dict[str, Any] | None = None, *, reader: Any = None, rows: int = 0,
+                 fields: tuple[str, ...] = ROW_FIELDS):
+        self._fields = fields
         # A run's Arrow file, open (it may be renamed since) and read only when asked.
         self._reader = reader
         self._table: Any = None
@@ -184,7 +176,7 @@ class PerProblem(LazySequence):
         return self._n
 
     def _item(self, index: int) -> dict[str, Any]:
-        return {name: _plain(name, self.column(name)[index]) for name in ROW_FIELDS}
+        return {name: _plain(name, self.column(name)[index]) for name in self._fields}
 
     def __repr__(self) -> str:
         return f"PerProblem({self._n} problems)"
@@ -194,8 +186,8 @@ class PerProblem(LazySequence):
         speedup is not known); ids and datasets as tuples. Rows are copies: change a
         row and the result does not change."""
         if name not in self._columns:
-            if self._reader is None or name not in ROW_FIELDS:
-                raise KeyError(f"{name!r}: not a per-problem metric (one of {', '.join(ROW_FIELDS)})")
+            if self._reader is None or name not in self._fields:
+                raise KeyError(f"{name!r}: not a per-problem metric (one of {', '.join(self._fields)})")
             values = self._on_disk().column(name)
             if name in ("id", "dataset"):
                 self._columns[name] = tuple(values.to_pylist())
@@ -204,14 +196,14 @@ class PerProblem(LazySequence):
         return self._columns[name]
 
     def with_column(self, name: str, values: Any) -> PerProblem:
-        return PerProblem({**{n: self.column(n) for n in ROW_FIELDS}, name: values})
+        return PerProblem({**{n: self.column(n) for n in self._fields}, name: values}, fields=self._fields)
 
     def to_arrow(self) -> Any:
         """The rows as an Arrow table, one column per metric in row order (null where
         accuracy or speedup is not known)."""
         if self._reader is not None:
             return self._on_disk()
-        return arrow_rows(self._columns)
+        return arrow_rows(self._columns, self._fields)
 
     def to_pandas(self) -> Any:
         return to_pandas(self.to_arrow())

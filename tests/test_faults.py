@@ -12,7 +12,7 @@ import pytest
 
 import cosim
 from conftest import SCENARIOS
-import cosim._workflow as workflow
+import cosim._engine_run as workflow
 
 SCENARIO = str(SCENARIOS / "heteroreason-u280-200.yaml")
 

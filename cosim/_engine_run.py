@@ -1,0 +1,190 @@
+"""The engine run itself: the trace handed to the engine a chunk of problems at a time
+(checked as it goes: the algorithm, the context windows), the finished problems'
+rows sent to a sink (memory or disk) as they come back, the native call in a worker
+process."""
+
+from __future__ import annotations
+
+import itertools
+from array import array
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from ._isolation import native, report_progress, run_isolated
+from ._row_sinks import FileRows, MemoryRows, read_rows
+from ._rows import SERVE_ROW_FIELDS, Totals, problem_rows
+from .config.hardware import FpgaDevice
+from .config.scenario import Scenario
+from .errors import ConfigError
+from .trace import Backtrack, Draft, Refine, Trace
+from .trace._io import check_problem
+
+# The columns a chunk of the trace crosses into the engine with, by name.
+EVENT_COLUMNS = ("kind", "step", "tokens", "accepted", "scored")
+PROBLEM_COLUMNS = ("prompt_tokens", "first_event", "events")
+
+
+# Problems per chunk handed to the engine: large enough that the Python call per
+# chunk is noise, small enough that a chunk's arrays are a few hundred kB.
+CHUNK_PROBLEMS = 512
+
+
+def _kv_limit(role: Any) -> tuple[int, str]:
+    """The longest context a role's device can hold: the model's window, or less
+    when the device reserves fewer tokens of KV cache."""
+    device = role.device
+    reserve = device.accelerator.kv_reserve_tokens if isinstance(device, FpgaDevice) else device.gpu.kv_reserve_tokens
+    window = role.model.context_window
+    if 0 < reserve < window:
+        return reserve, f"{reserve}-token KV reservation (kv_reserve_tokens) of the"
+    return window, f"{window}-token window of the"
+
+
+def _window_limits(scn: Scenario) -> list[tuple[str, Any, int, str]]:
+    return [(role, getattr(scn, role).model, *_kv_limit(getattr(scn, role))) for role in ("draft", "prm", "target")]
+
+
+def _check_window(problem: Any, limits: list[tuple[str, Any, int, str]]) -> None:
+    chain: list[int] = []
+    for index, event in enumerate(problem.events):
+        if isinstance(event, Backtrack):
+            chain.pop()
+            continue
+        reach = problem.prompt_tokens + sum(chain) + event.tokens
+        for role, model, limit, what in limits:
+            if reach > limit:
+                raise ConfigError(
+                    f"problem {problem.id!r}, events[{index}] ({event.type} of step {event.step}, "
+                    f"{event.tokens} tokens): the context reaches {reach} tokens, beyond the "
+                    f"{what} {role} model {model.name}")
+        if event.accepted:
+            chain.append(event.tokens)
+
+
+# What the metrics need of each problem besides the engine's numbers (its chain summary).
+TRACE_COLUMNS = ("final_tokens", "acceptance_rate", "steps", "backtracks", "accepted_draft_tokens",
+                 "target_tokens")
+
+
+class TraceFeed:
+    """Hands a trace to the engine a chunk at a time, in the simulation worker:
+    each problem is checked (the algorithm, the context windows) as it goes, and
+    only its summary is kept until the engine has finished it. The engine's numbers
+    for finished problems come back with each call; with the summaries they become
+    rows for ``sink`` and add to ``totals``, so memory does not grow with the
+    trace's problems."""
+
+    def __init__(self, scn: Scenario, trace: Trace, sink: Any, totals: Totals, serving: bool = False):
+        self._problems = iter(trace.problems)
+        self._header = trace.header
+        self._limits = _window_limits(scn)
+        self._sink, self._totals = sink, totals
+        # The summaries of requests handed over and not yet finished, by request index
+        # (a cluster finishes them out of order): id, dataset, right answer (1, 0, or -1
+        # when the trace does not say), then TRACE_COLUMNS.
+        self._pending: dict[int, tuple[Any, ...]] = {}
+        self._fed = 0
+        self._arrivals: bool | None = None  # whether the trace's problems carry arrival times
+        self._serving = serving
+        # Served requests: the times and tokens the serving metrics need, 32 bytes a request.
+        self._times = {name: array("d") for name in ("arrival_ns", "start_ns", "end_ns", "final_tokens")}
+
+    def finished(self, engine: dict[str, Any]) -> None:
+        """The engine's numbers for requests it finished: rows, totals, progress."""
+        n = len(engine["end_ns"])
+        if not n:
+            return
+        done = [self._pending.pop(int(i)) for i in engine["request"]]
+        trace = {"id": [d[0] for d in done], "dataset": [d[1] for d in done],
+                 "answer_correct": np.array([d[2] for d in done], dtype=np.int8),
+                 **{name: np.array([d[3 + j] for d in done], dtype=np.float64)
+                    for j, name in enumerate(TRACE_COLUMNS)}}
+        rows, adds = problem_rows(engine, trace, self._serving)
+        if self._serving:
+            for name in ("arrival_ns", "start_ns", "end_ns"):
+                self._times[name].extend(np.asarray(engine[name], dtype=np.float64).tolist())
+            self._times["final_tokens"].extend(trace["final_tokens"].tolist())
+        self._totals.add(rows, adds)
+        self._sink.add(rows)
+        report_progress(self._totals.problems)
+
+    def request_times(self) -> dict[str, np.ndarray]:
+        """Per finished request, in the order they finished: arrival, start, end (ns), final tokens."""
+        return {name: np.frombuffer(values, np.float64) for name, values in self._times.items()}
+
+    def __call__(self, finished: dict[str, Any]) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]] | None:
+        self.finished(finished)
+        chunk = list(itertools.islice(self._problems, CHUNK_PROBLEMS))
+        if not chunk:
+            return None
+        kinds = native().EVENT_KINDS
+        code = {Draft: kinds["draft"], Refine: kinds["refine"], Backtrack: kinds["backtrack"]}
+        events: dict[str, list[int]] = {name: [] for name in EVENT_COLUMNS}
+        problems: dict[str, list[int]] = {name: [] for name in PROBLEM_COLUMNS}
+        arrivals: list[int] = []
+        for problem in chunk:
+            summary = check_problem(problem, self._header)
+            _check_window(problem, self._limits)
+            arrival = getattr(problem, "arrival_s", None)
+            if self._arrivals is None:
+                self._arrivals = arrival is not None
+            if (arrival is not None) != self._arrivals:
+                which = "has no arrival_s where" if self._arrivals else "has an arrival_s where none of"
+                raise ConfigError(f"problem {problem.id!r}: {which} the problems before it have one")
+            if arrival is not None:
+                arrivals.append(round(arrival * 1e9))
+            self._pending[self._fed] = (problem.id, problem.dataset,
+                                        -1 if problem.answer_correct is None else int(problem.answer_correct),
+                                        *(getattr(summary, name) for name in TRACE_COLUMNS))
+            self._fed += 1
+            problems["prompt_tokens"].append(problem.prompt_tokens)
+            problems["first_event"].append(len(events["kind"]))
+            problems["events"].append(len(problem.events))
+            for e in problem.events:
+                backtrack = isinstance(e, Backtrack)
+                events["kind"].append(code[type(e)])
+                events["step"].append(e.to_step if backtrack else e.step)
+                events["tokens"].append(0 if backtrack else e.tokens)
+                events["accepted"].append(0 if backtrack else int(e.accepted))
+                events["scored"].append(int(isinstance(e, Refine) and e.score is not None))
+        tables = ({k: np.asarray(v, dtype=np.int64) for k, v in events.items()},
+                  {k: np.asarray(v, dtype=np.int64) for k, v in problems.items()})
+        if arrivals:
+            tables[1]["arrival_ns"] = np.asarray(arrivals, dtype=np.int64)
+        return tables
+
+
+def run_engine(scn: Scenario, trace: Trace, system: dict[str, Any], *, keep: bool = False, vcd_stem: str = "",
+               every_token: bool = False, rows_folder: Path | None = None,
+               progress: Callable[[int], None] | None = None, serving: bool = False) -> dict[str, Any]:
+    """The native run in a worker: what it returns, with the rows (columns, or a reader of
+    the Arrow file in ``rows_folder``), the summary and totals, and, ``serving``, the
+    per-request times the serving metrics need."""
+
+    def work() -> dict[str, Any]:
+        # The trace is read (generated, or parsed line by line) here in the worker, a chunk
+        # at a time, and the rows of finished problems go to the sink as they come.
+        fields = SERVE_ROW_FIELDS if serving else None
+        sink = FileRows(rows_folder, fields) if rows_folder is not None else MemoryRows()
+        totals = Totals()
+        feed = TraceFeed(scn, trace, sink, totals, serving)
+        try:
+            raw = native().simulate_workflow(system, feed, keep, vcd_stem, every_token)
+            if "trace_error" in raw:
+                raise raw["trace_error"]
+            feed.finished(raw.pop("problems"))
+            raw["rows"] = sink.finish()
+        except BaseException:
+            sink.discard()
+            raise
+        raw.update(summary=totals.summary(), totals=totals.public(), last_end_s=totals.last_end_s)
+        if serving:
+            raw["requests"] = feed.request_times()
+        return raw
+
+    raw = run_isolated(work, on_progress=progress)
+    if rows_folder is not None:
+        raw["rows"] = read_rows(rows_folder)
+    return raw
