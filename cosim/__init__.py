@@ -1,7 +1,7 @@
 """heteroreason-cosim: SystemC/TLM-2.0 co-simulation of heterogeneous FPGA-GPU
 speculative reasoning (draft on an FPGA, PRM and target on GPUs)."""
 
-from . import standalone, trace
+from . import serve, standalone, trace
 from .config import hardware
 from .config._latency_csv import LatencyProfile, load_latency_profile
 from ._sweep import SweepTable, sweep
@@ -50,6 +50,7 @@ __all__ = [
     "load_latency_profile",
     "load_link",
     "load_model",
+    "serve",
     "standalone",
     "trace",
 ]

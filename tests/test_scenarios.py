@@ -5,7 +5,8 @@ import cosim
 
 NAMES = ("gpu-baseline", "gpu-stepahead", "heteroreason-u280-200", "heteroreason-u280-300",
          "heteroreason-u280-flexllm", "heteroreason-v80", "heteroreason-jetson", "heteroreason-vanilla",
-         "heteroreason-nobacktrack", "heteroreason-noprefetch")
+         "heteroreason-nobacktrack", "heteroreason-noprefetch", "cluster-heteroreason-u280-200",
+         "cluster-gpu-stepahead")
 
 
 def test_every_system_and_ablation_is_a_built_in_scenario():

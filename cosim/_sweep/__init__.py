@@ -14,7 +14,7 @@ from ..config.scenario import Scenario
 from ..trace import Trace
 from ._executors import EXECUTORS, check_ray_address, local_results, ray_results
 from ._journal import JOURNAL, Journal, point_key, sweep_fingerprint
-from ._point import run_point
+from ._point import SERVE_PATHS, check_serve_value, run_point
 from ._table import SweepTable
 
 __all__ = ["EXECUTORS", "JOURNAL", "SweepTable", "grid_points", "run_point", "sweep", "sweep_fingerprint"]
@@ -42,6 +42,8 @@ def sweep(scn: Scenario, trace: Trace, grid: dict[str, Sequence[Any]], *, worker
 
     With ``out``, finished points go to ``out/points.jsonl`` as they finish (a
     rerun skips them) and the table to ``out/sweep.csv`` and ``out/sweep.parquet``.
+    ``serve.rate``, ``serve.cv``, ``serve.seed`` and ``serve.slo_s`` in the grid make every
+    point a serving run (cosim.serve.run) and its row the serving summary.
     """
     if executor not in EXECUTORS:
         raise ConfigError(f"executor must be one of {', '.join(EXECUTORS)}, got {executor!r}")
@@ -50,7 +52,11 @@ def sweep(scn: Scenario, trace: Trace, grid: dict[str, Sequence[Any]], *, worker
     check_ray_address(ray_address, executor)
     points = grid_points(grid)
     seen: dict[str, str] = {}
+    serving = any(path in SERVE_PATHS for path in grid)
     for path in grid:  # a path typo fails now; a bad value fails its points only
+        if path.startswith("serve."):
+            check_serve_value(path, grid[path][0])
+            continue
         full = scn.canonical_path(path)
         if full in seen:
             raise ConfigError(f"sweep: {path!r} and {seen[full]!r} are the same parameter ({full})")
@@ -78,7 +84,7 @@ def sweep(scn: Scenario, trace: Trace, grid: dict[str, Sequence[Any]], *, worker
             bar.close()
         if journal.path is not None:
             journal.reload()  # what the table holds is exactly what the journal holds
-        table = SweepTable(list(grid))
+        table = SweepTable(list(grid), serving=serving)
         for p in points:
             row = journal.done.get(point_key(p))
             if row:

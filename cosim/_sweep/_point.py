@@ -1,16 +1,32 @@
-"""One point of a sweep: the scenario with the point's values, simulated."""
+"""One point of a sweep: the scenario with the point's values, simulated (or, with
+``serve.*`` values, served as requests arriving over time)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..errors import CosimError
+from ..errors import ConfigError, CosimError
 from ..result import METRICS
 from ..config.scenario import Scenario
 from ..trace import Trace
 
 # Summary values every row carries besides the metrics.
 EXTRA_COLUMNS = ("problems", "energy_j", "final_tokens", "generated_tokens")
+
+# Values of a serving run, not of the scenario: cosim.serve.run's arguments.
+SERVE_PATHS = {"serve.rate": "rate", "serve.cv": "cv", "serve.seed": "seed", "serve.slo_s": "slo_s"}
+
+
+def check_serve_value(path: str, value: Any) -> None:
+    """A ``serve.*`` value as the serving run takes it (ConfigError naming the path)."""
+    from .._args import real, whole
+
+    if path not in SERVE_PATHS:
+        raise ConfigError(f"{path}: unknown serving value; one of {', '.join(SERVE_PATHS)}")
+    if path == "serve.seed":
+        whole(value, path)
+    else:
+        real(value, path, positive=True)
 
 
 def run_point(scn: Scenario, trace: Trace, values: dict[str, Any]) -> dict[str, Any]:
@@ -20,11 +36,20 @@ def run_point(scn: Scenario, trace: Trace, values: dict[str, Any]) -> dict[str, 
     row: dict[str, Any] = dict(values)
     try:
         point = scn
+        served = {SERVE_PATHS[p]: v for p, v in values.items() if p in SERVE_PATHS}
         for path, value in values.items():
-            point = point.with_value(path, value)
-        result = simulate(point, trace)
-        row.update({k: result.summary.get(k) for k in (*METRICS, *EXTRA_COLUMNS)})
-        row.update(status="ok", error=None, wall_s=result.wall_s)
+            if path not in SERVE_PATHS:
+                point = point.with_value(path, value)
+        if served:
+            from ..serve import run
+
+            outcome = run(point, trace, **served)
+            row.update(outcome.row())
+            row.update(status="ok", error=None, wall_s=outcome.wall_s)
+        else:
+            result = simulate(point, trace)
+            row.update({k: result.summary.get(k) for k in (*METRICS, *EXTRA_COLUMNS)})
+            row.update(status="ok", error=None, wall_s=result.wall_s)
     except (CosimError, KeyboardInterrupt) as exc:
         if isinstance(exc, KeyboardInterrupt):
             raise

@@ -10,7 +10,15 @@ from ..outputs._arrow import column, csv_text, to_pandas, write_csv, write_parqu
 from ..result import METRICS
 from ._point import EXTRA_COLUMNS
 
-_COUNTS = ("problems", "final_tokens", "generated_tokens")
+_COUNTS = ("problems", "final_tokens", "generated_tokens", "requests", "devices_draft", "devices_prm",
+           "devices_target")
+# The serving summary's columns (ServeSummary.to_dict), in its order.
+SERVE_COLUMNS = (
+    "requests", "span_s", "latency_p50_s", "latency_p90_s", "latency_p99_s", "latency_max_s", "latency_mean_s",
+    "queueing_mean_s", "queueing_p99_s", "service_mean_s", "throughput_req_s", "throughput_tok_s", "slo_s",
+    "slo_attainment", "energy_j", "energy_j_per_token", "energy_j_per_request", "mean_in_system", "mean_in_queue",
+    *(f"{k}_{r}" for r in ("draft", "prm", "target") for k in ("devices", "utilisation", "mean_batch", "energy_j")),
+)
 
 
 @dataclass
@@ -19,10 +27,15 @@ class SweepTable:
 
     parameters: list[str]
     rows: list[dict[str, Any]] = field(default_factory=list)
+    serving: bool = False  # its rows are serving summaries (cosim.serve)
+
+    @property
+    def metrics(self) -> tuple[str, ...]:
+        return SERVE_COLUMNS if self.serving else (*METRICS, *EXTRA_COLUMNS)
 
     @property
     def columns(self) -> list[str]:
-        return [*self.parameters, "status", "error", *METRICS, *EXTRA_COLUMNS, "wall_s"]
+        return [*self.parameters, "status", "error", *self.metrics, "wall_s"]
 
     def failed(self) -> list[dict[str, Any]]:
         return [r for r in self.rows if r["status"] != "ok"]
@@ -38,7 +51,7 @@ class SweepTable:
 
         arrays = {p: column(values(p)) for p in self.parameters}
         arrays.update(status=column(values("status"), pa.string()), error=column(values("error"), pa.string()))
-        for name in (*METRICS, *EXTRA_COLUMNS, "wall_s"):
+        for name in (*self.metrics, "wall_s"):
             arrays[name] = column(values(name), pa.int64() if name in _COUNTS else pa.float64())
         return pa.table(arrays)
 

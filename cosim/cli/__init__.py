@@ -179,6 +179,9 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--quiet", action="store_true", help="no progress bar")
     report.set_defaults(func=_commands.cmd_report)
 
+    from ._serve import add_parsers as add_serve_parsers
+
+    add_serve_parsers(sub)
     _add_trace_commands(sub)
     from ._fit import add_parser as add_fit_parser
 

@@ -138,6 +138,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_sweep(args: argparse.Namespace) -> int:
     from ._set_option import parse_set
     from .._sweep import sweep
+    from .._sweep._point import check_serve_value
 
     scn = _scenario(args)
     grid: dict[str, list[Any]] = {}
@@ -149,7 +150,10 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             raise ConfigError(f"--set {path}: give at least one value")
         for value in values:  # each value alone must make a scenario: found now, not after other points ran
             try:
-                scn.with_value(path, value)
+                if path.startswith("serve."):
+                    check_serve_value(path, value)
+                else:
+                    scn.with_value(path, value)
             except ConfigError as exc:
                 raise ConfigError(f"--set {path}={value}: {exc}") from None
         grid[path] = values
@@ -161,14 +165,14 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     table = sweep(scn, workload, grid, workers=args.workers, executor=args.executor, ray_address=args.ray_address,
                   out=folder, progress=not args.quiet)
     print(f"{scn.name} sweep on {described}: {len(table.rows)} points, {len(table.failed())} failed")
-    header = "  ".join(f"{p:>22}" for p in table.parameters) + f"  {'latency_s':>10}  {'goodput':>8}  status"
-    print(header)
+    first, second = ("latency_p99_s", "throughput_req_s") if table.serving else ("latency_s", "goodput_tok_s")
+    print("  ".join(f"{p:>22}" for p in table.parameters) + f"  {first:>14}  {second:>16}  status")
     for row in table.rows:
         values = "  ".join(f"{str(row[p]):>22}" for p in table.parameters)
         if row["status"] == "ok":
-            print(f"{values}  {row['latency_s']:>10.4f}  {row['goodput_tok_s']:>8.1f}  ok")
+            print(f"{values}  {row[first]:>14.4f}  {row[second]:>16.3f}  ok")
         else:
-            print(f"{values}  {'':>10}  {'':>8}  {row['error']}")
+            print(f"{values}  {'':>14}  {'':>16}  {row['error']}")
     print(f"\nwrote {folder}/sweep.csv, sweep.parquet, points.jsonl (a rerun skips finished points)")
     return 0 if not table.failed() else 1
 

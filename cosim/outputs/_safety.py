@@ -186,10 +186,11 @@ class RunFolder:
         return os.path.realpath(path.parent) == os.path.realpath(self.folder)
 
     def staged(self, name: str | Path) -> Path:
-        """Where to write output ``name``: a file name in the folder, or a path elsewhere
-        (written beside its final place and renamed there at publication)."""
+        """Where to write output ``name``: a file name (a str) in the folder, or a path (a
+        Path, relative to the working folder) anywhere, written beside its final place and
+        renamed there at publication unless it is in the folder."""
         path = Path(name)
-        if len(path.parts) == 1 or self.inside(path):
+        if (isinstance(name, str) and len(path.parts) == 1) or self.inside(path):
             return self.staging / path.name
         if path not in self._external:
             clean_stale_staging(path)

@@ -5,6 +5,7 @@ search for the cheapest cluster that meets a latency objective."""
 from ._arrivals import arrival_ns, gamma, poisson, trace_arrivals
 from ._metrics import PERCENTILE_METHOD, PoolStats, ServeSummary, percentile, requests_in_system, serve_summary
 from ._plan import Evaluation, PlanResult, device_costs, plan
+from ._run import ServeResult, run, with_arrivals
 from ._system import serving_sections, with_cluster
 
 __all__ = [
@@ -12,6 +13,7 @@ __all__ = [
     "PERCENTILE_METHOD",
     "PlanResult",
     "PoolStats",
+    "ServeResult",
     "ServeSummary",
     "arrival_ns",
     "device_costs",
@@ -20,8 +22,10 @@ __all__ = [
     "plan",
     "poisson",
     "requests_in_system",
+    "run",
     "serve_summary",
     "serving_sections",
     "trace_arrivals",
+    "with_arrivals",
     "with_cluster",
 ]

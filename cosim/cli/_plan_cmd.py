@@ -1,0 +1,135 @@
+"""``cosim plan``: for each system, the cheapest cluster whose p99 latency meets the
+objective at the given arrival rate, its points simulated locally or on Ray."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+import yaml
+
+from ..errors import ConfigError
+
+_VALUES = {"draft_devices": "cluster.draft.devices", "contexts_per_draft": "cluster.draft.contexts_per_device",
+           "prm_devices": "cluster.prm.devices", "target_devices": "cluster.target.devices"}
+
+
+def counts(text: str, option: str) -> list[int]:
+    """``1-8`` or ``1,2,4``: the device counts to try."""
+    try:
+        if "-" in text:
+            low, high = (int(x) for x in text.split("-", 1))
+            values = list(range(low, high + 1))
+        else:
+            values = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise ConfigError(f"{option} {text!r}: give a range (1-8) or a list (1,2,4)") from None
+    if not values or min(values) < 1:
+        raise ConfigError(f"{option} {text!r}: give device counts of at least 1")
+    return values
+
+
+def _costs(path: str | None, scn: Any) -> Any:
+    if path is None:
+        return scn
+    try:
+        data = yaml.safe_load(Path(path).read_text())
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError(f"--costs {path}: cannot read it: {exc}") from None
+    if not isinstance(data, dict) or set(data) != {"draft", "prm", "target"}:
+        raise ConfigError(f"--costs {path}: give a cost for each of draft, prm and target")
+    return data
+
+
+def _mapper(args: argparse.Namespace, scn: Any, trace: Any, served: dict[str, Any]) -> Callable[..., Iterable]:
+    """Evaluates a round's clusters together: threads waiting on local workers, or Ray tasks."""
+    if args.executor == "local":
+        pool = ThreadPoolExecutor(max_workers=args.workers)
+        return lambda evaluate, clusters: list(pool.map(evaluate, clusters))
+    from .._sweep._executors import check_ray_address, ray_results
+
+    check_ray_address(args.ray_address, "ray")
+
+    def on_ray(evaluate: Any, clusters: list[dict[str, int]]) -> list[float]:
+        points = [{**{_VALUES[k]: v for k, v in c.items()}, **{f"serve.{k}": v for k, v in served.items()}}
+                  for c in clusters]
+        found: dict[str, float] = {}
+        for row in ray_results(scn, trace, points, args.workers, args.ray_address):
+            key = json.dumps({k: row[k] for k in points[0]}, sort_keys=True)
+            found[key] = row.get("latency_p99_s") if row.get("status") == "ok" else math.inf
+        return [found[json.dumps(p, sort_keys=True)] for p in points]
+
+    return on_ray
+
+
+def run_plans(args: argparse.Namespace) -> int:
+    from ..outputs._arrow import column, write_csv
+    from ..outputs._atomic import write_atomically
+    from ..outputs._safety import RunFolder
+    from ..serve import plan, run, with_cluster
+    from ._serve import _arrivals_text, _requests, _scenario
+
+    if args.workers < 1:
+        raise ConfigError(f"--workers: must be >= 1, got {args.workers}")
+    if args.executor == "local" and args.ray_address:
+        raise ConfigError("--ray-address: applies to --executor ray only")
+    grid = {k: counts(getattr(args, k), f"--{k}") for k in ("draft", "prm", "target")}
+    scenarios = [_scenario(name, args.config, args.set) for name in args.scenarios]
+    seed = 0 if args.seed is None else args.seed
+    served = {"rate": args.rate, "seed": seed, **({"cv": args.cv} if args.cv is not None else {})}
+    folder = Path(args.out or "out/plan")
+    run_folder = RunFolder(folder)
+    plans, rows = [], []
+    try:
+        with run_folder.writing():
+            for scn in scenarios:
+                trace, described = _requests(args, scn)
+                trace = trace.in_memory() if len(trace) <= 20_000 else trace
+
+                def evaluate(cluster: dict[str, int], scn: Any = scn, trace: Any = trace) -> float:
+                    try:
+                        return run(with_cluster(scn, cluster), trace, **served).summary.latency_p99_s
+                    except ConfigError:
+                        return math.inf  # a cluster the devices cannot hold meets nothing
+
+                contexts = scn.cluster.draft.contexts_per_device
+                result = plan(evaluate, **grid, slo_s=args.slo, costs=_costs(args.costs, scn),
+                              contexts_per_draft=contexts, map=_mapper(args, scn, trace, served),
+                              width=args.workers)
+                plans.append((scn, result))
+                for e in result.evaluations:
+                    rows.append({"scenario": scn.name, **e.cluster, "p99_s": e.p99_s, "cost": e.cost,
+                                 "meets_slo": e.meets_slo})
+                if not args.quiet:
+                    print(f"{scn.name}: {len(result.evaluations)} of {result.candidates} clusters simulated")
+            import pyarrow as pa
+
+            names = ("scenario", "draft_devices", "contexts_per_draft", "prm_devices", "target_devices", "p99_s",
+                     "cost", "meets_slo")
+            write_csv(pa.table({k: column([r[k] for r in rows]) for k in names}), run_folder.staged("plan.csv"))
+            report = {"rate": args.rate, "arrivals": _arrivals_text(args), "slo_s": args.slo, "requests": described,
+                      "plans": [{"scenario": scn.name, "cluster": r.cluster, "cost": r.cost, "p99_s": r.p99_s,
+                                 "costs": r.costs, "candidates": r.candidates,
+                                 "evaluated": len(r.evaluations)} for scn, r in plans]}
+            write_atomically(run_folder.staged("plan.json"), json.dumps(report, indent=1))
+            run_folder.publish({"command": "cosim plan", "scenarios": [s.name for s in scenarios],
+                                "rate": args.rate, "slo_s": args.slo, "seed": seed})
+    except BaseException:
+        run_folder.discard()
+        raise
+    print(f"\ncheapest cluster with p99 <= {args.slo:g} s at {_arrivals_text(args)} ({described}):\n")
+    print(f"  {'scenario':<28} {'draft':>5} {'prm':>4} {'target':>6} {'GPUs':>5} {'cost':>9} {'p99 s':>8}")
+    for scn, r in plans:
+        if r.cluster is None:
+            print(f"  {scn.name:<28} none of the clusters tried meets the objective")
+            continue
+        c = r.cluster
+        gpus = c["prm_devices"] + c["target_devices"] + (0 if scn.system == "heteroreason" else c["draft_devices"])
+        print(f"  {scn.name:<28} {c['draft_devices']:>5} {c['prm_devices']:>4} {c['target_devices']:>6} "
+              f"{gpus:>5} {r.cost:>9.0f} {r.p99_s:>8.2f}")
+    print(f"\nwrote {folder}/plan.json, plan.csv, manifest.json")
+    return 0

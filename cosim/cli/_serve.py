@@ -1,0 +1,182 @@
+"""``cosim serve`` (requests arriving over time on a cluster) and ``cosim plan`` (the
+cheapest cluster that meets a p99 objective at a rate)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ..errors import ConfigError
+
+_SERVE_FILES = ("per_request.csv", "per_request.arrow", "summary.json", "devices.csv", "scenario.resolved.yaml",
+                "trace.jsonl")
+
+
+def _arrival_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("requests (a trace file, or a synthetic trace from a dataset profile)")
+    group.add_argument("--trace", help="trace file to serve (its arrival_s times, unless --rate is given)")
+    group.add_argument("--profile", help="dataset profile to draw requests from (default math500)")
+    group.add_argument("--requests", type=int, help="requests to draw (default 1000)")
+    group.add_argument("--seed", type=int, help="random seed of the requests and their arrivals (default 0)")
+    group.add_argument("--rate", type=float, help="arrivals per second (Poisson, or Gamma with --cv)")
+    group.add_argument("--cv", type=float, help="coefficient of variation of the inter-arrival times (Gamma; "
+                                                "1 is as variable as Poisson, more is burstier)")
+    parser.add_argument("--set", action="append", default=[], metavar="PATH=VALUE",
+                        help="a scenario value, e.g. cluster.target.devices=2 or batching.enabled=true (repeat)")
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:
+    serve = sub.add_parser("serve", help="serve requests arriving over time on a cluster: tail latency, "
+                                         "throughput, energy, utilisation")
+    serve.add_argument("scenario", help="a built-in scenario (cosim builtins) or a scenario YAML "
+                                        "(its cluster: and batching: sections; one of each without them)")
+    serve.add_argument("--config", type=int, choices=(1, 2), help="1: the 7B target, 2: the 1.5B target")
+    _arrival_options(serve)
+    serve.add_argument("--slo", type=float, help="latency objective in seconds: its attainment is reported")
+    serve.add_argument("--timeline", help="write a Perfetto/Chrome timeline (a track per device) here")
+    serve.add_argument("--out", help="folder for per_request.csv/.arrow, summary.json, devices.csv "
+                                     "(default out/serve-<scenario name>)")
+    serve.add_argument("--quiet", action="store_true", help="no progress bar")
+    serve.set_defaults(func=cmd_serve)
+
+    plan = sub.add_parser("plan", help="the cheapest cluster whose p99 latency meets an objective at a rate")
+    plan.add_argument("scenarios", nargs="+", help="built-in scenarios or scenario YAMLs; each gets its plan")
+    plan.add_argument("--config", type=int, choices=(1, 2), help="1: the 7B target, 2: the 1.5B target")
+    _arrival_options(plan)
+    plan.add_argument("--slo", type=float, required=True, help="p99 latency objective in seconds")
+    plan.add_argument("--draft", default="1-8", help="draft devices to try: 1-8 or 1,2,4 (default 1-8)")
+    plan.add_argument("--prm", default="1-4", help="PRM GPUs to try (default 1-4)")
+    plan.add_argument("--target", default="1-4", help="target GPUs to try (default 1-4)")
+    plan.add_argument("--costs", help="YAML of a cost per device: {draft: C, prm: C, target: C} (default: each "
+                                      "device's highest power in watts)")
+    plan.add_argument("--workers", type=int, default=1, help="clusters simulated at once (default 1)")
+    plan.add_argument("--executor", choices=("local", "ray"), default="local", help="local processes, or Ray")
+    plan.add_argument("--ray-address", help="Ray cluster to join (HOST:PORT)")
+    plan.add_argument("--out", help="folder for plan.json and plan.csv (default out/plan)")
+    plan.add_argument("--quiet", action="store_true", help="no progress output")
+    plan.set_defaults(func=cmd_plan)
+
+
+def _scenario(name: str, config: int | None, settings: list[str]) -> Any:
+    from ..config.scenario import load_scenario
+    from ._set_option import parse_value
+
+    scn = load_scenario(name, config)
+    for option in settings:
+        path, sep, text = option.partition("=")
+        if not sep or not path.strip() or not text.strip():
+            raise ConfigError(f"--set {option!r}: write PATH=VALUE, e.g. cluster.target.devices=2")
+        try:
+            scn = scn.with_value(path.strip(), parse_value(text))
+        except ConfigError as exc:
+            raise ConfigError(f"--set {option}: {exc}") from None
+    return scn
+
+
+def _requests(args: argparse.Namespace, scn: Any) -> tuple[Any, str]:
+    from .. import trace as traces
+
+    if args.trace:
+        if args.profile is not None or args.requests is not None:
+            raise ConfigError("--trace serves a file: --profile and --requests would be ignored; drop them")
+        loaded = traces.load(args.trace)
+        if args.rate is None and loaded.arrivals() is None:
+            raise ConfigError(f"--trace {args.trace}: carries no arrival times (trace version 1); give --rate")
+        return loaded, f"trace {args.trace}"
+    if args.rate is None:
+        raise ConfigError("--rate: give the arrival rate (requests per second), or a --trace with arrival times")
+    count = 1000 if args.requests is None else args.requests
+    if count < 1:
+        raise ConfigError(f"--requests: must be >= 1, got {count}")
+    profile = args.profile or "math500"
+    drawn = traces.generate(profile, count, 0 if args.seed is None else args.seed, backtracking=scn.backtracking,
+                            config=scn.config)
+    return drawn, f"{count} requests from profile {profile}"
+
+
+def _arrivals_text(args: argparse.Namespace) -> str:
+    if args.rate is None:
+        return "the trace's arrival times"
+    return f"{args.rate:g}/s " + ("Poisson" if args.cv is None else f"Gamma (cv {args.cv:g})")
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from ..outputs._arrow import column, write_csv
+    from ..outputs._atomic import write_atomically
+    from ..outputs._safety import RunFolder, check_distinct, check_output, inputs_of
+    from ..serve import run, with_arrivals
+    from ..serve._timeline import write_serve_timeline
+
+    scn = _scenario(args.scenario, args.config, args.set)
+    folder = Path(args.out or f"out/serve-{scn.name}" + ("" if scn.config == 1 else f"-config{scn.config}"))
+    outputs = {f"--out {folder}/{name}": folder / name for name in _SERVE_FILES}
+    if args.timeline:
+        outputs["--timeline"] = check_output(args.timeline, "--timeline")
+    check_distinct(outputs, inputs_of([("the scenario", args.scenario), ("--trace", args.trace)]))
+    requests, described = _requests(args, scn)
+    seed = 0 if args.seed is None else args.seed
+    with_arrivals(requests, args.rate, args.cv, seed)  # a bad rate or cv is found before any work
+    run_folder = RunFolder(folder)
+    try:
+        with run_folder.writing():
+            bar = tqdm(total=len(requests), desc="serve", unit="request", disable=args.quiet, leave=False)
+
+            def progress(done: int) -> None:
+                bar.n = done
+                bar.refresh()
+
+            result = run(scn, requests, rate=args.rate, cv=args.cv, seed=seed, slo_s=args.slo,
+                         rows_to=run_folder.staging, activities=bool(args.timeline), progress=progress)
+            bar.close()
+            for kind in ("csv", "arrow"):  # the rows streamed under the single-request names
+                os.replace(run_folder.staged(f"per_problem.{kind}"), run_folder.staged(f"per_request.{kind}"))
+            summary = {**result.row(), "arrivals": _arrivals_text(args), "request_metrics": result.request_summary}
+            write_atomically(run_folder.staged("summary.json"), json.dumps(summary, indent=1))
+            import pyarrow as pa
+
+            keys = ("role", "index", "energy_j", "busy_ns", "iterations", "batched_sequences")
+            write_csv(pa.table({k: column([d[k] for d in result.devices]) for k in keys}),
+                      run_folder.staged("devices.csv"))
+            write_atomically(run_folder.staged("scenario.resolved.yaml"),
+                             yaml.safe_dump(scn.resolved(), sort_keys=False))
+            if not args.trace and len(requests) <= 1_000_000:
+                with_arrivals(requests, args.rate, args.cv, seed).save(run_folder.staged("trace.jsonl"))
+            if args.timeline:
+                labels = {role: getattr(scn, role).device.name for role in ("draft", "prm", "target")}
+                write_serve_timeline(result, run_folder.staged(Path(args.timeline)), labels)
+            run_folder.publish({"command": "cosim serve", "scenario": scn.name,
+                                "scenario_fingerprint": scn.fingerprint(), "requests": described,
+                                "arrivals": _arrivals_text(args), "seed": seed,
+                                "trace_fingerprint": requests.fingerprint()})
+    except BaseException:
+        run_folder.discard()
+        raise
+    s = result.summary
+    print(f"{scn.name} ({scn.system}, Config {scn.config}) serving {described} at {_arrivals_text(args)}:\n")
+    print(f"  latency p50 / p90 / p99 / max   {s.latency_p50_s:8.2f} {s.latency_p90_s:8.2f} "
+          f"{s.latency_p99_s:8.2f} {s.latency_max_s:8.2f} s")
+    print(f"  queueing mean / p99             {s.queueing_mean_s:8.2f} {s.queueing_p99_s:8.2f} s")
+    print(f"  throughput                      {s.throughput_req_s:8.3f} requests/s, {s.throughput_tok_s:.1f} tok/s")
+    if s.slo_attainment is not None:
+        print(f"  within the {s.slo_s:g} s objective        {s.slo_attainment:8.1%}")
+    print(f"  energy                          {s.energy_j_per_token:8.3f} J/token (idle included)")
+    for role, pool in s.pools.items():
+        batch = "" if pool.mean_batch is None else f", mean batch {pool.mean_batch:.2f}"
+        print(f"  {role:<8} {pool.devices:>3} devices, utilisation {pool.utilisation:6.1%}{batch}")
+    print(f"\nwrote {folder}/per_request.csv, per_request.arrow, summary.json, devices.csv, "
+          f"scenario.resolved.yaml, manifest.json" + ("" if args.trace else ", trace.jsonl")
+          + (f"; timeline {args.timeline}" if args.timeline else ""))
+    return 0
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    from ._plan_cmd import run_plans
+
+    return run_plans(args)

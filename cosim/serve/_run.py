@@ -1,0 +1,93 @@
+"""A serving run: a trace's problems as requests arriving over time (drawn at a rate,
+or carried by the trace) on the scenario's cluster, and what it did: every request's
+row, the serving summary (tail latency, throughput, energy, pools) and each device."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from .. import _preflight
+from .._args import real, whole
+from .._engine_run import run_engine
+from .._rows import SERVE_ROW_FIELDS
+from .._workflow import system_dict
+from ..config.scenario import Scenario
+from ..errors import ConfigError
+from ..outputs._atomic import writable_folder
+from ..result import Activities, PerProblem
+from ..trace import Trace
+from ._arrivals import gamma, poisson
+from ._metrics import ServeSummary, serve_summary
+
+
+@dataclass
+class ServeResult:
+    """One serving run. ``per_request``: a row per request, in the order they finished
+    (``request`` is its index in the trace), with the single-request metrics (latency
+    from arrival) and where it waited and ran; ``devices``: each device over the run."""
+
+    scenario: str
+    system: str
+    config: int
+    summary: ServeSummary
+    per_request: PerProblem
+    devices: list[dict[str, Any]]
+    wall_s: float = 0.0
+    activities: Activities | None = None
+    request_summary: dict[str, Any] = field(default_factory=dict)  # the single-request metrics over all
+
+    def row(self) -> dict[str, Any]:
+        """The summary as one flat row (a sweep's or a plan's)."""
+        return self.summary.to_dict()
+
+
+def with_arrivals(trace: Trace, rate: float | None, cv: float | None, seed: int) -> Trace:
+    """The trace with arrival times: drawn at ``rate`` (Poisson, or Gamma with ``cv``), or its own."""
+    if rate is None:
+        if cv is not None:
+            raise ConfigError("cv: applies to drawn arrivals; give a rate as well")
+        if trace.arrivals() is None:
+            raise ConfigError("serve: the trace carries no arrival times; give a rate (requests per second)")
+        return trace
+    rate = real(rate, "rate", positive=True)
+    seed = whole(seed, "seed")
+    times = poisson(rate, len(trace), seed) if cv is None else gamma(rate, real(cv, "cv", positive=True),
+                                                                    len(trace), seed)
+    return trace.with_arrivals(times)
+
+
+def run(scn: Scenario, trace: Trace, *, rate: float | None = None, cv: float | None = None, seed: int = 0,
+          slo_s: float | None = None, rows_to: str | Path | None = None, activities: bool = False,
+          progress: Callable[[int], None] | None = None) -> ServeResult:
+    """Serves ``trace``'s problems as requests on ``scn``'s cluster (its ``cluster:`` and
+    ``batching:`` sections; one of each without them). Arrivals: Poisson at ``rate``
+    requests per second, Gamma with coefficient of variation ``cv`` at that rate, or the
+    times the trace carries (``rate`` None); ``seed`` draws them. ``slo_s``: the latency
+    objective whose attainment is reported. ``rows_to``: a folder the rows stream to
+    (per_request.csv and .arrow are written as per_problem.*); ``activities``: keep every
+    device activity (timelines); ``progress``: called with the requests finished so far."""
+    if not isinstance(scn, Scenario):
+        raise ConfigError(f"serve: expected a Scenario (cosim.load_scenario), got {type(scn).__name__}")
+    if not isinstance(trace, Trace):
+        raise ConfigError(f"serve: expected a Trace (cosim.trace.load or generate), got {type(trace).__name__}")
+    if not trace.problems:
+        raise ConfigError("serve: the trace has no problems")
+    if slo_s is not None:
+        slo_s = real(slo_s, "slo_s", positive=True)
+    _preflight.check(scn)
+    if not scn.backtracking and trace.header.backtracking:
+        raise ConfigError(f"serve: {scn.name} runs forward-only RSD (algorithm: rsd) and the trace backtracks; "
+                          f"draw it with backtracking=False")
+    requests = with_arrivals(trace, rate, cv, seed)
+    rows_folder = writable_folder(rows_to, "rows_to") if rows_to is not None else None
+    raw = run_engine(scn, requests, system_dict(scn), keep=activities, rows_folder=rows_folder, progress=progress,
+                     serving=True)
+    rows, n = raw["rows"], raw["summary"]["problems"]
+    per_request = (PerProblem(rows, fields=SERVE_ROW_FIELDS) if isinstance(rows, dict)
+                   else PerProblem(reader=rows, rows=n, fields=SERVE_ROW_FIELDS))
+    summary = serve_summary(raw["requests"], raw["devices"], slo_s=slo_s)
+    acts = Activities(raw["activities"]) if "activities" in raw else None
+    return ServeResult(scn.name, scn.system, scn.config, summary, per_request, raw["devices"], raw["wall_s"], acts,
+                       raw["summary"])
