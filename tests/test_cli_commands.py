@@ -67,9 +67,15 @@ def test_report_writes_markdown_json_and_figures(tmp_path):
     assert set(space["references"]) == {"gpu-baseline", "gpu-stepahead"}
     rates = [p["decode_tok_s"] for p in space["curve"]]
     assert rates == sorted(rates) and rates[0] < 17 < rates[-1]  # from below a Jetson to the ports' limit
+    served = report["serving"]
+    for points in served["curves"].values():
+        # Below the knee every request offered is served; beyond it, no more than at the knee.
+        assert points[0]["throughput_req_s"] == pytest.approx(points[0]["rate"], rel=0.1)
+        assert points[-1]["throughput_req_s"] < points[-1]["rate"]
+        assert points[-1]["latency_p99_s"] > points[0]["latency_p99_s"]
     markdown = (out / "report.md").read_text()
     for figure in ("speedup", "latency", "energy_per_token", "goodput", "baseline_breakdown", "stall_ratio",
-                   "sweep_pcie_bandwidth", "sweep_fpga_clock", "design_space", "accuracy_latency"):
+                   "sweep_pcie_bandwidth", "sweep_fpga_clock", "design_space", "accuracy_latency", "serving"):
         png = out / f"{figure}.png"
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert f"({figure}.png)" in markdown

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from . import _design_space
+from . import _design_space, _serving
 from . import _accuracy as accuracy
 from ... import trace as traces
 from ...outputs._atomic import write_atomically
@@ -38,7 +38,7 @@ def run_report(problems: int = 300, seed: int = 1, out: str | Path = "out/report
     folder.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     total = (len(DATASETS) * len(CONFIGS) * len(SYSTEMS) + len(SWEEP_BANDWIDTH) + len(SWEEP_CLOCK)
-             + accuracy.sweep_runs() + _design_space.STEPS)
+             + accuracy.sweep_runs() + _design_space.STEPS + _serving.STEPS)
     done = 0
 
     def tick(label: str) -> None:
@@ -68,12 +68,15 @@ def run_report(problems: int = 300, seed: int = 1, out: str | Path = "out/report
                 tick(f"{dataset} config {config} {name}")
     sweeps = _sweeps(problems, seed, tick)
     space = _design_space.design_space(problems, seed, tick)
+    served = _serving.serving(seed, tick)
     report = {"problems": problems, "seed": seed, "records": records, "sweeps": sweeps, "design_space": space,
+              "serving": served,
               "systems": {name: load_scenario(name).description for name in SYSTEMS}, "accuracy": accuracy_records,
               "threshold_sweep": accuracy.threshold_sweep(problems, seed, tick)}
     write_atomically(folder / "report.json", json.dumps(report, indent=1))
     figures = (write_figures(report, folder) + write_accuracy_figures(report, folder)
-               + [_design_space.figure(space, folder / "design_space.png")])
+               + [_design_space.figure(space, folder / "design_space.png"),
+                  _serving.figure(served, folder / "serving.png")])
     write_atomically(folder / "report.md", _markdown(report, figures, time.monotonic() - started))
     report["figures"] = [str(f) for f in figures]
     return report
@@ -175,6 +178,7 @@ def _markdown(report: dict[str, Any], figures: list[Path], elapsed_s: float) -> 
                 lines.append(f"| {row['value']} | | | | {row['error']} |")
     lines += ["", *accuracy.accuracy_section(report, DATASETS)]
     lines += ["", *_design_space.markdown(report["design_space"])]
+    lines += ["", *_serving.markdown(report["serving"])]
     lines += ["", "## Figures", ""]
     for figure in figures:
         lines += [f"![{figure.stem}]({figure.name})", ""]

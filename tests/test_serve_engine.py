@@ -1,0 +1,150 @@
+"""Serving on a cluster, checked against what does not depend on the serving engine:
+the single-request simulation, a target GPU's capacity worked by hand, Little's law
+counted at sampled instants, the trace's own chains, and a brute-force search."""
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+
+import cosim
+from cosim.trace import Trace, TraceHeader, TrajectoryBuilder
+from conftest import TARGET_KV_ELEMENTS, TARGET_MACS
+
+
+def cluster(name, draft=2, contexts=1, prm=2, target=2, batching=True):
+    scn = cosim.load_scenario(name)
+    for path, value in {"cluster.draft.devices": draft, "cluster.draft.contexts_per_device": contexts,
+                        "cluster.prm.devices": prm, "cluster.target.devices": target,
+                        "batching.enabled": batching}.items():
+        scn = scn.with_value(path, value)
+    return scn
+
+
+@pytest.mark.parametrize("name", ["gpu-baseline", "gpu-stepahead", "heteroreason-u280-200", "heteroreason-vanilla"])
+def test_at_a_vanishing_rate_each_request_takes_its_single_request_time(name):
+    trace = cosim.trace.generate("math500", 12, seed=4).in_memory()
+    alone = cosim.simulate(cosim.load_scenario(name), trace)
+    # A request every 1000 s: each finds the cluster idle, and batches of one are timed as alone.
+    served = cosim.serve.run(cluster(name), trace.with_arrivals([1000.0 * i for i in range(12)]))
+    by_request = dict(zip(served.per_request.column("request"), served.per_request.column("latency_s")))
+    expected = alone.per_problem.column("latency_s")
+    for i in range(12):
+        assert by_request[i] == pytest.approx(expected[i], rel=0.01)
+    assert served.summary.queueing_mean_s == 0.0
+
+
+def test_every_request_keeps_its_trace_chain_and_a_rerun_is_identical():
+    trace = cosim.trace.generate("gsm8k", 150, seed=2).in_memory()
+    scn = cosim.load_scenario("cluster-heteroreason-u280-200")
+    first = cosim.serve.run(scn, trace, rate=3.0, seed=5)
+    again = cosim.serve.run(scn, trace, rate=3.0, seed=5)
+    assert first.per_request == again.per_request and first.summary == again.summary
+    chains = []
+    for problem in trace.problems:  # the final chain walked from the events
+        chain = []
+        for e in problem.events:
+            if e.type == "backtrack":
+                chain.pop()
+            elif e.accepted:
+                chain.append(e.tokens)
+        chains.append(sum(chain))
+    got = dict(zip(first.per_request.column("request"), first.per_request.column("final_tokens")))
+    assert sorted(got) == list(range(150))
+    assert [got[i] for i in range(150)] == chains
+    assert sum(chains) / first.summary.span_s == pytest.approx(first.summary.throughput_tok_s, rel=1e-12)
+
+
+def test_littles_law_holds_in_the_steady_part_of_a_loaded_run():
+    trace = cosim.trace.generate("math500", 1500, seed=3)
+    run = cosim.serve.run(cosim.load_scenario("cluster-heteroreason-u280-200"), trace, rate=1.2, seed=9)
+    rows = run.per_request
+    arrival, end = np.asarray(rows.column("arrival_s")), np.asarray(rows.column("end_s"))
+    lo, hi = np.quantile(arrival, 0.2), np.quantile(arrival, 0.8)
+    # L counted at 4000 instants of the window; lambda and W of the requests arriving in it.
+    instants = np.linspace(lo, hi, 4000)
+    present = [np.count_nonzero((arrival <= t) & (end > t)) for t in instants]
+    inside = (arrival >= lo) & (arrival < hi)
+    rate = np.count_nonzero(inside) / (hi - lo)
+    assert np.mean(present) == pytest.approx(rate * np.mean((end - arrival)[inside]), rel=0.03)
+    assert run.summary.mean_in_queue > 0.1  # loaded: requests waited for a slot
+
+
+# RTX 3090 restated (cosim/data/devices/rtx3090.yaml): 936 GB/s at 0.75, 71 TFLOPS at 0.7,
+# 1.5 ms + 28 x 150 us of launches per forward pass, 30 ms per serving request, BF16.
+def _target_busy_ns(prompt, refined):
+    """A one-step problem on gpu-baseline: the target takes the request, prefills the
+    prompt, decodes the refinement token by token."""
+    overhead = 1.5e6 + 28 * 150e3
+    bandwidth, flops = 936 * 0.75, 71e3 * 0.7
+    weights, kv = TARGET_MACS * 2, TARGET_KV_ELEMENTS * 2
+    attention = 2 * 28 * 28 * 128
+    macs = prompt * TARGET_MACS + attention * prompt * (prompt - 1) / 2
+    prefill = overhead + max(2 * macs / flops, (weights + prompt * kv) / bandwidth)
+    decode = sum(overhead + (weights + (prompt + i) * kv) / bandwidth for i in range(refined))
+    return 30e6 + prefill + decode
+
+
+def test_throughput_stops_at_the_bottleneck_target_gpu():
+    prompt, refined, n = 200, 40, 120
+    problem = lambda i: TrajectoryBuilder(f"p{i}", prompt).reject(30).refine(refined).build()  # noqa: E731
+    trace = Trace(TraceHeader(), [problem(i) for i in range(n)])
+    # Eight requests in flight, four draft and four PRM GPUs, one target GPU serving a
+    # request at a time: the target is busy from its first job to its last.
+    scn = cluster("gpu-baseline", draft=8, prm=4, target=1, batching=False)
+    capacity = 1e9 / _target_busy_ns(prompt, refined)
+    for rate in (0.5 * capacity, 4 * capacity, 16 * capacity):
+        run = cosim.serve.run(scn, trace, rate=rate, seed=1)
+        expected = min(rate, capacity)
+        # Below capacity the span is the arrivals' (Poisson: within a few percent of n / rate).
+        assert run.summary.throughput_req_s == pytest.approx(expected, rel=0.08 if rate < capacity else 0.02)
+    assert run.summary.pools["target"].utilisation == pytest.approx(1.0, abs=0.02)
+
+
+def test_more_target_gpus_or_batching_raise_the_capacity():
+    trace = cosim.trace.generate("gsm8k", 200, seed=1).in_memory()
+    rate = 50.0  # far beyond any of these clusters: throughput is their capacity
+    one = cosim.serve.run(cluster("gpu-stepahead", draft=4, prm=2, target=1, batching=False), trace, rate=rate)
+    two = cosim.serve.run(cluster("gpu-stepahead", draft=4, prm=2, target=2, batching=False), trace, rate=rate)
+    batched = cosim.serve.run(cluster("gpu-stepahead", draft=4, prm=2, target=1, batching=True), trace, rate=rate)
+    assert two.summary.throughput_req_s > 1.5 * one.summary.throughput_req_s
+    assert batched.summary.throughput_req_s > 1.5 * one.summary.throughput_req_s
+    assert batched.summary.pools["target"].mean_batch > 1.5
+    assert one.summary.pools["target"].mean_batch is None  # not batching: no iterations
+
+
+def test_plan_finds_the_cluster_a_brute_force_search_finds():
+    trace = cosim.trace.generate("gsm8k", 60, seed=6).in_memory()
+    scn = cosim.load_scenario("cluster-heteroreason-u280-200")
+    rate, slo = 2.0, 19.5  # the p99 of 4 boards lies around 19-20 s: PRM and target counts decide
+
+    def p99(c):
+        return cosim.serve.run(cosim.serve.with_cluster(scn, c), trace, rate=rate, seed=2).summary.latency_p99_s
+
+    costs = {"draft": 60.0, "prm": 330.0, "target": 330.0}
+    grid = {"draft": [1, 2, 3, 4], "prm": [1, 2], "target": [1, 2]}
+    found = cosim.serve.plan(p99, **grid, slo_s=slo, costs=costs)
+    best = None
+    for d in grid["draft"]:
+        for p in grid["prm"]:
+            for t in grid["target"]:
+                c = {"draft_devices": d, "contexts_per_draft": 1, "prm_devices": p, "target_devices": t}
+                cost = d * 60.0 + p * 330.0 + t * 330.0
+                if p99(c) <= slo and (best is None or cost < best[0]):
+                    best = (cost, c)
+    assert best is not None and found.cluster == best[1] and found.cost == best[0]
+    assert len(found.evaluations) <= found.candidates
+
+
+def test_a_serving_run_names_what_it_cannot_do():
+    trace = cosim.trace.generate("gsm8k", 5, seed=0)
+    scn = cosim.load_scenario("cluster-heteroreason-u280-200")
+    with pytest.raises(cosim.ConfigError, match="carries no arrival times; give a rate"):
+        cosim.serve.run(scn, trace)
+    with pytest.raises(cosim.ConfigError, match="rate"):
+        cosim.serve.run(scn, trace, rate=-1)
+    with pytest.raises(cosim.ConfigError, match="waveforms show the cluster of one of each"):
+        cosim.simulate(scn, trace, vcd="/tmp/never.vcd")
+    assert math.isfinite(cosim.serve.run(scn, trace, rate=1.0).summary.latency_p99_s)
+    assert dataclasses.is_dataclass(cosim.serve.run(scn, trace, rate=1.0).summary)
