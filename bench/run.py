@@ -9,6 +9,9 @@
 5. run 2 on 5,000 problems (growth);
 6. a 16-point sweep on 1 worker and on 2 workers;
 7. `cosim report` with its defaults;
+9. serving: 10,000 Math500-profile requests at 1.4 requests/s (below the knee) on the
+   built-in cluster of 8 U280 boards, 2 PRM and 2 target GPUs batching (`serve_10k_s`,
+   end to end, and the requests simulated per wall-second);
 8. peak memory (parent and simulation worker, each in a fresh process) for
    500, 5,000 and 20,000 problems, rows streamed to disk as `cosim run` does:
    flat when the trace and the rows are streamed.
@@ -128,6 +131,13 @@ def main() -> None:
         _, report_s = timed(lambda: run_report(300 // scale, 1, tmp))
     out["report_s"] = report_s
     out["peak_rss_mb"] = peak_rss_mb()
+
+    served = cosim.trace.generate("math500", 10_000 // scale, seed=1)
+    cluster = cosim.load_scenario("cluster-heteroreason-u280-200")
+    serve_run, serve_s = timed(lambda: cosim.serve.run(cluster, served, rate=1.4, seed=1))
+    out["serve_10k_s"] = serve_s
+    out["serve_requests_per_s"] = serve_run.summary.requests / serve_s
+    out["serve_p99_s"] = serve_run.summary.latency_p99_s
 
     memory = memory_profile(tuple(max(n // scale, 10) for n in MEMORY_SIZES))
     out["memory"] = memory
