@@ -214,10 +214,6 @@ py::dict simulate_workflow(const py::dict& system, const py::function& next_chun
     double feed_s = 0.0;  // spent reading the trace (Python), not simulating
     py::object feed_error;  // the exception reading the trace raised, if any
     const ClusterShape& shape = spec.shape;
-    const bool one_of_each = shape.draft_devices == 1 && shape.contexts_per_draft == 1 && shape.prm_devices == 1 &&
-                             shape.target_devices == 1;
-    if (!vcd_path.empty() && (!one_of_each || spec.batching))
-        throw ConfigError("vcd: waveforms show the cluster of one of each, without batching");
 
     claim_process();
     Cluster cluster(spec);
@@ -256,7 +252,9 @@ py::dict simulate_workflow(const py::dict& system, const py::function& next_chun
         feed_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         return true;
     };
-    HostOrchestrator& host = cluster.slot(0);  // waveforms follow the one-of-each system's only slot
+    // Waveforms follow the first request slot: its requests, its draft context and the
+    // draft device, PRM GPU and target GPU it is bound to (which other slots share).
+    HostOrchestrator& host = cluster.slot(0);
     DraftUnit* draft = &cluster.draft_unit(0);
     struct KvmuRecord {
         int32_t problem;
@@ -269,10 +267,11 @@ py::dict simulate_workflow(const py::dict& system, const py::function& next_chun
     std::unique_ptr<WaveformProbe> probe;
     if (!vcd_path.empty()) {
         Power* meters[3] = {&draft->power(), cluster.device("prm", 0).power, cluster.device("target", 0).power};
+        const auto boards = static_cast<size_t>(shape.draft_devices);
         probe = std::make_unique<WaveformProbe>(
             "waveforms", vcd_path, cluster.fabric(),
             std::array<double, 3>{meters[0]->params().idle_w, meters[1]->params().idle_w, meters[2]->params().idle_w},
-            vcd_every_token);
+            vcd_every_token, std::array<size_t, 3>{0, boards, boards + static_cast<size_t>(shape.prm_devices)});
         for (int i = 0; i < 3; ++i)
             meters[i]->set_observer([&probe, i](PowerState s, double w) { probe->on_power(i, s, w); });
         host.set_step_observer([&probe](int32_t p, int32_t s) { probe->on_step(p, s); });
@@ -282,16 +281,16 @@ py::dict simulate_workflow(const py::dict& system, const py::function& next_chun
     for (int slot = 0; slot < cluster.slots() && (keep_activities || probe); ++slot) {
         const ActivityLog& log = cluster.log(slot);
         cluster.draft_unit(slot).kvmu().set_observer(
-            [&, &log = log](const char* op, const Kvmu& k) {
+            [&, &log = log, watched = slot == 0](const char* op, const Kvmu& k) {
                 const bool drafted = std::strcmp(op, "speculate_token") == 0;
                 // Drafted tokens move the waveform's pointers in token detail only; shadow-sync
                 // passes arrive one by one in token detail and a batch at a time otherwise.
-                if (probe && (vcd_every_token || !drafted)) probe->on_kvmu(k);
+                if (probe && watched && (vcd_every_token || !drafted)) probe->on_kvmu(k);
                 // The record keeps verdicts and mode changes; per-token moves would swamp it.
                 if (!keep_activities || drafted || std::strcmp(op, "sync_token") == 0) return;
                 kvmu_log.push_back(KvmuRecord{log.problem(), now_ns(), op, k.pointers(), kvmu_mode_name(k.mode())});
             },
-            probe && vcd_every_token);
+            probe && vcd_every_token && slot == 0);
     }
     py::dict out = [&] {
         const RunStats stats = run_to_completion([&] { return cluster.error(); }, feed);

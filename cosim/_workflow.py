@@ -66,6 +66,27 @@ VCD_DETAILS = ("step", "token")
 VCD_END = re.compile(rb"\$comment\nheteroreason-cosim: end of waveform\n\$end\n\n(#\d+\n)?$")
 
 
+def vcd_paths(vcd: str | Path | None) -> tuple[str, Path | None, Path | None]:
+    """The stem SystemC writes a waveform under (a hidden partial file), that file, and
+    where it goes once the run is through; ("", None, None) without a waveform."""
+    if vcd is None:
+        return "", None, None
+    vcd_path = writable_file(vcd, "vcd")  # as given: a device or folder is refused, not written beside
+    # SystemC appends ".vcd" itself. It writes a hidden partial file, renamed once the run
+    # is through: a run that fails midway (a bad problem found while streaming) leaves an
+    # earlier waveform at that path as it was.
+    stem = vcd_path.with_suffix("") if vcd_path.suffix == ".vcd" else vcd_path
+    final = writable_file(stem.with_name(stem.name + ".vcd"), "vcd")
+    partial_stem = stem.with_name(f".{stem.name}.partial-{os.getpid()}")
+    return str(partial_stem), partial_stem.with_name(partial_stem.name + ".vcd"), final
+
+
+def publish_vcd(partial: Path, final: Path, end_s: float) -> None:
+    """The finished waveform in place, with its GTKWave save file beside it."""
+    _publish_vcd(partial, final)
+    write_gtkw(final.with_suffix(".gtkw"), final, end_s * 1e12)
+
+
 def _publish_vcd(partial: Path, final: Path) -> None:
     """Renames a finished waveform into place once it is known whole and on disk; SystemC's
     writer ignores write errors, so a file without its last comment was cut short."""
@@ -115,17 +136,7 @@ def simulate(scn: Scenario, trace: Trace, *, vcd: str | Path | None = None, time
                           f"draw it with backtracking=False (--no-backtracking) or give an RSD trace")
     if vcd_detail not in VCD_DETAILS:
         raise ConfigError(f"vcd_detail: one of {', '.join(VCD_DETAILS)}, got {vcd_detail!r}")
-    vcd_stem = ""
-    vcd_final = vcd_partial = None
-    if vcd is not None:
-        vcd_path = writable_file(vcd, "vcd")  # as given: a device or folder is refused, not written beside
-        # SystemC appends ".vcd" itself. It writes a hidden partial file, renamed once the run
-        # is through: a run that fails midway (a bad problem found while streaming) leaves an
-        # earlier waveform at that path as it was.
-        stem = vcd_path.with_suffix("") if vcd_path.suffix == ".vcd" else vcd_path
-        vcd_final = writable_file(stem.with_name(stem.name + ".vcd"), "vcd")
-        partial_stem = stem.with_name(f".{stem.name}.partial-{os.getpid()}")
-        vcd_stem, vcd_partial = str(partial_stem), partial_stem.with_name(partial_stem.name + ".vcd")
+    vcd_stem, vcd_partial, vcd_final = vcd_paths(vcd)
     timeline_path = writable_file(timeline, "timeline") if timeline is not None else None
     rows_folder = writable_folder(rows_to, "rows_to") if rows_to is not None else None
     keep = activities or timeline_path is not None
@@ -141,8 +152,7 @@ def simulate(scn: Scenario, trace: Trace, *, vcd: str | Path | None = None, time
         raise
     result = Result.from_native(scn, raw)
     if vcd_partial is not None:
-        _publish_vcd(vcd_partial, vcd_final)
-        write_gtkw(vcd_final.with_suffix(".gtkw"), vcd_final, raw["last_end_s"] * 1e12)
+        publish_vcd(vcd_partial, vcd_final, raw["last_end_s"])
     if timeline_path is not None:
         labels = {role: getattr(scn, role).device.name for role in ("draft", "prm", "target")}
         write_timeline(result, timeline_path, labels)

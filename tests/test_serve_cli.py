@@ -16,7 +16,7 @@ def refused(proc, message):
 
 def test_serve_writes_a_row_per_request_the_summary_devices_and_a_timeline(tmp_path):
     proc = run_cli("serve", CLUSTER, "--rate", "1.5", "--requests", "40", "--profile", "gsm8k", "--slo", "30",
-                   "--out", "s", "--timeline", "t.json", "--quiet", cwd=tmp_path)
+                   "--out", "s", "--timeline", "t.json", "--vcd", "w.vcd", "--quiet", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "latency p50 / p90 / p99 / max" in proc.stdout
     folder = tmp_path / "s"
@@ -39,6 +39,12 @@ def test_serve_writes_a_row_per_request_the_summary_devices_and_a_timeline(tmp_p
     assert {"draft 0 (U280)", "draft 7 (U280)", "target 1 (RTX 3090)", "pcie_target 1 d2h"} <= tracks
     requests = {e["args"]["request"] for e in events if e["ph"] == "X"}
     assert requests == set(range(40))
+    # The waveform follows slot 0: the requests the dispatcher handed it (0 first, then every
+    # one it took when it was the lowest idle slot) and its devices.
+    vcd = (tmp_path / "w.vcd").read_text()
+    assert "$scope module kvmu $end" in vcd and "heteroreason-cosim: end of waveform" in vcd
+    slot0 = {int(r["request"]) for r in rows if r["slot"] == "0"}
+    assert 0 in slot0 and (tmp_path / "w.gtkw").exists()
     # The trace it served carries the arrivals (version 2): served again, it gives the same rows.
     again = run_cli("serve", CLUSTER, "--trace", "s/trace.jsonl", "--out", "s2", "--quiet", cwd=tmp_path)
     assert again.returncode == 0, again.stderr
@@ -72,6 +78,12 @@ def test_plan_prints_and_writes_each_systems_cheapest_cluster(tmp_path):
         cheapest = min(meeting, key=lambda r: float(r["cost"]))
         assert float(cheapest["cost"]) == p["cost"] and float(cheapest["p99_s"]) <= 60
     assert "cheapest cluster with p99 <= 60 s" in proc.stdout
+    first, second = plan["plans"]
+    if first["cluster"] is not None:  # the second system given the first's GPUs and cost
+        compared = second["with_the_first_plans_resources"]
+        gpus = first["cluster"]["prm_devices"] + first["cluster"]["target_devices"]  # FPGA drafts: no GPU
+        assert compared["same_gpus"] is None or compared["same_gpus"]["gpus"] == gpus
+        assert compared["same_cost"] is None or compared["same_cost"]["cost"] <= first["cost"]
 
 
 def test_a_sweep_over_the_rate_serves_every_point(tmp_path):

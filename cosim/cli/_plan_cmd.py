@@ -66,6 +66,41 @@ def _mapper(args: argparse.Namespace, scn: Any, trace: Any, served: dict[str, An
     return on_ray
 
 
+def gpus(scn: Any, cluster: dict[str, int]) -> int:
+    """GPUs in a cluster: the PRM and target pools, and the draft pool when it is of GPUs."""
+    return cluster["prm_devices"] + cluster["target_devices"] + (0 if scn.system == "heteroreason"
+                                                                 else cluster["draft_devices"])
+
+
+def equal_resources(reference: Any, best: Any, scn: Any, evaluate: Callable[[dict[str, int]], float],
+                    grid: dict[str, list[int]], mapper: Callable[..., Iterable],
+                    cost: dict[str, float]) -> dict[str, Any]:
+    """``scn`` given what the reference's cheapest cluster holds: its best p99 with as many
+    GPUs (every split of them into pools), and within the same cost (every cluster of the
+    grid that costs no more, at ``scn``'s cost per device)."""
+    contexts = scn.cluster.draft.contexts_per_device
+
+    def cluster(d: int, p: int, t: int) -> dict[str, int]:
+        return {"draft_devices": d, "contexts_per_draft": contexts, "prm_devices": p, "target_devices": t}
+
+    count = gpus(reference, best.cluster)
+    draft_pool = grid["draft"] if scn.system == "heteroreason" else range(1, count - 1)
+    same_gpus = [cluster(d, p, t) for d in draft_pool for p in range(1, count) for t in range(1, count)
+                 if gpus(scn, cluster(d, p, t)) == count]
+    budget = [cluster(d, p, t) for d in grid["draft"] for p in grid["prm"] for t in grid["target"]
+              if d * cost["draft"] + p * cost["prm"] + t * cost["target"] <= best.cost]
+    out: dict[str, Any] = {}
+    for key, candidates in (("same_gpus", same_gpus), ("same_cost", budget)):
+        results = list(mapper(evaluate, candidates)) if candidates else []
+        if not results:
+            out[key] = None
+            continue
+        p99, chosen = min(zip(results, candidates), key=lambda pair: pair[0])
+        out[key] = {"cluster": chosen, "p99_s": p99, "gpus": gpus(scn, chosen),
+                    "cost": sum(chosen[f"{r}_devices"] * cost[r] for r in ("draft", "prm", "target"))}
+    return out
+
+
 def run_plans(args: argparse.Namespace) -> int:
     from ..outputs._arrow import column, write_csv
     from ..outputs._atomic import write_atomically
@@ -83,7 +118,7 @@ def run_plans(args: argparse.Namespace) -> int:
     served = {"rate": args.rate, "seed": seed, **({"cv": args.cv} if args.cv is not None else {})}
     folder = Path(args.out or "out/plan")
     run_folder = RunFolder(folder)
-    plans, rows = [], []
+    plans, rows, comparisons = [], [], []
     try:
         with run_folder.writing():
             for scn in scenarios:
@@ -100,7 +135,12 @@ def run_plans(args: argparse.Namespace) -> int:
                 result = plan(evaluate, **grid, slo_s=args.slo, costs=_costs(args.costs, scn),
                               contexts_per_draft=contexts, map=_mapper(args, scn, trace, served),
                               width=args.workers)
+                comparison = None
+                if plans and plans[0][1].cluster is not None:  # the first scenario's cheapest, as a yardstick
+                    comparison = equal_resources(plans[0][0], plans[0][1], scn, evaluate, grid,
+                                                 _mapper(args, scn, trace, served), result.costs)
                 plans.append((scn, result))
+                comparisons.append(comparison)
                 for e in result.evaluations:
                     rows.append({"scenario": scn.name, **e.cluster, "p99_s": e.p99_s, "cost": e.cost,
                                  "meets_slo": e.meets_slo})
@@ -113,8 +153,9 @@ def run_plans(args: argparse.Namespace) -> int:
             write_csv(pa.table({k: column([r[k] for r in rows]) for k in names}), run_folder.staged("plan.csv"))
             report = {"rate": args.rate, "arrivals": _arrivals_text(args), "slo_s": args.slo, "requests": described,
                       "plans": [{"scenario": scn.name, "cluster": r.cluster, "cost": r.cost, "p99_s": r.p99_s,
-                                 "costs": r.costs, "candidates": r.candidates,
-                                 "evaluated": len(r.evaluations)} for scn, r in plans]}
+                                 "costs": r.costs, "candidates": r.candidates, "evaluated": len(r.evaluations),
+                                 "with_the_first_plans_resources": c}
+                                for (scn, r), c in zip(plans, comparisons)]}
             write_atomically(run_folder.staged("plan.json"), json.dumps(report, indent=1))
             run_folder.publish({"command": "cosim plan", "scenarios": [s.name for s in scenarios],
                                 "rate": args.rate, "slo_s": args.slo, "seed": seed})
@@ -128,8 +169,22 @@ def run_plans(args: argparse.Namespace) -> int:
             print(f"  {scn.name:<28} none of the clusters tried meets the objective")
             continue
         c = r.cluster
-        gpus = c["prm_devices"] + c["target_devices"] + (0 if scn.system == "heteroreason" else c["draft_devices"])
         print(f"  {scn.name:<28} {c['draft_devices']:>5} {c['prm_devices']:>4} {c['target_devices']:>6} "
-              f"{gpus:>5} {r.cost:>9.0f} {r.p99_s:>8.2f}")
+              f"{gpus(scn, c):>5} {r.cost:>9.0f} {r.p99_s:>8.2f}")
+    reference = plans[0]
+    for (scn, r), c in zip(plans[1:], comparisons[1:]):
+        if c is None:
+            continue
+        ref = reference[1]
+        for key, what in (("same_gpus", f"{gpus(reference[0], ref.cluster)} GPUs"),
+                          ("same_cost", f"a cost of {ref.cost:.0f}")):
+            got = c[key]
+            if got is None:
+                print(f"  {scn.name} with {what}: no cluster of the grid")
+                continue
+            verdict = "meets" if got["p99_s"] <= args.slo else "misses"
+            print(f"  {scn.name} with {what} as {reference[0].name}'s: best p99 {got['p99_s']:.2f} s "
+                  f"({got['cluster']['draft_devices']} draft, {got['cluster']['prm_devices']} PRM, "
+                  f"{got['cluster']['target_devices']} target), {verdict} the objective")
     print(f"\nwrote {folder}/plan.json, plan.csv, manifest.json")
     return 0

@@ -39,6 +39,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     _arrival_options(serve)
     serve.add_argument("--slo", type=float, help="latency objective in seconds: its attainment is reported")
     serve.add_argument("--timeline", help="write a Perfetto/Chrome timeline (a track per device) here")
+    serve.add_argument("--vcd", help="write SystemC waveforms (VCD) of the first request slot's requests and the "
+                                     "devices it is bound to here, with a GTKWave save file beside it")
     serve.add_argument("--out", help="folder for per_request.csv/.arrow, summary.json, devices.csv "
                                      "(default out/serve-<scenario name>)")
     serve.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -109,6 +111,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from ..outputs._arrow import column, write_csv
+    from ..outputs._gtkwave import write_gtkw
+    from ._commands import _vcd_final
     from ..outputs._atomic import write_atomically
     from ..outputs._safety import RunFolder, check_distinct, check_output, inputs_of
     from ..serve import run, with_arrivals
@@ -119,6 +123,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     outputs = {f"--out {folder}/{name}": folder / name for name in _SERVE_FILES}
     if args.timeline:
         outputs["--timeline"] = check_output(args.timeline, "--timeline")
+    vcd = _vcd_final(check_output(args.vcd, "--vcd")) if args.vcd else None
+    if vcd is not None:
+        outputs.update({"--vcd": check_output(vcd, "--vcd"),
+                        "the waveform's GTKWave file": check_output(vcd.with_suffix(".gtkw"), "--vcd")})
     check_distinct(outputs, inputs_of([("the scenario", args.scenario), ("--trace", args.trace)]))
     requests, described = _requests(args, scn)
     seed = 0 if args.seed is None else args.seed
@@ -132,9 +140,15 @@ def cmd_serve(args: argparse.Namespace) -> int:
                 bar.n = done
                 bar.refresh()
 
+            staged_vcd = run_folder.staged(vcd) if vcd is not None else None
+            if vcd is not None:
+                run_folder.staged(vcd.with_suffix(".gtkw"))
             result = run(scn, requests, rate=args.rate, cv=args.cv, seed=seed, slo_s=args.slo,
-                         rows_to=run_folder.staging, activities=bool(args.timeline), progress=progress)
+                         rows_to=run_folder.staging, activities=bool(args.timeline), vcd=staged_vcd,
+                         progress=progress)
             bar.close()
+            if vcd is not None:  # its save file names the waveform where it will be
+                write_gtkw(staged_vcd.with_suffix(".gtkw"), vcd, result.last_end_s * 1e12)
             for kind in ("csv", "arrow"):  # the rows streamed under the single-request names
                 os.replace(run_folder.staged(f"per_problem.{kind}"), run_folder.staged(f"per_request.{kind}"))
             summary = {**result.row(), "arrivals": _arrivals_text(args), "request_metrics": result.request_summary}
@@ -172,7 +186,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         print(f"  {role:<8} {pool.devices:>3} devices, utilisation {pool.utilisation:6.1%}{batch}")
     print(f"\nwrote {folder}/per_request.csv, per_request.arrow, summary.json, devices.csv, "
           f"scenario.resolved.yaml, manifest.json" + ("" if args.trace else ", trace.jsonl")
-          + (f"; timeline {args.timeline}" if args.timeline else ""))
+          + (f"; timeline {args.timeline}" if args.timeline else "")
+          + (f"; waveforms {vcd} (GTKWave: gtkwave {vcd} {vcd.with_suffix('.gtkw')})" if vcd else ""))
     return 0
 
 

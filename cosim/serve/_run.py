@@ -12,7 +12,7 @@ from .. import _preflight
 from .._args import real, whole
 from .._engine_run import run_engine
 from .._rows import SERVE_ROW_FIELDS
-from .._workflow import system_dict
+from .._workflow import publish_vcd, system_dict, vcd_paths
 from ..config.scenario import Scenario
 from ..errors import ConfigError
 from ..outputs._atomic import writable_folder
@@ -37,6 +37,7 @@ class ServeResult:
     wall_s: float = 0.0
     activities: Activities | None = None
     request_summary: dict[str, Any] = field(default_factory=dict)  # the single-request metrics over all
+    last_end_s: float = 0.0  # when the last request finished, in simulated seconds
 
     def row(self) -> dict[str, Any]:
         """The summary as one flat row (a sweep's or a plan's)."""
@@ -60,14 +61,16 @@ def with_arrivals(trace: Trace, rate: float | None, cv: float | None, seed: int)
 
 def run(scn: Scenario, trace: Trace, *, rate: float | None = None, cv: float | None = None, seed: int = 0,
           slo_s: float | None = None, rows_to: str | Path | None = None, activities: bool = False,
-          progress: Callable[[int], None] | None = None) -> ServeResult:
+          vcd: str | Path | None = None, progress: Callable[[int], None] | None = None) -> ServeResult:
     """Serves ``trace``'s problems as requests on ``scn``'s cluster (its ``cluster:`` and
     ``batching:`` sections; one of each without them). Arrivals: Poisson at ``rate``
     requests per second, Gamma with coefficient of variation ``cv`` at that rate, or the
     times the trace carries (``rate`` None); ``seed`` draws them. ``slo_s``: the latency
     objective whose attainment is reported. ``rows_to``: a folder the rows stream to
     (per_request.csv and .arrow are written as per_problem.*); ``activities``: keep every
-    device activity (timelines); ``progress``: called with the requests finished so far."""
+    device activity (timelines); ``vcd``: SystemC waveforms of the first request slot's
+    requests and of the devices it is bound to (which other slots share); ``progress``:
+    called with the requests finished so far."""
     if not isinstance(scn, Scenario):
         raise ConfigError(f"serve: expected a Scenario (cosim.load_scenario), got {type(scn).__name__}")
     if not isinstance(trace, Trace):
@@ -82,12 +85,20 @@ def run(scn: Scenario, trace: Trace, *, rate: float | None = None, cv: float | N
                           f"draw it with backtracking=False")
     requests = with_arrivals(trace, rate, cv, seed)
     rows_folder = writable_folder(rows_to, "rows_to") if rows_to is not None else None
-    raw = run_engine(scn, requests, system_dict(scn), keep=activities, rows_folder=rows_folder, progress=progress,
-                     serving=True)
+    vcd_stem, vcd_partial, vcd_final = vcd_paths(vcd)
+    try:
+        raw = run_engine(scn, requests, system_dict(scn), keep=activities, rows_folder=rows_folder,
+                         progress=progress, serving=True, vcd_stem=vcd_stem)
+    except BaseException:
+        if vcd_partial is not None:
+            vcd_partial.unlink(missing_ok=True)
+        raise
+    if vcd_partial is not None:
+        publish_vcd(vcd_partial, vcd_final, raw["last_end_s"])
     rows, n = raw["rows"], raw["summary"]["problems"]
     per_request = (PerProblem(rows, fields=SERVE_ROW_FIELDS) if isinstance(rows, dict)
                    else PerProblem(reader=rows, rows=n, fields=SERVE_ROW_FIELDS))
     summary = serve_summary(raw["requests"], raw["devices"], slo_s=slo_s)
     acts = Activities(raw["activities"]) if "activities" in raw else None
     return ServeResult(scn.name, scn.system, scn.config, summary, per_request, raw["devices"], raw["wall_s"], acts,
-                       raw["summary"])
+                       raw["summary"], raw["last_end_s"])

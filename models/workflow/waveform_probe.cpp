@@ -11,8 +11,8 @@ constexpr int kSyncSummaryState = kPowerStateCount;
 }
 
 WaveformProbe::WaveformProbe(sc_core::sc_module_name name, const std::string& path, PcieFabric& fabric,
-                             const std::array<double, 3>& idle_w, bool every_token)
-    : sc_core::sc_module(name), idle_w_(idle_w), fabric_(fabric) {
+                             const std::array<double, 3>& idle_w, bool every_token, std::array<size_t, 3> links)
+    : sc_core::sc_module(name), idle_w_(idle_w), fabric_(fabric), links_(links) {
     file_ = sc_core::sc_create_vcd_trace_file(path.c_str());
     if (file_ == nullptr) throw SimulationError("cannot create the VCD file " + path + ".vcd");
     // The kernel resolution: a coarser unit could not place every event (W713).
@@ -76,9 +76,8 @@ void WaveformProbe::on_step(int32_t p, int32_t s) {
 }
 
 void WaveformProbe::sample_links() {
-    // A waveform is of the one-of-each system: links 0, 1, 2 are the draft's, the PRM's, the target's.
     fabric_.advance();
-    for (size_t i = 0; i < 3; ++i) pcie_bytes_in_flight[i].write(fabric_.bytes_in_flight(i));
+    for (size_t i = 0; i < 3; ++i) pcie_bytes_in_flight[i].write(fabric_.bytes_in_flight(links_[i]));
 }
 
 }  // namespace cosim

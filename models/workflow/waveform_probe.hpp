@@ -24,8 +24,11 @@ public:
 
     // `path` without the ".vcd" SystemC appends. With `every_token`, the bytes in flight
     // include the small transfers too (shadow-sync tokens, verdicts and commands).
+    // `links`: the fabric's links of the draft device, PRM and target watched (a cluster's
+    // waveform follows the devices of its first request slot).
     WaveformProbe(sc_core::sc_module_name name, const std::string& path, PcieFabric& fabric,
-                  const std::array<double, 3>& idle_w, bool every_token);
+                  const std::array<double, 3>& idle_w, bool every_token,
+                  std::array<size_t, 3> links = {0, 1, 2});
     ~WaveformProbe() override;
     // The comment written last, before SystemC's final time stamp.
     static constexpr const char* kEndComment = "heteroreason-cosim: end of waveform";
@@ -57,6 +60,7 @@ private:
 
     std::array<double, 3> idle_w_;
     PcieFabric& fabric_;
+    std::array<size_t, 3> links_;
     sc_core::sc_trace_file* file_ = nullptr;
 };
 
