@@ -65,6 +65,7 @@ RunStats run_to_completion(const std::function<std::exception_ptr()>& error, con
     for (;;) {
         if (sc_core::sc_get_status() == sc_core::SC_STOPPED || error()) break;
         const bool fed = between && between();
+        if (sc_core::sc_get_status() == sc_core::SC_STOPPED) break;  // `between` stopped it (a policy's error)
         if (!fed && !sc_core::sc_pending_activity()) break;
         const auto slice_start = clock::now();
         {

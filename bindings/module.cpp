@@ -62,7 +62,8 @@ PYBIND11_MODULE(_native, m) {
     m.def("kvmu_run", &cosim::bindings::kvmu_run, py::arg("capacity_tokens"), py::arg("ops"));
     m.def("simulate_workflow", &cosim::bindings::simulate_workflow, py::arg("system"), py::arg("next_chunk"),
           py::arg("keep_activities") = false, py::arg("vcd_path") = std::string(),
-          py::arg("vcd_every_token") = false);
+          py::arg("vcd_every_token") = false, py::arg("decide") = py::none(), py::arg("max_backtracks") = 0,
+          py::arg("scored_refinements") = true);
     m.def("fpga_timing", &cosim::bindings::fpga_timing, py::arg("fpga"), py::arg("hbm"), py::arg("model"),
           py::arg("profile"), py::arg("points"));
     m.def("gpu_timing", &cosim::bindings::gpu_timing, py::arg("gpu"), py::arg("model"), py::arg("profile"),

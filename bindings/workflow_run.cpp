@@ -16,6 +16,7 @@
 #include "fpga_draft_accelerator.hpp"
 #include "gpu_proxy.hpp"
 #include "cluster.hpp"
+#include "decision_calls.hpp"
 #include "host_orchestrator.hpp"
 #include "kernel_run.hpp"
 #include "param_dicts.hpp"
@@ -84,13 +85,13 @@ std::vector<TraceEvent> read_events(const py::dict& table) {
     return out;
 }
 
-std::vector<TraceProblem> read_problems(const py::dict& table, size_t events) {
+std::vector<TraceProblem> read_problems(const py::dict& table, size_t events, bool live) {
     Columns c(table, "problems");
     auto prompt = c["prompt_tokens"], first = c["first_event"], count = c["events"];
     std::vector<TraceProblem> out(static_cast<size_t>(c.rows()));
     for (py::ssize_t i = 0; i < c.rows(); ++i) {
         TraceProblem p{static_cast<int32_t>(prompt(i)), first(i), count(i)};
-        if (p.prompt_tokens <= 0 || p.first_event < 0 || p.events <= 0 ||
+        if (p.prompt_tokens <= 0 || p.first_event < 0 || (live ? p.events != 0 : p.events <= 0) ||
             static_cast<size_t>(p.first_event + p.events) > events)
             throw ConfigError("trace problems: row " + std::to_string(i) + " is inconsistent");
         out[static_cast<size_t>(i)] = p;
@@ -207,7 +208,9 @@ SystemSpec read_system(const py::dict& system) {
 }  // namespace
 
 py::dict simulate_workflow(const py::dict& system, const py::function& next_chunk, bool keep_activities,
-                           const std::string& vcd_path, bool vcd_every_token) {
+                           const std::string& vcd_path, bool vcd_every_token, const py::object& decide,
+                           int max_backtracks, bool scored_refinements) {
+    const bool live = !decide.is_none();
     SystemSpec spec = read_system(system);
     spec.options.keep_activities = keep_activities;
     size_t fed = 0;
@@ -218,8 +221,16 @@ py::dict simulate_workflow(const py::dict& system, const py::function& next_chun
     claim_process();
     Cluster cluster(spec);
     RequestDispatcher& dispatcher = cluster.dispatcher();
+    DecisionBroker broker;
+    if (live)
+        for (int slot = 0; slot < cluster.slots(); ++slot)
+            cluster.slot(slot).set_decisions(&broker, max_backtracks, scored_refinements);
     // Between kernel slices, on this thread with the GIL: the next chunk when the dispatcher asks.
     auto feed = [&]() {
+        if (broker.pending()) {  // live: the policy answers, the hosts go on at the same instant
+            if (!answer_pending(broker, decide, feed_error)) sc_core::sc_stop();
+            return true;
+        }
         if (!dispatcher.wants_chunk()) return false;
         const auto start = std::chrono::steady_clock::now();
         TraceChunk chunk;
@@ -243,7 +254,7 @@ py::dict simulate_workflow(const py::dict& system, const py::function& next_chun
             if (tables.size() != 2) throw ConfigError("trace chunk: expected (events, problems)");
             chunk.events = read_events(tables[0].cast<py::dict>());
             const py::dict problems = tables[1].cast<py::dict>();
-            chunk.problems = read_problems(problems, chunk.events.size());
+            chunk.problems = read_problems(problems, chunk.events.size(), live);
             if (chunk.problems.empty()) throw ConfigError("trace chunk: no problems (None ends the trace)");
             if (problems.contains("arrival_ns")) chunk.arrival_ns = read_arrivals(problems, chunk.problems.size());
             fed += chunk.problems.size();

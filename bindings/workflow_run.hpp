@@ -14,8 +14,12 @@
 
 namespace cosim::bindings {
 
+// Live (`decide` not None): problems come without events; each event is made from
+// decide(question)'s answers (decision_calls.hpp), with `max_backtracks` the cap and
+// refinements scored by the PRM when `scored_refinements`.
 pybind11::dict simulate_workflow(const pybind11::dict& system, const pybind11::function& next_chunk,
-                                 bool keep_activities, const std::string& vcd_path, bool vcd_every_token);
+                                 bool keep_activities, const std::string& vcd_path, bool vcd_every_token,
+                                 const pybind11::object& decide, int max_backtracks, bool scored_refinements);
 // The trace event kinds by name: their codes in the `kind` column.
 pybind11::dict event_kinds();
 

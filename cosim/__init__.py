@@ -1,12 +1,14 @@
 """heteroreason-cosim: SystemC/TLM-2.0 co-simulation of heterogeneous FPGA-GPU
 speculative reasoning (draft on an FPGA, PRM and target on GPUs)."""
 
-from . import serve, standalone, trace
+from . import live, serve, standalone, trace
+from .live import cosimulate
 from .config import hardware
 from .config._latency_csv import LatencyProfile, load_latency_profile
 from ._sweep import SweepTable, sweep
 from ._workflow import simulate
-from .errors import CapacityError, ConfigError, CosimError, KvmuError, OutputError, SimulationError, WorkerCrashed
+from .errors import (CapacityError, ConfigError, CosimError, KvmuError, OutputError, PolicyError, SimulationError,
+                     WorkerCrashed)
 from .config.hardware import (
     FpgaDevice,
     GpuDevice,
@@ -32,9 +34,12 @@ __all__ = [
     "LatencyProfile",
     "METRICS",
     "OutputError",
+    "PolicyError",
     "Result",
     "Scenario",
     "build_scenario",
+    "cosimulate",
+    "live",
     "load_scenario",
     "scenario",
     "simulate",

@@ -76,7 +76,8 @@ class TraceFeed:
     rows for ``sink`` and add to ``totals``, so memory does not grow with the
     trace's problems."""
 
-    def __init__(self, scn: Scenario, trace: Trace, sink: Any, totals: Totals, serving: bool = False):
+    def __init__(self, scn: Scenario, trace: Trace, sink: Any, totals: Totals, serving: bool = False,
+                 live: Any = None):
         self._problems = iter(trace.problems)
         self._header = trace.header
         self._limits = _window_limits(scn)
@@ -90,13 +91,24 @@ class TraceFeed:
         self._serving = serving
         # Served requests: the times and tokens the serving metrics need, 32 bytes a request.
         self._times = {name: array("d") for name in ("arrival_ns", "start_ns", "end_ns", "final_tokens")}
+        # Live co-simulation (cosim.live): the problems go without events; each one's events
+        # are what the policy answered, complete when the engine finishes it.
+        self._live = live
+
+    def _summary(self, problem: Any) -> tuple[Any, ...]:
+        summary = check_problem(problem, self._header)
+        return (problem.id, problem.dataset, -1 if problem.answer_correct is None else int(problem.answer_correct),
+                *(getattr(summary, name) for name in TRACE_COLUMNS))
 
     def finished(self, engine: dict[str, Any]) -> None:
         """The engine's numbers for requests it finished: rows, totals, progress."""
         n = len(engine["end_ns"])
         if not n:
             return
-        done = [self._pending.pop(int(i)) for i in engine["request"]]
+        if self._live is not None:
+            done = [self._summary(self._live.complete(int(i))) for i in engine["request"]]
+        else:
+            done = [self._pending.pop(int(i)) for i in engine["request"]]
         trace = {"id": [d[0] for d in done], "dataset": [d[1] for d in done],
                  "answer_correct": np.array([d[2] for d in done], dtype=np.int8),
                  **{name: np.array([d[3 + j] for d in done], dtype=np.float64)
@@ -125,6 +137,13 @@ class TraceFeed:
         problems: dict[str, list[int]] = {name: [] for name in PROBLEM_COLUMNS}
         arrivals: list[int] = []
         for problem in chunk:
+            if self._live is not None:
+                self._live.begin(self._fed, problem)
+                problems["prompt_tokens"].append(problem.prompt_tokens)
+                problems["first_event"].append(0)
+                problems["events"].append(0)
+                self._fed += 1
+                continue
             summary = check_problem(problem, self._header)
             _check_window(problem, self._limits)
             arrival = getattr(problem, "arrival_s", None)
@@ -158,7 +177,8 @@ class TraceFeed:
 
 def run_engine(scn: Scenario, trace: Trace, system: dict[str, Any], *, keep: bool = False, vcd_stem: str = "",
                every_token: bool = False, rows_folder: Path | None = None,
-               progress: Callable[[int], None] | None = None, serving: bool = False) -> dict[str, Any]:
+               progress: Callable[[int], None] | None = None, serving: bool = False,
+               live: Any = None) -> dict[str, Any]:
     """The native run in a worker: what it returns, with the rows (columns, or a reader of
     the Arrow file in ``rows_folder``), the summary and totals, and, ``serving``, the
     per-request times the serving metrics need."""
@@ -169,9 +189,13 @@ def run_engine(scn: Scenario, trace: Trace, system: dict[str, Any], *, keep: boo
         fields = SERVE_ROW_FIELDS if serving else None
         sink = FileRows(rows_folder, fields) if rows_folder is not None else MemoryRows()
         totals = Totals()
-        feed = TraceFeed(scn, trace, sink, totals, serving)
+        feed = TraceFeed(scn, trace, sink, totals, serving, live)
         try:
-            raw = native().simulate_workflow(system, feed, keep, vcd_stem, every_token)
+            if live is None:
+                raw = native().simulate_workflow(system, feed, keep, vcd_stem, every_token)
+            else:
+                raw = native().simulate_workflow(system, feed, keep, vcd_stem, every_token, live.decide,
+                                                 trace.header.max_backtracks, trace.header.backtracking)
             if "trace_error" in raw:
                 raise raw["trace_error"]
             feed.finished(raw.pop("problems"))
@@ -182,6 +206,8 @@ def run_engine(scn: Scenario, trace: Trace, system: dict[str, Any], *, keep: boo
         raw.update(summary=totals.summary(), totals=totals.public(), last_end_s=totals.last_end_s)
         if serving:
             raw["requests"] = feed.request_times()
+        if live is not None:
+            raw["live"] = live.outcome()
         return raw
 
     raw = run_isolated(work, on_progress=progress)

@@ -32,6 +32,7 @@ _PASSED_THROUGH = (
     errors.KvmuError,
     errors.SimulationError,
     errors.OutputError,
+    errors.PolicyError,
     KeyboardInterrupt,
 )
 

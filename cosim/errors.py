@@ -34,3 +34,8 @@ class OutputError(CosimError, OSError):
 
 class WorkerCrashed(SimulationError):
     """The worker process running a simulation died without answering."""
+
+
+class PolicyError(CosimError):
+    """A live co-simulation's policy raised or answered what the run cannot take; the
+    message names the policy's method, the problem and the step."""

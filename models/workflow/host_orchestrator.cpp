@@ -31,7 +31,7 @@ void HostOrchestrator::run() {
     }
 }
 
-int64_t HostOrchestrator::speculative_length(int64_t k, int32_t step) const {
+int64_t HostOrchestrator::speculative_length(int64_t k, int32_t step) {
     // A run ahead of the trace has the length the trace suggests, and like any generation
     // it stops at the target's context window.
     const int64_t room = d_.target->model().context_window - context_len();
@@ -59,7 +59,8 @@ std::vector<int64_t> HostOrchestrator::chain_events() const {
     return events;
 }
 
-int64_t HostOrchestrator::lookahead_draft(int64_t k, int32_t step) const {
+int64_t HostOrchestrator::lookahead_draft(int64_t k, int32_t step) {
+    if (broker_ != nullptr) return ask_ahead(DecisionKind::draft, step);
     for (int64_t j = k + 1; j < event_end_; ++j) {
         const TraceEvent& e = events_[j];
         if (e.kind == EventKind::draft && e.step == step) return e.tokens;
@@ -67,10 +68,11 @@ int64_t HostOrchestrator::lookahead_draft(int64_t k, int32_t step) const {
     return 0;
 }
 
-int64_t HostOrchestrator::lookahead_refine(int64_t k, int32_t step) const {
+int64_t HostOrchestrator::lookahead_refine(int64_t k, int32_t step) {
     // The natural length of a target run for `step` from today's context: the
     // refinement of that step the trace will ask for from the same context, if
-    // any; else the step's draft length as a proxy.
+    // any; else the step's draft length as a proxy. Live, the policy says.
+    if (broker_ != nullptr) return ask_ahead(DecisionKind::refine, step);
     for (int64_t j = k + 1; j < event_end_; ++j) {
         const TraceEvent& e = events_[j];
         if (e.kind == EventKind::refine && e.step == step) return e.tokens;
@@ -184,17 +186,19 @@ void HostOrchestrator::on_draft(int64_t k, const TraceEvent& e) {
     const Delivery tokens = d_.fabric->send(Endpoint::draft, Endpoint::prm,
                                             static_cast<uint64_t>(e.tokens * options_.token_bytes), now,
                                             {mine->activity, last_settle_}, step);
+    verdict_sent_ns_ = now_ns();
     TicketPtr score = verify(context, e.tokens, tokens.arrival_ns, {tokens.activity}, step);
     if (options_.step_ahead_draft && !options_.sequential) {
         const int64_t ahead = lookahead_draft(k, step + 1);
         if (ahead > 0) {
             spec_ = submit_draft(step + 1, ahead, {mine->activity});
             spec_step_ = step + 1;
+            spec_tokens_ = ahead;
         }
     }
     const Delivery v = verdict(score, step);
     count_verdict();
-    if (e.accepted) {
+    if (keep(k, e)) {
         chain_.push_back(ChainStep{e.tokens, k});
         command_to_draft(v.activity, step);  // the pointer update needs no wait
         d_.draft->settle();                  // a step-ahead draft's tokens done so far are in the KV cache
@@ -280,17 +284,19 @@ void HostOrchestrator::on_refine(int64_t k, const TraceEvent& e) {
     const Delivery sent = d_.fabric->send(Endpoint::target, Endpoint::prm,
                                           static_cast<uint64_t>(tokens * options_.token_bytes), now_ns(),
                                           {run.ticket->activity, last_command_}, step);
+    verdict_sent_ns_ = now_ns();
     TicketPtr score = verify(context, tokens, sent.arrival_ns, {sent.activity}, step);
     if (options_.step_ahead_draft && !options_.sequential) {
         const int64_t ahead = lookahead_draft(k, step + 1);
         if (ahead > 0) {
             spec_ = submit_draft(step + 1, ahead, {run.ticket->activity});
             spec_step_ = step + 1;
+            spec_tokens_ = ahead;
         }
     }
     const Delivery v = verdict(score, step);
     count_verdict();
-    if (e.accepted) {
+    if (keep(k, e)) {
         chain_.push_back(ChainStep{tokens, k});
         command_to_draft(v.activity, step);
         request_accept(context + tokens);
@@ -327,6 +333,7 @@ void HostOrchestrator::run_problem(const Request& request) {
     problem_ = request.problem;
     events_ = request.chunk->events.data();
     const auto index = static_cast<int32_t>(request.index);
+    request_index_ = request.index;
     event_end_ = problem_->first_event + problem_->events;
     log_.begin_problem(index);
     chain_.clear();
@@ -345,16 +352,22 @@ void HostOrchestrator::run_problem(const Request& request) {
     for (int r = 0; r < 3; ++r) pm.devices[r] = d_.index[static_cast<size_t>(r)];
 
     phase1();
-    for (int64_t k = problem_->first_event; k < event_end_; ++k) {
-        const TraceEvent& e = events_[k];
-        if (on_step_) on_step_(index, e.step);
-        switch (e.kind) {
-            case EventKind::draft: on_draft(k, e); break;
-            case EventKind::refine: on_refine(k, e); break;
-            case EventKind::backtrack: on_backtrack(k, e); break;
-        }
+    if (broker_ == nullptr) {
+        for (int64_t k = problem_->first_event; k < event_end_; ++k) handle(k, events_[k], index);
+    } else {
+        // Live: each event is made when it is due, from the policy's answers.
+        for (int64_t k = 0; next_live(k); ++k) handle(k, live_[static_cast<size_t>(k)], index);
     }
     finish_problem();
+}
+
+void HostOrchestrator::handle(int64_t k, const TraceEvent& e, int32_t index) {
+    if (on_step_) on_step_(index, e.step);
+    switch (e.kind) {
+        case EventKind::draft: on_draft(k, e); break;
+        case EventKind::refine: on_refine(k, e); break;
+        case EventKind::backtrack: on_backtrack(k, e); break;
+    }
 }
 
 void HostOrchestrator::finish_problem() {

@@ -16,6 +16,7 @@
 #include <systemc>
 
 #include "activity_log.hpp"
+#include "decision_broker.hpp"
 #include "device_server.hpp"
 #include "draft_unit.hpp"
 #include "gpu_proxy.hpp"
@@ -54,6 +55,13 @@ public:
     // Waveforms without token detail: shadow-sync passes shown as one summary state.
     void set_sync_summary_observer(SyncStream::OnSummary observer) { on_sync_summary_ = std::move(observer); }
     std::exception_ptr error() const { return error_; }
+    // Live co-simulation: the events come from `broker`'s answers, not from the trace;
+    // `max_backtracks` is the algorithm's cap on them.
+    void set_decisions(DecisionBroker* broker, int32_t max_backtracks, bool scored_refinements) {
+        broker_ = broker;
+        max_backtracks_ = max_backtracks;
+        scored_refinements_ = scored_refinements;
+    }
 
 private:
     // What the host and the target's decode job share while a run goes on.
@@ -135,10 +143,19 @@ private:
     double above_idle_j(int64_t id, double idle_w) const;
     void request_accept(int64_t end_position);
 
-    int64_t lookahead_draft(int64_t k, int32_t step) const;
-    int64_t lookahead_refine(int64_t k, int32_t step) const;
+    int64_t lookahead_draft(int64_t k, int32_t step);
+    int64_t lookahead_refine(int64_t k, int32_t step);
     // The length of a target run started ahead of the trace for `step`, within the window.
-    int64_t speculative_length(int64_t k, int32_t step) const;
+    int64_t speculative_length(int64_t k, int32_t step);
+    void handle(int64_t k, const TraceEvent& e, int32_t index);
+
+    // Live co-simulation (host_decisions.cpp): the next event made from the policy's
+    // answers (false once the answer is complete), the verdict on event k (the trace's,
+    // or the policy's), and a length asked ahead for step-ahead work.
+    bool next_live(int64_t k);
+    bool keep(int64_t k, const TraceEvent& e);
+    int64_t ask_ahead(DecisionKind kind, int32_t step);
+    void fill(Decision& d, DecisionKind kind, int32_t step) const;
     int64_t context_len() const;
     std::vector<int64_t> chain_key() const;
     void product(int64_t activity, int64_t event) { acct_.product(activity, event); }
@@ -153,6 +170,13 @@ private:
     RequestDispatcher& dispatcher_;
     const int slot_;
     const TraceEvent* events_ = nullptr;  // the events of the request's chunk
+    DecisionBroker* broker_ = nullptr;
+    int32_t max_backtracks_ = 0;
+    bool scored_refinements_ = true;      // live: the PRM scores refinements (BRSD)
+    int64_t request_index_ = 0;
+    int64_t spec_tokens_ = 0;             // tokens the step-ahead draft in flight was asked for
+    std::vector<TraceEvent> live_;        // live: the problem's events so far
+    double verdict_sent_ns_ = 0.0;        // when the step under verdict went to the PRM
     ProblemAccounting acct_;
     std::exception_ptr error_;
     std::function<void(int32_t, int32_t)> on_step_;

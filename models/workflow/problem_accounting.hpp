@@ -17,6 +17,7 @@ public:
     // Starts a problem at `now_ns` with each device's energy so far (draft, PRM, target).
     void begin(double now_ns, const std::array<double, 3>& energy_j);
     ProblemMetrics& metrics() { return m_; }
+    const ProblemMetrics& metrics_view() const { return m_; }
 
     // The trace event whose tokens `activity` produced (-1: speculative work, dropped).
     void product(int64_t activity, int64_t event);

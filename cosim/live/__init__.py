@@ -1,0 +1,7 @@
+"""Live co-simulation (docs/live.md): Python policies decide a problem's steps, verdicts
+and backtracks as the simulated hardware reaches each decision."""
+
+from ._policy import Policy, TracePolicy, View
+from ._run import LiveResult, cosimulate
+
+__all__ = ["LiveResult", "Policy", "TracePolicy", "View", "cosimulate"]

@@ -1,0 +1,131 @@
+"""What a policy sees and answers in a live co-simulation, and the policy that answers
+from a trace (docs/live.md).
+
+The engine asks at three kinds of decision point, never per token:
+
+- ``draft(view)``: how many tokens the draft model's step ``view.step`` has, or 0 when
+  the answer is complete. Asked when the step is due, and ahead of it
+  (``view.speculative``) when the draft device starts it before the previous verdict.
+- ``refine(view)``: how many tokens the target's step has; ahead too, for step-ahead runs.
+- ``verdict(view)``: whether the PRM's verdict keeps the drafted step or the refinement
+  (``view.of_refinement``): a bool, a score (kept at or above the header's threshold), or
+  ``(kept, score)``. A refinement not kept is backtracked over when ``view.can_backtrack``,
+  and kept otherwise.
+
+``answer_correct(problem, events)``, optional, says whether the answer a run made is right.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import ConfigError
+from ..trace import Backtrack, Draft, Problem, Refine, Trace
+
+
+@dataclass(frozen=True)
+class View:
+    """One decision point: the simulated time, the problem's state and the devices'."""
+
+    kind: str                  # "draft", "refine" or "verdict"
+    problem: Problem           # the request's problem (its events are not consulted live)
+    request: int               # its index in the run
+    step: int                  # the step the question is about
+    speculative: bool          # asked ahead of the step, for step-ahead work
+    of_refinement: bool        # verdict: on a refinement (else on a drafted step)
+    tokens: int                # verdict: the step's tokens; draft: what a step-ahead draft already has (0: none)
+    time_s: float              # simulated time of the question
+    waited_s: float            # verdict: since the step went to the PRM
+    chain: tuple[int, ...]     # tokens of each step kept so far
+    backtracks: int            # backtracks the problem has used
+    can_backtrack: bool        # verdict on a refinement: a failed one can still be backtracked over
+    kvmu: tuple[int, int, int]  # the draft device's KVMU pointers: valid, curr, ahead
+    devices: dict[str, str]    # draft, prm, target: idle, prefill, decode or transfer
+
+
+class Policy:
+    """Subclass and answer ``draft``, ``refine`` and ``verdict`` (module docstring). The
+    base class answers nothing: a policy says what the models would do."""
+
+    def draft(self, view: View) -> int:
+        raise NotImplementedError("Policy.draft: how many tokens has the draft model's step (0: answer complete)?")
+
+    def refine(self, view: View) -> int:
+        raise NotImplementedError("Policy.refine: how many tokens has the target's step?")
+
+    def verdict(self, view: View) -> Any:
+        raise NotImplementedError("Policy.verdict: does the PRM's verdict keep the step?")
+
+    def answer_correct(self, problem: Problem, events: tuple[Any, ...]) -> bool | None:
+        """Whether the answer the run ``events`` made is right (accuracy); None: not known."""
+        return None
+
+
+class TracePolicy(Policy):
+    """Answers from a trace's events, in the order trace replay reads them: a live run
+    with it is the replay of that trace. Questions asked ahead are answered as replay looks
+    ahead: the next draft of the step, or the next refinement of it before a backtrack to
+    an earlier step (else that step's next draft length)."""
+
+    def __init__(self, trace: Trace):
+        if not isinstance(trace, Trace):
+            raise ConfigError(f"TracePolicy: expected a Trace, got {type(trace).__name__}")
+        self.trace = trace
+        self._position: dict[int, int] = {}  # request -> index of the last event consumed
+        self._events: dict[int, tuple[Any, ...]] = {}
+
+    def _state(self, view: View) -> tuple[tuple[Any, ...], int]:
+        if view.request not in self._events:
+            self._events[view.request] = view.problem.events
+            self._position[view.request] = -1
+        return self._events[view.request], self._position[view.request]
+
+    def _next(self, view: View, kind: type) -> Any:
+        events, pos = self._state(view)
+        if pos + 1 < len(events) and isinstance(events[pos + 1], Backtrack):
+            pos += 1  # the engine made the backtrack itself, from the failed verdict
+        if pos + 1 >= len(events):
+            return None
+        event = events[pos + 1]
+        if not isinstance(event, kind) or event.step != view.step:
+            raise ConfigError(f"problem {view.problem.id!r}: the trace's event {pos + 1} is {event!r}, where the "
+                              f"run asks for a {kind.__name__.lower()} of step {view.step}")
+        self._position[view.request] = pos + 1
+        return event
+
+    def _ahead_draft(self, events: tuple[Any, ...], pos: int, step: int) -> int:
+        for event in events[pos + 1:]:
+            if isinstance(event, Draft) and event.step == step:
+                return event.tokens
+        return 0
+
+    def draft(self, view: View) -> int:
+        events, pos = self._state(view)
+        if view.speculative:
+            return self._ahead_draft(events, pos, view.step)
+        event = self._next(view, Draft)
+        return 0 if event is None else event.tokens
+
+    def refine(self, view: View) -> int:
+        events, pos = self._state(view)
+        if view.speculative:
+            for event in events[pos + 1:]:
+                if isinstance(event, Refine) and event.step == view.step:
+                    return event.tokens
+                if isinstance(event, Backtrack) and event.to_step < view.step:
+                    break  # the context of the step changes
+            return self._ahead_draft(events, pos, view.step)
+        event = self._next(view, Refine)
+        if event is None:
+            raise ConfigError(f"problem {view.problem.id!r}: the trace ends where the run asks for a refinement")
+        return event.tokens
+
+    def verdict(self, view: View) -> Any:
+        events, pos = self._state(view)
+        event = events[pos]
+        return event.accepted, event.score
+
+    def answer_correct(self, problem: Problem, events: tuple[Any, ...]) -> bool | None:
+        # The trace's own label, when the run made the trace's events.
+        return problem.answer_correct if tuple(events) == tuple(problem.events) else None

@@ -1,0 +1,79 @@
+"""``cosim.cosimulate``: a scenario run whose problems unfold from a policy's answers
+while the simulated hardware keeps time (docs/live.md)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from .. import _preflight
+from .._engine_run import run_engine
+from .._workflow import system_dict
+from ..config.scenario import Scenario
+from ..errors import ConfigError
+from ..result import Result
+from ..trace import Problem, Trace, TraceHeader
+from ._policy import Policy
+from ._session import LiveSession
+
+
+@dataclass
+class LiveResult:
+    """A live run: the simulated result, the trace the policy's answers made (replaying it
+    with ``simulate`` gives the same result), and what the policy cost."""
+
+    result: Result
+    trace: Trace
+    decisions: int
+    policy_s: float            # wall time inside the policy's methods
+    overridden_verdicts: int   # verdicts that went against the score the policy gave
+
+    @property
+    def us_per_decision(self) -> float:
+        return 1e6 * self.policy_s / self.decisions if self.decisions else 0.0
+
+
+def _problems(problems: Trace | Sequence[Problem]) -> Trace:
+    if isinstance(problems, Trace):
+        return problems
+    if isinstance(problems, Sequence) and not isinstance(problems, str) and all(isinstance(p, Problem)
+                                                                                 for p in problems):
+        return Trace(TraceHeader(), list(problems))
+    raise ConfigError("problems: a Trace (its problems' prompts, ids and arrivals are used) or a list of "
+                      "trace.Problem")
+
+
+def cosimulate(scn: Scenario, policy: Policy, problems: Trace | Sequence[Problem], *,
+               header: TraceHeader | None = None, activities: bool = False,
+               progress: Callable[[int], None] | None = None, rows_to: str | Path | None = None) -> LiveResult:
+    """Simulates ``problems`` on ``scn`` with their steps, verdicts and backtracks decided
+    by ``policy`` as the simulation reaches each decision (cosim.live.Policy): the
+    problems' prompts, ids and datasets are used, their events are not (a TracePolicy
+    answers from them). ``header``: the algorithm's thresholds and backtracking (default:
+    the trace's). The engine calls the policy once per decision, never per token."""
+    if not isinstance(scn, Scenario):
+        raise ConfigError(f"cosimulate: expected a Scenario (cosim.load_scenario), got {type(scn).__name__}")
+    for method in ("draft", "refine", "verdict"):
+        if not callable(getattr(policy, method, None)):
+            raise ConfigError(f"cosimulate: the policy has no {method}() method (subclass cosim.live.Policy)")
+    trace = _problems(problems)
+    if not trace.problems:
+        raise ConfigError("cosimulate: no problems")
+    head = header or trace.header
+    if not isinstance(head, TraceHeader):
+        raise ConfigError(f"header: expected a trace.TraceHeader, got {type(head).__name__}")
+    if not scn.backtracking and head.backtracking:
+        raise ConfigError(f"cosimulate: {scn.name} runs forward-only RSD: give header=TraceHeader(backtracking=False)")
+    _preflight.check(scn)
+    window = min(getattr(scn, role).model.context_window for role in ("draft", "prm", "target"))
+    session = LiveSession(policy, head, window)
+    raw = run_engine(scn, Trace(head, trace.problems), system_dict(scn), keep=activities, progress=progress,
+                     live=session, rows_folder=Path(rows_to) if rows_to is not None else None)
+    outcome = raw.pop("live")
+    result = Result.from_native(scn, raw)
+    meta = dict(head.metadata, live={"policy": type(policy).__name__,
+                                     "overridden_verdicts": outcome["overridden"]})
+    made = Trace(TraceHeader(head.accept_threshold, head.backtrack_threshold, head.max_backtracks,
+                             head.backtracking, meta), outcome["problems"])
+    return LiveResult(result, made, outcome["decisions"], outcome["policy_s"], outcome["overridden"])

@@ -1,0 +1,126 @@
+"""One live run's side of the decisions, in the simulation worker: each question the
+engine asks handed to the policy as a View, its answer checked, and the events the
+answers make recorded as a trace that replays the run."""
+
+from __future__ import annotations
+
+import math
+import numbers
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import PolicyError
+from ..trace import Backtrack, Draft, Problem, Refine, TraceHeader
+from ._policy import Policy, View
+
+ROLES = ("draft", "prm", "target")
+
+
+@dataclass
+class _Request:
+    problem: Problem
+    events: list[Any] = field(default_factory=list)
+    pending: tuple[str, int, int] | None = None  # a step waiting for its verdict: kind, step, tokens
+
+
+class LiveSession:
+    """The policy's answers for every request in flight, and what they made."""
+
+    def __init__(self, policy: Policy, header: TraceHeader, window: int):
+        self.policy, self.header, self.window = policy, header, window
+        self._requests: dict[int, _Request] = {}
+        self.recorded: list[Problem] = []
+        self.decisions = 0
+        self.policy_s = 0.0
+        self.overridden = 0  # verdicts that went against the PRM score the policy gave
+
+    def begin(self, index: int, problem: Problem) -> None:
+        self._requests[index] = _Request(problem)
+
+    def complete(self, index: int) -> Problem:
+        r = self._requests.pop(index)
+        correct = getattr(self.policy, "answer_correct", None)
+        answer = correct(r.problem, tuple(r.events)) if callable(correct) else None
+        done = Problem(r.problem.id, r.problem.dataset, r.problem.prompt_tokens, tuple(r.events),
+                       answer if answer is None else bool(answer), r.problem.arrival_s)
+        self.recorded.append(done)
+        return done
+
+    def outcome(self) -> dict[str, Any]:
+        return {"problems": self.recorded, "decisions": self.decisions, "policy_s": self.policy_s,
+                "overridden": self.overridden}
+
+    def _fail(self, view: View, message: str) -> PolicyError:
+        return PolicyError(f"policy {type(self.policy).__name__}.{view.kind}, problem {view.problem.id!r}, "
+                           f"step {view.step}: {message}")
+
+    def decide(self, q: dict[str, Any]) -> Any:
+        """The engine's question (decision_calls.cpp) in, the answer it takes out."""
+        r = self._requests[q["request"]]
+        view = View(q["kind"], r.problem, q["request"], q["step"], q["speculative"], q["of_refinement"], q["tokens"],
+                    q["time_s"], q["waited_s"], tuple(q["chain"]), q["backtracks"], q["can_backtrack"],
+                    tuple(q["kvmu"]), dict(zip(ROLES, q["devices"])))
+        method = getattr(self.policy, view.kind)
+        start = time.perf_counter()
+        try:
+            answer = method(view)
+        except PolicyError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - named and passed on; KeyboardInterrupt goes through
+            raise self._fail(view, f"{type(exc).__name__}: {exc}") from exc
+        finally:
+            self.policy_s += time.perf_counter() - start
+            self.decisions += 1
+        if view.kind == "verdict":
+            return self._verdict(view, r, answer)
+        tokens = self._tokens(view, answer)
+        if not view.speculative and tokens > 0:
+            if view.kind == "refine" and not self.header.backtracking:
+                r.events.append(Refine(view.step, tokens, None, True))  # forward-only: kept, unscored
+            else:
+                r.pending = (view.kind, view.step, tokens)
+        return tokens
+
+    def _tokens(self, view: View, answer: Any) -> int:
+        if isinstance(answer, bool) or not isinstance(answer, numbers.Integral):
+            raise self._fail(view, f"answer a whole number of tokens, got {answer!r}")
+        least = 1 if view.kind == "refine" and not view.speculative else 0  # 0 ahead: no step-ahead work
+        if answer < least:
+            raise self._fail(view, f"answer at least {least} tokens, got {answer}")
+        reach = view.problem.prompt_tokens + sum(view.chain) + int(answer)
+        if not view.speculative and reach > self.window:
+            raise self._fail(view, f"{answer} tokens take the context to {reach}, beyond the {self.window}-token "
+                                   f"window of the models")
+        return int(answer)
+
+    def _verdict(self, view: View, r: _Request, answer: Any) -> bool:
+        threshold = self.header.backtrack_threshold if view.of_refinement else self.header.accept_threshold
+        score: float | None = None
+        if isinstance(answer, tuple) and len(answer) == 2:
+            kept, score = answer
+        elif isinstance(answer, numbers.Real) and not isinstance(answer, bool):
+            score = float(answer)
+            kept = score >= threshold
+        else:
+            kept = answer
+        if not isinstance(kept, bool):
+            raise self._fail(view, f"answer a bool, a score in [0, 1] or (bool, score), got {answer!r}")
+        if score is not None and not (isinstance(score, numbers.Real) and 0.0 <= float(score) <= 1.0):
+            raise self._fail(view, f"the score must be in [0, 1], got {score!r}")
+        final = kept or (view.of_refinement and not view.can_backtrack)
+        # The trace keeps the algorithm's rule (kept at or above the threshold): a verdict that
+        # goes against the score is written with the nearest score that agrees with it.
+        if score is None or (float(score) >= threshold) != kept:
+            if score is not None:
+                self.overridden += 1
+            score = threshold if kept else math.nextafter(threshold, 0.0)
+        kind, step, tokens = r.pending if r.pending else (view.kind, view.step, view.tokens)
+        r.pending = None
+        if view.of_refinement:
+            r.events.append(Refine(step, tokens, float(score), final))
+            if not final:
+                r.events.append(Backtrack(step - 1))
+        else:
+            r.events.append(Draft(step, tokens, float(score), kept))
+        return kept

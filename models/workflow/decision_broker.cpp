@@ -1,0 +1,22 @@
+#include "decision_broker.hpp"
+
+namespace cosim {
+
+const char* decision_kind_name(DecisionKind kind) {
+    switch (kind) {
+        case DecisionKind::draft: return "draft";
+        case DecisionKind::refine: return "refine";
+        case DecisionKind::verdict: return "verdict";
+    }
+    return "?";
+}
+
+void DecisionBroker::ask(Decision& decision) {
+    decision.answered = false;
+    pending_.push_back(&decision);
+    ++asked_;
+    sc_core::sc_pause();  // sc_start returns at the end of this delta cycle; its caller answers
+    while (!decision.answered) sc_core::wait(decision.done);
+}
+
+}  // namespace cosim
