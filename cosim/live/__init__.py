@@ -2,6 +2,7 @@
 and backtracks as the simulated hardware reaches each decision."""
 
 from ._policy import Policy, TracePolicy, View
+from ._profile_policy import ProfilePolicy
 from ._run import LiveResult, cosimulate
 
-__all__ = ["LiveResult", "Policy", "TracePolicy", "View", "cosimulate"]
+__all__ = ["LiveResult", "Policy", "ProfilePolicy", "TracePolicy", "View", "cosimulate"]

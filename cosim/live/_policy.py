@@ -12,7 +12,8 @@ The engine asks at three kinds of decision point, never per token:
   ``(kept, score)``. A refinement not kept is backtracked over when ``view.can_backtrack``,
   and kept otherwise.
 
-``answer_correct(problem, events)``, optional, says whether the answer a run made is right.
+``answer_correct(request, problem, events)``, optional, says whether the answer a run made
+is right.
 """
 
 from __future__ import annotations
@@ -57,8 +58,9 @@ class Policy:
     def verdict(self, view: View) -> Any:
         raise NotImplementedError("Policy.verdict: does the PRM's verdict keep the step?")
 
-    def answer_correct(self, problem: Problem, events: tuple[Any, ...]) -> bool | None:
-        """Whether the answer the run ``events`` made is right (accuracy); None: not known."""
+    def answer_correct(self, request: int, problem: Problem, events: tuple[Any, ...]) -> bool | None:
+        """Whether the answer the run of request ``request`` made (``events``) is right
+        (accuracy); None: not known."""
         return None
 
 
@@ -126,6 +128,6 @@ class TracePolicy(Policy):
         event = events[pos]
         return event.accepted, event.score
 
-    def answer_correct(self, problem: Problem, events: tuple[Any, ...]) -> bool | None:
+    def answer_correct(self, request: int, problem: Problem, events: tuple[Any, ...]) -> bool | None:
         # The trace's own label, when the run made the trace's events.
         return problem.answer_correct if tuple(events) == tuple(problem.events) else None

@@ -41,7 +41,7 @@ class LiveSession:
     def complete(self, index: int) -> Problem:
         r = self._requests.pop(index)
         correct = getattr(self.policy, "answer_correct", None)
-        answer = correct(r.problem, tuple(r.events)) if callable(correct) else None
+        answer = correct(index, r.problem, tuple(r.events)) if callable(correct) else None
         done = Problem(r.problem.id, r.problem.dataset, r.problem.prompt_tokens, tuple(r.events),
                        answer if answer is None else bool(answer), r.problem.arrival_s)
         self.recorded.append(done)

@@ -1,0 +1,199 @@
+"""A policy that plays the models from a dataset profile's step-quality model, step by
+step: the same keyed draws trace.generate makes (each step's length, whether it is good,
+the PRM's score), taken as the run asks for them. With the header's thresholds it makes
+exactly the trace generate() draws; a subclass that decides otherwise (a verdict against
+the score, no step-ahead draft) goes on from the state it made, and the answer's
+correctness follows from the quality of the steps it kept (docs/live.md)."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..trace import Backtrack, Draft, Problem, Refine, TraceHeader
+from ..trace._generate import _Candidate, _Draws, _StepDraws
+from ..trace._profiles import load_profile
+from ..trace._quality import correctness_probability, resolve_target
+from ._policy import Policy, View
+
+
+@dataclass
+class _State:
+    draws: _Draws
+    steps: int                 # planned steps of the solution
+    budget: int                # tokens the chain may hold beyond the prompt
+    u_correct: float
+    chain: list[_Candidate] = field(default_factory=list)
+    attempts: dict[int, int] = field(default_factory=dict)
+    current: dict[int, _StepDraws] = field(default_factory=dict)  # the draws of each step's latest attempt
+    pending: _Candidate | None = None  # the step under verdict
+    pending_kind: str = ""
+    backtracks: int = 0
+
+    def used(self) -> int:
+        return sum(c.tokens for c in self.chain)
+
+    def fits(self, tokens: int) -> bool:
+        return self.used() + tokens <= self.budget
+
+    def peek(self, step: int) -> _StepDraws:
+        return self.draws.step(step, self.attempts.get(step, 0))
+
+    def take(self, step: int) -> _StepDraws:
+        attempt = self.attempts.get(step, 0)
+        self.attempts[step] = attempt + 1
+        self.current[step] = self.draws.step(step, attempt)
+        return self.current[step]
+
+
+class ProfilePolicy(Policy):
+    """The draft model, the target and the PRM as a profile's step-quality model plays
+    them; problem ``request`` of the run is generate()'s problem of that index."""
+
+    def __init__(self, profile: Any, seed: int = 0, header: TraceHeader | None = None, target: str | None = None,
+                 config: int | None = None):
+        self.profile = load_profile(profile)
+        self.seed = seed
+        self.header = header or TraceHeader()
+        self.target = resolve_target(target, config)
+        self._states: dict[int, _State] = {}
+        self.kept: dict[int, tuple[bool, ...]] = {}  # per finished request: the quality of each kept step
+
+    def state(self, view: View) -> _State:
+        st = self._states.get(view.request)
+        if st is None:
+            draws = _Draws(self.profile, self.seed, view.request, self.target)
+            prompt, steps, u_correct = draws.problem()
+            st = _State(draws, steps, self.profile.max_context_tokens - prompt, u_correct)
+            self._states[view.request] = st
+        return st
+
+    def _future(self, st: _State) -> list[Any]:
+        """The events after the current one if every verdict from here follows the
+        thresholds: the run generate() would go on to make, from this state (a copy)."""
+        h = self.header
+        chain, attempts = list(st.chain), dict(st.attempts)
+        backtracks = st.backtracks
+        events: list[Any] = []
+
+        def take(step: int) -> _StepDraws:
+            attempt = attempts.get(step, 0)
+            attempts[step] = attempt + 1
+            return st.draws.step(step, attempt)
+
+        def fits(tokens: int) -> bool:
+            return sum(c.tokens for c in chain) + tokens <= st.budget
+
+        def refine_from(step: int, target: _Candidate) -> None:
+            nonlocal backtracks
+            while True:
+                if not h.backtracking:
+                    events.append(Refine(step, target.tokens, None, True))
+                    chain.append(target)
+                    return
+                kept = target.score >= h.backtrack_threshold or backtracks >= h.max_backtracks or step == 1
+                events.append(Refine(step, target.tokens, target.score, kept))
+                if kept:
+                    chain.append(target)
+                    return
+                events.append(Backtrack(step - 1))
+                backtracks += 1
+                chain.pop()
+                step -= 1
+                target = take(step).target
+                if not fits(target.tokens):
+                    target = dataclasses.replace(target, tokens=st.budget - sum(c.tokens for c in chain))
+
+        pending, kind = st.pending, st.pending_kind
+        if pending is not None and kind == "draft":  # the draft under verdict
+            step = len(chain) + 1
+            if pending.score >= h.accept_threshold:
+                chain.append(pending)
+            else:
+                refine_from(step, st.current[step].target)
+        elif pending is not None and kind == "refine":  # the refinement under verdict
+            step = len(chain) + 1
+            events_before = len(events)
+            refine_from(step, pending)
+            del events[events_before]  # the refinement itself is the current event, not a future one
+        while len(chain) < st.steps:
+            step = len(chain) + 1
+            d = take(step)
+            if not (fits(d.draft.tokens) and fits(d.target.tokens)):
+                break
+            accepted = d.draft.score >= h.accept_threshold
+            events.append(Draft(step, d.draft.tokens, d.draft.score, accepted))
+            if accepted:
+                chain.append(d.draft)
+            else:
+                refine_from(step, d.target)
+        return events
+
+    @staticmethod
+    def _ahead_draft(events: list[Any], step: int) -> int:
+        return next((e.tokens for e in events if isinstance(e, Draft) and e.step == step), 0)
+
+    def draft(self, view: View) -> int:
+        st = self.state(view)
+        if view.speculative:  # as trace replay looks ahead: the next draft of the step
+            return self._ahead_draft(self._future(st), view.step)
+        if len(st.chain) >= st.steps:
+            return 0
+        d = st.peek(view.step)
+        if not (st.fits(d.draft.tokens) and st.fits(d.target.tokens)):
+            return 0  # the solution is cut at the window, as generation stops at max tokens
+        st.pending, st.pending_kind = st.take(view.step).draft, "draft"
+        return st.pending.tokens
+
+    def refine(self, view: View) -> int:
+        st = self.state(view)
+        if view.speculative:  # the next refinement of the step before an earlier step changes, else its draft
+            future = self._future(st)
+            for e in future:
+                if isinstance(e, Refine) and e.step == view.step:
+                    return e.tokens
+                if isinstance(e, Backtrack) and e.to_step < view.step:
+                    break
+            return self._ahead_draft(future, view.step)
+        target = st.current[view.step].target
+        if not st.fits(target.tokens):
+            target = dataclasses.replace(target, tokens=st.budget - st.used())
+        if not self.header.backtracking:
+            st.chain.append(target)  # forward-only: kept without a verdict
+            return target.tokens
+        st.pending, st.pending_kind = target, "refine"
+        return target.tokens
+
+    def verdict(self, view: View) -> Any:
+        st = self.state(view)
+        candidate = st.pending
+        assert candidate is not None
+        kept, score = self.decide(view, candidate.score)
+        st.pending = None
+        if not view.of_refinement:
+            if kept:
+                st.chain.append(candidate)
+            return kept, score
+        if kept or not view.can_backtrack:
+            st.chain.append(candidate)
+        else:
+            # Backtracked over: the step before goes, and the target writes it again.
+            st.backtracks += 1
+            st.chain.pop()
+            st.take(view.step - 1)
+        return kept, score
+
+    def decide(self, view: View, score: float) -> tuple[bool, float]:
+        """The verdict on a step the PRM scored ``score``: the algorithm's thresholds.
+        Override to decide otherwise (the score stays what the PRM said)."""
+        threshold = self.header.backtrack_threshold if view.of_refinement else self.header.accept_threshold
+        return score >= threshold, score
+
+    def answer_correct(self, request: int, problem: Problem, events: tuple[Any, ...]) -> bool | None:
+        st = self._states.pop(request, None)
+        if st is None:
+            return None
+        kept = tuple(c.good for c in st.chain)
+        self.kept[request] = kept
+        return st.u_correct < correctness_probability(self.profile, kept)
