@@ -81,6 +81,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     if args.vcd is None and args.vcd_detail != "step":
         raise ConfigError("--vcd-detail: applies to a waveform; add --vcd FILE")
+    if args.policy and args.vcd_detail != "step":
+        raise ConfigError("--vcd-detail token: a policy's run shows step detail only")
     scn = _scenario(args)
     folder = Path(args.out or _default_out(scn))
     vcd = _vcd_final(check_output(args.vcd, "--vcd")) if args.vcd else None
@@ -98,6 +100,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     if len(workload) > ESTIMATE_ABOVE:
         print(estimate(scn, workload, folder, save_trace) + ("" if args.trace else
               "; the generated trace is not written (the manifest says how to draw it again)"), flush=True)
+    policy = None
+    if args.policy:
+        from ._policy_option import load_policy
+
+        policy = load_policy(args.policy, workload)
+        save_trace = True  # the trace the policy's answers made: it replays the run
+    live = None
     run = RunFolder(folder)
     try:
         with run.writing():
@@ -112,9 +121,16 @@ def cmd_run(args: argparse.Namespace) -> int:
             staged_vcd = run.staged(vcd) if vcd is not None else None
             if vcd is not None:
                 run.staged(vcd.with_suffix(".gtkw"))
-            result = simulate(scn, workload, vcd=staged_vcd, vcd_detail=args.vcd_detail,
-                              timeline=run.staged(Path(args.timeline)) if args.timeline else None,
-                              rows_to=run.staging, progress=progress)
+            timeline = run.staged(Path(args.timeline)) if args.timeline else None
+            if policy is not None:
+                from ..live import cosimulate
+
+                live = cosimulate(scn, policy, workload, vcd=staged_vcd, timeline=timeline, rows_to=run.staging,
+                                  progress=progress)
+                result, workload = live.result, live.trace
+            else:
+                result = simulate(scn, workload, vcd=staged_vcd, vcd_detail=args.vcd_detail, timeline=timeline,
+                                  rows_to=run.staging, progress=progress)
             bar.close()
             if vcd is not None:  # its save file names the waveform where it will be
                 write_gtkw(staged_vcd.with_suffix(".gtkw"), vcd, result.last_end_s * 1e12)
@@ -127,7 +143,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     except BaseException:
         run.discard()
         raise
-    print(format_summary(result, f"{scn.name} ({scn.system}, Config {scn.config}) on {described}:"))
+    print(format_summary(result, f"{scn.name} ({scn.system}, Config {scn.config}) on {described}"
+                                 + (f", decided by {args.policy}:" if live else ":")))
+    if live is not None:
+        print(f"\n  policy decisions {live.decisions} ({live.us_per_decision:.1f} us each in the policy), "
+              f"verdicts against the PRM score {live.overridden_verdicts}")
     print(f"\nwrote {folder}/per_problem.csv, per_problem.arrow, summary.json, scenario.resolved.yaml, manifest.json"
           + (", trace.jsonl" if save_trace else "")
           + (f"; waveforms {vcd} (GTKWave: gtkwave {vcd} {vcd.with_suffix('.gtkw')})" if vcd else "")

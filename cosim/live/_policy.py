@@ -25,9 +25,10 @@ from ..errors import ConfigError
 from ..trace import Backtrack, Draft, Problem, Refine, Trace
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class View:
-    """One decision point: the simulated time, the problem's state and the devices'."""
+    """One decision point: the simulated time, the problem's state and the devices'.
+    (Made once per decision: a plain slotted class, cheap to build; do not keep it.)"""
 
     kind: str                  # "draft", "refine" or "verdict"
     problem: Problem           # the request's problem (its events are not consulted live)

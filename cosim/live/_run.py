@@ -9,7 +9,9 @@ from typing import Any, Callable, Sequence
 
 from .. import _preflight
 from .._engine_run import run_engine
-from .._workflow import system_dict
+from .._workflow import publish_vcd, system_dict, vcd_paths
+from ..outputs._atomic import writable_file, writable_folder
+from ..outputs._timeline import write_timeline
 from ..config.scenario import Scenario
 from ..errors import ConfigError
 from ..result import Result
@@ -45,13 +47,15 @@ def _problems(problems: Trace | Sequence[Problem]) -> Trace:
 
 
 def cosimulate(scn: Scenario, policy: Policy, problems: Trace | Sequence[Problem], *,
-               header: TraceHeader | None = None, activities: bool = False,
-               progress: Callable[[int], None] | None = None, rows_to: str | Path | None = None) -> LiveResult:
+               header: TraceHeader | None = None, activities: bool = False, vcd: str | Path | None = None,
+               timeline: str | Path | None = None, progress: Callable[[int], None] | None = None,
+               rows_to: str | Path | None = None) -> LiveResult:
     """Simulates ``problems`` on ``scn`` with their steps, verdicts and backtracks decided
     by ``policy`` as the simulation reaches each decision (cosim.live.Policy): the
     problems' prompts, ids and datasets are used, their events are not (a TracePolicy
     answers from them). ``header``: the algorithm's thresholds and backtracking (default:
-    the trace's). The engine calls the policy once per decision, never per token."""
+    the trace's). The engine calls the policy once per decision, never per token.
+    ``vcd``, ``timeline``, ``activities``, ``rows_to``, ``progress``: as for simulate."""
     if not isinstance(scn, Scenario):
         raise ConfigError(f"cosimulate: expected a Scenario (cosim.load_scenario), got {type(scn).__name__}")
     for method in ("draft", "refine", "verdict"):
@@ -68,10 +72,22 @@ def cosimulate(scn: Scenario, policy: Policy, problems: Trace | Sequence[Problem
     _preflight.check(scn)
     window = min(getattr(scn, role).model.context_window for role in ("draft", "prm", "target"))
     session = LiveSession(policy, head, window)
-    raw = run_engine(scn, Trace(head, trace.problems), system_dict(scn), keep=activities, progress=progress,
-                     live=session, rows_folder=Path(rows_to) if rows_to is not None else None)
+    vcd_stem, vcd_partial, vcd_final = vcd_paths(vcd)
+    timeline_path = writable_file(timeline, "timeline") if timeline is not None else None
+    rows_folder = writable_folder(rows_to, "rows_to") if rows_to is not None else None
+    try:
+        raw = run_engine(scn, Trace(head, trace.problems), system_dict(scn), keep=activities or timeline is not None,
+                         progress=progress, live=session, rows_folder=rows_folder, vcd_stem=vcd_stem)
+    except BaseException:
+        if vcd_partial is not None:
+            vcd_partial.unlink(missing_ok=True)
+        raise
     outcome = raw.pop("live")
     result = Result.from_native(scn, raw)
+    if vcd_partial is not None:
+        publish_vcd(vcd_partial, vcd_final, raw["last_end_s"])
+    if timeline_path is not None:
+        write_timeline(result, timeline_path, {r: getattr(scn, r).device.name for r in ("draft", "prm", "target")})
     meta = dict(head.metadata, live={"policy": type(policy).__name__,
                                      "overridden_verdicts": outcome["overridden"]})
     made = Trace(TraceHeader(head.accept_threshold, head.backtrack_threshold, head.max_backtracks,

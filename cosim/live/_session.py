@@ -83,13 +83,13 @@ class LiveSession:
         return tokens
 
     def _tokens(self, view: View, answer: Any) -> int:
-        if isinstance(answer, bool) or not isinstance(answer, numbers.Integral):
+        if type(answer) is not int and (isinstance(answer, bool) or not isinstance(answer, numbers.Integral)):
             raise self._fail(view, f"answer a whole number of tokens, got {answer!r}")
         least = 1 if view.kind == "refine" and not view.speculative else 0  # 0 ahead: no step-ahead work
         if answer < least:
             raise self._fail(view, f"answer at least {least} tokens, got {answer}")
-        reach = view.problem.prompt_tokens + sum(view.chain) + int(answer)
-        if not view.speculative and reach > self.window:
+        if not view.speculative and view.problem.prompt_tokens + sum(view.chain) + answer > self.window:
+            reach = view.problem.prompt_tokens + sum(view.chain) + int(answer)
             raise self._fail(view, f"{answer} tokens take the context to {reach}, beyond the {self.window}-token "
                                    f"window of the models")
         return int(answer)
@@ -109,12 +109,14 @@ class LiveSession:
         if score is not None and not (isinstance(score, numbers.Real) and 0.0 <= float(score) <= 1.0):
             raise self._fail(view, f"the score must be in [0, 1], got {score!r}")
         final = kept or (view.of_refinement and not view.can_backtrack)
-        # The trace keeps the algorithm's rule (kept at or above the threshold): a verdict that
-        # goes against the score is written with the nearest score that agrees with it.
-        if score is None or (float(score) >= threshold) != kept:
+        # The trace keeps the algorithm's rule (kept at or above the threshold; a refinement
+        # that cannot be backtracked over is kept whatever its score): a verdict that goes
+        # against the score is written with the nearest score that agrees with it.
+        free = view.of_refinement and not view.can_backtrack
+        if score is None or (not free and (float(score) >= threshold) != final):
             if score is not None:
                 self.overridden += 1
-            score = threshold if kept else math.nextafter(threshold, 0.0)
+            score = threshold if final else math.nextafter(threshold, 0.0)
         kind, step, tokens = r.pending if r.pending else (view.kind, view.step, view.tokens)
         r.pending = None
         if view.of_refinement:
