@@ -69,10 +69,16 @@ class ProfilePolicy(Policy):
             self._states[view.request] = st
         return st
 
-    def _future(self, st: _State) -> list[Any]:
-        """The events after the current one if every verdict from here follows the
-        thresholds: the run generate() would go on to make, from this state (a copy)."""
+    def _future(self, st: _State, view: View) -> list[Any]:
+        """The events after the current one if every verdict from here is what decide()
+        rules with what it knows now (the thresholds, unless overridden): the run this
+        policy would go on to make, from this state (a copy)."""
         h = self.header
+
+        def keeps(step: int, score: float, of_refinement: bool, can_backtrack: bool) -> bool:
+            ahead = dataclasses.replace(view, kind="verdict", step=step, speculative=False,
+                                        of_refinement=of_refinement, can_backtrack=can_backtrack)
+            return self.decide(ahead, score)[0]
         chain, attempts = list(st.chain), dict(st.attempts)
         backtracks = st.backtracks
         events: list[Any] = []
@@ -92,7 +98,8 @@ class ProfilePolicy(Policy):
                     events.append(Refine(step, target.tokens, None, True))
                     chain.append(target)
                     return
-                kept = target.score >= h.backtrack_threshold or backtracks >= h.max_backtracks or step == 1
+                can = backtracks < h.max_backtracks and step > 1
+                kept = keeps(step, target.score, True, can) or not can
                 events.append(Refine(step, target.tokens, target.score, kept))
                 if kept:
                     chain.append(target)
@@ -108,7 +115,7 @@ class ProfilePolicy(Policy):
         pending, kind = st.pending, st.pending_kind
         if pending is not None and kind == "draft":  # the draft under verdict
             step = len(chain) + 1
-            if pending.score >= h.accept_threshold:
+            if keeps(step, pending.score, False, False):
                 chain.append(pending)
             else:
                 refine_from(step, st.current[step].target)
@@ -122,7 +129,7 @@ class ProfilePolicy(Policy):
             d = take(step)
             if not (fits(d.draft.tokens) and fits(d.target.tokens)):
                 break
-            accepted = d.draft.score >= h.accept_threshold
+            accepted = keeps(step, d.draft.score, False, False)
             events.append(Draft(step, d.draft.tokens, d.draft.score, accepted))
             if accepted:
                 chain.append(d.draft)
@@ -137,7 +144,7 @@ class ProfilePolicy(Policy):
     def draft(self, view: View) -> int:
         st = self.state(view)
         if view.speculative:  # as trace replay looks ahead: the next draft of the step
-            return self._ahead_draft(self._future(st), view.step)
+            return self._ahead_draft(self._future(st, view), view.step)
         if len(st.chain) >= st.steps:
             return 0
         d = st.peek(view.step)
@@ -149,7 +156,7 @@ class ProfilePolicy(Policy):
     def refine(self, view: View) -> int:
         st = self.state(view)
         if view.speculative:  # the next refinement of the step before an earlier step changes, else its draft
-            future = self._future(st)
+            future = self._future(st, view)
             for e in future:
                 if isinstance(e, Refine) and e.step == view.step:
                     return e.tokens
