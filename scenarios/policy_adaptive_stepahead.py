@@ -14,7 +14,7 @@ from cosim.live import ProfilePolicy
 class AdaptiveStepAhead(ProfilePolicy):
     def __init__(self, profile, seed, **kw):
         super().__init__(profile, seed=seed, **kw)
-        self.last_kept = {}  # per request: whether its last verdict kept the step
+        self.last_kept = {}  # per request: whether the PRM kept its last drafted step
 
     def draft(self, view):
         if view.speculative and not self.last_kept.get(view.request, True):
@@ -23,7 +23,8 @@ class AdaptiveStepAhead(ProfilePolicy):
 
     def decide(self, view, score):
         kept, score = super().decide(view, score)
-        self.last_kept[view.request] = kept
+        if not view.of_refinement:  # the draft's own record: was its last step kept?
+            self.last_kept[view.request] = kept
         return kept, score
 
 
