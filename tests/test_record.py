@@ -10,6 +10,7 @@ transformers = pytest.importorskip("transformers",
                                    reason="the recorder's tests need the [record] extra (torch, transformers)")
 
 import cosim  # noqa: E402
+from conftest import run_cli  # noqa: E402
 from cosim import standalone  # noqa: E402
 from cosim.record import CausalModel, ValueHeadPrm, record_brsd  # noqa: E402
 from cosim.trace import Backtrack, Draft, Refine, TraceHeader  # noqa: E402
@@ -153,3 +154,31 @@ def test_with_the_value_head_prm_a_backtrack_occurs_when_forced(models):
     events = recording.trace.problems[0].events
     assert sum(isinstance(e, Backtrack) for e in events) == 2
     cosim.trace.summarize(recording.trace.problems[0], recording.trace.header)  # a run BRSD can make
+
+
+def test_record_simulate_runs_the_models_in_lockstep_and_its_trace_replays(models, tokenizer, tmp_path):
+    draft, target, prm = models
+    for name, model in (("draft", draft.model), ("target", target.model), ("prm", prm.lm.model)):
+        model.save_pretrained(tmp_path / name)
+        tokenizer.save_pretrained(tmp_path / name)
+    torch.save(prm.head.state_dict(), tmp_path / "prm" / "value_head.pt")
+    data = tmp_path / "problems.jsonl"
+    data.write_text("\n".join(json.dumps(p) for p in PROBLEMS) + "\n")
+    # In fresh processes: the models run in the forked simulation worker, and a process whose
+    # torch has already run (this one) must not fork one.
+    common = ["record", "--draft", tmp_path / "draft", "--target", tmp_path / "target", "--prm", tmp_path / "prm",
+              "--dataset", data, "--problems", "2", "--max-step-tokens", "4", "--max-steps", "3", "--quiet"]
+    out = tmp_path / "live"
+    proc = run_cli(*common, "--simulate", "heteroreason-u280-200", "--out", out, cwd=tmp_path, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    made = cosim.trace.load(out / "trace.jsonl")  # validated on load
+    assert len(made) == 2 and (out / "profile_target.csv").exists()
+    # The same models recorded offline make the same runs: the live run asked as far as it needed.
+    proc = run_cli(*common, "--out", tmp_path / "offline", cwd=tmp_path, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    offline = cosim.trace.load(tmp_path / "offline" / "trace.jsonl")
+    assert [p.events for p in made.problems] == [p.events for p in offline.problems]
+    replay = cosim.simulate(cosim.load_scenario("heteroreason-u280-200"), made)
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["latency_s"] == replay.summary["latency_s"]
+    assert summary["energy_j"] == replay.summary["energy_j"]

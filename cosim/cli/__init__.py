@@ -204,6 +204,9 @@ def build_parser() -> argparse.ArgumentParser:
     rec.add_argument("--max-backtracks", type=int, default=5, help="backtracks per problem (default 5)")
     rec.add_argument("--no-backtracking", action="store_true", help="forward-only RSD")
     rec.add_argument("--device", default="cpu", help="torch device (default cpu)")
+    rec.add_argument("--simulate", metavar="SCENARIO", help="simulate the run on SCENARIO in lockstep with the "
+                                                            "models (live co-simulation): the trace, the profiles "
+                                                            "and the simulated result together")
     rec.add_argument("--out", help="folder for trace.jsonl and profile_<role>.csv (default out/record)")
     rec.add_argument("--quiet", action="store_true", help="no progress bar")
     rec.set_defaults(func=_commands.cmd_record)

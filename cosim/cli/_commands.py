@@ -312,10 +312,14 @@ def cmd_record(args: argparse.Namespace) -> int:
     for option, value, least in (("--max-step-tokens", args.max_step_tokens, 1), ("--max-steps", args.max_steps, 1)):
         if value < least:
             raise ConfigError(f"{option}: must be >= {least}, got {value}")
-    folder = _out_folder(args.out, "out/record")
     problems = read_problems(args.dataset, args.problems)
     header = traces.TraceHeader(accept_threshold=args.accept_threshold, backtrack_threshold=args.backtrack_threshold,
                                 max_backtracks=args.max_backtracks, backtracking=not args.no_backtracking)
+    if args.simulate:
+        from ._record_live import record_simulated
+
+        return record_simulated(args, problems, header, Path(args.out or "out/record"))
+    folder = _out_folder(args.out, "out/record")
     draft = CausalModel(args.draft, device=args.device, name="draft")
     target = CausalModel(args.target, device=args.device, name="target")
     prm = ValueHeadPrm(args.prm, device=args.device)

@@ -13,7 +13,7 @@ The engine asks at three kinds of decision point, never per token:
   and kept otherwise.
 
 ``answer_correct(request, problem, events)``, optional, says whether the answer a run made
-is right.
+is right; ``collect()``, optional, what the policy sends back from the simulation worker.
 """
 
 from __future__ import annotations
@@ -65,6 +65,16 @@ class Policy:
         return None
 
 
+class _Fixed:
+    """A problem's events, looked up by index (None past the end)."""
+
+    def __init__(self, events: tuple[Any, ...]):
+        self.events = events
+
+    def get(self, i: int) -> Any:
+        return self.events[i] if 0 <= i < len(self.events) else None
+
+
 class TracePolicy(Policy):
     """Answers from a trace's events, in the order trace replay reads them: a live run
     with it is the replay of that trace. Questions asked ahead are answered as replay looks
@@ -76,29 +86,41 @@ class TracePolicy(Policy):
             raise ConfigError(f"TracePolicy: expected a Trace, got {type(trace).__name__}")
         self.trace = trace
         self._position: dict[int, int] = {}  # request -> index of the last event consumed
-        self._events: dict[int, tuple[Any, ...]] = {}
+        self._events: dict[int, Any] = {}
 
-    def _state(self, view: View) -> tuple[tuple[Any, ...], int]:
+    def events_of(self, view: View) -> Any:
+        """The events this policy answers from for ``view``'s request: an object with
+        ``get(i)`` (None past the end); the problem's own events here."""
+        return _Fixed(view.problem.events)
+
+    def _state(self, view: View) -> tuple[Any, int]:
         if view.request not in self._events:
-            self._events[view.request] = view.problem.events
+            self._events[view.request] = self.events_of(view)
             self._position[view.request] = -1
         return self._events[view.request], self._position[view.request]
 
     def _next(self, view: View, kind: type) -> Any:
         events, pos = self._state(view)
-        if pos + 1 < len(events) and isinstance(events[pos + 1], Backtrack):
+        if isinstance(events.get(pos + 1), Backtrack):
             pos += 1  # the engine made the backtrack itself, from the failed verdict
-        if pos + 1 >= len(events):
+        event = events.get(pos + 1)
+        if event is None:
             return None
-        event = events[pos + 1]
         if not isinstance(event, kind) or event.step != view.step:
             raise ConfigError(f"problem {view.problem.id!r}: the trace's event {pos + 1} is {event!r}, where the "
                               f"run asks for a {kind.__name__.lower()} of step {view.step}")
         self._position[view.request] = pos + 1
         return event
 
-    def _ahead_draft(self, events: tuple[Any, ...], pos: int, step: int) -> int:
-        for event in events[pos + 1:]:
+    @staticmethod
+    def _after(events: Any, pos: int) -> Any:
+        i = pos + 1
+        while (event := events.get(i)) is not None:
+            yield event
+            i += 1
+
+    def _ahead_draft(self, events: Any, pos: int, step: int) -> int:
+        for event in self._after(events, pos):
             if isinstance(event, Draft) and event.step == step:
                 return event.tokens
         return 0
@@ -113,7 +135,7 @@ class TracePolicy(Policy):
     def refine(self, view: View) -> int:
         events, pos = self._state(view)
         if view.speculative:
-            for event in events[pos + 1:]:
+            for event in self._after(events, pos):
                 if isinstance(event, Refine) and event.step == view.step:
                     return event.tokens
                 if isinstance(event, Backtrack) and event.to_step < view.step:
@@ -126,7 +148,7 @@ class TracePolicy(Policy):
 
     def verdict(self, view: View) -> Any:
         events, pos = self._state(view)
-        event = events[pos]
+        event = events.get(pos)
         return event.accepted, event.score
 
     def answer_correct(self, request: int, problem: Problem, events: tuple[Any, ...]) -> bool | None:

@@ -30,6 +30,7 @@ class LiveResult:
     decisions: int
     policy_s: float            # wall time inside the policy's methods
     overridden_verdicts: int   # verdicts that went against the score the policy gave
+    policy_outcome: Any = None  # what the policy's collect() sent back from the simulation worker
 
     @property
     def us_per_decision(self) -> float:
@@ -92,4 +93,5 @@ def cosimulate(scn: Scenario, policy: Policy, problems: Trace | Sequence[Problem
                                      "overridden_verdicts": outcome["overridden"]})
     made = Trace(TraceHeader(head.accept_threshold, head.backtrack_threshold, head.max_backtracks,
                              head.backtracking, meta), outcome["problems"])
-    return LiveResult(result, made, outcome["decisions"], outcome["policy_s"], outcome["overridden"])
+    return LiveResult(result, made, outcome["decisions"], outcome["policy_s"], outcome["overridden"],
+                      outcome["policy"])

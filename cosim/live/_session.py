@@ -48,8 +48,9 @@ class LiveSession:
         return done
 
     def outcome(self) -> dict[str, Any]:
+        collect = getattr(self.policy, "collect", None)  # what a policy sends back from the worker
         return {"problems": self.recorded, "decisions": self.decisions, "policy_s": self.policy_s,
-                "overridden": self.overridden}
+                "overridden": self.overridden, "policy": collect() if callable(collect) else None}
 
     def _fail(self, view: View, message: str) -> PolicyError:
         return PolicyError(f"policy {type(self.policy).__name__}.{view.kind}, problem {view.problem.id!r}, "

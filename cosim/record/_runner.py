@@ -15,6 +15,7 @@ from .._files import parse_json_line, read_text
 from ..errors import ConfigError
 from ..trace import Backtrack, Draft, Problem, Refine, Trace, TraceHeader
 from ..trace._io import check_problem
+from ._brsd import BrsdRun
 from ._models import CausalModel, Scorer, Timings
 
 PROMPT_TEMPLATE = "Question: {question}\nPlease reason step by step, and put your final answer within \\boxed{{}}.\n\n"
@@ -70,14 +71,7 @@ def _questions(problems: Iterable[Any]) -> list[tuple[str, str | None]]:
 def record_brsd(draft: CausalModel, target: CausalModel, prm: Scorer, problems: Iterable[Any], *,
                 dataset: str = "recorded", header: TraceHeader | None = None, max_step_tokens: int = 256,
                 max_steps: int = 40, progress: Callable[[int, int], None] | None = None) -> Recording:
-    """Runs BRSD on each problem and records what happened.
-
-    Greedy decoding, step delimiter "\\n\\n"; the PRM scores every draft step
-    and, with backtracking, every refinement; a refinement below the
-    backtracking threshold reverts to the previous step (at most
-    ``max_backtracks`` per problem, never before step 1), whose alternative the
-    target writes. A problem ends at EOS or after ``max_steps`` steps.
-    """
+    """Runs BRSD on each problem (cosim.record._brsd.BrsdRun) and records what happened."""
     head = header or TraceHeader()
     if max_step_tokens < 1 or max_steps < 1:
         raise ConfigError("max_step_tokens and max_steps must be >= 1")
@@ -89,46 +83,9 @@ def record_brsd(draft: CausalModel, target: CausalModel, prm: Scorer, problems: 
     skipped: list[str] = []
     for index, (question, answer) in enumerate(items):
         prompt = draft.encode(PROMPT_TEMPLATE.format(question=question))
-        chain: list[list[int]] = []
-        events: list[Any] = []
-        backtracks = 0
-        done = False
-
-        def context(prompt: list[int] = prompt, chain: list[list[int]] = chain) -> list[int]:
-            return prompt + [t for s in chain for t in s]
-
-        while not done and len(chain) < max_steps:
-            step = len(chain) + 1
-            drafted, draft_eos = draft.generate_step(context(), max_step_tokens)
-            if not drafted:  # EOS at once: the answer is complete
-                break
-            score = prm(context(), drafted)
-            if score >= head.accept_threshold:
-                events.append(Draft(step, len(drafted), round(score, 6), True))
-                chain.append(drafted)
-                done = draft_eos
-                continue
-            events.append(Draft(step, len(drafted), round(score, 6), False))
-            while True:  # the target writes this step (and, after a backtrack, the one before)
-                refined, refined_eos = target.generate_step(context(), max_step_tokens)
-                if not refined:  # the target ended the answer at once: a one-token step, its EOS
-                    refined = [target.tokenizer.eos_token_id]
-                if not head.backtracking:
-                    events.append(Refine(step, len(refined), None, True))
-                    chain.append(refined)
-                    done = refined_eos
-                    break
-                rscore = prm(context(), refined)
-                kept = rscore >= head.backtrack_threshold or backtracks >= head.max_backtracks or step == 1
-                events.append(Refine(step, len(refined), round(rscore, 6), kept))
-                if kept:
-                    chain.append(refined)
-                    done = refined_eos
-                    break
-                events.append(Backtrack(step - 1))
-                backtracks += 1
-                chain.pop()
-                step -= 1
+        run = BrsdRun(draft, target, prm, prompt, head, max_step_tokens, max_steps)
+        events = run.all()
+        chain = run.chain
         if progress:
             progress(index + 1, len(items))
         if not events:  # the draft ended the answer before writing a step

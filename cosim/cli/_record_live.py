@@ -1,0 +1,73 @@
+"""``cosim record --simulate SCENARIO``: the recorder's models as the policy of a live
+co-simulation: each step generated and scored for real while the simulated hardware
+keeps time; the trace, the measured profiles and the simulated result written together."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .. import trace as traces
+from ..errors import ConfigError
+
+
+def record_simulated(args: argparse.Namespace, problems: list[Any], header: Any, folder: Path) -> int:
+    from ..config.scenario import load_scenario
+    from ..live import cosimulate
+    from ..outputs._atomic import write_atomically
+    from ..outputs._safety import RunFolder
+    from ..record import CausalModel, Recording, ValueHeadPrm
+    from ..record._live import RecordingPolicy, prompt_problems
+    from ..record._runner import _questions
+    from ._commands import format_summary
+
+    scn = load_scenario(args.simulate)
+    if not scn.backtracking and header.backtracking:
+        raise ConfigError(f"--simulate {args.simulate}: runs forward-only RSD; add --no-backtracking")
+    try:
+        from transformers import AutoTokenizer
+    except ImportError:
+        raise ConfigError("recording needs transformers: pip install 'heteroreason-cosim[record]'") from None
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(args.draft, local_files_only=True)
+    except (OSError, ValueError, KeyError) as exc:
+        raise ConfigError(f"draft: {args.draft} holds no tokenizer: {str(exc).splitlines()[0][:200]}") from None
+    questions = _questions(problems)
+    dataset = Path(args.dataset).parent.name or "recorded"
+    start = prompt_problems(lambda text: list(tokenizer(text, add_special_tokens=False)["input_ids"]), questions,
+                            dataset, header)
+
+    def models() -> Any:  # loaded where the simulation runs
+        return (CausalModel(args.draft, device=args.device, name="draft"),
+                CausalModel(args.target, device=args.device, name="target"),
+                ValueHeadPrm(args.prm, device=args.device))
+
+    policy = RecordingPolicy(models, questions, start, args.max_step_tokens, args.max_steps)
+    run = RunFolder(folder)
+    try:
+        with run.writing():
+            live = cosimulate(scn, policy, start, rows_to=run.staging)
+            collected = live.policy_outcome or {"timings": {}, "texts": []}
+            meta = dict(live.trace.header.metadata, recorded={"draft": "draft", "target": "target",
+                                                                "max_step_tokens": args.max_step_tokens,
+                                                                "max_steps": args.max_steps})
+            made = traces.Trace(traces.TraceHeader(header.accept_threshold, header.backtrack_threshold,
+                                                   header.max_backtracks, header.backtracking, meta),
+                                live.trace.problems)
+            Recording(made, collected["timings"], collected["texts"]).write(run.staging)
+            write_atomically(run.staged("summary.json"), json.dumps(live.result.summary, indent=1))
+            write_atomically(run.staged("scenario.resolved.yaml"), yaml.safe_dump(scn.resolved(), sort_keys=False))
+            run.publish({"command": "cosim record --simulate", "scenario": scn.name,
+                         "scenario_fingerprint": scn.fingerprint(), "dataset": str(args.dataset)})
+    except BaseException:
+        run.discard()
+        raise
+    print(traces.format_table(traces.trace_statistics(made)))
+    print(format_summary(live.result, f"\n{scn.name} simulated in lockstep with the models:"))
+    print(f"\nwrote {folder}/trace.jsonl, the measured profiles, per_problem.csv, summary.json, manifest.json "
+          f"(replay: cosim run {args.simulate} --trace {folder}/trace.jsonl)")
+    return 0
