@@ -59,7 +59,7 @@ PYBIND11_MODULE(_native, m) {
     m.def("gpu_batch_run", &cosim::bindings::gpu_batch_run, py::arg("gpu"), py::arg("model"), py::arg("power"),
           py::arg("sequences"), py::arg("max_batch"), py::arg("token_budget"), py::arg("verify_first") = false);
     m.def("power_run", &cosim::bindings::power_run, py::arg("power"), py::arg("segments"));
-    m.def("kvmu_run", &cosim::bindings::kvmu_run, py::arg("capacity_tokens"), py::arg("ops"));
+    m.def("kvmu_run", &cosim::bindings::kvmu_run, py::arg("capacity_tokens"), py::arg("ops"), py::arg("depth"));
     m.def("simulate_workflow", &cosim::bindings::simulate_workflow, py::arg("system"), py::arg("next_chunk"),
           py::arg("keep_activities") = false, py::arg("vcd_path") = std::string(),
           py::arg("vcd_every_token") = false, py::arg("decide") = py::none(), py::arg("max_backtracks") = 0,

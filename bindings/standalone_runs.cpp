@@ -289,9 +289,10 @@ py::dict power_run(const py::dict& power_dict, const py::list& segments) {
     return out;
 }
 
-py::list kvmu_run(int64_t capacity_tokens, const py::list& ops_list) {
+py::list kvmu_run(int64_t capacity_tokens, const py::list& ops_list, int32_t depth) {
     const std::vector<Op> ops = read_ops(ops_list, 1);
     Kvmu kvmu("fpga", capacity_tokens);
+    kvmu.set_depth(depth);
     py::list out;
     for (const Op& op : ops) {
         py::dict r;
@@ -317,6 +318,7 @@ py::list kvmu_run(int64_t capacity_tokens, const py::list& ops_list) {
         r["mode"] = kvmu_mode_name(kvmu.mode());
         r["mux"] = kvmu.mux() == MuxSource::sampler ? "sampler" : "pcie";
         r["curr_follows_ahead"] = kvmu.curr_follows_ahead();
+        r["marks"] = py::list(py::cast(std::vector<int64_t>(kvmu.marks().begin(), kvmu.marks().end())));
         out.append(r);
     }
     return out;

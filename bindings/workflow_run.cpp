@@ -37,7 +37,7 @@ py::dict section(const py::dict& d, const char* key) {
 WorkflowOptions read_options(const py::dict& d) {
     WorkflowOptions o;
     o.sequential = d["sequential"].cast<bool>();
-    o.step_ahead_draft = d["step_ahead_draft"].cast<bool>();
+    o.step_ahead_depth = d["step_ahead_depth"].cast<int32_t>();
     o.step_ahead_refine = d["step_ahead_refine"].cast<bool>();
     o.target_ahead_after_refine = d["target_ahead_after_refine"].cast<bool>();
     o.prefetch_cache = d["prefetch_cache"].cast<bool>();

@@ -288,11 +288,15 @@ def power_timeline(device: Any, segments: Iterable[Sequence[Any]]) -> RunResult:
                  [(str(s), real(d, f"segments[{i}] duration_ns")) for i, (s, d) in enumerate(segments)])
 
 
-def kvmu_replay(ops: Iterable[Sequence[Any]], capacity_tokens: int = 4096) -> list[RunResult]:
-    """Applies KVMU operations in order; each record gives the pointers after it and
+def kvmu_replay(ops: Iterable[Sequence[Any]], capacity_tokens: int = 4096, depth: int = 1) -> list[RunResult]:
+    """Applies KVMU operations in order with ``depth`` step-ahead steps allowed (0-2); each
+    record gives the pointers after it, ``marks`` (ends of finished step-ahead steps) and
     ``error`` (None, or the KvmuError message of an illegal operation, which left the state unchanged)."""
     script = [tuple(op) for op in ops]
-    records = _call("kvmu_run", whole(capacity_tokens, "capacity_tokens", minimum=1), script)
+    depth = whole(depth, "depth", minimum=0)
+    if depth > 2:
+        raise ConfigError(f"depth: must be 0, 1 or 2, got {depth}")
+    records = _call("kvmu_run", whole(capacity_tokens, "capacity_tokens", minimum=1), script, depth)
     return [RunResult(r) for r in records]
 
 

@@ -21,6 +21,12 @@ Kvmu::Kvmu(std::string owner, int64_t capacity_tokens)
     require_positive(owner_ + ".kvmu capacity_tokens", static_cast<double>(capacity_tokens));
 }
 
+void Kvmu::set_depth(int32_t depth) {
+    if (depth < 0 || depth > 2)
+        throw ConfigError(owner_ + ".kvmu: step_ahead_depth must be 0, 1 or 2, got " + std::to_string(depth));
+    depth_ = depth;
+}
+
 MuxSource Kvmu::mux() const {
     return (mode_ == KvmuMode::speculation || mode_ == KvmuMode::accept) ? MuxSource::sampler : MuxSource::pcie;
 }
@@ -28,7 +34,9 @@ MuxSource Kvmu::mux() const {
 void Kvmu::illegal(const std::string& operation, const std::string& why) const {
     std::ostringstream out;
     out << owner_ << ".kvmu: illegal " << operation << " in mode " << kvmu_mode_name(mode_) << " (valid=" << ptr_.valid
-        << ", curr=" << ptr_.curr << ", ahead=" << ptr_.ahead << "): " << why;
+        << ", curr=" << ptr_.curr << ", ahead=" << ptr_.ahead;
+    for (size_t i = 0; i < marks_.size(); ++i) out << (i == 0 ? ", marks=" : ",") << marks_[i];
+    out << "): " << why;
     throw KvmuError(out.str());
 }
 
@@ -66,6 +74,7 @@ void Kvmu::initialize(int64_t position) {
     fresh_ = false;
     following_ = false;
     drafting_ = false;
+    marks_.clear();
     changed("initialize");
 }
 
@@ -83,11 +92,16 @@ void Kvmu::speculate_tokens(int64_t n) {
     bool follow = following_;
     if (!drafting_) {
         // A new step starts at ahead. With nothing under verification it becomes
-        // the step under verification (curr follows it); otherwise it is the
-        // step-ahead step, and there is at most one.
-        if (ptr_.ahead > ptr_.curr)
-            illegal("speculate_token", "step-ahead speculation is one step deep and that step is already drafted");
+        // the step under verification (curr follows it); otherwise it is a
+        // step-ahead step, and there are at most `depth` of them.
         follow = ptr_.curr == ptr_.valid;
+        if (!follow && steps_ahead() >= depth_) {
+            static const char* const why[] = {
+                "step-ahead speculation is off (depth 0): nothing may be drafted ahead",
+                "step-ahead speculation is one step deep and that step is already drafted",
+                "step-ahead speculation is two steps deep and both are already drafted"};
+            illegal("speculate_token", why[depth_]);
+        }
     }
     advance("speculate_token", n, follow);
     following_ = follow;
@@ -107,6 +121,8 @@ void Kvmu::sync_tokens(int64_t n) {
 void Kvmu::end_step() {
     require_mode("end_step", mux() == MuxSource::sampler);
     if (!drafting_) illegal("end_step", "no step is being drafted");
+    // A step-ahead step's boundary is kept; the step under verification's is curr.
+    if (!following_) marks_.push_back(ptr_.ahead);
     following_ = false;
     drafting_ = false;
     changed("end_step");
@@ -116,9 +132,15 @@ void Kvmu::accept() {
     if (ptr_.curr == ptr_.valid) illegal("accept", "no step under verification (curr == valid)");
     if (following_) illegal("accept", "the step under verification is still being drafted");
     ptr_.valid = ptr_.curr;
-    ptr_.curr = ptr_.ahead;
-    // A step-ahead step still being drafted is now the step under verification.
-    following_ = drafting_;
+    if (!marks_.empty()) {
+        // The first finished step-ahead step is now under verification.
+        ptr_.curr = marks_.front();
+        marks_.pop_front();
+    } else {
+        // A step-ahead step still being drafted is now the step under verification.
+        ptr_.curr = ptr_.ahead;
+        following_ = drafting_;
+    }
     mode_ = KvmuMode::accept;
     changed("accept");
 }
@@ -131,6 +153,7 @@ void Kvmu::rollback() {
     ptr_.ahead = ptr_.valid;
     following_ = false;
     drafting_ = false;
+    marks_.clear();
     mode_ = KvmuMode::rollback;
     changed("rollback");
 }
@@ -141,6 +164,7 @@ void Kvmu::clear() {
     fresh_ = true;
     following_ = false;
     drafting_ = false;
+    marks_.clear();
     changed("clear");
 }
 

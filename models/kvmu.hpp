@@ -9,13 +9,17 @@
 // curr marks the end of the step under verification. A step drafted while
 // nothing is under verification (curr == valid) becomes that step: curr
 // follows ahead token by token until the step's boundary (end_step). A step
-// drafted while one is under verification is the step-ahead step (at most one).
-// Accept while the step-ahead step is still being drafted: curr jumps to ahead
-// and then follows it to its boundary, so curr always ends on a step boundary.
+// drafted while one is under verification is a step-ahead step; `depth` of
+// them may be drafted (default one). With more than one, the boundaries of the
+// finished step-ahead steps are kept in order between curr and ahead (the
+// marks): accept moves curr to the first mark. Accept while the last step-ahead
+// step is still being drafted and no mark is left: curr jumps to ahead and
+// then follows it to its boundary, so curr always ends on a step boundary.
 // A verdict on a step still being drafted is illegal, as is any operation that
 // would break the pointer order. Every violation throws KvmuError and leaves
 // the state unchanged.
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <string>
 
@@ -34,6 +38,11 @@ struct KvmuPointers {
 class Kvmu {
 public:
     Kvmu(std::string owner, int64_t capacity_tokens);
+
+    // How many step-ahead steps may be drafted beyond the step under verification (0-2);
+    // it binds steps started from now on.
+    void set_depth(int32_t depth);
+    int32_t depth() const { return depth_; }
 
     // Initialization: all three pointers to `position` (setup after KV migration,
     // or a backtrack, which may only go back to verified context).
@@ -76,6 +85,12 @@ public:
     MuxSource mux() const;
     bool curr_follows_ahead() const { return following_; }
     bool drafting() const { return drafting_; }
+    // Ends of the finished step-ahead steps, in order, after curr.
+    const std::deque<int64_t>& marks() const { return marks_; }
+    // Drafted steps beyond the step under verification, finished or not.
+    int32_t steps_ahead() const {
+        return static_cast<int32_t>(marks_.size()) + (drafting_ && !following_ ? 1 : 0);
+    }
     int64_t capacity_tokens() const { return capacity_tokens_; }
 
 private:
@@ -91,6 +106,8 @@ private:
     bool fresh_ = true;
     bool following_ = false;
     bool drafting_ = false;  // tokens drafted since the last step boundary
+    int32_t depth_ = 1;
+    std::deque<int64_t> marks_;
     Observer observer_;
     bool every_token_ = false;
 

@@ -24,17 +24,28 @@ def arguments(description: str) -> argparse.Namespace:
     return parser.parse_args()
 
 
-def compare(args: argparse.Namespace, policy: ProfilePolicy, label: str) -> dict[str, Any]:
-    """Runs the default rule and ``policy`` on the same problems; prints and returns both summaries."""
+def compare(args: argparse.Namespace, policy: ProfilePolicy, label: str, depth: int | None = None
+            ) -> dict[str, Any]:
+    """Runs the default rule and ``policy`` on the same problems; prints and returns both
+    summaries. With ``depth`` the policy runs at that step-ahead depth, and the default
+    rule at that depth is shown too."""
     scn = cosim.load_scenario(args.scenario)
     problems = cosim.trace.generate(args.profile, args.problems, seed=args.seed, backtracking=scn.backtracking)
-    default = cosim.cosimulate(scn, ProfilePolicy(args.profile, seed=args.seed, header=problems.header), problems)
-    chosen = cosim.cosimulate(scn, policy, problems)
+
+    def rule(at: cosim.Scenario) -> Any:
+        return cosim.cosimulate(at, ProfilePolicy(args.profile, seed=args.seed, header=problems.header), problems)
+
+    columns = {"thresholds": rule(scn).result.summary}
+    policy_scn = scn
+    if depth is not None:
+        policy_scn = scn.with_value("toggles.step_ahead_depth", depth)
+        columns[f"depth {depth}"] = rule(policy_scn).result.summary
+    chosen = cosim.cosimulate(policy_scn, policy, problems)
+    columns[label] = chosen.result.summary
     print(f"{args.scenario}, {args.problems} {args.profile} problems (seed {args.seed}):\n")
-    print(f"  {'':<24} {'thresholds':>12} {label:>16}")
+    print(f"  {'':<24}" + "".join(f" {name:>16}" for name in columns))
     for key, name, fmt in ROWS:
-        a, b = default.result.summary[key], chosen.result.summary[key]
-        print(f"  {name:<24} {fmt.format(a):>12} {fmt.format(b):>16}")
+        print(f"  {name:<24}" + "".join(f" {fmt.format(summary[key]):>16}" for summary in columns.values()))
     print(f"\n  verdicts against the PRM score: {chosen.overridden_verdicts}; "
           f"{chosen.decisions} decisions, {chosen.us_per_decision:.1f} us each in the policy")
-    return {"default": default.result.summary, "policy": chosen.result.summary, "live": chosen}
+    return {"default": columns["thresholds"], "policy": chosen.result.summary, "live": chosen, "columns": columns}

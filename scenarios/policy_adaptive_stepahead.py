@@ -1,7 +1,8 @@
-"""Adaptive step-ahead depth: the draft device drafts the next step ahead of the PRM's
-verdict (depth 1) only while steps are being accepted; after a rejection it waits for the
-verdicts (depth 0) until a step is accepted again, so that a run of rejections does not
-burn energy on step-ahead drafts that are thrown away.
+"""Adaptive step-ahead depth: the draft device may draft up to two steps ahead of the
+PRM's verdict (the scenario runs at step_ahead_depth 2), and the policy chooses how many
+from the verdicts it has seen: two while the last two drafted steps were kept, one after
+a single kept step, none after a rejection, so that a run of rejections does not burn
+energy on step-ahead drafts that are thrown away.
 
     python scenarios/policy_adaptive_stepahead.py
 """
@@ -14,20 +15,24 @@ from cosim.live import ProfilePolicy
 class AdaptiveStepAhead(ProfilePolicy):
     def __init__(self, profile, seed, **kw):
         super().__init__(profile, seed=seed, **kw)
-        self.last_kept = {}  # per request: whether the PRM kept its last drafted step
+        self.kept_in_a_row = {}  # per request: drafted steps kept since the last rejection
+
+    def depth(self, view):
+        return min(2, self.kept_in_a_row.get(view.request, 1))
 
     def draft(self, view):
-        if view.speculative and not self.last_kept.get(view.request, True):
-            return 0  # depth 0 for now: no step-ahead draft
+        # Asked ahead, the step is 1 or 2 beyond the one about to be verified.
+        if view.speculative and view.step - len(view.chain) - 1 > self.depth(view):
+            return 0  # not that deep for now
         return super().draft(view)
 
     def decide(self, view, score):
         kept, score = super().decide(view, score)
-        if not view.of_refinement:  # the draft's own record: was its last step kept?
-            self.last_kept[view.request] = kept
+        if not view.of_refinement:  # the draft's own record
+            self.kept_in_a_row[view.request] = self.kept_in_a_row.get(view.request, 1) + 1 if kept else 0
         return kept, score
 
 
 if __name__ == "__main__":
     args = arguments(__doc__.splitlines()[0])
-    compare(args, AdaptiveStepAhead(args.profile, args.seed), "adaptive depth")
+    compare(args, AdaptiveStepAhead(args.profile, args.seed), "adaptive depth", depth=2)

@@ -101,31 +101,41 @@ class Fpga:
         return max(compute, memory) + self.pipeline()
 
 
-def all_accept_timeline(prompt, steps, step_ahead, fpga_overrides=None):
+def all_accept_timeline(prompt, steps, step_ahead, fpga_overrides=None, depth=1):
     """heteroreason, U280 (with `fpga_overrides` of its accelerator), Config 1, every draft
-    step accepted: the verdict times, the stall, and when the prompt's KV starts migrating."""
+    step accepted, the draft device drafting up to `depth` steps ahead: the verdict times,
+    the stall, and when the prompt's KV starts migrating."""
     gen3, gen4 = Link("pcie_gen3_x16"), Link("pcie_gen4_x16")
     fpga = Fpga(overrides=fpga_overrides)
     prm = Gpu("rtx3090", "qwen2.5-math-prm-7b")
     draft_on_target = Gpu("rtx3090", "qwen2.5-0.5b")
+    depth = depth if step_ahead else 0
     # Phase 1: the target GPU prefills the prompt for the draft model; its INT8 KV migrates to HBM.
     migrate = draft_on_target.request + draft_on_target.prefill(prompt, 0)
     kv = prompt * fpga.kv_bytes()
     ready = migrate + gen4.ns(kv) + gen3.ns(kv)
-    ctx = prompt
-    sent = ready + fpga.step(ctx, steps[0])  # the first step needs no verdict
-    verdicts, stall, previous_sent = [], 0.0, None
+    ctx = [prompt + sum(steps[:i]) for i in range(len(steps))]
+    done = {0: ready + fpga.step(ctx[0], steps[0])}  # the first step needs no verdict
+    free = done[0]     # when the draft device has drafted all it was given
+    counted = 0.0      # stall time is counted up to here
+    verdicts, stall = [], 0.0
     for i, n in enumerate(steps):
-        if i > 0:
-            if step_ahead:  # drafted from the moment the previous step went to the PRM
-                done = previous_sent + fpga.step(ctx, n)
-                stall += max(0.0, verdicts[-1] - done)
-                sent = max(verdicts[-1], done)
-            else:           # drafted only once the verdict's command has reached the FPGA
-                sent = verdicts[-1] + gen3.ns(CONTROL_BYTES) + fpga.step(ctx, n)
+        if i == 0:
+            sent = done[0]
+        elif depth == 0:  # drafted only once the verdict's command has reached the FPGA
+            sent = done[i] = verdicts[-1] + gen3.ns(CONTROL_BYTES) + fpga.step(ctx[i], n)
+        else:
+            sent = max(verdicts[-1], done[i])
+            # Idle from the end of the last step it drafted ahead, until it may draft more.
+            last = done[max(done)]
+            if sent > max(last, counted):
+                stall += sent - max(last, counted)
+                counted = sent
+        # While step i is verified, steps up to i + depth are drafted back to back.
+        for j in range(i + 1, min(i + depth, len(steps) - 1) + 1):
+            if j not in done:
+                free = done[j] = max(sent, free) + fpga.step(ctx[j], steps[j])
         arrive = sent + gen3.ns(TOKEN_BYTES * n) + gen4.ns(TOKEN_BYTES * n)
         # No prefix cache on the PRM: each step is scored over the whole context.
-        verdicts.append(arrive + prm.request + prm.prefill(ctx + n, 0) + gen4.ns(CONTROL_BYTES))
-        previous_sent = sent
-        ctx += n
+        verdicts.append(arrive + prm.request + prm.prefill(ctx[i] + n, 0) + gen4.ns(CONTROL_BYTES))
     return {"verdicts": verdicts, "stall": stall, "migrate_end": migrate, "kv_bytes": kv, "kv_ready": ready}

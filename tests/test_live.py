@@ -184,5 +184,6 @@ def test_the_example_policies_print_their_comparison(script, args, tmp_path):
         assert accuracy[1] < accuracy[0]
         assert float(rows["mean latency (s)"][1]) < float(rows["mean latency (s)"][0])
     else:  # the same decisions, other step-ahead work: the same answers
-        assert accuracy[1] == accuracy[0]
-        assert float(rows["wasted energy share"][1]) <= float(rows["wasted energy share"][0])
+        assert accuracy[0] == accuracy[1] == accuracy[2]
+        # It drafts ahead where depth 2 does or less: it can only throw less away.
+        assert float(rows["wasted energy share"][2]) <= float(rows["wasted energy share"][1])

@@ -23,6 +23,7 @@ _RULES: dict[str, tuple[Any, str]] = {
     "non_negative": (lambda v: v >= 0, ">= 0"),
     "fraction": (lambda v: 0 < v <= 1, "in (0, 1]"),
     "any": (lambda v: True, ""),
+    "depth": (lambda v: v in (0, 1, 2), "0, 1 or 2"),
 }
 
 # No parameter of these models is near this; past it a value cannot be exact in a

@@ -32,12 +32,12 @@ PRM_MODEL = "qwen2.5-math-prm-7b"
 
 # Per system: the draft device and the toggles it implies (docs/system.md).
 _PRESETS: dict[str, dict[str, Any]] = {
-    "gpu-baseline": {"draft": "rtx3090", "sequential": True, "step_ahead": False, "prefetch_cache": False,
-                     "shadow_sync": False, "target_ahead_after_refine": False},
-    "gpu-stepahead": {"draft": "rtx3090", "sequential": False, "step_ahead": True, "prefetch_cache": True,
-                      "shadow_sync": False, "target_ahead_after_refine": True},
-    "heteroreason": {"draft": "u280", "sequential": False, "step_ahead": True, "prefetch_cache": True,
-                     "shadow_sync": True, "target_ahead_after_refine": True},
+    "gpu-baseline": {"draft": "rtx3090", "sequential": True, "step_ahead": False, "step_ahead_depth": 0,
+                     "prefetch_cache": False, "shadow_sync": False, "target_ahead_after_refine": False},
+    "gpu-stepahead": {"draft": "rtx3090", "sequential": False, "step_ahead": True, "step_ahead_depth": 1,
+                      "prefetch_cache": True, "shadow_sync": False, "target_ahead_after_refine": True},
+    "heteroreason": {"draft": "u280", "sequential": False, "step_ahead": True, "step_ahead_depth": 1,
+                     "prefetch_cache": True, "shadow_sync": True, "target_ahead_after_refine": True},
 }
 
 
@@ -45,6 +45,10 @@ _PRESETS: dict[str, dict[str, Any]] = {
 class Toggles:
     step_ahead: bool = _params.param("draft one step ahead of the verdict, and start the target on step i once "
                                      "step i-1 is settled", rule="any")
+    step_ahead_depth: int = _params.param(
+        "with step_ahead: how many steps the draft device may draft beyond the step under verification: "
+        "0 (only the target works ahead), 1 (the published design) or 2 (an extension: the KVMU keeps "
+        "the extra step boundary, docs/system.md)", rule="depth")
     prefetch_cache: bool = _params.param("keep interrupted target runs and reuse them when the context matches",
                                          rule="any")
     shadow_sync: bool = _params.param("stream refined tokens into the draft device while the target decodes "

@@ -20,6 +20,7 @@ _ZOOM_OFFSET = 7.6
 # Per group: (signal below the top scope, its VCD width or 0 for a real, how to show it).
 GROUPS: tuple[tuple[str, tuple[tuple[str, int, str], ...]], ...] = (
     ("KVMU", (("kvmu.valid", 64, "dec"), ("kvmu.curr", 64, "dec"), ("kvmu.ahead", 64, "dec"),
+              ("kvmu.mark", 64, "dec"), ("kvmu.steps_ahead", 32, "dec"),
               ("kvmu.mode", 32, "kvmu_mode"), ("kvmu.mux_pcie", 1, "bit"))),
     ("Run", (("run.problem", 32, "dec"), ("run.step", 32, "dec"))),
     *((device.capitalize() if device != "prm" else "PRM",

@@ -48,7 +48,7 @@ bool HostOrchestrator::next_live(int64_t k) {
     } else {
         Decision d;
         fill(d, DecisionKind::draft, step);
-        if (spec_ && spec_step_ == step) d.tokens = spec_tokens_;  // drafted ahead already
+        if (!specs_.empty() && specs_.front().step == step) d.tokens = specs_.front().tokens;  // drafted ahead
         broker_->ask(d);
         if (d.answer_tokens <= 0) return false;  // the answer is complete
         if (d.tokens > 0 && d.answer_tokens != d.tokens)

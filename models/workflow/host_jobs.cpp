@@ -184,18 +184,24 @@ void HostOrchestrator::stop_run() {
     run_ = Run{};
 }
 
-void HostOrchestrator::count_stall(const TicketPtr& draft, int32_t step) {
-    // The draft device held a finished step since `end_ns`, waiting for a verdict.
+void HostOrchestrator::count_stall() {
+    // The draft device idles from the end of its last step-ahead draft, if every step it
+    // drafted ahead is finished: it may draft no further before a verdict.
+    if (specs_.empty()) return;
+    const Spec& last = specs_.back();
     const double now = now_ns();
-    if (!draft->finished || draft->produced == 0 || now <= draft->end_ns + kTimeEpsilonNs) return;
-    log_.add(Role::draft, ActivityKind::stall, step, draft->end_ns, now, 0, {}, d_.draft->power().params().idle_w);
-    m().stall_ns += now - draft->end_ns;
+    const double from = std::max(last.ticket->end_ns, stall_counted_ns_);
+    if (!last.ticket->finished || last.ticket->produced == 0 || now <= from + kTimeEpsilonNs) return;
+    log_.add(Role::draft, ActivityKind::stall, last.step, from, now, 0, {}, d_.draft->power().params().idle_w);
+    m().stall_ns += now - from;
+    stall_counted_ns_ = now;
 }
 
 void HostOrchestrator::count_verdict() {
     m().verdicts += 1;
-    if (spec_ && spec_->finished && spec_->produced > 0 && now_ns() > spec_->end_ns + kTimeEpsilonNs)
-        m().stalled_verdicts += 1;
+    if (specs_.empty()) return;
+    const TicketPtr& last = specs_.back().ticket;
+    if (last->finished && last->produced > 0 && now_ns() > last->end_ns + kTimeEpsilonNs) m().stalled_verdicts += 1;
 }
 
 double HostOrchestrator::above_idle_j(int64_t id, double idle_w) const {
@@ -204,14 +210,27 @@ double HostOrchestrator::above_idle_j(int64_t id, double idle_w) const {
 }
 
 void HostOrchestrator::abort_spec() {
-    if (!spec_) return;
-    count_stall(spec_, spec_step_);
-    spec_->abort.request();
-    await(spec_);
-    product(spec_->activity, -1);
-    m().discarded_step_ahead_tokens += spec_->produced;
-    m().stepahead_waste_j += spec_->above_idle_j;
-    spec_ = nullptr;
+    if (specs_.empty()) return;
+    count_stall();
+    // All are told first, so that a step queued behind another never starts.
+    for (const Spec& s : specs_) s.ticket->abort.request();
+    for (const Spec& s : specs_) {
+        await(s.ticket);
+        product(s.ticket->activity, -1);
+        m().discarded_step_ahead_tokens += s.ticket->produced;
+        m().stepahead_waste_j += s.ticket->above_idle_j;
+    }
+    specs_.clear();
+}
+
+void HostOrchestrator::draft_ahead(int64_t k, int32_t step, int64_t after) {
+    if (options_.sequential) return;
+    while (static_cast<int32_t>(specs_.size()) < options_.step_ahead_depth) {
+        const int32_t next = specs_.empty() ? step + 1 : specs_.back().step + 1;
+        const int64_t tokens = lookahead_draft(k, next);
+        if (tokens <= 0) return;  // the answer ends before it
+        specs_.push_back(Spec{submit_draft(next, tokens, {after}), next, tokens});
+    }
 }
 
 void HostOrchestrator::request_accept(int64_t end_position) {

@@ -16,6 +16,7 @@ HostOrchestrator::HostOrchestrator(sc_core::sc_module_name name, const WorkflowO
     : sc_core::sc_module(name), options_(options), d_(devices), log_(log), dispatcher_(dispatcher), slot_(slot) {
     SC_HAS_PROCESS(HostOrchestrator);
     SC_THREAD(run);
+    d_.draft->kvmu().set_depth(options_.sequential ? 0 : options_.step_ahead_depth);
 }
 
 void HostOrchestrator::run() {
@@ -165,22 +166,22 @@ void HostOrchestrator::on_draft(int64_t k, const TraceEvent& e) {
     if (step != static_cast<int32_t>(chain_.size()) + 1 || e.tokens <= 0)
         throw SimulationError("trace inconsistent: draft of step " + std::to_string(step) + " after " +
                               std::to_string(chain_.size()) + " steps");
-    if (!spec_) {
+    if (specs_.empty()) {
         // Drafted now: it starts once the last command (a verdict's pointer update) has arrived.
-        spec_ = submit_draft(step, e.tokens, {last_settle_, last_command_}, command_arrival_ns_);
-        spec_step_ = step;
+        specs_.push_back(Spec{submit_draft(step, e.tokens, {last_settle_, last_command_}, command_arrival_ns_),
+                              step, e.tokens});
     }
-    if (spec_step_ != step)
-        throw SimulationError("internal: the draft device holds step " + std::to_string(spec_step_) +
+    if (specs_.front().step != step)
+        throw SimulationError("internal: the draft device holds step " + std::to_string(specs_.front().step) +
                               " where the trace drafts step " + std::to_string(step));
-    TicketPtr mine = spec_;
-    spec_ = nullptr;
+    TicketPtr mine = specs_.front().ticket;
     await(mine);
     if (mine->produced != e.tokens)
         throw SimulationError("internal: step " + std::to_string(step) + " drafted " +
                               std::to_string(mine->produced) + " of " + std::to_string(e.tokens) + " tokens");
     product(mine->activity, k);
-    count_stall(mine, step);
+    count_stall();
+    specs_.pop_front();
     const double now = now_ns();
     const int64_t context = context_len();
     const Delivery tokens = d_.fabric->send(Endpoint::draft, Endpoint::prm,
@@ -188,14 +189,7 @@ void HostOrchestrator::on_draft(int64_t k, const TraceEvent& e) {
                                             {mine->activity, last_settle_}, step);
     verdict_sent_ns_ = now_ns();
     TicketPtr score = verify(context, e.tokens, tokens.arrival_ns, {tokens.activity}, step);
-    if (options_.step_ahead_draft && !options_.sequential) {
-        const int64_t ahead = lookahead_draft(k, step + 1);
-        if (ahead > 0) {
-            spec_ = submit_draft(step + 1, ahead, {mine->activity});
-            spec_step_ = step + 1;
-            spec_tokens_ = ahead;
-        }
-    }
+    draft_ahead(k, step, mine->activity);
     const Delivery v = verdict(score, step);
     count_verdict();
     if (keep(k, e)) {
@@ -286,14 +280,7 @@ void HostOrchestrator::on_refine(int64_t k, const TraceEvent& e) {
                                           {run.ticket->activity, last_command_}, step);
     verdict_sent_ns_ = now_ns();
     TicketPtr score = verify(context, tokens, sent.arrival_ns, {sent.activity}, step);
-    if (options_.step_ahead_draft && !options_.sequential) {
-        const int64_t ahead = lookahead_draft(k, step + 1);
-        if (ahead > 0) {
-            spec_ = submit_draft(step + 1, ahead, {run.ticket->activity});
-            spec_step_ = step + 1;
-            spec_tokens_ = ahead;
-        }
-    }
+    draft_ahead(k, step, run.ticket->activity);
     const Delivery v = verdict(score, step);
     count_verdict();
     if (keep(k, e)) {
@@ -316,7 +303,6 @@ void HostOrchestrator::on_backtrack(int64_t, const TraceEvent& e) {
     // before anything is waited for; the job running now stops at once or within a token.
     cut_streams();
     d_.draft_server->cancel_pending(slot_);
-    if (spec_) spec_->abort.request();
     abort_spec();
     d_.draft_server->drain(slot_);
     streams_.clear();
@@ -338,7 +324,8 @@ void HostOrchestrator::run_problem(const Request& request) {
     log_.begin_problem(index);
     chain_.clear();
     prefetch_.clear();
-    spec_ = nullptr;
+    specs_.clear();
+    stall_counted_ns_ = 0.0;
     run_ = Run{};
     accept_pending_ = -1;
     last_settle_ = last_command_ = kNoActivity;

@@ -8,6 +8,7 @@
 // aborted, so device work overlaps exactly as far as the toggles allow.
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -93,6 +94,12 @@ private:
         int64_t tokens = 0;
         std::vector<int64_t> activities;
     };
+    // A step the draft device drafts (or drafted) ahead of its turn, not yet sent to the PRM.
+    struct Spec {
+        TicketPtr ticket;
+        int32_t step = 0;
+        int64_t tokens = 0;  // tokens it was asked for
+    };
     struct ChainStep {
         int64_t tokens = 0;
         int64_t product = 0;  // trace event index that produced it
@@ -131,9 +138,14 @@ private:
     Delivery verdict(const TicketPtr& scored, int32_t step);
     Delivery command_to_draft(int64_t cause, int32_t step);
     void stop_run();
+    // Drops every step drafted ahead (a reject, a backtrack or the answer's end).
     void abort_spec();
-    void count_stall(const TicketPtr& draft, int32_t step);
-    // A verdict has arrived: counts it, and whether the draft device held a finished step-ahead step.
+    // Once `step` (event k) is under verification after `after`, the draft device drafts
+    // ahead up to the step-ahead depth.
+    void draft_ahead(int64_t k, int32_t step, int64_t after);
+    // The draft device idled since its last step-ahead draft ended, holding all it may draft.
+    void count_stall();
+    // A verdict has arrived: counts it, and whether the draft device held only finished step-ahead steps.
     void count_verdict();
     // A batched GPU's activity draws its share of the iterations it took part in.
     void batched_energy(int64_t id, const GpuProxy& gpu) {
@@ -174,7 +186,6 @@ private:
     int32_t max_backtracks_ = 0;
     bool scored_refinements_ = true;      // live: the PRM scores refinements (BRSD)
     int64_t request_index_ = 0;
-    int64_t spec_tokens_ = 0;             // tokens the step-ahead draft in flight was asked for
     std::vector<TraceEvent> live_;        // live: the problem's events so far
     double verdict_sent_ns_ = 0.0;        // when the step under verdict went to the PRM
     ProblemAccounting acct_;
@@ -187,8 +198,8 @@ private:
     const TraceProblem* problem_ = nullptr;
     int64_t event_end_ = 0;
     std::vector<ChainStep> chain_;
-    TicketPtr spec_;              // the draft device's step in flight or finished, not yet sent to the PRM
-    int32_t spec_step_ = 0;
+    std::deque<Spec> specs_;      // steps drafted ahead, in step order (at most the depth)
+    double stall_counted_ns_ = 0.0;  // stall time is counted up to here
     Run run_;                     // the target's current run (ticket null when none)
     std::map<std::vector<int64_t>, Cached> prefetch_;
     int64_t prm_cached_ = 0;

@@ -21,6 +21,8 @@ WaveformProbe::WaveformProbe(sc_core::sc_module_name name, const std::string& pa
     sc_core::sc_trace(file_, kvmu_valid, "kvmu.valid");
     sc_core::sc_trace(file_, kvmu_curr, "kvmu.curr");
     sc_core::sc_trace(file_, kvmu_ahead, "kvmu.ahead");
+    sc_core::sc_trace(file_, kvmu_mark, "kvmu.mark");
+    sc_core::sc_trace(file_, kvmu_steps_ahead, "kvmu.steps_ahead");
     sc_core::sc_trace(file_, kvmu_mode, "kvmu.mode");
     sc_core::sc_trace(file_, mux_pcie, "kvmu.mux_pcie");
     sc_core::sc_trace(file_, problem, "run.problem");
@@ -56,6 +58,8 @@ void WaveformProbe::on_kvmu(const Kvmu& kvmu) {
     kvmu_valid.write(p.valid);
     kvmu_curr.write(p.curr);
     kvmu_ahead.write(p.ahead);
+    kvmu_mark.write(kvmu.marks().empty() ? p.curr : kvmu.marks().front());
+    kvmu_steps_ahead.write(kvmu.steps_ahead());
     kvmu_mode.write(static_cast<int>(kvmu.mode()));
     mux_pcie.write(kvmu.mux() == MuxSource::pcie);
 }

@@ -45,6 +45,10 @@ public:
     Signal<int64_t> kvmu_valid{"kvmu_valid"};
     Signal<int64_t> kvmu_curr{"kvmu_curr"};
     Signal<int64_t> kvmu_ahead{"kvmu_ahead"};
+    // The end of the first finished step-ahead step (curr when there is none), and how many
+    // steps are drafted beyond the step under verification (at most the step-ahead depth).
+    Signal<int64_t> kvmu_mark{"kvmu_mark"};
+    Signal<int> kvmu_steps_ahead{"kvmu_steps_ahead"};
     Signal<int> kvmu_mode{"kvmu_mode"};        // 0 initialization, 1 speculation, 2 accept, 3 rollback
     Signal<bool> mux_pcie{"mux_pcie"};         // 1: the decoder's input comes from PCIe
     // draft, prm, target: 0 idle, 1 prefill, 2 decode, 3 transfer, 4 shadow sync (summary, draft only)

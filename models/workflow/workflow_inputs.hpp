@@ -40,7 +40,7 @@ struct TraceChunk {
 };
 struct WorkflowOptions {
     bool sequential = false;          // gpu-baseline: every operation waits for the previous one
-    bool step_ahead_draft = true;     // the draft device drafts one step ahead of the verdict
+    int32_t step_ahead_depth = 1;     // steps the draft device may draft ahead of the verdict (0-2)
     bool step_ahead_refine = true;    // the target starts step i once step i-1 is settled
     bool target_ahead_after_refine = true; // ... or, after its own refinement of step i-1, once that ends
     bool prefetch_cache = true;       // interrupted target runs are kept for reuse
