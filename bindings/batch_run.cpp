@@ -32,7 +32,8 @@ struct Sequence {
 }  // namespace
 
 py::dict gpu_batch_run(const py::dict& gpu_dict, const py::dict& model_dict, const py::dict& power_dict,
-                       const py::list& sequences, int max_batch, int64_t token_budget, bool verify_first) {
+                       const py::list& sequences, int max_batch, int64_t token_budget, bool verify_first,
+                       double kv_budget_bytes, const py::object& profile) {
     std::vector<Sequence> seqs;
     for (auto item : sequences) {
         const auto t = item.cast<py::tuple>();
@@ -54,8 +55,9 @@ py::dict gpu_batch_run(const py::dict& gpu_dict, const py::dict& model_dict, con
     batching.max_batch = max_batch;
     batching.token_budget = token_budget;
     batching.verify_first = verify_first;
+    if (kv_budget_bytes > 0.0) batching.kv_budget_bytes = kv_budget_bytes;
     claim_process();
-    GpuProxy gpu("gpu", params, model, power);
+    GpuProxy gpu("gpu", params, model, power, optional_profile(profile));
     GpuBatcher batcher("batcher", batching, gpu.power());
     gpu.set_batcher(&batcher);
     std::vector<std::unique_ptr<Driver>> drivers;
@@ -97,6 +99,7 @@ py::dict gpu_batch_run(const py::dict& gpu_dict, const py::dict& model_dict, con
     out["iterations"] = batcher.iterations();
     out["batched_sequences"] = batcher.batched_sequences();
     out["busy_ns"] = batcher.busy_ns();
+    out["kv_limited_iterations"] = batcher.kv_limited_iterations();
     out["energy_j"] = gpu.power().energy_j();
     out["overhead_ns"] = gpu.overhead_ns();
     out["streamed_weight_bytes"] = gpu.streamed_weight_bytes();

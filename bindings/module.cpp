@@ -57,7 +57,8 @@ PYBIND11_MODULE(_native, m) {
     m.def("gpu_run", &cosim::bindings::gpu_run, py::arg("gpu"), py::arg("model"), py::arg("power"),
           py::arg("profile"), py::arg("ops"), py::arg("record_tokens") = false);
     m.def("gpu_batch_run", &cosim::bindings::gpu_batch_run, py::arg("gpu"), py::arg("model"), py::arg("power"),
-          py::arg("sequences"), py::arg("max_batch"), py::arg("token_budget"), py::arg("verify_first") = false);
+          py::arg("sequences"), py::arg("max_batch"), py::arg("token_budget"), py::arg("verify_first") = false,
+          py::arg("kv_budget_bytes") = 0.0, py::arg("profile") = py::none());
     m.def("power_run", &cosim::bindings::power_run, py::arg("power"), py::arg("segments"));
     m.def("kvmu_run", &cosim::bindings::kvmu_run, py::arg("capacity_tokens"), py::arg("ops"), py::arg("depth"));
     m.def("simulate_workflow", &cosim::bindings::simulate_workflow, py::arg("system"), py::arg("next_chunk"),

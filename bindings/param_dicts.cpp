@@ -105,12 +105,14 @@ LatencyProfile latency_profile(const std::string& source, const py::list& rows) 
     std::vector<ProfilePoint> points;
     for (auto row : rows) {
         auto t = row.cast<py::tuple>();
-        if (t.size() != 4) throw ConfigError(source + ": a profile row needs (phase, tokens, context, seconds)");
+        if (t.size() != 4 && t.size() != 5)
+            throw ConfigError(source + ": a profile row needs (phase, tokens, context, seconds[, batch])");
         const auto phase = t[0].cast<std::string>();
         if (phase != "prefill" && phase != "decode")
             throw ConfigError(source + ": unknown phase '" + phase + "' (prefill or decode)");
         points.push_back(ProfilePoint{phase == "prefill" ? Phase::prefill : Phase::decode, t[1].cast<int64_t>(),
-                                      t[2].cast<int64_t>(), t[3].cast<double>()});
+                                      t[2].cast<int64_t>(), t[3].cast<double>(),
+                                      t.size() == 5 ? t[4].cast<int64_t>() : 1});
     }
     return LatencyProfile(source, points);
 }

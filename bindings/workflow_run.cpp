@@ -6,6 +6,7 @@
 #include <cstring>
 #include <deque>
 #include <string>
+#include <limits>
 #include <memory>
 #include <vector>
 
@@ -166,6 +167,11 @@ ClusterShape read_cluster(const py::dict& system) {
     return shape;
 }
 
+// A GPU role's measured latency profile, when its section carries one.
+LatencyProfile profile_of(const py::dict& role) {
+    return role.contains("profile") ? optional_profile(role["profile"]) : LatencyProfile();
+}
+
 SystemSpec read_system(const py::dict& system) {
     SystemSpec spec;
     spec.options = read_options(section(system, "options"));
@@ -178,6 +184,8 @@ SystemSpec read_system(const py::dict& system) {
     spec.target_model = model_spec(section(target_cfg, "model"));
     spec.prm_gpu = gpu_params(section(prm_cfg, "gpu"));
     spec.target_gpu = gpu_params(section(target_cfg, "gpu"));
+    spec.prm_profile = profile_of(prm_cfg);
+    spec.target_profile = profile_of(target_cfg);
     spec.draft_power = power_params(section(draft_cfg, "power"));
     spec.prm_power = power_params(section(prm_cfg, "power"));
     spec.target_power = power_params(section(target_cfg, "power"));
@@ -190,6 +198,7 @@ SystemSpec read_system(const py::dict& system) {
         spec.draft_on_target_gpu = gpu_params(section(draft_cfg, "prefill_gpu"));
     } else {
         spec.draft_gpu = gpu_params(section(draft_cfg, "gpu"));
+        spec.draft_gpu_profile = profile_of(draft_cfg);
     }
     spec.shape = read_cluster(system);
     if (system.contains("batching")) {
@@ -197,6 +206,7 @@ SystemSpec read_system(const py::dict& system) {
         spec.batching = b["enabled"].cast<bool>();
         spec.batch.max_batch = b["max_batch"].cast<int>();
         spec.batch.token_budget = b["token_budget"].cast<int64_t>();
+        spec.batch.gpu_memory_utilization = b["gpu_memory_utilization"].cast<double>();
         const std::string policy = b["policy"].cast<std::string>();
         if (policy != "fcfs" && policy != "verify_first")
             throw ConfigError("batching.policy: fcfs or verify_first, got '" + policy + "'");
@@ -263,10 +273,23 @@ py::dict simulate_workflow(const py::dict& system, const py::function& next_chun
         feed_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         return true;
     };
-    // Waveforms follow the first request slot: its requests, its draft context and the
-    // draft device, PRM GPU and target GPU it is bound to (which other slots share).
-    HostOrchestrator& host = cluster.slot(0);
-    DraftUnit* draft = &cluster.draft_unit(0);
+    // Waveforms follow one request slot (the first unless told), within a window of time:
+    // its requests, its draft context and the draft device, PRM GPU and target GPU it is
+    // bound to (which other slots share).
+    int watched = 0;
+    double window_start_ns = 0.0;
+    double window_end_ns = std::numeric_limits<double>::infinity();
+    if (system.contains("waveform")) {
+        const py::dict w = system["waveform"].cast<py::dict>();
+        watched = w["slot"].cast<int>();
+        window_start_ns = w["start_ns"].cast<double>();
+        window_end_ns = w["end_ns"].cast<double>();
+        if (watched < 0 || watched >= cluster.slots())
+            throw ConfigError("waveform slot " + std::to_string(watched) + ": the cluster has slots 0 to " +
+                              std::to_string(cluster.slots() - 1));
+    }
+    HostOrchestrator& host = cluster.slot(watched);
+    DraftUnit* draft = &cluster.draft_unit(watched);
     struct KvmuRecord {
         int32_t problem;
         double time_ns;
@@ -277,12 +300,18 @@ py::dict simulate_workflow(const py::dict& system, const py::function& next_chun
     std::vector<KvmuRecord> kvmu_log;
     std::unique_ptr<WaveformProbe> probe;
     if (!vcd_path.empty()) {
-        Power* meters[3] = {&draft->power(), cluster.device("prm", 0).power, cluster.device("target", 0).power};
+        const std::array<int, 3> bound = cluster.bound(watched);
+        Power* meters[3] = {&draft->power(), cluster.device("prm", bound[1]).power,
+                            cluster.device("target", bound[2]).power};
         const auto boards = static_cast<size_t>(shape.draft_devices);
+        const auto prms = static_cast<size_t>(shape.prm_devices);
         probe = std::make_unique<WaveformProbe>(
             "waveforms", vcd_path, cluster.fabric(),
             std::array<double, 3>{meters[0]->params().idle_w, meters[1]->params().idle_w, meters[2]->params().idle_w},
-            vcd_every_token, std::array<size_t, 3>{0, boards, boards + static_cast<size_t>(shape.prm_devices)});
+            vcd_every_token,
+            std::array<size_t, 3>{static_cast<size_t>(bound[0]), boards + static_cast<size_t>(bound[1]),
+                                  boards + prms + static_cast<size_t>(bound[2])},
+            window_start_ns, window_end_ns);
         for (int i = 0; i < 3; ++i)
             meters[i]->set_observer([&probe, i](PowerState s, double w) { probe->on_power(i, s, w); });
         host.set_step_observer([&probe](int32_t p, int32_t s) { probe->on_step(p, s); });
@@ -292,11 +321,11 @@ py::dict simulate_workflow(const py::dict& system, const py::function& next_chun
     for (int slot = 0; slot < cluster.slots() && (keep_activities || probe); ++slot) {
         const ActivityLog& log = cluster.log(slot);
         cluster.draft_unit(slot).kvmu().set_observer(
-            [&, &log = log, watched = slot == 0](const char* op, const Kvmu& k) {
+            [&, &log = log, mine = slot == watched](const char* op, const Kvmu& k) {
                 const bool drafted = std::strcmp(op, "speculate_token") == 0;
                 // Drafted tokens move the waveform's pointers in token detail only; shadow-sync
                 // passes arrive one by one in token detail and a batch at a time otherwise.
-                if (probe && watched && (vcd_every_token || !drafted)) probe->on_kvmu(k);
+                if (probe && mine && (vcd_every_token || !drafted)) probe->on_kvmu(k);
                 // The record keeps verdicts and mode changes; per-token moves would swamp it.
                 if (!keep_activities || drafted || std::strcmp(op, "sync_token") == 0) return;
                 kvmu_log.push_back(KvmuRecord{log.problem(), now_ns(), op, k.pointers(), kvmu_mode_name(k.mode())});
@@ -334,6 +363,7 @@ py::dict simulate_workflow(const py::dict& system, const py::function& next_chun
         entry["busy_ns"] = d.batcher ? d.batcher->busy_ns() : d.server->busy_ns();
         entry["iterations"] = d.batcher ? d.batcher->iterations() : 0;
         entry["batched_sequences"] = d.batcher ? d.batcher->batched_sequences() : 0;
+        entry["kv_limited_iterations"] = d.batcher ? d.batcher->kv_limited_iterations() : 0;
         devices.append(entry);
     }
     out["devices"] = devices;

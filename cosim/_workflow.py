@@ -16,14 +16,16 @@ from .outputs._atomic import writable_file, writable_folder
 from .outputs._gtkwave import write_gtkw
 from .outputs._timeline import write_timeline
 from .errors import ConfigError, OutputError
+from .config._latency_csv import load_latency_profile
 from .config.hardware import FpgaDevice, GpuDevice, fpga_profile_native
 from .result import Result
 from .config.scenario import Scenario
 from .trace import Trace
 
-def _gpu_section(device: GpuDevice, model: Any, link: Any) -> dict[str, Any]:
+def _gpu_section(device: GpuDevice, model: Any, link: Any, profile: str | None = None) -> dict[str, Any]:
     return {"gpu": _params.native(device.gpu), "power": _params.native(device.power),
-            "model": _params.native(model), "link": _params.native(link)}
+            "model": _params.native(model), "link": _params.native(link),
+            "profile": None if profile is None else load_latency_profile(profile).native()}
 
 
 def system_dict(scn: Scenario) -> dict[str, Any]:
@@ -40,7 +42,7 @@ def system_dict(scn: Scenario) -> dict[str, Any]:
                          "power": _params.native(draft.device.power), "model": _params.native(draft.model),
                          "link": _params.native(draft.link)}
     else:
-        draft_section = {"kind": "gpu", **_gpu_section(draft.device, draft.model, draft.link)}
+        draft_section = {"kind": "gpu", **_gpu_section(draft.device, draft.model, draft.link, draft.profile)}
     t = scn.toggles
     return {
         "options": {
@@ -55,8 +57,8 @@ def system_dict(scn: Scenario) -> dict[str, Any]:
             "control_bytes": scn.serving.control_bytes,
         },
         "draft": draft_section,
-        "prm": _gpu_section(scn.prm.device, scn.prm.model, scn.prm.link),
-        "target": _gpu_section(scn.target.device, scn.target.model, scn.target.link),
+        "prm": _gpu_section(scn.prm.device, scn.prm.model, scn.prm.link, scn.prm.profile),
+        "target": _gpu_section(scn.target.device, scn.target.model, scn.target.link, scn.target.profile),
         **serving_sections(scn),
     }
 
@@ -81,10 +83,11 @@ def vcd_paths(vcd: str | Path | None) -> tuple[str, Path | None, Path | None]:
     return str(partial_stem), partial_stem.with_name(partial_stem.name + ".vcd"), final
 
 
-def publish_vcd(partial: Path, final: Path, end_s: float) -> None:
-    """The finished waveform in place, with its GTKWave save file beside it."""
+def publish_vcd(partial: Path, final: Path, end_s: float, start_s: float = 0.0) -> None:
+    """The finished waveform in place, with its GTKWave save file beside it (opening on
+    ``start_s`` to ``end_s``)."""
     _publish_vcd(partial, final)
-    write_gtkw(final.with_suffix(".gtkw"), final, end_s * 1e12)
+    write_gtkw(final.with_suffix(".gtkw"), final, end_s * 1e12, start_s * 1e12)
 
 
 def _publish_vcd(partial: Path, final: Path) -> None:

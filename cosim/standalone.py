@@ -249,11 +249,15 @@ _BATCH_KINDS = ("prefill", "verify", "decode")
 
 def gpu_batch(device: Any, model: Any, sequences: Iterable[Sequence[Any]], max_batch: int = 64,
               token_budget: int = 2048, policy: str = "fcfs",
-              overrides: Mapping[str, Any] | None = None) -> RunResult:
+              overrides: Mapping[str, Any] | None = None, kv_budget_gb: float | None = None,
+              profile: Any = None) -> RunResult:
     """One GPU serving ``(kind, tokens, context, arrival_s)`` sequences with iteration-level
     batching (kind: ``prefill``, ``verify`` (a prefill the ``verify_first`` policy runs first)
     or ``decode``). Per sequence: ``start_ns``, ``end_ns``, its energy share and (decode) each
-    token's end; ``iterations`` and ``batched_sequences`` (their sum of batch sizes)."""
+    token's end; ``iterations`` and ``batched_sequences`` (their sum of batch sizes).
+    ``kv_budget_gb``: the KV memory an iteration's sequences share (None: unlimited);
+    ``kv_limited_iterations`` counts the iterations that left work out for it. ``profile``:
+    a measured latency CSV (or LatencyProfile) of this model on this GPU, batch rows included."""
     cfg = _gpu(device, overrides)
     spec = load_model(model)
     script = []
@@ -274,7 +278,9 @@ def gpu_batch(device: Any, model: Any, sequences: Iterable[Sequence[Any]], max_b
         raise ConfigError(f"policy: fcfs or verify_first, got {policy!r}")
     return _call("gpu_batch_run", _params.native(cfg.gpu), _model_dict(model), _params.native(cfg.power), script,
                  whole(max_batch, "max_batch", minimum=1), whole(token_budget, "token_budget", minimum=1),
-                 policy == "verify_first")
+                 policy == "verify_first",
+                 0.0 if kv_budget_gb is None else real(kv_budget_gb, "kv_budget_gb", positive=True) * 1e9,
+                 _profile(profile))
 
 
 # ---- Power, KVMU, kernel floor --------------------------------------------------------------------

@@ -27,6 +27,7 @@ bool GpuBatcher::join_and_wait(const ItemPtr& item, AbortSignal* abort) {
         if (abort != nullptr) sc_core::wait(item->done | abort->event);
         else sc_core::wait(item->done);
     }
+    if (!item->error.empty()) throw SimulationError(item->error);
     return true;
 }
 
@@ -57,7 +58,8 @@ int64_t GpuBatcher::decode(const GpuTiming& timing, int64_t context, const std::
 void GpuBatcher::run() {
     std::vector<std::pair<ItemPtr, int64_t>> batch;  // item, tokens it computes this iteration
     for (;;) {
-        items_.erase(std::remove_if(items_.begin(), items_.end(), [](const ItemPtr& i) { return i->cancelled; }),
+        items_.erase(std::remove_if(items_.begin(), items_.end(),
+                                    [](const ItemPtr& i) { return i->cancelled || i->finished; }),
                      items_.end());
         if (items_.empty()) {
             power_.set_state(PowerState::idle);
@@ -70,14 +72,32 @@ void GpuBatcher::run() {
             std::stable_partition(order.begin(), order.end(), [](const ItemPtr& i) { return i->urgent; });
         batch.clear();
         int64_t budget = params_.token_budget;
+        double kv_bytes = 0.0;
         bool prefilling = false;
         for (const ItemPtr& item : order) {
             if (static_cast<int>(batch.size()) >= params_.max_batch || budget <= 0) break;
             const int64_t tokens = item->decode ? 1 : std::min(item->remaining, budget);
+            const double kv = static_cast<double>(item->context + tokens) * item->timing->kv_bytes_per_token();
+            if (kv > params_.kv_budget_bytes) {
+                // It would never fit: its caller fails (on its own thread, which reports it).
+                item->error = std::string(name()) + ": one sequence's KV cache (" +
+                              std::to_string(item->context + tokens) + " tokens, " + std::to_string(kv / 1e9) +
+                              " GB) exceeds the GPU's KV memory (" + std::to_string(params_.kv_budget_bytes / 1e9) +
+                              " GB: batching.gpu_memory_utilization of its memory less the weights)";
+                item->finished = true;
+                item->done.notify(sc_core::SC_ZERO_TIME);
+                continue;
+            }
+            if (kv_bytes + kv > params_.kv_budget_bytes) {
+                ++kv_limited_;
+                break;  // in order: later work waits for KV space too
+            }
+            kv_bytes += kv;
             batch.emplace_back(item, tokens);
             budget -= tokens;
             prefilling = prefilling || !item->decode;
         }
+        if (batch.empty()) continue;  // only work that can never run was waiting
         // One forward pass per model in the batch.
         std::map<const GpuTiming*, std::vector<BatchWork>> passes;
         for (const auto& [item, tokens] : batch)

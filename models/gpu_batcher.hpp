@@ -8,10 +8,15 @@
 // and leave between iterations; an abort releases its caller at once (the token in
 // flight is lost, the iteration goes on for the others). Power: prefill while an
 // iteration holds a prefill chunk, decode otherwise, idle between.
+// KV memory: the sequences of one iteration must hold their KV caches (context plus the
+// tokens computed) within `kv_budget_bytes` together, as vLLM admits sequences only while
+// their KV blocks fit; work that does not fit waits, in order, for a later iteration.
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <limits>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <systemc>
@@ -26,6 +31,10 @@ struct BatchingParams {
     int max_batch = 64;           // sequences per iteration
     int64_t token_budget = 2048;  // tokens per iteration (decode tokens and prefill chunks)
     bool verify_first = false;    // urgent work (PRM verifications) is scheduled before the rest
+    double gpu_memory_utilization = 0.9;  // share of device memory for weights and KV cache
+    // KV bytes one iteration's sequences may hold together (the memory share less every
+    // model's weights on the GPU); infinite: not limited.
+    double kv_budget_bytes = std::numeric_limits<double>::infinity();
 };
 
 class GpuBatcher : public sc_core::sc_module {
@@ -46,6 +55,8 @@ public:
     int64_t iterations() const { return iterations_; }
     int64_t batched_sequences() const { return batched_sequences_; }
     double busy_ns() const { return busy_ns_; }
+    // Iterations that left waiting work out because its KV cache would not fit.
+    int64_t kv_limited_iterations() const { return kv_limited_; }
     const BatchingParams& params() const { return params_; }
 
 private:
@@ -59,6 +70,7 @@ private:
         std::function<bool()> next;
         bool finished = false;
         bool cancelled = false;
+        std::string error;  // why it can never run (its caller throws it)
         double energy_j = 0.0;
         sc_core::sc_event done;
     };
@@ -74,6 +86,7 @@ private:
     int64_t iterations_ = 0;
     int64_t batched_sequences_ = 0;
     double busy_ns_ = 0.0;
+    int64_t kv_limited_ = 0;
 };
 
 }  // namespace cosim

@@ -1,6 +1,7 @@
 #include "gpu_timing.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "errors.hpp"
 
@@ -57,6 +58,35 @@ double GpuTiming::batch_ns(const std::vector<BatchWork>& work) const {
         const BatchWork& w = work.front();
         return w.decode ? decode_token_ns(w.context) : prefill_ns(w.tokens, w.context);
     }
+    const double roofline = roofline_ns(work);
+    if (!profile_.covers_batches(Phase::decode) && !profile_.covers_batches(Phase::prefill)) return roofline;
+    std::vector<BatchWork> parts[2];  // by phase
+    for (const BatchWork& w : work) parts[static_cast<int>(w.decode ? Phase::decode : Phase::prefill)].push_back(w);
+    double measured = 0.0;
+    double modelled = 0.0;
+    for (Phase phase : {Phase::prefill, Phase::decode}) {
+        const auto& part = parts[static_cast<int>(phase)];
+        if (part.empty()) continue;
+        const double r = roofline_ns(part);
+        modelled += r;
+        measured += profile_.covers_batches(phase) ? measured_ns(phase, part) : r;
+    }
+    return roofline * measured / modelled;
+}
+
+double GpuTiming::measured_ns(Phase phase, const std::vector<BatchWork>& part) const {
+    double tokens = 0.0;
+    double context = 0.0;
+    for (const BatchWork& w : part) {
+        tokens += static_cast<double>(w.tokens);
+        context += static_cast<double>(w.context);
+    }
+    const auto n = static_cast<double>(part.size());
+    return profile_.seconds(phase, std::llround(tokens / n), std::llround(context / n),
+                            static_cast<int64_t>(part.size())) * kNsPerSecond;
+}
+
+double GpuTiming::roofline_ns(const std::vector<BatchWork>& work) const {
     double macs = 0.0;
     double kv_tokens = 0.0;
     for (const BatchWork& w : work) {

@@ -49,6 +49,10 @@ public:
     //   overhead_ns + max(sum FLOPs / (peak * efficiency), (weights + sum KV bytes) / effective bandwidth)
     // where a decode token at c reads c tokens of KV and a prefill chunk of n at c reads c + n.
     // A batch of one is the lone operation's time (decode_token_ns, prefill_ns; profiles included).
+    // A profile that measured batches of a phase times them instead: a batch's decode part at
+    // its size and mean context, its prefill part at its size, mean tokens and mean context;
+    // an iteration holding both parts is the roofline scaled by the parts' measured over
+    // modelled times.
     double batch_ns(const std::vector<BatchWork>& work) const;
     double streamed_weight_bytes() const { return model_.linear_macs_per_token() * params_.weight_bytes_per_param; }
     double kv_bytes_per_token() const { return model_.kv_elements_per_token() * params_.kv_bytes_per_element; }
@@ -58,6 +62,8 @@ public:
 
 private:
     double stream_ns(double bytes) const { return bytes / (params_.memory_bandwidth_gbps * params_.memory_efficiency); }
+    double roofline_ns(const std::vector<BatchWork>& work) const;
+    double measured_ns(Phase phase, const std::vector<BatchWork>& part) const;
 
     GpuParams params_;
     ModelSpec model_;

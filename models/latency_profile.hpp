@@ -1,9 +1,11 @@
 #pragma once
-// A measured latency table (phase, tokens, context -> seconds) that replaces
-// the GPU roofline formula. Between measured points the time is interpolated
-// linearly, first in tokens within each measured context, then in context;
-// beyond the table the nearest segment is extended. A lookup that would give a
-// non-positive time is an error, not a clamp.
+// A measured latency table (phase, tokens, context, batch -> seconds) that replaces
+// the GPU roofline formula. A row at batch b is one iteration in which b sequences
+// each compute `tokens` after `context` (decode: one token each); batch 1 is a lone
+// operation. Between measured points the time is interpolated linearly, first in
+// tokens within each measured context, then in context, then in batch; beyond the
+// table the nearest segment is extended. A lookup that would give a non-positive
+// time is an error, not a clamp.
 #include <cstdint>
 #include <map>
 #include <string>
@@ -18,6 +20,7 @@ struct ProfilePoint {
     int64_t tokens = 0;   // decode rows: 1 (seconds per decoded token)
     int64_t context = 0;  // tokens already in the KV cache
     double seconds = 0.0;
+    int64_t batch = 1;    // sequences in the iteration
 };
 
 class LatencyProfile {
@@ -26,13 +29,16 @@ public:
     LatencyProfile(std::string source, const std::vector<ProfilePoint>& points);
 
     bool covers(Phase phase) const { return !table_[static_cast<int>(phase)].empty(); }
-    double seconds(Phase phase, int64_t tokens, int64_t context) const;
+    // Iterations of several sequences were measured for `phase` (besides batch 1).
+    bool covers_batches(Phase phase) const { return table_[static_cast<int>(phase)].size() > 1; }
+    double seconds(Phase phase, int64_t tokens, int64_t context, int64_t batch = 1) const;
     const std::string& source() const { return source_; }
 
 private:
     using Curve = std::map<int64_t, double>;  // tokens -> seconds
     std::string source_;
-    std::map<int64_t, Curve> table_[2];      // per phase: context -> curve
+    using Plane = std::map<int64_t, Curve>;   // context -> curve
+    std::map<int64_t, Plane> table_[2];       // per phase: batch -> plane
 };
 
 }  // namespace cosim

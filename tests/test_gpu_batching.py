@@ -95,3 +95,21 @@ def test_a_sequence_that_arrives_later_joins_the_running_batch():
     # It waits for the iteration in flight, then rides in the second.
     late = r["sequences"][1]
     assert late["end_ns"] == pytest.approx(alone + iteration_ns(decode_contexts=(101, 100)), rel=1e-9)
+
+
+def test_work_whose_kv_cache_does_not_fit_waits_for_a_later_iteration():
+    # Room for one sequence's 1,003 tokens of KV, not two: the second waits for the first.
+    budget_gb = 1.5 * 1003 * KV / 1e9
+    r = batch([("decode", 3, 1000, 0.0), ("decode", 3, 1000, 0.0)], kv_budget_gb=budget_gb)
+    first, second = (s["end_ns"] for s in r["sequences"])
+    assert first == pytest.approx(alone_decode_ns(1000, 3), rel=1e-9)
+    assert second == pytest.approx(first + alone_decode_ns(1000, 3), rel=1e-9)
+    assert r["iterations"] == 6 and r["kv_limited_iterations"] == 3
+    # With room for both, they share every iteration.
+    both = batch([("decode", 3, 1000, 0.0), ("decode", 3, 1000, 0.0)], kv_budget_gb=2.5 * 1003 * KV / 1e9)
+    assert both["iterations"] == 3 and both["kv_limited_iterations"] == 0
+
+
+def test_a_sequence_larger_than_the_kv_memory_is_an_error_not_a_wait():
+    with pytest.raises(cosim.SimulationError, match=r"one sequence's KV cache \(1001 tokens"):
+        batch([("decode", 3, 1000, 0.0)], kv_budget_gb=500 * KV / 1e9)

@@ -24,12 +24,14 @@ def test_a_scenario_without_the_sections_is_the_single_request_system():
     scn = cosim.load_scenario("heteroreason-u280-300")
     assert serving_sections(scn) == {
         "cluster": {"draft_devices": 1, "contexts_per_draft": 1, "prm_devices": 1, "target_devices": 1},
-        "batching": {"enabled": False, "max_batch": 64, "token_budget": 2048, "policy": "fcfs"},
+        "batching": {"enabled": False, "max_batch": 64, "token_budget": 2048, "policy": "fcfs",
+                     "gpu_memory_utilization": 0.9},
     }
     resolved = scn.resolved()
     assert resolved["cluster"] == {"draft": {"devices": 1, "contexts_per_device": 1}, "prm": {"devices": 1},
                                    "target": {"devices": 1}}
-    assert resolved["batching"] == {"enabled": False, "max_batch": 64, "token_budget": 2048, "policy": "fcfs"}
+    assert resolved["batching"] == {"enabled": False, "max_batch": 64, "token_budget": 2048, "policy": "fcfs",
+                                    "gpu_memory_utilization": 0.9}
 
 
 def test_a_scenario_file_gives_the_pools_and_the_batching(tmp_yaml):
@@ -39,7 +41,8 @@ def test_a_scenario_file_gives_the_pools_and_the_batching(tmp_yaml):
     sections = serving_sections(cosim.load_scenario(path))
     assert sections == {
         "cluster": {"draft_devices": 2, "contexts_per_draft": 8, "prm_devices": 1, "target_devices": 3},
-        "batching": {"enabled": True, "max_batch": 32, "token_budget": 512, "policy": "verify_first"},
+        "batching": {"enabled": True, "max_batch": 32, "token_budget": 512, "policy": "verify_first",
+                     "gpu_memory_utilization": 0.9},
     }
     assert all(type(v) is int for v in sections["cluster"].values())
 
@@ -51,7 +54,8 @@ def test_paths_into_the_sections_work_for_sweeps():
     batched = two.with_value("batching.enabled", True).with_value("batching.token_budget", 4096)
     assert serving_sections(batched) == {
         "cluster": {"draft_devices": 1, "contexts_per_draft": 4, "prm_devices": 1, "target_devices": 2},
-        "batching": {"enabled": True, "max_batch": 64, "token_budget": 4096, "policy": "fcfs"},
+        "batching": {"enabled": True, "max_batch": 64, "token_budget": 4096, "policy": "fcfs",
+                     "gpu_memory_utilization": 0.9},
     }
     assert serving_sections(scn)["cluster"]["target_devices"] == 1  # the original is unchanged
     assert two.fingerprint() != scn.fingerprint()

@@ -148,3 +148,29 @@ def test_a_serving_run_names_what_it_cannot_do():
         cosim.serve.run(scn, trace, rate=1.0, slo_s=0)
     assert math.isfinite(cosim.serve.run(scn, trace, rate=1.0).summary.latency_p99_s)
     assert dataclasses.is_dataclass(cosim.serve.run(scn, trace, rate=1.0).summary)
+
+
+def test_a_batching_gpu_holds_an_iterations_kv_beside_the_weights_of_its_models():
+    gpu = cosim.load_device("rtx3090").gpu
+    weights = {m: cosim.load_model(m).params * gpu.weight_bytes_per_param
+               for m in ("qwen2.5-math-prm-7b", "qwen2.5-math-7b", "qwen2.5-0.5b")}
+    # The target GPU of an FPGA system holds the target and the draft model (phase 1).
+    target_weights = weights["qwen2.5-math-7b"] + weights["qwen2.5-0.5b"]
+    target_kv = TARGET_KV_ELEMENTS * gpu.kv_bytes_per_element
+    trace = cosim.trace.generate("math500", 16, seed=3).in_memory()
+    scn = cluster("heteroreason-u280-200", draft=4, prm=1, target=1)
+    roomy = cosim.serve.run(scn, trace, rate=20.0, seed=1)
+    assert all(p.kv_limited_iterations == 0 for p in roomy.summary.pools.values())
+    # Room for 1,000 tokens of the target's KV: the longest context here fits, two rarely do.
+    longest = max(p.prompt_tokens + sum(getattr(e, "tokens", 0) for e in p.events) for p in trace.problems)
+    assert longest < 1000
+    tight = (target_weights + 1000 * target_kv) / gpu.memory_bytes
+    limited = cosim.serve.run(scn.with_value("batching.gpu_memory_utilization", tight), trace, rate=20.0, seed=1)
+    assert limited.summary.pools["target"].kv_limited_iterations > 0
+    assert limited.summary.pools["target"].mean_batch < roomy.summary.pools["target"].mean_batch
+    assert limited.summary.latency_mean_s > roomy.summary.latency_mean_s
+    # No room at all beside the weights is refused before anything runs.
+    none = scn.with_value("batching.gpu_memory_utilization", (target_weights - 1e6) / gpu.memory_bytes)
+    with pytest.raises(cosim.ConfigError, match=r"batching.gpu_memory_utilization: .* of target's 25.76 GB leaves "
+                                                r"no room for KV cache beside 16.22 GB of weights"):
+        cosim.serve.run(none, trace, rate=20.0, seed=1)

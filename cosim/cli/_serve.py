@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 from pathlib import Path
 from typing import Any
@@ -39,8 +40,12 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     _arrival_options(serve)
     serve.add_argument("--slo", type=float, help="latency objective in seconds: its attainment is reported")
     serve.add_argument("--timeline", help="write a Perfetto/Chrome timeline (a track per device) here")
-    serve.add_argument("--vcd", help="write SystemC waveforms (VCD) of the first request slot's requests and the "
+    serve.add_argument("--vcd", help="write SystemC waveforms (VCD) of a request slot's requests and the "
                                      "devices it is bound to here, with a GTKWave save file beside it")
+    serve.add_argument("--vcd-slot", type=int, default=None,
+                       help="the request slot the waveform follows (default 0; slots = draft devices x contexts)")
+    serve.add_argument("--vcd-window", default=None, metavar="START:END",
+                       help="seconds of simulated time the waveform changes in, e.g. 100:160 or 100: (to the end)")
     serve.add_argument("--out", help="folder for per_request.csv/.arrow, summary.json, devices.csv "
                                      "(default out/serve-<scenario name>)")
     serve.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -101,6 +106,22 @@ def _requests(args: argparse.Namespace, scn: Any) -> tuple[Any, str]:
     return drawn, f"{count} requests from profile {profile}"
 
 
+def _vcd_window(text: str | None) -> tuple[float, float | None] | None:
+    """START:END seconds (END may be left out: to the end of the run)."""
+    if text is None:
+        return None
+    start, sep, end = text.partition(":")
+    try:
+        if not sep:
+            raise ValueError
+        window = (float(start), float(end) if end.strip() else None)
+    except ValueError:
+        raise ConfigError(f"--vcd-window: give START:END in seconds (END may be empty), got {text!r}") from None
+    if not all(math.isfinite(v) for v in window if v is not None):
+        raise ConfigError(f"--vcd-window: finite seconds, got {text!r}")
+    return window
+
+
 def _arrivals_text(args: argparse.Namespace) -> str:
     if args.rate is None:
         return "the trace's arrival times"
@@ -116,6 +137,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from ..outputs._atomic import write_atomically
     from ..outputs._safety import RunFolder, check_distinct, check_output, inputs_of
     from ..serve import run, with_arrivals
+    from ..serve._run import waveform_section
     from ..serve._timeline import write_serve_timeline
 
     scn = _scenario(args.scenario, args.config, args.set)
@@ -124,6 +146,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if args.timeline:
         outputs["--timeline"] = check_output(args.timeline, "--timeline")
     vcd = _vcd_final(check_output(args.vcd, "--vcd")) if args.vcd else None
+    for option, value in (("--vcd-slot", args.vcd_slot), ("--vcd-window", args.vcd_window)):
+        if value is not None and vcd is None:
+            raise ConfigError(f"{option}: it chooses what --vcd writes; give --vcd too")
+    window = _vcd_window(args.vcd_window)
+    waveform = waveform_section(scn, 0 if args.vcd_slot is None else args.vcd_slot, window)
     if vcd is not None:
         outputs.update({"--vcd": check_output(vcd, "--vcd"),
                         "the waveform's GTKWave file": check_output(vcd.with_suffix(".gtkw"), "--vcd")})
@@ -145,17 +172,20 @@ def cmd_serve(args: argparse.Namespace) -> int:
                 run_folder.staged(vcd.with_suffix(".gtkw"))
             result = run(scn, requests, rate=args.rate, cv=args.cv, seed=seed, slo_s=args.slo,
                          rows_to=run_folder.staging, activities=bool(args.timeline), vcd=staged_vcd,
-                         progress=progress)
+                         vcd_slot=waveform["slot"], vcd_window_s=window, progress=progress)
             bar.close()
             if vcd is not None:  # its save file names the waveform where it will be
-                write_gtkw(staged_vcd.with_suffix(".gtkw"), vcd, result.last_end_s * 1e12)
+                end_ps = min(result.last_end_s * 1e12, waveform["end_ns"] * 1e3)
+                write_gtkw(staged_vcd.with_suffix(".gtkw"), vcd, max(end_ps, waveform["start_ns"] * 1e3),
+                           waveform["start_ns"] * 1e3)
             for kind in ("csv", "arrow"):  # the rows streamed under the single-request names
                 os.replace(run_folder.staged(f"per_problem.{kind}"), run_folder.staged(f"per_request.{kind}"))
             summary = {**result.row(), "arrivals": _arrivals_text(args), "request_metrics": result.request_summary}
             write_atomically(run_folder.staged("summary.json"), json.dumps(summary, indent=1))
             import pyarrow as pa
 
-            keys = ("role", "index", "energy_j", "busy_ns", "iterations", "batched_sequences")
+            keys = ("role", "index", "energy_j", "busy_ns", "iterations", "batched_sequences",
+                    "kv_limited_iterations")
             write_csv(pa.table({k: column([d[k] for d in result.devices]) for k in keys}),
                       run_folder.staged("devices.csv"))
             write_atomically(run_folder.staged("scenario.resolved.yaml"),
@@ -183,6 +213,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     print(f"  energy                          {s.energy_j_per_token:8.3f} J/token (idle included)")
     for role, pool in s.pools.items():
         batch = "" if pool.mean_batch is None else f", mean batch {pool.mean_batch:.2f}"
+        if pool.kv_limited_iterations:
+            batch += f", {pool.kv_limited_iterations} iterations limited by KV memory"
         print(f"  {role:<8} {pool.devices:>3} devices, utilisation {pool.utilisation:6.1%}{batch}")
     print(f"\nwrote {folder}/per_request.csv, per_request.arrow, summary.json, devices.csv, "
           f"scenario.resolved.yaml, manifest.json" + ("" if args.trace else ", trace.jsonl")

@@ -71,6 +71,11 @@ class Batching:
         "which waiting work an iteration admits first: fcfs, in arrival order; verify_first, the verification "
         "of steps of requests in flight ahead of other waiting work", rule="any", default="fcfs",
         choices=POLICIES, note="source: vLLM's default scheduling policy is fcfs (SchedulerConfig.policy)")
+    gpu_memory_utilization: float = param(
+        "share of each batching GPU's memory for weights and KV cache: the sequences of one iteration hold "
+        "their KV caches in what is left beside every model's weights, and work that does not fit waits",
+        rule="fraction", default=0.9,
+        note="source: vLLM's default gpu_memory_utilization (0.9, EngineArgs)")
 
 
 def _named(config: Any, name: str, path: str) -> str:

@@ -131,9 +131,12 @@ def _with_profile_checked(device: FpgaDevice, folder: Path, body: LocatedDict) -
     if not path.is_absolute():
         path = folder / path
     try:
-        load_latency_profile(path)
+        table = load_latency_profile(path)
     except ConfigError as exc:
         raise ConfigError(f"{where}: {exc}") from None
+    if table.batched:
+        raise ConfigError(f"{where}: {path}: rows at batch > 1 time a GPU's batched iterations; the FPGA decodes "
+                          f"one context at a time")
     return _with_origins_kept(device, profile=dataclasses.replace(profile, file=str(path)))
 
 

@@ -19,6 +19,7 @@ from . import _cluster, _params
 from ._cluster import Batching, Cluster
 from ._yamlio import LocatedDict, Where, load_yaml, locate
 from ..errors import ConfigError
+from ._latency_csv import load_latency_profile
 from .hardware import Device, GpuDevice, ModelConfig, PcieLinkConfig, load_device, load_link, load_model
 
 SYSTEMS = ("gpu-baseline", "gpu-stepahead", "heteroreason")
@@ -76,6 +77,9 @@ class Role:
     device: Device
     model: ModelConfig
     link: PcieLinkConfig
+    # A measured latency CSV of this model on this GPU (cosim/config/_latency_csv.py),
+    # replacing the roofline for what it covers; None: the roofline.
+    profile: str | None = None
 
 
 @dataclass(frozen=True)
@@ -173,7 +177,7 @@ class Scenario:
         """Every parameter after defaults and overrides, as plain data (written beside results)."""
         def role(r: Role) -> dict[str, Any]:
             return {"device": dataclasses.asdict(r.device), "model": dataclasses.asdict(r.model),
-                    "link": dataclasses.asdict(r.link)}
+                    "link": dataclasses.asdict(r.link), "profile": r.profile}
 
         return {
             "name": self.name, "description": self.description, "system": self.system, "config": self.config,
@@ -193,7 +197,7 @@ PATH_ALIASES = {"pcie": "draft.link", "fpga": "draft.device.accelerator", "hbm":
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
 _TOP_KEYS = {"name", "description", "system", "config", "algorithm", "draft", "prm", "target", *_SECTIONS}
-_ROLE_KEYS = {"device", "model", "link", "overrides"}
+_ROLE_KEYS = {"device", "model", "link", "overrides", "profile"}
 
 
 def _ref(value: Any, base: Path | None) -> Any:
@@ -214,7 +218,7 @@ def _role(data: Any, where: Where, default_device: str, default_model: str, role
         data = locate(data, where.file, where.path)
     for key in data:
         if key not in _ROLE_KEYS:
-            raise ConfigError(f"{data.where_of(key)}: unknown key (device, model, link or overrides)")
+            raise ConfigError(f"{data.where_of(key)}: unknown key (device, model, link, overrides or profile)")
     try:
         device = load_device(_ref(data.get("device", default_device), base))
     except ConfigError as exc:
@@ -242,7 +246,26 @@ def _role(data: Any, where: Where, default_device: str, default_model: str, role
         # The link named here, or the device's own host_link (named in the device's file).
         place = data.where_of("link") if "link" in data else (_params.origin(device, "host_link") or where)
         raise ConfigError(f"{place}: {exc}") from None
-    return Role(device, model, link)
+    return Role(device, model, link, _profile(data, base, device))
+
+
+def _profile(data: LocatedDict, base: Path | None, device: Device) -> str | None:
+    """A role's measured latency profile: its CSV path (from the scenario's folder), checked now."""
+    if "profile" not in data:
+        return None
+    where, given = data.where_of("profile"), data["profile"]
+    if not isinstance(given, str) or not given:
+        raise ConfigError(f"{where}: give the path of a latency CSV, got {given!r}")
+    if not isinstance(device, GpuDevice):
+        raise ConfigError(f"{where}: an FPGA's measured profile goes in its device file (profile: file:)")
+    path = Path(given).expanduser()
+    if not path.is_absolute() and base is not None:
+        path = base / path
+    try:
+        load_latency_profile(path)
+    except ConfigError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+    return str(path.resolve())
 
 
 def _toggle_names() -> list[str]:

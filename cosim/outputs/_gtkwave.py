@@ -54,13 +54,13 @@ def _trace(name: str, width: int, show: str, filters: dict[str, int]) -> list[st
     return [f"@{_FTRANSLATED | _DEC | _RJUSTIFY:x}", f"^{index} {filter_file(show)}", ref]
 
 
-def gtkw_text(vcd: Path, end_ps: float) -> str:
-    """The save file for ``vcd``, zoomed to show the run up to ``end_ps``."""
+def gtkw_text(vcd: Path, end_ps: float, start_ps: float = 0.0) -> str:
+    """The save file for ``vcd``, zoomed to show ``start_ps`` to ``end_ps``."""
     # GTKWave's zoom z shows 2^(-z - 7.6) time units per pixel (measured with GTKWave 3.3);
     # the wave pane of a 1400-pixel window is about 830 pixels wide.
-    zoom = -math.log2(max(end_ps, 1.0) / _WAVE_PIXELS) - _ZOOM_OFFSET
+    zoom = -math.log2(max(end_ps - start_ps, 1.0) / _WAVE_PIXELS) - _ZOOM_OFFSET
     lines = ["[*] GTKWave save file written by heteroreason-cosim", f'[dumpfile] "{vcd.resolve()}"',
-             "[timestart] 0", "[size] 1400 900", f"*{zoom:.6f} -1", "[signals_width] 260", "[sst_width] 220",
+             f"[timestart] {int(start_ps)}", "[size] 1400 900", f"*{zoom:.6f} -1", "[signals_width] 260", "[sst_width] 220",
              "[sst_expanded] 1", f"[treeopen] {_TOP}."]
     filters: dict[str, int] = {}
     for title, signals in GROUPS:
@@ -72,8 +72,8 @@ def gtkw_text(vcd: Path, end_ps: float) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_gtkw(path: Path, vcd: Path, end_ps: float) -> Path:
-    """Writes the save file ``path`` for the waveform ``vcd``."""
+def write_gtkw(path: Path, vcd: Path, end_ps: float, start_ps: float = 0.0) -> Path:
+    """Writes the save file ``path`` for the waveform ``vcd``, opening on ``start_ps`` to ``end_ps``."""
     from ._atomic import write_atomically
 
-    return write_atomically(path, gtkw_text(vcd, end_ps))
+    return write_atomically(path, gtkw_text(vcd, end_ps, start_ps))

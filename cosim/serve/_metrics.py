@@ -41,6 +41,7 @@ class PoolStats:
     energy_j: float  # the pool's energy over the whole run, idle included
     busy_s: float  # busy time summed over the pool's devices
     iterations: int
+    kv_limited_iterations: int = 0  # iterations that left waiting work out for lack of KV memory
 
 
 @dataclass(frozen=True)
@@ -70,11 +71,13 @@ class ServeSummary:
 
     def to_dict(self) -> dict[str, Any]:
         """One flat row (a table's or a JSON file's): the pools' values as
-        ``utilisation_<role>``, ``mean_batch_<role>``, ``devices_<role>``, ``energy_j_<role>``."""
+        ``utilisation_<role>``, ``mean_batch_<role>``, ``devices_<role>``, ``energy_j_<role>``,
+        ``kv_limited_iterations_<role>``."""
         row = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "pools"}
         for role, pool in self.pools.items():
             row.update({f"devices_{role}": pool.devices, f"utilisation_{role}": pool.utilisation,
-                        f"mean_batch_{role}": pool.mean_batch, f"energy_j_{role}": pool.energy_j})
+                        f"mean_batch_{role}": pool.mean_batch, f"energy_j_{role}": pool.energy_j,
+                        f"kv_limited_iterations_{role}": pool.kv_limited_iterations})
         return row
 
 
@@ -142,6 +145,7 @@ def _devices(devices: Sequence[Mapping[str, Any]]) -> dict[str, list[Mapping[str
             real(device[name], f"devices[{i}].{name}")  # a finite number >= 0
         for name in ("iterations", "batched_sequences"):
             whole(device[name], f"devices[{i}].{name}")
+        whole(device.get("kv_limited_iterations", 0), f"devices[{i}].kv_limited_iterations")
         pools[device["role"]].append(device)
     for role, members in pools.items():
         if not members:
@@ -156,7 +160,8 @@ def _pool(role: str, members: list[Mapping[str, Any]], span_ns: float) -> PoolSt
     return PoolStats(role=role, devices=len(members), utilisation=sum(b / span_ns for b in busy) / len(members),
                      mean_batch=batched / iterations if batched > 0 and iterations > 0 else None,
                      energy_j=math.fsum(float(d["energy_j"]) for d in members), busy_s=math.fsum(busy) / NS_PER_S,
-                     iterations=iterations)
+                     iterations=iterations,
+                     kv_limited_iterations=sum(int(d.get("kv_limited_iterations", 0)) for d in members))
 
 
 def serve_summary(requests: Mapping[str, Any], devices: Sequence[Mapping[str, Any]], *,

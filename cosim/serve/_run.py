@@ -4,6 +4,7 @@ row, the serving summary (tail latency, throughput, energy, pools) and each devi
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -59,17 +60,37 @@ def with_arrivals(trace: Trace, rate: float | None, cv: float | None, seed: int)
     return trace.with_arrivals(times)
 
 
+def waveform_section(scn: Scenario, slot: Any, window_s: Any) -> dict[str, Any]:
+    """The engine's waveform section: the request slot followed and the window, checked."""
+    slots = int(scn.cluster.draft.devices) * int(scn.cluster.draft.contexts_per_device)
+    slot = whole(slot, "vcd_slot")
+    if slot >= slots:
+        raise ConfigError(f"vcd_slot: {slot}, but {scn.name} has request slots 0 to {slots - 1} "
+                          f"(draft devices x contexts per device)")
+    start, end = 0.0, math.inf
+    if window_s is not None:
+        if not isinstance(window_s, (tuple, list)) or len(window_s) != 2:
+            raise ConfigError(f"vcd_window_s: give (start, end) in seconds, got {window_s!r}")
+        start = real(window_s[0], "vcd_window_s start")
+        end = math.inf if window_s[1] is None else real(window_s[1], "vcd_window_s end", positive=True)
+        if not end > start:
+            raise ConfigError(f"vcd_window_s: the end ({end:g} s) must come after the start ({start:g} s)")
+    return {"slot": slot, "start_ns": start * 1e9, "end_ns": end * 1e9}
+
+
 def run(scn: Scenario, trace: Trace, *, rate: float | None = None, cv: float | None = None, seed: int = 0,
           slo_s: float | None = None, rows_to: str | Path | None = None, activities: bool = False,
-          vcd: str | Path | None = None, progress: Callable[[int], None] | None = None) -> ServeResult:
+          vcd: str | Path | None = None, vcd_slot: int = 0, vcd_window_s: tuple[float, float] | None = None,
+          progress: Callable[[int], None] | None = None) -> ServeResult:
     """Serves ``trace``'s problems as requests on ``scn``'s cluster (its ``cluster:`` and
     ``batching:`` sections; one of each without them). Arrivals: Poisson at ``rate``
     requests per second, Gamma with coefficient of variation ``cv`` at that rate, or the
     times the trace carries (``rate`` None); ``seed`` draws them. ``slo_s``: the latency
     objective whose attainment is reported. ``rows_to``: a folder the rows stream to
     (per_request.csv and .arrow are written as per_problem.*); ``activities``: keep every
-    device activity (timelines); ``vcd``: SystemC waveforms of the first request slot's
-    requests and of the devices it is bound to (which other slots share); ``progress``:
+    device activity (timelines); ``vcd``: SystemC waveforms of request slot ``vcd_slot``'s
+    requests and of the devices it is bound to (which other slots share), changing only
+    within ``vcd_window_s`` (start, end) seconds of simulated time if given; ``progress``:
     called with the requests finished so far."""
     if not isinstance(scn, Scenario):
         raise ConfigError(f"serve: expected a Scenario (cosim.load_scenario), got {type(scn).__name__}")
@@ -85,16 +106,21 @@ def run(scn: Scenario, trace: Trace, *, rate: float | None = None, cv: float | N
                           f"draw it with backtracking=False")
     requests = with_arrivals(trace, rate, cv, seed)
     rows_folder = writable_folder(rows_to, "rows_to") if rows_to is not None else None
+    system = system_dict(scn)
+    window = waveform_section(scn, vcd_slot, vcd_window_s)
+    if vcd is not None:
+        system["waveform"] = window
     vcd_stem, vcd_partial, vcd_final = vcd_paths(vcd)
     try:
-        raw = run_engine(scn, requests, system_dict(scn), keep=activities, rows_folder=rows_folder,
+        raw = run_engine(scn, requests, system, keep=activities, rows_folder=rows_folder,
                          progress=progress, serving=True, vcd_stem=vcd_stem)
     except BaseException:
         if vcd_partial is not None:
             vcd_partial.unlink(missing_ok=True)
         raise
     if vcd_partial is not None:
-        publish_vcd(vcd_partial, vcd_final, raw["last_end_s"])
+        end_s = min(raw["last_end_s"], window["end_ns"] / 1e9)
+        publish_vcd(vcd_partial, vcd_final, max(end_s, window["start_ns"] / 1e9), window["start_ns"] / 1e9)
     rows, n = raw["rows"], raw["summary"]["problems"]
     per_request = (PerProblem(rows, fields=SERVE_ROW_FIELDS) if isinstance(rows, dict)
                    else PerProblem(reader=rows, rows=n, fields=SERVE_ROW_FIELDS))

@@ -29,6 +29,7 @@ def serving_sections(scn: Scenario) -> dict[str, dict[str, Any]]:
             "max_batch": int(batching.max_batch),
             "token_budget": int(batching.token_budget),
             "policy": str(batching.policy),
+            "gpu_memory_utilization": float(batching.gpu_memory_utilization),
         },
     }
 

@@ -12,6 +12,23 @@ namespace {
 std::string device_name(const char* base, int index, int count) {
     return count == 1 ? std::string(base) : std::string(base) + std::to_string(index);
 }
+
+std::string gb(double bytes) {
+    std::string text = std::to_string(bytes / 1e9);
+    return text.substr(0, text.find('.') + 3);
+}
+
+// The KV memory of a batching GPU: its memory share less the weights of every model on it.
+double kv_budget_bytes(const std::string& gpu, const GpuParams& params, const ModelSpec& model,
+                       const BatchingParams& batch, double other_weight_bytes) {
+    const double weights = model.params * params.weight_bytes_per_param + other_weight_bytes;
+    const double budget = params.memory_bytes * batch.gpu_memory_utilization - weights;
+    if (budget <= 0.0)
+        throw ConfigError("batching.gpu_memory_utilization: " + std::to_string(batch.gpu_memory_utilization) +
+                          " of " + gpu + "'s " + gb(params.memory_bytes) + " GB leaves no room for KV cache beside " +
+                          gb(weights) + " GB of weights");
+    return budget;
+}
 }  // namespace
 
 Cluster::Cluster(const SystemSpec& spec) {
@@ -41,12 +58,15 @@ Cluster::Cluster(const SystemSpec& spec) {
         pool.push_back(servers_.back().get());
     };
     auto gpu = [&](std::vector<GpuProxy*>& pool, const std::string& name, const GpuParams& params,
-                   const ModelSpec& model, const PowerParams& power) {
-        gpus_.push_back(std::make_unique<GpuProxy>(name.c_str(), params, model, power));
+                   const ModelSpec& model, const PowerParams& power, const LatencyProfile& profile,
+                   double other_weight_bytes) {
+        gpus_.push_back(std::make_unique<GpuProxy>(name.c_str(), params, model, power, profile));
         pool.push_back(gpus_.back().get());
         GpuBatcher* batcher = nullptr;
         if (spec.batching) {
-            batchers_.push_back(std::make_unique<GpuBatcher>((name + "_batcher").c_str(), spec.batch,
+            BatchingParams batch = spec.batch;
+            batch.kv_budget_bytes = kv_budget_bytes(name, params, model, spec.batch, other_weight_bytes);
+            batchers_.push_back(std::make_unique<GpuBatcher>((name + "_batcher").c_str(), batch,
                                                              gpus_.back()->power()));
             batcher = batchers_.back().get();
             gpus_.back()->set_batcher(batcher);
@@ -55,13 +75,17 @@ Cluster::Cluster(const SystemSpec& spec) {
     };
     for (int i = 0; i < shape.prm_devices; ++i) {
         GpuBatcher* batcher =
-            gpu(prm_gpu_, device_name("prm", i, shape.prm_devices), spec.prm_gpu, spec.prm_model, spec.prm_power);
+            gpu(prm_gpu_, device_name("prm", i, shape.prm_devices), spec.prm_gpu, spec.prm_model, spec.prm_power,
+                spec.prm_profile, 0.0);
         server(prm_server_, device_name("prm_server", i, shape.prm_devices));
         devices_.push_back(Device{"prm", i, &prm_gpu_.back()->power(), prm_server_.back(), batcher});
     }
     for (int i = 0; i < shape.target_devices; ++i) {
+        // FPGA systems keep the draft model on the target GPU for the prompt's prefill.
+        const double helper_weights =
+            spec.draft_on_fpga ? spec.draft_model.params * spec.draft_on_target_gpu.weight_bytes_per_param : 0.0;
         GpuBatcher* batcher = gpu(target_gpu_, device_name("target", i, shape.target_devices), spec.target_gpu,
-                                  spec.target_model, spec.target_power);
+                                  spec.target_model, spec.target_power, spec.target_profile, helper_weights);
         server(target_server_, device_name("target_server", i, shape.target_devices));
         devices_.push_back(Device{"target", i, &target_gpu_.back()->power(), target_server_.back(), batcher});
         if (spec.draft_on_fpga) {
@@ -98,7 +122,7 @@ Cluster::Cluster(const SystemSpec& spec) {
             devices_.push_back(Device{"draft", b, board_power_.back().get(), draft_server_.back(), nullptr});
         } else {
             GpuBatcher* batcher = gpu(draft_gpu_, device_name("draft_gpu", b, boards), spec.draft_gpu,
-                                      spec.draft_model, spec.draft_power);
+                                      spec.draft_model, spec.draft_power, spec.draft_gpu_profile, 0.0);
             devices_.push_back(Device{"draft", b, &draft_gpu_.back()->power(), draft_server_.back(), batcher});
         }
     }
@@ -148,6 +172,7 @@ Cluster::Cluster(const SystemSpec& spec) {
         }
         d.fabric = ports_.back().get();
         d.index = {b, p, t};
+        bound_.push_back(d.index);
         d.shared = slots > 1;
         WorkflowOptions options = spec.options;
         options.draft_prompt_on_target = spec.draft_on_fpga;

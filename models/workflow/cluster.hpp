@@ -41,6 +41,7 @@ struct SystemSpec {
     bool draft_on_fpga = true;
     ModelSpec draft_model, prm_model, target_model;
     GpuParams prm_gpu, target_gpu, draft_gpu, draft_on_target_gpu;
+    LatencyProfile prm_profile, target_profile, draft_gpu_profile;  // measured, where given
     PowerParams draft_power, prm_power, target_power;
     std::array<PcieLinkParams, 3> links;  // of a draft device, a PRM GPU, a target GPU
     FpgaAcceleratorParams fpga;
@@ -72,6 +73,8 @@ public:
     const std::vector<Device>& devices() const { return devices_; }
     // Device `index` of pool `role` ("draft", "prm" or "target").
     const Device& device(const std::string& role, int index) const;
+    // The draft device, PRM GPU and target GPU request slot `s` is bound to (their pools' indexes).
+    std::array<int, 3> bound(int s) const { return bound_[static_cast<size_t>(s)]; }
     // The first error a device server, a slot or the dispatcher stopped the simulation with.
     std::exception_ptr error() const;
 
@@ -90,6 +93,7 @@ private:
     std::vector<std::unique_ptr<FabricPort>> ports_;
     std::vector<std::unique_ptr<HostOrchestrator>> slots_;
     std::vector<Device> devices_;
+    std::vector<std::array<int, 3>> bound_;
 };
 
 }  // namespace cosim

@@ -1,3 +1,4 @@
+#include "sim_time.hpp"
 #include "waveform_probe.hpp"
 
 #include "errors.hpp"
@@ -11,8 +12,12 @@ constexpr int kSyncSummaryState = kPowerStateCount;
 }
 
 WaveformProbe::WaveformProbe(sc_core::sc_module_name name, const std::string& path, PcieFabric& fabric,
-                             const std::array<double, 3>& idle_w, bool every_token, std::array<size_t, 3> links)
-    : sc_core::sc_module(name), idle_w_(idle_w), fabric_(fabric), links_(links) {
+                             const std::array<double, 3>& idle_w, bool every_token, std::array<size_t, 3> links,
+                             double window_start_ns, double window_end_ns)
+    : sc_core::sc_module(name), idle_w_(idle_w), fabric_(fabric), links_(links), window_start_ns_(window_start_ns),
+      window_end_ns_(window_end_ns), open_(window_start_ns <= 0.0) {
+    if (!(window_start_ns >= 0.0) || !(window_end_ns > window_start_ns))
+        throw ConfigError("waveform window: the start must be >= 0 and before the end");
     file_ = sc_core::sc_create_vcd_trace_file(path.c_str());
     if (file_ == nullptr) throw SimulationError("cannot create the VCD file " + path + ".vcd");
     // The kernel resolution: a coarser unit could not place every event (W713).
@@ -39,10 +44,56 @@ WaveformProbe::WaveformProbe(sc_core::sc_module_name name, const std::string& pa
     sensitive << fabric_.changed;
     dont_initialize();
     SC_METHOD(start);
+    SC_THREAD(window);
 }
 
 void WaveformProbe::start() {
-    for (int i = 0; i < 3; ++i) power_w[i].write(rounded_w(idle_w_[i]));
+    for (int i = 0; i < 3; ++i) now_.power_w[static_cast<size_t>(i)] = rounded_w(idle_w_[i]);
+    if (open_) show();
+}
+
+void WaveformProbe::window() {
+    if (!open_) {
+        at_least(window_start_ns_);
+        open_ = true;
+        show();
+    }
+    if (std::isfinite(window_end_ns_)) {
+        at_least(window_end_ns_);
+        open_ = false;
+    }
+}
+
+void WaveformProbe::show() {
+    show_kvmu();
+    show_run();
+    for (int i = 0; i < 3; ++i) show_device(i);
+    show_links();
+}
+
+void WaveformProbe::show_kvmu() {
+    kvmu_valid.write(now_.valid);
+    kvmu_curr.write(now_.curr);
+    kvmu_ahead.write(now_.ahead);
+    kvmu_mark.write(now_.mark);
+    kvmu_steps_ahead.write(now_.steps_ahead);
+    kvmu_mode.write(now_.mode);
+    mux_pcie.write(now_.mux_pcie);
+}
+
+void WaveformProbe::show_run() {
+    problem.write(now_.problem);
+    step.write(now_.step);
+}
+
+void WaveformProbe::show_device(int device) {
+    const auto i = static_cast<size_t>(device);
+    state[i].write(now_.state[i]);
+    power_w[i].write(now_.power_w[i]);
+}
+
+void WaveformProbe::show_links() {
+    for (size_t i = 0; i < 3; ++i) pcie_bytes_in_flight[i].write(now_.bytes[i]);
 }
 
 WaveformProbe::~WaveformProbe() {
@@ -55,33 +106,38 @@ WaveformProbe::~WaveformProbe() {
 
 void WaveformProbe::on_kvmu(const Kvmu& kvmu) {
     const KvmuPointers p = kvmu.pointers();
-    kvmu_valid.write(p.valid);
-    kvmu_curr.write(p.curr);
-    kvmu_ahead.write(p.ahead);
-    kvmu_mark.write(kvmu.marks().empty() ? p.curr : kvmu.marks().front());
-    kvmu_steps_ahead.write(kvmu.steps_ahead());
-    kvmu_mode.write(static_cast<int>(kvmu.mode()));
-    mux_pcie.write(kvmu.mux() == MuxSource::pcie);
+    now_.valid = p.valid;
+    now_.curr = p.curr;
+    now_.ahead = p.ahead;
+    now_.mark = kvmu.marks().empty() ? p.curr : kvmu.marks().front();
+    now_.steps_ahead = kvmu.steps_ahead();
+    now_.mode = static_cast<int>(kvmu.mode());
+    now_.mux_pcie = kvmu.mux() == MuxSource::pcie;
+    if (open_) show_kvmu();
 }
 
 void WaveformProbe::on_power(int device, PowerState s, double watts) {
-    state[device].write(static_cast<int>(s));
-    power_w[device].write(rounded_w(watts));
+    now_.state[static_cast<size_t>(device)] = static_cast<int>(s);
+    now_.power_w[static_cast<size_t>(device)] = rounded_w(watts);
+    if (open_) show_device(device);
 }
 
 void WaveformProbe::on_sync_summary(bool active, double watts) {
-    state[0].write(active ? kSyncSummaryState : static_cast<int>(PowerState::idle));
-    power_w[0].write(rounded_w(watts));
+    now_.state[0] = active ? kSyncSummaryState : static_cast<int>(PowerState::idle);
+    now_.power_w[0] = rounded_w(watts);
+    if (open_) show_device(0);
 }
 
 void WaveformProbe::on_step(int32_t p, int32_t s) {
-    problem.write(p);
-    step.write(s);
+    now_.problem = p;
+    now_.step = s;
+    if (open_) show_run();
 }
 
 void WaveformProbe::sample_links() {
     fabric_.advance();
-    for (size_t i = 0; i < 3; ++i) pcie_bytes_in_flight[i].write(fabric_.bytes_in_flight(links_[i]));
+    for (size_t i = 0; i < 3; ++i) now_.bytes[i] = fabric_.bytes_in_flight(links_[i]);
+    if (open_) show_links();
 }
 
 }  // namespace cosim

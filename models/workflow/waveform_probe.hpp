@@ -3,10 +3,14 @@
 // pointers, mode and input MUX, each device's power state and power, the step
 // and problem under way, and the bytes in flight on each PCIe link, in one VCD
 // scope per part (kvmu, run, draft, prm, target, pcie). Opens in GTKWave or
-// Surfer. Signals are fed by the models' observers.
+// Surfer. Signals are fed by the models' observers. With a time window, the signals
+// change only within it: they take the state of the system when it opens (the probe
+// keeps that state all along) and keep their values once it closes, so the file holds
+// the window's changes alone.
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string>
 
 #include <systemc>
@@ -28,7 +32,8 @@ public:
     // waveform follows the devices of its first request slot).
     WaveformProbe(sc_core::sc_module_name name, const std::string& path, PcieFabric& fabric,
                   const std::array<double, 3>& idle_w, bool every_token,
-                  std::array<size_t, 3> links = {0, 1, 2});
+                  std::array<size_t, 3> links = {0, 1, 2}, double window_start_ns = 0.0,
+                  double window_end_ns = std::numeric_limits<double>::infinity());
     ~WaveformProbe() override;
     // The comment written last, before SystemC's final time stamp.
     static constexpr const char* kEndComment = "heteroreason-cosim: end of waveform";
@@ -59,12 +64,31 @@ public:
     Signal<int64_t> pcie_bytes_in_flight[3];   // draft, prm, target links
 
 private:
+    // What the signals show, kept whether or not the window is open.
+    struct State {
+        int64_t valid = 0, curr = 0, ahead = 0, mark = 0;
+        int steps_ahead = 0, mode = 0;
+        bool mux_pcie = false;
+        int problem = 0, step = 0;
+        std::array<int, 3> state{};
+        std::array<double, 3> power_w{};
+        std::array<int64_t, 3> bytes{};
+    };
     void sample_links();
-    void start();  // the devices start idle, drawing idle power
+    void start();   // the devices start idle, drawing idle power
+    void window();  // opens and closes the window
+    void show();    // the signals take the state
+    void show_kvmu();
+    void show_run();
+    void show_device(int device);
+    void show_links();
 
     std::array<double, 3> idle_w_;
     PcieFabric& fabric_;
     std::array<size_t, 3> links_;
+    double window_start_ns_, window_end_ns_;
+    bool open_;
+    State now_;
     sc_core::sc_trace_file* file_ = nullptr;
 };
 
