@@ -26,8 +26,10 @@ class AdaptiveStepAhead(ProfilePolicy):
             return 0  # not that deep for now
         return super().draft(view)
 
-    def decide(self, view, score):
-        kept, score = super().decide(view, score)
+    def verdict(self, view):
+        # Recorded here, once per real verdict (decide also rules hypothetical ones, for
+        # questions asked ahead).
+        kept, score = super().verdict(view)
         if not view.of_refinement:  # the draft's own record
             self.kept_in_a_row[view.request] = self.kept_in_a_row.get(view.request, 1) + 1 if kept else 0
         return kept, score

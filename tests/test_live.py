@@ -12,7 +12,7 @@ import pytest
 
 import cosim
 from cosim.live import Policy, ProfilePolicy, TracePolicy
-from cosim.trace import Refine, Trace, TraceHeader, TrajectoryBuilder
+from cosim.trace import Backtrack, Refine, Trace, TraceHeader, TrajectoryBuilder
 from conftest import run_cli
 from handmodel import FAST_FPGA, all_accept_timeline
 from test_worker_lifetime import alive, children
@@ -134,6 +134,24 @@ def test_a_policy_that_overrides_the_prm_goes_on_from_the_state_it_made():
     assert kept.result.summary["accuracy"] < base.result.summary["accuracy"]  # bad drafts stay in the chains
     replay = cosim.simulate(scn, kept.trace)  # its trace replays the run
     assert replay.per_problem == kept.result.per_problem
+
+
+class Strict(ProfilePolicy):
+    # A rule of the score alone, stricter than the thresholds: many rejections,
+    # refinements and backtracks, each asked ahead before it is due.
+    def decide(self, view, score):
+        return score >= (0.9 if view.of_refinement else 0.85), score
+
+
+@pytest.mark.parametrize("depth", [1, 2])
+def test_a_rule_of_the_score_alone_answers_ahead_as_its_own_trace_looks_ahead(depth):
+    scn = cosim.load_scenario("heteroreason-u280-300").with_value("toggles.step_ahead_depth", depth)
+    trace = cosim.trace.generate("olympiadbench", 60, seed=4).in_memory()
+    live = cosim.cosimulate(scn, Strict("olympiadbench", seed=4), trace)
+    events = [e for p in live.trace.problems for e in p.events]
+    assert sum(isinstance(e, Backtrack) for e in events) > 10 and sum(isinstance(e, Refine) for e in events) > 50
+    # Replay looks ahead in the trace; the policy answered ahead from its own future: the same.
+    assert cosim.simulate(scn, live.trace).per_problem == live.result.per_problem
 
 
 def test_run_with_a_policy_writes_a_trace_that_replays_the_run(tmp_path):

@@ -30,6 +30,14 @@ class _State:
     pending: _Candidate | None = None  # the step under verdict
     pending_kind: str = ""
     backtracks: int = 0
+    drawn: dict[tuple[int, int], _StepDraws] = field(default_factory=dict)  # keyed draws, made once
+
+    def draw(self, step: int, attempt: int) -> _StepDraws:
+        key = (step, attempt)
+        d = self.drawn.get(key)
+        if d is None:
+            d = self.drawn[key] = self.draws.step(step, attempt)
+        return d
 
     def used(self) -> int:
         return sum(c.tokens for c in self.chain)
@@ -38,13 +46,37 @@ class _State:
         return self.used() + tokens <= self.budget
 
     def peek(self, step: int) -> _StepDraws:
-        return self.draws.step(step, self.attempts.get(step, 0))
+        return self.draw(step, self.attempts.get(step, 0))
 
     def take(self, step: int) -> _StepDraws:
         attempt = self.attempts.get(step, 0)
         self.attempts[step] = attempt + 1
-        self.current[step] = self.draws.step(step, attempt)
+        self.current[step] = self.draw(step, attempt)
         return self.current[step]
+
+
+class _Found(Exception):
+    """The event a question asked ahead needs has been played."""
+
+
+class _Events(list):
+    """The future events played so far; appending one ``last(event, play)`` is true of ends
+    the play (``play()``: the chain's length and the backtracks used, as played)."""
+
+    def __init__(self, last: Any, found: _Found, play: Any):
+        super().__init__()
+        self._last, self._found, self._play, self._skip = last, found, play, False
+
+    def skip_next(self) -> None:
+        self._skip = True
+
+    def append(self, event: Any) -> None:
+        if self._skip:  # the current event, replayed to know what follows it
+            self._skip = False
+            return
+        super().append(event)
+        if self._last is not None and self._last(event, self._play):
+            raise self._found
 
 
 class ProfilePolicy(Policy):
@@ -69,24 +101,31 @@ class ProfilePolicy(Policy):
             self._states[view.request] = st
         return st
 
-    def _future(self, st: _State, view: View) -> list[Any]:
+    def _future(self, st: _State, view: View, last: Any = None) -> list[Any]:
         """The events after the current one if every verdict from here is what decide()
         rules with what it knows now (the thresholds, unless overridden): the run this
-        policy would go on to make, from this state (a copy)."""
+        policy would go on to make, from this state (a copy), up to the first event
+        ``last`` is true of (all of them without it): a question asked ahead concerns the
+        next step or two, so it need not play the whole answer."""
         h = self.header
+        found = _Found()
+
+        own_rule = type(self).decide is not ProfilePolicy.decide
 
         def keeps(step: int, score: float, of_refinement: bool, can_backtrack: bool) -> bool:
+            if not own_rule:  # the thresholds: no view to build
+                return score >= (h.backtrack_threshold if of_refinement else h.accept_threshold)
             ahead = dataclasses.replace(view, kind="verdict", step=step, speculative=False,
                                         of_refinement=of_refinement, can_backtrack=can_backtrack)
             return self.decide(ahead, score)[0]
         chain, attempts = list(st.chain), dict(st.attempts)
         backtracks = st.backtracks
-        events: list[Any] = []
+        events = _Events(last, found, lambda: (len(chain), backtracks))
 
         def take(step: int) -> _StepDraws:
             attempt = attempts.get(step, 0)
             attempts[step] = attempt + 1
-            return st.draws.step(step, attempt)
+            return st.draw(step, attempt)
 
         def fits(tokens: int) -> bool:
             return sum(c.tokens for c in chain) + tokens <= st.budget
@@ -112,6 +151,14 @@ class ProfilePolicy(Policy):
                 if not fits(target.tokens):
                     target = dataclasses.replace(target, tokens=st.budget - sum(c.tokens for c in chain))
 
+        try:
+            self._play(st, view, chain, events, keeps, take, fits, refine_from)
+        except _Found:
+            pass
+        return list(events)
+
+    def _play(self, st: _State, view: View, chain: list[Any], events: Any, keeps: Any, take: Any, fits: Any,
+              refine_from: Any) -> None:
         pending, kind = st.pending, st.pending_kind
         if pending is not None and kind == "draft":  # the draft under verdict
             step = len(chain) + 1
@@ -121,9 +168,8 @@ class ProfilePolicy(Policy):
                 refine_from(step, st.current[step].target)
         elif pending is not None and kind == "refine":  # the refinement under verdict
             step = len(chain) + 1
-            events_before = len(events)
+            events.skip_next()  # the refinement itself is the current event, not a future one
             refine_from(step, pending)
-            del events[events_before]  # the refinement itself is the current event, not a future one
         while len(chain) < st.steps:
             step = len(chain) + 1
             d = take(step)
@@ -135,7 +181,28 @@ class ProfilePolicy(Policy):
                 chain.append(d.draft)
             else:
                 refine_from(step, d.target)
-        return events
+
+    def _refine_found(self, step: int) -> Any:
+        """When the play has shown what a refinement of ``step`` asked ahead is (below): its
+        refinement before any backtrack to an earlier step; else the step's first draft,
+        once a backtrack to an earlier step came, or once no refinement of it can come
+        (the chain is longer than the backtracks left could undo)."""
+        seen_back, drafted = False, False
+        h = self.header
+
+        def found(e: Any, play: Any) -> bool:
+            nonlocal seen_back, drafted
+            if isinstance(e, Refine) and e.step == step and not seen_back:
+                return True
+            if isinstance(e, Backtrack) and e.to_step < step:
+                seen_back = True
+            if isinstance(e, Draft) and e.step == step:
+                drafted = True
+            if drafted and seen_back:
+                return True
+            chain, backtracks = play()
+            return drafted and (not h.backtracking or h.max_backtracks - backtracks < chain - step + 1)
+        return found
 
     @staticmethod
     def _ahead_draft(events: list[Any], step: int) -> int:
@@ -144,7 +211,9 @@ class ProfilePolicy(Policy):
     def draft(self, view: View) -> int:
         st = self.state(view)
         if view.speculative:  # as trace replay looks ahead: the next draft of the step
-            return self._ahead_draft(self._future(st, view), view.step)
+            wanted = view.step
+            return self._ahead_draft(
+                self._future(st, view, lambda e, _: isinstance(e, Draft) and e.step == wanted), wanted)
         if len(st.chain) >= st.steps:
             return 0
         d = st.peek(view.step)
@@ -156,7 +225,7 @@ class ProfilePolicy(Policy):
     def refine(self, view: View) -> int:
         st = self.state(view)
         if view.speculative:  # the next refinement of the step before an earlier step changes, else its draft
-            future = self._future(st, view)
+            future = self._future(st, view, self._refine_found(view.step))
             for e in future:
                 if isinstance(e, Refine) and e.step == view.step:
                     return e.tokens
