@@ -153,11 +153,20 @@ def test_a_trace_policy_replays_its_trace_exactly_at_every_depth(name, depth):
     assert live.result.summary == replay.summary
 
 
-def test_the_depth_is_checked_where_it_is_given():
+def test_the_depth_is_checked_where_it_is_given(tmp_yaml):
     with pytest.raises(cosim.ConfigError, match=r"step_ahead_depth: must be 0, 1 or 2, got 3"):
         cosim.scenario("heteroreason", 1, toggles={"step_ahead_depth": 3})
     with pytest.raises(cosim.ConfigError, match="gpu-baseline is strictly sequential"):
         cosim.load_scenario("gpu-baseline").with_value("toggles.step_ahead_depth", 1)
+    # A depth with step-ahead off would be ignored: refused where it is given.
+    both = tmp_yaml("both.yaml", "system: heteroreason\ntoggles:\n  step_ahead: false\n  step_ahead_depth: 2\n")
+    with pytest.raises(cosim.ConfigError, match=r"both.yaml:4: toggles.step_ahead_depth: 2 steps ahead, but "
+                                                r"step_ahead is off"):
+        cosim.load_scenario(both)
+    off = cosim.scenario("heteroreason", 1, toggles={"step_ahead": False})
+    with pytest.raises(cosim.ConfigError, match="2 steps ahead, but heteroreason's step_ahead is off"):
+        off.with_value("toggles.step_ahead_depth", 2)
+    assert off.with_value("toggles.step_ahead_depth", 0).toggles.step_ahead_depth == 0
 
 
 def test_the_waveform_shows_the_mark_and_the_steps_drafted_ahead(tmp_path):

@@ -160,6 +160,8 @@ class Scenario:
             raise ConfigError(f"{path}: {exc}") from None
         if head == "toggles" and self.sequential and any(dataclasses.asdict(changed).values()):
             raise ConfigError(f"{path}: gpu-baseline is strictly sequential; its toggles stay off")
+        if full == "toggles.step_ahead_depth" and changed.step_ahead_depth and not changed.step_ahead:
+            raise ConfigError(f"{path}: {changed.step_ahead_depth} steps ahead, but {self.name}'s step_ahead is off")
         result = dataclasses.replace(self, **{head: changed})
         if head in ("cluster", "batching"):
             try:
@@ -302,6 +304,10 @@ def build_scenario(data: Mapping[str, Any] | LocatedDict, source: str = "<code>"
         raise ConfigError(f"{data.where_of('config')}: config must be 1 (7B target) or 2 (1.5B target), got {config!r}")
     preset = _PRESETS[system]
     toggles = _params.build(Toggles, _section(data, "toggles", {k: preset[k] for k in _toggle_names()}))
+    given = data.get("toggles") or {}
+    if isinstance(given, dict) and not toggles.step_ahead and given.get("step_ahead_depth"):
+        raise ConfigError(f"{given.where_of('step_ahead_depth')}: {toggles.step_ahead_depth} steps ahead, but "
+                          f"step_ahead is off; drop one of them")
     if system == "gpu-baseline" and any(dataclasses.asdict(toggles).values()):
         raise ConfigError(f"{data.where_of('toggles')}: gpu-baseline is strictly sequential; its toggles stay off "
                           f"(use gpu-stepahead or heteroreason for overlap)")
