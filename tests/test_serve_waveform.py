@@ -77,3 +77,11 @@ def test_the_cli_writes_the_window_and_its_save_file(tmp_path):
     times = [t for t in change_times(read_vcd(tmp_path / "w.vcd")) if t != 0]
     assert min(times) == 2 * PS_PER_S
     assert "[timestart] 2000000000000" in (tmp_path / "w.gtkw").read_text()
+
+
+def test_a_window_after_the_run_is_said_so(tmp_path):
+    proc = run_cli("serve", "cluster-heteroreason-u280-200", "--requests", "3", "--rate", "2", "--quiet",
+                   "--vcd", "w.vcd", "--vcd-window", "100000:", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "--vcd-window opens at 100000 s, after the run ended" in proc.stderr
+    assert [t for t in change_times(read_vcd(tmp_path / "w.vcd")) if t != 0] == []

@@ -7,6 +7,7 @@ import argparse
 import json
 import math
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -174,6 +175,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
                          rows_to=run_folder.staging, activities=bool(args.timeline), vcd=staged_vcd,
                          vcd_slot=waveform["slot"], vcd_window_s=window, progress=progress)
             bar.close()
+            if vcd is not None and waveform["start_ns"] >= result.last_end_s * 1e9:
+                print(f"cosim: note: --vcd-window opens at {waveform['start_ns'] / 1e9:g} s, after the run ended "
+                      f"({result.last_end_s:.3f} s): the waveform holds no change", file=sys.stderr)
             if vcd is not None:  # its save file names the waveform where it will be
                 end_ps = min(result.last_end_s * 1e12, waveform["end_ns"] * 1e3)
                 write_gtkw(staged_vcd.with_suffix(".gtkw"), vcd, max(end_ps, waveform["start_ns"] * 1e3),
