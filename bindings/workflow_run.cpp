@@ -201,6 +201,11 @@ SystemSpec read_system(const py::dict& system) {
         spec.draft_gpu_profile = profile_of(draft_cfg);
     }
     spec.shape = read_cluster(system);
+    if (system.contains("host_links")) {
+        const py::dict h = system["host_links"].cast<py::dict>();
+        spec.shape.boards_per_host_link = h["boards_per_host_link"].cast<int>();
+        spec.host_link = pcie_params(h["link"].cast<py::dict>());
+    }
     if (system.contains("batching")) {
         const py::dict b = system["batching"].cast<py::dict>();
         spec.batching = b["enabled"].cast<bool>();

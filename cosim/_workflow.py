@@ -30,7 +30,7 @@ def _gpu_section(device: GpuDevice, model: Any, link: Any, profile: str | None =
 
 def system_dict(scn: Scenario) -> dict[str, Any]:
     """The flat description the native engine takes."""
-    from .serve._system import serving_sections
+    from .serve._system import host_link_section, serving_sections
 
     draft = scn.draft
     if isinstance(draft.device, FpgaDevice):
@@ -60,6 +60,7 @@ def system_dict(scn: Scenario) -> dict[str, Any]:
         "prm": _gpu_section(scn.prm.device, scn.prm.model, scn.prm.link, scn.prm.profile),
         "target": _gpu_section(scn.target.device, scn.target.model, scn.target.link, scn.target.profile),
         **serving_sections(scn),
+        "host_links": host_link_section(scn),
     }
 
 

@@ -28,8 +28,9 @@ def test_a_scenario_without_the_sections_is_the_single_request_system():
                      "gpu_memory_utilization": 0.9},
     }
     resolved = scn.resolved()
-    assert resolved["cluster"] == {"draft": {"devices": 1, "contexts_per_device": 1}, "prm": {"devices": 1},
-                                   "target": {"devices": 1}}
+    assert resolved["cluster"] == {"draft": {"devices": 1, "contexts_per_device": 1, "boards_per_host_link": 1,
+                                             "host_link": "pcie_gen4_x16"},
+                                   "prm": {"devices": 1}, "target": {"devices": 1}}
     assert resolved["batching"] == {"enabled": False, "max_batch": 64, "token_budget": 2048, "policy": "fcfs",
                                     "gpu_memory_utilization": 0.9}
 

@@ -174,3 +174,34 @@ def test_a_batching_gpu_holds_an_iterations_kv_beside_the_weights_of_its_models(
     with pytest.raises(cosim.ConfigError, match=r"batching.gpu_memory_utilization: .* of target's 25.76 GB leaves "
                                                 r"no room for KV cache beside 16.22 GB of weights"):
         cosim.serve.run(none, trace, rate=20.0, seed=1)
+
+
+def test_boards_behind_one_switch_share_its_link_to_the_host():
+    from handmodel import Fpga, Link
+
+    # The same problem twice, at once, on two boards with a PRM and a target GPU each: only
+    # the boards' shared host link joins them. Both prompts' KV migrate at the same moment;
+    # the switch forwards the first while it arrives, the second after it.
+    problems = [TrajectoryBuilder(name, 100).accept(40).accept(30).build() for name in ("a", "b")]
+    trace = Trace(TraceHeader(), problems).with_arrivals([0.0, 0.0])
+    scn = cluster("heteroreason-u280-200", draft=2, prm=2, target=2, batching=False)
+    apart = cosim.serve.run(scn, trace)
+    shared = cosim.serve.run(scn.with_value("cluster.draft.boards_per_host_link", 2)
+                             .with_value("cluster.draft.host_link", "pcie_gen3_x16"), trace)
+    a, b = sorted(row["latency_s"] for row in apart.per_request)
+    assert a == b
+    first, second = sorted(row["latency_s"] for row in shared.per_request)
+    kv_ns = Link("pcie_gen3_x16").ns(100 * Fpga("u280", clock_mhz=200).kv_bytes())
+    assert first == pytest.approx(a, abs=1e-12)  # a Gen3 switch link as fast as the boards' own
+    assert second - first == pytest.approx(kv_ns * 1e-9, rel=1e-6)
+
+
+def test_a_host_link_without_boards_to_share_it_is_refused(tmp_yaml):
+    path = tmp_yaml("h.yaml", "system: heteroreason\ncluster:\n  draft: {devices: 4, host_link: pcie_gen3_x16}\n")
+    with pytest.raises(cosim.ConfigError, match=r"h.yaml:3: cluster.draft.host_link: boards share a host link only "
+                                                r"with boards_per_host_link > 1"):
+        cosim.load_scenario(path)
+    bad = tmp_yaml("n.yaml", "system: heteroreason\ncluster:\n  draft: {devices: 4, boards_per_host_link: 2, "
+                             "host_link: pcie_gen9}\n")
+    with pytest.raises(cosim.ConfigError, match=r"n.yaml:3: cluster.draft.host_link: .*pcie_gen9"):
+        cosim.load_scenario(bad)

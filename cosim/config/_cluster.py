@@ -27,6 +27,15 @@ class DraftPool:
     contexts_per_device: int = param(
         "requests one draft device holds at once, each with its own KV cache of the draft model's window (or "
         "the device's kv_reserve_tokens) in the device's memory beside the weights", default=1, note="source: the single-request systems hold one context (docs/system.md)")
+    boards_per_host_link: int = param(
+        "draft boards behind one PCIe switch, sharing its link to the host (host_link); 1: each board has its "
+        "own link to the host", default=1,
+        note="source: the single-request systems plug their one board into its own x16 slot (docs/system.md)")
+    host_link: str = param(
+        "the link a PCIe switch's boards share to the host (a built-in link or a link YAML), with "
+        "boards_per_host_link > 1", rule="any", default="pcie_gen4_x16",
+        note="estimate: a Gen4 x16 host port, the widest a Gen4 PCIe switch offers (the boards' own Gen3 x16 "
+             "links on the U280 are narrower)")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -131,7 +140,29 @@ def check_draft_contexts(cluster: Cluster, draft: Any) -> None:
         f"({m['capacity_at']}); at most {fit} fit")
 
 
+def host_link(cluster: Cluster) -> Any:
+    """The shared switch link of the draft boards, loaded (checked where it was given)."""
+    from .hardware import load_link
+
+    draft = cluster.draft
+    try:
+        return load_link(draft.host_link)
+    except ConfigError as exc:
+        raise ConfigError(f"{_named(draft, 'host_link', 'cluster.draft.host_link')}: {exc}") from None
+
+
+def check_host_link(cluster: Cluster) -> None:
+    """A host link given for boards that do not share one would be ignored: refused."""
+    draft = cluster.draft
+    given = _params.origin(draft, "host_link")
+    if given and draft.boards_per_host_link == 1:
+        raise ConfigError(f"{given}: boards share a host link only with boards_per_host_link > 1; give that too, "
+                          f"or drop host_link")
+    host_link(cluster)
+
+
 def check(scn: Any) -> None:
     """The cluster and batching checks that need the whole scenario."""
     check_batching(scn.batching)
     check_draft_contexts(scn.cluster, scn.draft)
+    check_host_link(scn.cluster)

@@ -6,7 +6,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..config import _params
+from ..config._cluster import host_link
 from ..config.scenario import Scenario
+
+
+def host_link_section(scn: Scenario) -> dict[str, Any]:
+    """The engine's ``host_links`` section: how many draft boards share a switch's link to
+    the host, and that link."""
+    return {"boards_per_host_link": int(scn.cluster.draft.boards_per_host_link),
+            "link": _params.native(host_link(scn.cluster))}
 from ..errors import ConfigError
 
 

@@ -51,6 +51,15 @@ Cluster::Cluster(const SystemSpec& spec) {
     add_links(boards, "pcie_draft", spec.links[0]);
     add_links(shape.prm_devices, "pcie_prm", spec.links[1]);
     add_links(shape.target_devices, "pcie_target", spec.links[2]);
+    // Boards behind one PCIe switch share its link to the host.
+    if (shape.boards_per_host_link < 1)
+        throw ConfigError("cluster.draft.boards_per_host_link: must be >= 1, got " +
+                          std::to_string(shape.boards_per_host_link));
+    const bool switched = shape.boards_per_host_link > 1;
+    const size_t host_links_at = links.size();
+    if (switched)
+        add_links((boards + shape.boards_per_host_link - 1) / shape.boards_per_host_link, "pcie_host_link",
+                  spec.host_link);
     fabric_ = std::make_unique<PcieFabric>("fabric", links, names);
 
     auto server = [&](std::vector<DeviceServer*>& pool, const std::string& name) {
@@ -148,7 +157,8 @@ Cluster::Cluster(const SystemSpec& spec) {
         ports_.push_back(std::make_unique<FabricPort>(
             *fabric_, *logs_.back(),
             std::array<size_t, 3>{static_cast<size_t>(b), base_prm + static_cast<size_t>(p),
-                                  base_target + static_cast<size_t>(t)}));
+                                  base_target + static_cast<size_t>(t)},
+            switched ? host_links_at + static_cast<size_t>(b / shape.boards_per_host_link) : FabricPort::kNoLink));
         WorkflowDevices d;
         d.draft = draft_units_.back().get();
         d.prm = prm_gpu_[static_cast<size_t>(p)];

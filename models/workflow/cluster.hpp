@@ -33,6 +33,8 @@ struct ClusterShape {
     int contexts_per_draft = 1;
     int prm_devices = 1;
     int target_devices = 1;
+    // Draft boards that share one link to the host through a PCIe switch (1: each has its own).
+    int boards_per_host_link = 1;
 };
 
 // Everything a cluster is built from: the system's devices, models and links, and its shape.
@@ -44,6 +46,7 @@ struct SystemSpec {
     LatencyProfile prm_profile, target_profile, draft_gpu_profile;  // measured, where given
     PowerParams draft_power, prm_power, target_power;
     std::array<PcieLinkParams, 3> links;  // of a draft device, a PRM GPU, a target GPU
+    PcieLinkParams host_link;             // the switch's link to the host that boards share
     FpgaAcceleratorParams fpga;
     FpgaProfile fpga_profile;
     HbmParams hbm;

@@ -66,7 +66,12 @@ Delivery FabricPort::send_at(Endpoint from, Endpoint to, uint64_t bytes, uint64_
     Delivery d{units_to_ns(ready_units), kNoActivity, ready_units};
     auto leg = [&](Endpoint device, LinkDirection dir, DepList after) {
         const auto e = static_cast<size_t>(device);
-        return fabric_.leg(log_, links_[e], kLinkRoles[e], dir, bytes, d.arrival_units, after, step, fine);
+        const uint64_t ready = d.arrival_units;
+        Delivery own = fabric_.leg(log_, links_[e], kLinkRoles[e], dir, bytes, ready, after, step, fine);
+        if (device != Endpoint::draft || draft_host_link_ == kNoLink) return own;
+        // The switch's shared link carries the same data alongside, from the same moment on.
+        Delivery shared = fabric_.leg(log_, draft_host_link_, Role::link_draft, dir, bytes, ready, after, step, fine);
+        return shared.arrival_units > own.arrival_units ? shared : own;
     };
     if (from != Endpoint::host) {
         d = leg(from, LinkDirection::device_to_host, deps);

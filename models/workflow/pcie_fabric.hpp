@@ -2,7 +2,10 @@
 // The PCIe links of a system: one link from the host to each device (every
 // draft board or GPU of the cluster). Data between two devices is stored and
 // forwarded through host memory: a device -> host leg on the sender's link,
-// then host -> device on the receiver's. Transfers are posted as TLM
+// then host -> device on the receiver's. Draft boards behind a PCIe switch also
+// cross the switch's link to the host, which they share: the switch forwards as
+// the data arrives, so both links carry a leg at once, and the data is through
+// when the later of the two ends. Transfers are posted as TLM
 // transactions without blocking the caller; the receiving job waits for the
 // returned arrival time. Requests reach the fabric through a FabricPort: their
 // own draft, PRM and target links, and their own activity log.
@@ -79,8 +82,10 @@ private:
 // and the log its transfers are recorded in.
 class FabricPort {
 public:
-    FabricPort(PcieFabric& fabric, ActivityLog& log, std::array<size_t, 3> links)
-        : fabric_(fabric), log_(log), links_(links) {}
+    static constexpr size_t kNoLink = static_cast<size_t>(-1);
+    // `draft_host_link`: the switch link the draft board shares (kNoLink: none).
+    FabricPort(PcieFabric& fabric, ActivityLog& log, std::array<size_t, 3> links, size_t draft_host_link = kNoLink)
+        : fabric_(fabric), log_(log), links_(links), draft_host_link_(draft_host_link) {}
 
     // Sends `bytes` from `from` to `to`, starting no earlier than `ready_ns`
     // and after the activities in `deps`. Records one activity per leg.
@@ -116,6 +121,7 @@ private:
     PcieFabric& fabric_;
     ActivityLog& log_;
     std::array<size_t, 3> links_;
+    size_t draft_host_link_;
 };
 
 }  // namespace cosim
