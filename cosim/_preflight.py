@@ -112,6 +112,25 @@ def _link(role: str, r: Any) -> None:
                           f"{_named(role, link, 'link', ('bandwidth_gbps', 'efficiency', 'latency_ns'))}")
 
 
+def check_replay(caller: str, scn: Any, trace: Any) -> None:
+    """What a run replaying ``trace`` on ``scn`` checks first (``caller`` names the run in
+    the message): their types, a problem at least, the limits below, and a trace that
+    does not backtrack for a forward-only scenario."""
+    from .config.scenario import Scenario
+    from .trace import Trace
+
+    if not isinstance(scn, Scenario):
+        raise ConfigError(f"{caller}: expected a Scenario (cosim.load_scenario), got {type(scn).__name__}")
+    if not isinstance(trace, Trace):
+        raise ConfigError(f"{caller}: expected a Trace (cosim.trace.load or generate), got {type(trace).__name__}")
+    if not trace.problems:
+        raise ConfigError(f"{caller}: the trace has no problems")
+    check(scn)
+    if not scn.backtracking and trace.header.backtracking:
+        raise ConfigError(f"{caller}: {scn.name} runs forward-only RSD (algorithm: rsd) and the trace backtracks; "
+                          f"draw it with backtracking=False (--no-backtracking) or give an RSD trace")
+
+
 def check(scn: Any) -> None:
     """ConfigError naming the parameter and its file and line if the scenario's devices,
     models or links would make an operation or a size the simulation cannot hold."""

@@ -128,16 +128,7 @@ def simulate(scn: Scenario, trace: Trace, *, vcd: str | Path | None = None, time
     result's ``per_problem`` then reads that Arrow file. ``progress``: called with
     the number of problems finished so far, every few hundred problems.
     """
-    if not isinstance(scn, Scenario):
-        raise ConfigError(f"simulate: expected a Scenario (cosim.load_scenario), got {type(scn).__name__}")
-    if not isinstance(trace, Trace):
-        raise ConfigError(f"simulate: expected a Trace (cosim.trace.load or generate), got {type(trace).__name__}")
-    if not trace.problems:
-        raise ConfigError("simulate: the trace has no problems")
-    _preflight.check(scn)
-    if not scn.backtracking and trace.header.backtracking:
-        raise ConfigError(f"simulate: {scn.name} runs forward-only RSD (algorithm: rsd) and the trace backtracks; "
-                          f"draw it with backtracking=False (--no-backtracking) or give an RSD trace")
+    _preflight.check_replay("simulate", scn, trace)
     if vcd_detail not in VCD_DETAILS:
         raise ConfigError(f"vcd_detail: one of {', '.join(VCD_DETAILS)}, got {vcd_detail!r}")
     vcd_stem, vcd_partial, vcd_final = vcd_paths(vcd)

@@ -107,14 +107,20 @@ def test_the_measured_profile_drives_the_gpu_proxy(models, tmp_path):
     assert formula.time_ns != pytest.approx(simulated.time_ns, rel=0.01)  # the profile replaced the roofline
 
 
-def test_the_record_command(models, tokenizer, tmp_path):
+def save_models(models, tokenizer, folder):
+    """The three models saved as the record command reads them, and a problems file: its path."""
     draft, target, prm = models
     for name, model in (("draft", draft.model), ("target", target.model), ("prm", prm.lm.model)):
-        model.save_pretrained(tmp_path / name)
-        tokenizer.save_pretrained(tmp_path / name)
-    torch.save(prm.head.state_dict(), tmp_path / "prm" / "value_head.pt")
-    data = tmp_path / "problems.jsonl"
+        model.save_pretrained(folder / name)
+        tokenizer.save_pretrained(folder / name)
+    torch.save(prm.head.state_dict(), folder / "prm" / "value_head.pt")
+    data = folder / "problems.jsonl"
     data.write_text("\n".join(json.dumps(p) for p in PROBLEMS) + "\n")
+    return data
+
+
+def test_the_record_command(models, tokenizer, tmp_path):
+    data = save_models(models, tokenizer, tmp_path)
     from cosim.cli import main
 
     out = tmp_path / "out"
@@ -157,13 +163,7 @@ def test_with_the_value_head_prm_a_backtrack_occurs_when_forced(models):
 
 
 def test_record_simulate_runs_the_models_in_lockstep_and_its_trace_replays(models, tokenizer, tmp_path):
-    draft, target, prm = models
-    for name, model in (("draft", draft.model), ("target", target.model), ("prm", prm.lm.model)):
-        model.save_pretrained(tmp_path / name)
-        tokenizer.save_pretrained(tmp_path / name)
-    torch.save(prm.head.state_dict(), tmp_path / "prm" / "value_head.pt")
-    data = tmp_path / "problems.jsonl"
-    data.write_text("\n".join(json.dumps(p) for p in PROBLEMS) + "\n")
+    data = save_models(models, tokenizer, tmp_path)
     # In fresh processes: the models run in the forked simulation worker, and a process whose
     # torch has already run (this one) must not fork one.
     common = ["record", "--draft", tmp_path / "draft", "--target", tmp_path / "target", "--prm", tmp_path / "prm",

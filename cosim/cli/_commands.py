@@ -110,14 +110,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     run = RunFolder(folder)
     try:
         with run.writing():
-            from tqdm import tqdm
+            from ._progress import finished_bar
 
-            bar = tqdm(total=len(workload), desc="run", unit="problem", disable=args.quiet, leave=False)
-
-            def progress(done: int) -> None:
-                bar.n = done
-                bar.refresh()
-
+            bar, progress = finished_bar(len(workload), "run", "problem", args.quiet)
             staged_vcd = run.staged(vcd) if vcd is not None else None
             if vcd is not None:
                 run.staged(vcd.with_suffix(".gtkw"))

@@ -130,8 +130,7 @@ def _arrivals_text(args: argparse.Namespace) -> str:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from tqdm import tqdm
-
+    from ._progress import finished_bar
     from ..outputs._arrow import column, write_csv
     from ..outputs._gtkwave import write_gtkw
     from ._commands import _vcd_final
@@ -162,12 +161,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     run_folder = RunFolder(folder)
     try:
         with run_folder.writing():
-            bar = tqdm(total=len(requests), desc="serve", unit="request", disable=args.quiet, leave=False)
-
-            def progress(done: int) -> None:
-                bar.n = done
-                bar.refresh()
-
+            bar, progress = finished_bar(len(requests), "serve", "request", args.quiet)
             staged_vcd = run_folder.staged(vcd) if vcd is not None else None
             if vcd is not None:
                 run_folder.staged(vcd.with_suffix(".gtkw"))

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..trace import Backtrack, Draft, Problem, Refine, TraceHeader
-from ..trace._generate import _Candidate, _Draws, _StepDraws
+from ..trace._generate import _Candidate, _Draws, _Play, _StepDraws, threshold_rule
 from ..trace._profiles import load_profile
 from ..trace._quality import correctness_probability, resolve_target
 from ._policy import Policy, View
@@ -108,79 +108,31 @@ class ProfilePolicy(Policy):
         ``last`` is true of (all of them without it): a question asked ahead concerns the
         next step or two, so it need not play the whole answer."""
         h = self.header
-        found = _Found()
-
-        own_rule = type(self).decide is not ProfilePolicy.decide
-
-        def keeps(step: int, score: float, of_refinement: bool, can_backtrack: bool) -> bool:
-            if not own_rule:  # the thresholds: no view to build
-                return score >= (h.backtrack_threshold if of_refinement else h.accept_threshold)
-            ahead = dataclasses.replace(view, kind="verdict", step=step, speculative=False,
-                                        of_refinement=of_refinement, can_backtrack=can_backtrack)
-            return self.decide(ahead, score)[0]
-        chain, attempts = list(st.chain), dict(st.attempts)
-        backtracks = st.backtracks
-        events = _Events(last, found, lambda: (len(chain), backtracks))
-
-        def take(step: int) -> _StepDraws:
-            attempt = attempts.get(step, 0)
-            attempts[step] = attempt + 1
-            return st.draw(step, attempt)
-
-        def fits(tokens: int) -> bool:
-            return sum(c.tokens for c in chain) + tokens <= st.budget
-
-        def refine_from(step: int, target: _Candidate) -> None:
-            nonlocal backtracks
-            while True:
-                if not h.backtracking:
-                    events.append(Refine(step, target.tokens, None, True))
-                    chain.append(target)
-                    return
-                can = backtracks < h.max_backtracks and step > 1
-                kept = keeps(step, target.score, True, can) or not can
-                events.append(Refine(step, target.tokens, target.score, kept))
-                if kept:
-                    chain.append(target)
-                    return
-                events.append(Backtrack(step - 1))
-                backtracks += 1
-                chain.pop()
-                step -= 1
-                target = take(step).target
-                if not fits(target.tokens):
-                    target = dataclasses.replace(target, tokens=st.budget - sum(c.tokens for c in chain))
-
+        if type(self).decide is ProfilePolicy.decide:
+            keeps = threshold_rule(h)  # no view to build
+        else:
+            def keeps(step: int, score: float, of_refinement: bool, can_backtrack: bool) -> bool:
+                ahead = dataclasses.replace(view, kind="verdict", step=step, speculative=False,
+                                            of_refinement=of_refinement, can_backtrack=can_backtrack)
+                return self.decide(ahead, score)[0]
+        events = _Events(last, _Found(), lambda: (len(play.chain), play.backtracks))
+        play = _Play(h, st.draw, st.steps, st.budget, keeps, events, list(st.chain), dict(st.attempts),
+                     st.backtracks)
         try:
-            self._play(st, view, chain, events, keeps, take, fits, refine_from)
+            pending, kind = st.pending, st.pending_kind
+            step = len(play.chain) + 1
+            if pending is not None and kind == "draft":  # the draft under verdict
+                if keeps(step, pending.score, False, False):
+                    play.chain.append(pending)
+                else:
+                    play.refine_from(step, st.current[step].target)
+            elif pending is not None and kind == "refine":  # the refinement under verdict
+                events.skip_next()  # the refinement itself is the current event, not a future one
+                play.refine_from(step, pending)
+            play.run()
         except _Found:
             pass
         return list(events)
-
-    def _play(self, st: _State, view: View, chain: list[Any], events: Any, keeps: Any, take: Any, fits: Any,
-              refine_from: Any) -> None:
-        pending, kind = st.pending, st.pending_kind
-        if pending is not None and kind == "draft":  # the draft under verdict
-            step = len(chain) + 1
-            if keeps(step, pending.score, False, False):
-                chain.append(pending)
-            else:
-                refine_from(step, st.current[step].target)
-        elif pending is not None and kind == "refine":  # the refinement under verdict
-            step = len(chain) + 1
-            events.skip_next()  # the refinement itself is the current event, not a future one
-            refine_from(step, pending)
-        while len(chain) < st.steps:
-            step = len(chain) + 1
-            d = take(step)
-            if not (fits(d.draft.tokens) and fits(d.target.tokens)):
-                break
-            accepted = keeps(step, d.draft.score, False, False)
-            events.append(Draft(step, d.draft.tokens, d.draft.score, accepted))
-            if accepted:
-                chain.append(d.draft)
-            else:
-                refine_from(step, d.target)
 
     def _refine_found(self, step: int) -> Any:
         """When the play has shown what a refinement of ``step`` asked ahead is (below): its

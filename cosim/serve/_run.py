@@ -92,18 +92,9 @@ def run(scn: Scenario, trace: Trace, *, rate: float | None = None, cv: float | N
     requests and of the devices it is bound to (which other slots share), changing only
     within ``vcd_window_s`` (start, end) seconds of simulated time if given; ``progress``:
     called with the requests finished so far."""
-    if not isinstance(scn, Scenario):
-        raise ConfigError(f"serve: expected a Scenario (cosim.load_scenario), got {type(scn).__name__}")
-    if not isinstance(trace, Trace):
-        raise ConfigError(f"serve: expected a Trace (cosim.trace.load or generate), got {type(trace).__name__}")
-    if not trace.problems:
-        raise ConfigError("serve: the trace has no problems")
+    _preflight.check_replay("serve", scn, trace)
     if slo_s is not None:
         slo_s = real(slo_s, "slo_s", positive=True)
-    _preflight.check(scn)
-    if not scn.backtracking and trace.header.backtracking:
-        raise ConfigError(f"serve: {scn.name} runs forward-only RSD (algorithm: rsd) and the trace backtracks; "
-                          f"draw it with backtracking=False")
     requests = with_arrivals(trace, rate, cv, seed)
     rows_folder = writable_folder(rows_to, "rows_to") if rows_to is not None else None
     system = system_dict(scn)

@@ -113,59 +113,88 @@ class _Draws:
                           _Candidate(target_tokens, target_good, step_score(p, target_good, target_u)))
 
 
+class _Play:
+    """One problem's trajectory played from a state: each step drafted and kept, or
+    refined by the target, a failed refinement backtracking to the step before, as the
+    verdicts ``keeps(step, score, of_refinement, can_backtrack)`` rule. generate() plays
+    with the header's thresholds; a live policy plays its own rule ahead
+    (cosim/live/_profile_policy.py). ``events`` may be any list that appends."""
+
+    def __init__(self, header: TraceHeader, draw: Any, steps: int, budget: int, keeps: Any, events: list[Any],
+                 chain: list[_Candidate] | None = None, attempts: dict[int, int] | None = None,
+                 backtracks: int = 0):
+        self.header, self.draw, self.steps, self.budget, self.keeps = header, draw, steps, budget, keeps
+        self.events = events
+        self.chain: list[_Candidate] = [] if chain is None else chain
+        self.attempts: dict[int, int] = {} if attempts is None else attempts
+        self.backtracks = backtracks
+
+    def used(self) -> int:
+        return sum(c.tokens for c in self.chain)
+
+    def fits(self, tokens: int) -> bool:
+        return self.used() + tokens <= self.budget
+
+    def take(self, step: int) -> _StepDraws:
+        attempt = self.attempts.get(step, 0)
+        self.attempts[step] = attempt + 1
+        return self.draw(step, attempt)
+
+    def run(self) -> None:
+        """Steps until the planned ones are kept or the next does not fit the window."""
+        while len(self.chain) < self.steps:
+            step = len(self.chain) + 1
+            d = self.take(step)
+            if not (self.fits(d.draft.tokens) and self.fits(d.target.tokens)):
+                return  # the solution is cut at the window, as generation stops at max tokens
+            accepted = self.keeps(step, d.draft.score, False, False)
+            self.events.append(Draft(step, d.draft.tokens, d.draft.score, accepted))
+            if accepted:
+                self.chain.append(d.draft)
+            else:
+                self.refine_from(step, d.target)
+
+    def refine_from(self, step: int, target: _Candidate) -> None:
+        """The target produces ``step``, and after a failed refinement backtracks to
+        produce the one before, until a refinement is kept."""
+        h = self.header
+        while True:
+            if not h.backtracking:
+                self.events.append(Refine(step, target.tokens, None, True))
+                self.chain.append(target)
+                return
+            can = self.backtracks < h.max_backtracks and step > 1
+            kept = self.keeps(step, target.score, True, can) or not can
+            self.events.append(Refine(step, target.tokens, target.score, kept))
+            if kept:
+                self.chain.append(target)
+                return
+            self.events.append(Backtrack(step - 1))
+            self.backtracks += 1
+            self.chain.pop()
+            step -= 1
+            target = self.take(step).target
+            if not self.fits(target.tokens):
+                # The alternative runs into the window: generation stops there (the popped
+                # step freed at least one token, so something always fits).
+                target = dataclasses.replace(target, tokens=self.budget - self.used())
+
+
+def threshold_rule(header: TraceHeader) -> Any:
+    """The algorithm's verdicts: a draft kept at the accept threshold, a refinement at the
+    backtrack threshold."""
+    def keeps(step: int, score: float, of_refinement: bool, can_backtrack: bool) -> bool:
+        return score >= (header.backtrack_threshold if of_refinement else header.accept_threshold)
+    return keeps
+
+
 def _draw(profile: DatasetProfile, header: TraceHeader, seed: int, index: int, target: str) -> DrawnProblem:
     draws = _Draws(profile, seed, index, target)
     prompt, n_steps, u_correct = draws.problem()
-    budget = profile.max_context_tokens - prompt
     events: list[Event] = []
-    chain: list[_Candidate] = []
-    attempts: dict[int, int] = {}
-    backtracks = 0
-
-    def next_draws(step: int) -> _StepDraws:
-        attempt = attempts.get(step, 0)
-        attempts[step] = attempt + 1
-        return draws.step(step, attempt)
-
-    def used() -> int:
-        return sum(c.tokens for c in chain)
-
-    def fits(tokens: int) -> bool:
-        return used() + tokens <= budget
-
-    while len(chain) < n_steps:
-        step = len(chain) + 1
-        d = next_draws(step)
-        if not (fits(d.draft.tokens) and fits(d.target.tokens)):
-            break  # the solution is cut at the window, as generation stops at max tokens
-        accepted = d.draft.score >= header.accept_threshold
-        events.append(Draft(step, d.draft.tokens, d.draft.score, accepted))
-        if accepted:
-            chain.append(d.draft)
-            continue
-        # The target produces this step, and after a failed refinement backtracks
-        # to produce the one before, until a refinement is kept.
-        target = d.target
-        while True:
-            if not header.backtracking:
-                events.append(Refine(step, target.tokens, None, True))
-                chain.append(target)
-                break
-            passes = target.score >= header.backtrack_threshold
-            kept = passes or backtracks >= header.max_backtracks or step == 1
-            events.append(Refine(step, target.tokens, target.score, kept))
-            if kept:
-                chain.append(target)
-                break
-            events.append(Backtrack(step - 1))
-            backtracks += 1
-            chain.pop()
-            step -= 1
-            target = next_draws(step).target
-            if not fits(target.tokens):
-                # The alternative runs into the window: generation stops there (the popped
-                # step freed at least one token, so something always fits).
-                target = dataclasses.replace(target, tokens=budget - used())
+    play = _Play(header, draws.step, n_steps, profile.max_context_tokens - prompt, threshold_rule(header), events)
+    play.run()
+    chain = play.chain
     if not chain:
         raise ConfigError(f"profile {profile.name!r}: problem {index} has no step that fits max_context_tokens")
     kept_good = tuple(c.good for c in chain)

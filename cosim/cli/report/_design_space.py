@@ -78,9 +78,7 @@ def markdown(space: dict[str, Any]) -> list[str]:
 
 
 def figure(space: dict[str, Any], path: Path) -> Path:
-    from matplotlib.ticker import FuncFormatter
-
-    from ._plots import _save, plt
+    from ._plots import _plain_log_ticks, _save, plt
 
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.4))
     rates = [p["decode_tok_s"] for p in space["curve"]]
@@ -95,8 +93,7 @@ def figure(space: dict[str, Any], path: Path) -> Path:
         ax.set_xscale("log")
         ax.set_yscale("log")  # the slow end is an order of magnitude above the region that matters
         for axis in (ax.xaxis, ax.yaxis):
-            axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-            axis.set_minor_formatter(FuncFormatter(lambda v, _: f"{v:g}" if f"{v:g}"[0] in "1235" else ""))
+            _plain_log_ticks(axis)
         ax.set_xlabel(f"draft decode rate (tokens/s at a {space['rate_context']}-token context)")
         ax.set_ylabel(label)
         ax.grid(alpha=0.3, which="both")

@@ -25,6 +25,14 @@ def _save(fig: Any, path: Path) -> Path:
     return path
 
 
+def _plain_log_ticks(axis: Any) -> None:
+    """A log axis labelled in plain numbers, the minor ticks at 1, 2, 3 and 5 of a decade."""
+    from matplotlib.ticker import FuncFormatter
+
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    axis.set_minor_formatter(FuncFormatter(lambda v, _: f"{v:g}" if f"{v:g}"[0] in "1235" else ""))
+
+
 def _grouped(ax: Any, records: list[dict], config: int, metric: str, systems: list[str], datasets: list[str],
              ylabel: str) -> None:
     width = 0.8 / len(systems)

@@ -65,7 +65,7 @@ def markdown(serve: dict[str, Any]) -> list[str]:
 
 
 def figure(serve: dict[str, Any], path: Path) -> Path:
-    from ._plots import _save, plt
+    from ._plots import _plain_log_ticks, _save, plt
 
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.4))
     for (label, points), marker in zip(serve["curves"].items(), ("o", "s", "^")):
@@ -74,11 +74,9 @@ def figure(serve: dict[str, Any], path: Path) -> Path:
         axes[1].plot(rates, [p["throughput_req_s"] for p in points], marker=marker, label=label)
         axes[2].plot(rates, [p["energy_j_per_token"] for p in points], marker=marker, label=label)
     axes[1].plot(serve["rates"], serve["rates"], color="black", linestyle=":", linewidth=1, label="served = offered")
-    from matplotlib.ticker import FuncFormatter
 
     axes[0].set_yscale("log")  # the knee: a few seconds below it, minutes of queueing above
-    axes[0].yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-    axes[0].yaxis.set_minor_formatter(FuncFormatter(lambda v, _: f"{v:g}" if f"{v:g}"[0] in "1235" else ""))
+    _plain_log_ticks(axes[0].yaxis)
     for ax, ylabel in zip(axes, ("p99 latency (s)", "requests served per second", "J per final-chain token "
                                                                                    "(idle included)")):
         ax.set_xlabel("offered rate (requests/s)")
