@@ -60,6 +60,18 @@ def test_qwen2_5_7b_instruct_is_its_config():
     assert m.params == pytest.approx(7.61e9, rel=2e-3)  # model card: 7.61B
 
 
+def test_the_small_models_are_their_configs():
+    llama = load_model("llama-3.2-1b")  # head_dim 64 given in the config, tied head
+    assert (llama.layers, llama.hidden, llama.heads, llama.kv_heads, llama.head_dim, llama.ffn) == \
+        (16, 2048, 32, 8, 64, 8192)
+    assert llama.params == decoder_params(16, 2048, 32, 8, 64, 8192, 128256, tied=True)
+    assert llama.params == pytest.approx(1.24e9, rel=5e-3)  # model card: 1.24B
+    qwen = load_model("qwen2.5-1.5b-instruct")
+    assert qwen.params == decoder_params(28, 1536, 12, 2, 128, 8960, 151936, tied=True, qkv_bias=True)
+    assert qwen.params == pytest.approx(1.54e9, rel=5e-3)  # model card: 1.54B
+    assert qwen.context_window == 32768
+
+
 def test_llama_decodes_on_the_4090_at_its_streaming_rate():
     gpu = load_device("rtx4090").gpu
     # Weights streamed per token: every linear layer and the output head, BF16.

@@ -99,6 +99,8 @@ def test_without_num_key_value_heads_every_head_has_its_kv(tmp_path):
 @pytest.mark.parametrize("shipped,config,origin", [
     ("llama-3.1-8b", "llama-3.1-8b.json", "meta-llama/Llama-3.1-8B"),
     ("qwen2.5-7b-instruct", "qwen2.5-7b-instruct.json", "Qwen/Qwen2.5-7B-Instruct"),
+    ("llama-3.2-1b", "llama-3.2-1b.json", "meta-llama/Llama-3.2-1B"),
+    ("qwen2.5-1.5b-instruct", "qwen2.5-1.5b-instruct.json", "Qwen/Qwen2.5-1.5B-Instruct"),
 ])
 def test_the_shipped_models_are_what_the_import_writes(shipped, config, origin):
     imported = import_config(CONFIGS / config, name=load_model(shipped).name, origin=origin)
