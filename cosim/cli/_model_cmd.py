@@ -14,7 +14,7 @@ from ..config.hardware import ModelConfig
 from ..errors import ConfigError
 from ..outputs._atomic import write_atomically, writable_file
 
-EXAMPLE = "cosim model import Llama-3.1-8B/config.json --out llama-3.1-8b.yaml"
+EXAMPLE = "cosim model import tests/data/hf_configs/llama-3.1-8b.json --name Llama-3.1-8B --out llama.yaml"
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
