@@ -45,6 +45,14 @@ def test_the_profile_is_decode_at_one_token_and_prefills_after(tmp_path):
     assert rows[2][3] == pytest.approx((12 * 10 * 32 * 2 + 2 * 320 + 1000) * 1e-9)
 
 
+def test_the_profile_takes_the_points_the_file_measured(tmp_path):
+    layers = load_layer_times(write_layers(tmp_path / "layers.csv", uniform((1, 16, 64, 256, 300))))
+    assert [r[1] for r in layers.profile(2).rows] == [1, 16, 64, 256]  # 300 is not on the grid
+    few = load_layer_times(write_layers(tmp_path / "few.csv", uniform((1, 16, 32))))
+    with pytest.raises(ConfigError, match=r"few\.csv: input: .* found 3 such points, a fit needs at least 4"):
+        few.profile(2)
+
+
 def kernel_ns(model, n, memory_efficiency, compute_efficiency, p):
     """The RTX 3090's kernels for a forward pass of n tokens, written out from docs/hardware.md."""
     m = load_model(model)

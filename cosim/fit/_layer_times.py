@@ -45,10 +45,23 @@ class LayerTimes:
         return (self.op_ns("embedding", tokens) + layers * layer + self.op_ns("final_layernorm", tokens)
                 + self.op_ns("lm_head", 1))
 
+    def measured_points(self, points: tuple[int, ...] = POINTS) -> tuple[int, ...]:
+        """Those of ``points`` at which every op was measured (the output head at one token)."""
+        if ("lm_head", 1) not in self.ns:
+            return ()
+        ops = (*LAYER_OPS, "embedding", "final_layernorm")
+        return tuple(n for n in points if all((op, n) in self.ns for op in ops))
+
     def profile(self, layers: int, points: tuple[int, ...] = POINTS) -> LatencyProfile:
         """The forward passes as a latency profile: decode at one token, prefills at the rest
-        (context 0: the profile measured attention without a KV cache)."""
-        rows = tuple(("decode" if n == 1 else "prefill", n, 0, self.forward_ns(layers, n) * 1e-9) for n in points)
+        (context 0: the profile measured attention without a KV cache), at the points the
+        file measured; ConfigError if that is fewer than four."""
+        present = self.measured_points(points)
+        if len(present) < 4:
+            raise ConfigError(f"{self.source}: input: forward passes need every op at 1 token and at some of "
+                              f"{', '.join(map(str, points[1:]))} tokens; found {len(present)} such points, "
+                              f"a fit needs at least 4")
+        rows = tuple(("decode" if n == 1 else "prefill", n, 0, self.forward_ns(layers, n) * 1e-9) for n in present)
         return LatencyProfile(self.source, rows)
 
 
