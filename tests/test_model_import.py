@@ -130,6 +130,7 @@ BAD = [
     (dict(TINY_LLAMA, architectures=["Qwen2ForProcessRewardModel"]), r"architectures: .*only causal LMs"),
     ('[1, 2]', r"config\.json:1: a config\.json is a JSON object"),
     (dict(TINY_LLAMA, tie_word_embeddings="no"), r"tie_word_embeddings: must be true or false"),
+    ('{"model_type": "llama", "vocab_size": ' + "9" * 5000 + "}", r"config\.json: not a usable config\.json"),
 ]
 
 
@@ -147,6 +148,14 @@ def test_bad_configs_are_one_line_naming_file_line_and_field_and_write_nothing(t
     assert str(path) in lines[0]
     assert out.read_text() == "kept\n"  # the previous file is untouched
     assert sorted(p.name for p in tmp_path.iterdir()) == ["config.json", "model.yaml"]  # no temporary left
+
+
+def test_a_model_too_large_for_its_numbers_names_the_config(tmp_path):
+    path = write(tmp_path, dict(TINY_LLAMA, vocab_size=2**60))
+    result = run_cli("model", "import", path, "--out", tmp_path / "m.yaml", cwd=tmp_path)
+    assert result.returncode == 2
+    assert f"{path}: the model it describes is not usable" in result.stderr and "out of range" in result.stderr
+    assert not (tmp_path / "m.yaml").exists()
 
 
 def test_the_config_itself_is_never_the_output(tmp_path):

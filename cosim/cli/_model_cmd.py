@@ -43,7 +43,10 @@ def cmd_model_import(args: argparse.Namespace) -> int:
     text = imported.yaml_text()
     # The text must load as a model description before anything is written.
     body = {k: v for k, v in yaml.safe_load(text).items() if k != "kind"}
-    build(ModelConfig, locate(body, str(out or "<model yaml>"), ""))
+    try:
+        build(ModelConfig, locate(body, "model", ""))
+    except ConfigError as exc:
+        raise ConfigError(f"{config}: the model it describes is not usable: {exc}") from None
     if out is None:
         print(text, end="")
     else:

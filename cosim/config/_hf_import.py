@@ -73,9 +73,11 @@ def _load(path: Path) -> tuple[dict[str, Any], str]:
         data = json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg} at column {exc.colno})") from None
-    except ValueError as exc:  # NaN, Infinity, or an absurd integer
+    except ValueError as exc:  # NaN, Infinity, or an integer too long to read
         token = str(exc)
-        line = text.count("\n", 0, text.find(token)) + 1 if token in ("NaN", "Infinity", "-Infinity") else 1
+        if token not in ("NaN", "Infinity", "-Infinity"):
+            raise ConfigError(f"{path}: not a usable config.json ({token})") from None
+        line = text.count("\n", 0, text.find(token)) + 1
         raise ConfigError(f"{path}:{line}: not a finite number: {token} (JSON has no NaN or Infinity)") from None
     except RecursionError:
         raise ConfigError(f"{path}: not a usable config.json (nested too deeply)") from None
