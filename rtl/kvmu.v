@@ -64,6 +64,9 @@ module kvmu #(
                      ERR_ROLLBACK_NONE = 4'd10, // rollback with curr == valid
                      ERR_COLLISION = 4'd11,     // a command and a token write in one cycle
                      ERR_BAD_DEPTH = 4'd12;     // DEPTH above MAX_DEPTH
+    /* verilator lint_off WIDTH */
+    localparam [PTR_W-1:0] DEPTH_LIMIT = MAX_DEPTH;  // MAX_DEPTH at the pointers' width
+    /* verilator lint_on WIDTH */
 
     reg [PTR_W-1:0] mark_q [0:MAX_DEPTH-1];
 
@@ -169,7 +172,7 @@ module kvmu #(
                         // A step-ahead step's boundary is kept; the followed step's is curr.
                         if (!following) begin
                             for (i = 0; i < MAX_DEPTH; i = i + 1)
-                                if (i == n_marks) mark_q[i] <= ahead_ptr;
+                                if (i == {30'd0, n_marks}) mark_q[i] <= ahead_ptr;
                             n_marks <= n_marks + 1'b1;
                         end
                         following <= 1'b0;
@@ -230,7 +233,7 @@ module kvmu #(
                     n_marks <= 2'd0;
                 end
                 CMD_DEPTH: begin
-                    if (cmd_arg > MAX_DEPTH) begin
+                    if (cmd_arg > DEPTH_LIMIT) begin
                         err <= 1'b1;
                         err_code <= ERR_BAD_DEPTH;
                     end else begin

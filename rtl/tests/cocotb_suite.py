@@ -42,9 +42,10 @@ def _results(xml: Path) -> dict[str, str | None]:
 
 def run_suite(build_dir: Path, *, ptr_w: int = 32, max_depth: int = 2, defines: dict | None = None,
               testcase: str | None = None, extra_files: tuple[Path, ...] = (), toplevels: tuple[str, ...] = (),
-              env: dict[str, str] | None = None) -> dict[str, str | None]:
+              env: dict[str, str] | None = None, dumps: bool = False) -> dict[str, str | None]:
     """Builds the block and runs the tests; returns each test's outcome. ``extra_files``
-    and ``toplevels`` add sources and extra roots (a dump module for a waveform)."""
+    and ``toplevels`` add sources and extra roots (a dump module for a waveform);
+    ``dumps``: let their $dumpfile write (FST, Icarus's waveform format under cocotb)."""
     from cocotb_tools.runner import get_runner
 
     build_dir = Path(build_dir)
@@ -62,7 +63,7 @@ def run_suite(build_dir: Path, *, ptr_w: int = 32, max_depth: int = 2, defines: 
         sys.path.insert(0, str(HERE))  # the runner hands the simulator this process's sys.path
     try:
         runner.test(test_module="kvmu_tb", hdl_toplevel="kvmu", build_dir=build_dir, test_dir=build_dir,
-                    results_xml=str(xml), testcase=testcase, extra_env=test_env, seed=1,
+                    results_xml=str(xml), testcase=testcase, extra_env=test_env, seed=1, waves=dumps,
                     log_file=build_dir / "sim.log")
     except SystemExit:
         pass  # a failing test; the results file says which
