@@ -2,7 +2,7 @@
 ``fpga.kvmu: tlm`` (the behavioural model) and ``rtl`` (the Verilated block, driven pin by
 pin, with the model checking it), wall time per simulated step.
 
-    .venv/bin/python bench/kvmu_rtl.py [--problems 5000] [--repeats 5] [--json out.json]
+    .venv/bin/python bench/kvmu_rtl.py [--problems 20000] [--repeats 5] [--json out.json]
 
 A simulated step is a reasoning step the run settles (steps_per_problem summed over the
 problems). Wall time is the SystemC run itself, measured in the worker (without reading
@@ -53,7 +53,7 @@ def measure(problems: int, repeats: int) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--problems", type=int, default=5000)
+    parser.add_argument("--problems", type=int, default=20000)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--json", help="write the numbers to this file")
     args = parser.parse_args()

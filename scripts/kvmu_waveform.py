@@ -2,11 +2,17 @@
 Verilog, through accept, rollback and backtrack, as GTKWave shows it.
 
     python scripts/kvmu_waveform.py [--out docs/kvmu_waveform.png] [--keep DIR]
+    python scripts/kvmu_waveform.py --cosim docs/kvmu_rtl_cosim.png
+
 
 It runs the testbench's hand-worked sequence (rtl/tests/kvmu_tb.py) with a waveform dump,
 writes a GTKWave save file for the block's pins, and has GTKWave, under a virtual X
 server (xvfb-run), grab its window to the PNG. Needs iverilog, cocotb, gtkwave and
 xvfb-run; `--keep` leaves the waveform (FST) and the save file in DIR.
+
+`--cosim PNG` draws instead one Math500-profile problem through heteroreason-u280-300 with
+`fpga.kvmu: rtl` (token detail): the VCD's model KVMU signals and, under them, the
+Verilated block's pins, as the run's own GTKWave save file shows them.
 """
 
 from __future__ import annotations
@@ -53,19 +59,47 @@ def save_file(vcd: Path, commands: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
+def grab(png: Path, waves: Path, save: Path, work: Path, screen: str) -> bool:
+    """Has GTKWave (under a virtual X server) open ``waves`` with ``save`` and write its window to ``png``."""
+    png.parent.mkdir(parents=True, exist_ok=True)
+    script = work / "grab.tcl"
+    script.write_text(f"gtkwave::/Time/Zoom/Zoom_Best_Fit\ngtkwave::/File/Grab_To_File {png}\ngtkwave::/File/Quit\n")
+    run = subprocess.run(["xvfb-run", "-a", "-s", f"-screen 0 {screen}x24", "gtkwave", "-S", str(script), str(waves),
+                          str(save)], capture_output=True, text=True, timeout=300)
+    if run.returncode != 0 or not png.exists():
+        print(f"kvmu_waveform: gtkwave failed: {run.stderr[-800:]}", file=sys.stderr)
+        return False
+    return True
+
+
+def cosim_picture(png: Path, work: Path) -> int:
+    import cosim
+
+    scn = cosim.load_scenario("heteroreason-u280-300").with_value("fpga.kvmu", "rtl")
+    vcd = work / "run.vcd"
+    cosim.simulate(scn, cosim.trace.generate("math500", 1, seed=3), vcd=vcd, vcd_detail="token")
+    if not grab(png, vcd, vcd.with_suffix(".gtkw"), work, "1400x900"):
+        return 1
+    print(f"wrote {png}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "kvmu_waveform.png")
     parser.add_argument("--keep", type=Path, default=None)
+    parser.add_argument("--cosim", type=Path, default=None, metavar="PNG")
     args = parser.parse_args(argv)
-    lacking = missing_tools() or next((f"{tool} is not installed" for tool in ("gtkwave", "xvfb-run")
-                                       if shutil.which(tool) is None), None)
+    lacking = (None if args.cosim else missing_tools()) or next(
+        (f"{tool} is not installed" for tool in ("gtkwave", "xvfb-run") if shutil.which(tool) is None), None)
     if lacking:
         print(f"kvmu_waveform: {lacking}", file=sys.stderr)
         return 2
     with tempfile.TemporaryDirectory() as tmp:
         work = args.keep or Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
+        if args.cosim:
+            return cosim_picture(args.cosim.resolve(), work)
         vcd = (work / "kvmu.fst").resolve()  # Icarus under cocotb dumps FST, which GTKWave reads
         dump = work / "kvmu_dump.v"
         dump.write_text(f'`timescale 1ns/1ps\nmodule kvmu_dump;\n  initial begin\n    $dumpfile("{vcd}");\n'
@@ -80,14 +114,7 @@ def main(argv: list[str] | None = None) -> int:
         gtkw = work / "kvmu.gtkw"
         gtkw.write_text(save_file(vcd, commands))
         png = args.out.resolve()
-        png.parent.mkdir(parents=True, exist_ok=True)
-        grab = work / "grab.tcl"
-        grab.write_text(f"gtkwave::/Time/Zoom/Zoom_Best_Fit\ngtkwave::/File/Grab_To_File {png}\n"
-                        f"gtkwave::/File/Quit\n")
-        run = subprocess.run(["xvfb-run", "-a", "-s", "-screen 0 1400x530x24", "gtkwave", "-S", str(grab), str(vcd),
-                              str(gtkw)], capture_output=True, text=True, timeout=300)
-        if run.returncode != 0 or not png.exists():
-            print(f"kvmu_waveform: gtkwave failed: {run.stderr[-800:]}", file=sys.stderr)
+        if not grab(png, vcd, gtkw, work, "1400x530"):
             return 1
     print(f"wrote {png}")
     return 0

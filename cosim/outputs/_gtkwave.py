@@ -88,7 +88,7 @@ def gtkw_text(vcd: Path, end_ps: float, start_ps: float = 0.0, rtl_pins: bool = 
              f"[timestart] {int(start_ps)}", "[size] 1400 900", f"*{zoom:.6f} -1", "[signals_width] 260", "[sst_width] 220",
              "[sst_expanded] 1", f"[treeopen] {_TOP}."]
     filters: dict[str, int] = {}
-    groups = GROUPS + ((RTL_GROUP,) if rtl_pins else ())
+    groups = (GROUPS[0], RTL_GROUP, *GROUPS[1:]) if rtl_pins else GROUPS  # the pins under the model's KVMU
     for title, signals in groups:
         lines += [f"@{_GROUP_BEGIN | _BLANK:x}", f"-{title}"]
         for name, width, show in signals:
