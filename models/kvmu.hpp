@@ -2,7 +2,7 @@
 // KV-cache management unit of the FPGA draft accelerator (docs/system.md): the
 // interface the accelerator and the workflow use, with two implementations: the
 // behavioural model (KvmuModel, kvmu_model.hpp) and the RTL of rtl/kvmu.v through
-// its transactor (RtlKvmu, rtl/rtl_kvmu.hpp). Which one a device gets is its
+// its transactor (RtlKvmu, models/rtl/rtl_kvmu.hpp). Which one a device gets is its
 // `fpga.kvmu` parameter (make_kvmu).
 //
 // Three pointers into the KV cache, in tokens: valid (end of the verified

@@ -23,7 +23,7 @@
 
 module kvmu #(
     parameter PTR_W = 32,     // pointer width, bits: the KV cache holds < 2**PTR_W tokens
-    parameter MAX_DEPTH = 2   // most step-ahead steps (and marks) the block can hold, >= 1
+    parameter MAX_DEPTH = 2   // most step-ahead steps (and marks) the block can hold, 1 to 3
 ) (
     input  wire                         clk,
     input  wire                         rst_n,      // synchronous, active low

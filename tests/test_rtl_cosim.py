@@ -45,6 +45,24 @@ def test_a_block_whose_accept_keeps_valid_stops_at_its_first_accept():
     assert "\n" not in message
 
 
+def test_a_wrong_block_stops_a_workflow_run_where_it_parts_from_the_model():
+    # The engine takes the broken build of the block (the configuration offers only tlm
+    # and rtl): the run stops at the first accept with a one-line SimulationError.
+    from cosim._engine_run import run_engine
+    from cosim._workflow import system_dict
+
+    scn = cosim.load_scenario("heteroreason-u280-300")
+    trace = cosim.trace.generate("math500", 3, seed=0)
+    system = system_dict(scn)
+    system["draft"]["fpga"]["kvmu"] = "rtl-faulty"
+    with pytest.raises(cosim.SimulationError) as caught:
+        run_engine(scn, trace, system)
+    message = str(caught.value)
+    assert re.search(r"disagree after accept at RTL cycle \d+: valid rtl=(\d+) tlm=(?!\1)\d+; "
+                     r"mode rtl=accept tlm=accept$", message), message
+    assert "\n" not in message
+
+
 @pytest.fixture(scope="module")
 def math500_runs():
     scn = cosim.load_scenario("heteroreason-u280-300")

@@ -3,8 +3,12 @@
 #include <algorithm>
 #include <limits>
 
+// Verilator's own headers are not written for -Wextra.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
 #include "Vkvmu.h"
 #include "Vkvmu_faulty.h"
+#pragma GCC diagnostic pop
 #include "errors.hpp"
 
 namespace cosim {
