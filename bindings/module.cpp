@@ -10,6 +10,7 @@
 #include "batch_run.hpp"
 #include "diagnostics.hpp"
 #include "errors.hpp"
+#include "kvmu.hpp"
 #include "param_dicts.hpp"
 #include "standalone_runs.hpp"
 #include "timing_eval.hpp"
@@ -60,7 +61,10 @@ PYBIND11_MODULE(_native, m) {
           py::arg("sequences"), py::arg("max_batch"), py::arg("token_budget"), py::arg("verify_first") = false,
           py::arg("kv_budget_bytes") = 0.0, py::arg("profile") = py::none());
     m.def("power_run", &cosim::bindings::power_run, py::arg("power"), py::arg("segments"));
-    m.def("kvmu_run", &cosim::bindings::kvmu_run, py::arg("capacity_tokens"), py::arg("ops"), py::arg("depth"));
+    m.def("kvmu_run", &cosim::bindings::kvmu_run, py::arg("capacity_tokens"), py::arg("ops"), py::arg("depth"),
+          py::arg("implementation") = "tlm");
+    // Which KVMU implementations this build has (fpga.kvmu): "tlm", and "rtl" with Verilator.
+    m.attr("kvmu_implementations") = cosim::kvmu_implementations();
     m.def("simulate_workflow", &cosim::bindings::simulate_workflow, py::arg("system"), py::arg("next_chunk"),
           py::arg("keep_activities") = false, py::arg("vcd_path") = std::string(),
           py::arg("vcd_every_token") = false, py::arg("decide") = py::none(), py::arg("max_backtracks") = 0,

@@ -289,9 +289,12 @@ py::dict power_run(const py::dict& power_dict, const py::list& segments) {
     return out;
 }
 
-py::list kvmu_run(int64_t capacity_tokens, const py::list& ops_list, int32_t depth) {
+py::list kvmu_run(int64_t capacity_tokens, const py::list& ops_list, int32_t depth,
+                  const std::string& implementation) {
     const std::vector<Op> ops = read_ops(ops_list, 1);
-    Kvmu kvmu("fpga", capacity_tokens);
+    if (implementation != "tlm") claim_process();  // the RTL is a SystemC module: this process elaborates
+    const std::unique_ptr<Kvmu> owned = make_kvmu(implementation, "fpga", capacity_tokens, "kvmu");
+    Kvmu& kvmu = *owned;
     kvmu.set_depth(depth);
     py::list out;
     for (const Op& op : ops) {

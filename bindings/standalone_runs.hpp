@@ -16,6 +16,9 @@ pybind11::dict fpga_run(const pybind11::dict& fpga, const pybind11::dict& hbm, c
 pybind11::dict gpu_run(const pybind11::dict& gpu, const pybind11::dict& model, const pybind11::dict& power,
                        const pybind11::object& profile, const pybind11::list& ops, bool record_tokens);
 pybind11::dict power_run(const pybind11::dict& power, const pybind11::list& segments);
-pybind11::list kvmu_run(int64_t capacity_tokens, const pybind11::list& ops, int32_t depth);
+// `implementation`: tlm, rtl, or rtl-faulty (the RTL built with an accept that keeps
+// valid, which the behavioural checker must catch).
+pybind11::list kvmu_run(int64_t capacity_tokens, const pybind11::list& ops, int32_t depth,
+                        const std::string& implementation);
 
 }  // namespace cosim::bindings

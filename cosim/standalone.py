@@ -13,7 +13,8 @@ from ._args import operation, real, whole
 from ._isolation import native, run_isolated
 from .config._latency_csv import LatencyProfile, load_latency_profile
 from .errors import ConfigError
-from .config.hardware import FpgaDevice, GpuDevice, fpga_profile_native, load_device, load_link, load_model
+from .config.hardware import (FpgaDevice, GpuDevice, fpga_profile_native, load_device, load_link, load_model,
+                              rtl_kvmu_missing)
 
 
 class RunResult(dict):
@@ -295,15 +296,25 @@ def power_timeline(device: Any, segments: Iterable[Sequence[Any]]) -> RunResult:
                  [(str(s), real(d, f"segments[{i}] duration_ns")) for i, (s, d) in enumerate(segments)])
 
 
-def kvmu_replay(ops: Iterable[Sequence[Any]], capacity_tokens: int = 4096, depth: int = 1) -> list[RunResult]:
+def kvmu_replay(ops: Iterable[Sequence[Any]], capacity_tokens: int = 4096, depth: int = 1,
+                kvmu: str = "tlm") -> list[RunResult]:
     """Applies KVMU operations in order with ``depth`` step-ahead steps allowed (0-2); each
     record gives the pointers after it, ``marks`` (ends of finished step-ahead steps) and
-    ``error`` (None, or the KvmuError message of an illegal operation, which left the state unchanged)."""
+    ``error`` (None, or the KvmuError message of an illegal operation, which left the state unchanged).
+    ``kvmu``: ``tlm`` (the behavioural model), ``rtl`` (the Verilated RTL, checked against the
+    model on every operation), or ``rtl-faulty`` (the RTL built with an accept that leaves
+    valid in place: the check stops it with a SimulationError)."""
     script = [tuple(op) for op in ops]
     depth = whole(depth, "depth", minimum=0)
     if depth > 2:
         raise ConfigError(f"depth: must be 0, 1 or 2, got {depth}")
-    records = _call("kvmu_run", whole(capacity_tokens, "capacity_tokens", minimum=1), script, depth)
+    if kvmu not in ("tlm", "rtl", "rtl-faulty"):
+        raise ConfigError(f"kvmu: one of tlm, rtl, rtl-faulty, got {kvmu!r}")
+    if kvmu != "tlm":
+        missing = rtl_kvmu_missing()
+        if missing:
+            raise ConfigError(f"kvmu: {kvmu} needs {missing}")
+    records = _call("kvmu_run", whole(capacity_tokens, "capacity_tokens", minimum=1), script, depth, kvmu)
     return [RunResult(r) for r in records]
 
 

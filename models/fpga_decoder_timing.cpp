@@ -25,6 +25,10 @@ const char* fpga_bound_name(FpgaBound bound) {
 
 void FpgaAcceleratorParams::validate(const std::string& where, const HbmParams& hbm) const {
     COSIM_FPGA_ACCELERATOR_PARAMS(COSIM_CHECK_PARAM)
+    // rtl-faulty, the broken build of the block, is there for the run-time checker's own
+    // test; configurations offer tlm and rtl.
+    if (kvmu != "tlm" && kvmu != "rtl" && kvmu != "rtl-faulty")
+        throw ConfigError(where + ".kvmu: one of tlm, rtl, got '" + kvmu + "'");
     if (hbm_ports > hbm.pseudo_channels)
         throw ConfigError(where + ".hbm_ports: " + std::to_string(hbm_ports) + " ports, but the HBM has " +
                           std::to_string(hbm.pseudo_channels) + " pseudo-channels (one port reads one)");

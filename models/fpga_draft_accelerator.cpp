@@ -20,7 +20,8 @@ FpgaDraftAccelerator::FpgaDraftAccelerator(sc_core::sc_module_name name, const F
       timing_(this->name(), params, hbm, model, std::move(profile)),
       model_(model),
       hbm_(std::string(this->name()) + ".hbm", hbm),
-      kvmu_(this->name(), model.kv_reserve(this->name(), params.kv_reserve_tokens)),
+      kvmu_(make_kvmu(params.kvmu, this->name(), model.kv_reserve(this->name(), params.kv_reserve_tokens),
+                      std::string(this->name()) + ".kvmu")),
       own_power_(std::make_unique<Power>(this->name(), power)),
       power_(own_power_.get()) {
     init(params);
@@ -33,7 +34,8 @@ FpgaDraftAccelerator::FpgaDraftAccelerator(sc_core::sc_module_name name, const F
       timing_(this->name(), params, hbm, model, std::move(profile)),
       model_(model),
       hbm_(std::string(this->name()) + ".hbm", hbm),
-      kvmu_(this->name(), model.kv_reserve(this->name(), params.kv_reserve_tokens)),
+      kvmu_(make_kvmu(params.kvmu, this->name(), model.kv_reserve(this->name(), params.kv_reserve_tokens),
+                      std::string(this->name()) + ".kvmu")),
       power_(&board_power) {
     init(params);
 }
@@ -57,20 +59,20 @@ void FpgaDraftAccelerator::busy(PowerState state, double ns) {
 }
 
 void FpgaDraftAccelerator::load_context(int64_t tokens) {
-    kvmu_.clear();
-    kvmu_.initialize(tokens);
+    kvmu_->clear();
+    kvmu_->initialize(tokens);
 }
 
 int64_t FpgaDraftAccelerator::decode_step(int64_t tokens, AbortSignal* abort) {
     if (tokens <= 0) throw SimulationError(std::string(name()) + ": a step needs at least one token");
-    if (kvmu_.mux() == MuxSource::pcie) kvmu_.begin_speculation();
+    if (kvmu_->mux() == MuxSource::pcie) kvmu_->begin_speculation();
     power_->set_state(PowerState::decode);
     int64_t written = 0;
-    if (token_events_ || kvmu_.observed_per_token()) {
+    if (token_events_ || kvmu_->observed_per_token()) {
         // Someone watches every token (an event listener, a waveform): one wait per token.
         while (written < tokens) {
             if (!wait_unless_aborted(token_ns(context()), abort)) break;
-            kvmu_.speculate_token();
+            kvmu_->speculate_token();
             ++written;
             ++tokens_drafted_;
             notify_token();
@@ -82,11 +84,11 @@ int64_t FpgaDraftAccelerator::decode_step(int64_t tokens, AbortSignal* abort) {
         for (int64_t i = 0; i < tokens; ++i) durations[static_cast<size_t>(i)] = token_ns(start + static_cast<double>(i));
         in_flight_.begin(token_ends(durations, 0));
         written = wait_tokens(durations, 0, abort).completed;
-        kvmu_.speculate_tokens(in_flight_.take_due(written));
+        kvmu_->speculate_tokens(in_flight_.take_due(written));
         in_flight_.end();
         tokens_drafted_ += written;
     }
-    if (written == tokens) kvmu_.end_step();
+    if (written == tokens) kvmu_->end_step();
     power_->set_state(PowerState::idle);
     return written;
 }
@@ -97,7 +99,7 @@ void FpgaDraftAccelerator::sync_token() {
 }
 
 void FpgaDraftAccelerator::record_syncs(int64_t passes) {
-    kvmu_.sync_tokens(passes);
+    kvmu_->sync_tokens(passes);
     tokens_synced_ += passes;
     notify_token();
 }
@@ -105,7 +107,7 @@ void FpgaDraftAccelerator::record_syncs(int64_t passes) {
 void FpgaDraftAccelerator::prefill_local(int64_t tokens) {
     if (tokens <= 0) throw SimulationError(std::string(name()) + ": a local prefill needs at least one token");
     busy(PowerState::prefill, prefill_ns(tokens, context()));
-    kvmu_.sync_tokens(tokens);
+    kvmu_->sync_tokens(tokens);
     tokens_prefilled_ += tokens;
     notify_token();
 }

@@ -1,6 +1,6 @@
 #pragma once
 // Fully streaming W8A8 draft-model decoder on an FPGA: weights and KV cache in
-// HBM, its KVMU, its power. Token and prefill times come from
+// HBM, its KVMU (the behavioural model or the RTL, `kvmu`), its power. Token and prefill times come from
 // FpgaDecoderTiming (the design's MAC array, HBM ports and pipeline, or a
 // measured profile). The KV cache position is the KVMU's ahead pointer; every
 // token decoded, shadow-synced or prefilled is written there.
@@ -45,7 +45,7 @@ public:
     int64_t decode_step(int64_t tokens, AbortSignal* abort = nullptr);
     // A step waited for at once writes its tokens to the KVMU when it ends; this writes
     // those already done now, for a verdict that lands meanwhile (as token by token would).
-    void settle_draft() { kvmu_.speculate_tokens(in_flight_.take_due(std::numeric_limits<int64_t>::max())); }
+    void settle_draft() { kvmu_->speculate_tokens(in_flight_.take_due(std::numeric_limits<int64_t>::max())); }
     // Shadow synchronisation: one forward pass over one target token from PCIe.
     void sync_token();
     // Passes whose time the caller simulated (a batch of passes): their KV entries,
@@ -59,8 +59,8 @@ public:
     sc_core::sc_event token_done;
     void enable_token_events() { token_events_ = true; }
 
-    Kvmu& kvmu() { return kvmu_; }
-    const Kvmu& kvmu() const { return kvmu_; }
+    Kvmu& kvmu() { return *kvmu_; }
+    const Kvmu& kvmu() const { return *kvmu_; }
     const Hbm& hbm() const { return hbm_; }
     const Power& power() const { return *power_; }
     Power& power() { return *power_; }
@@ -73,7 +73,7 @@ public:
 
 private:
     void init(const FpgaAcceleratorParams& params);
-    double context() const { return static_cast<double>(kvmu_.pointers().ahead); }
+    double context() const { return static_cast<double>(kvmu_->pointers().ahead); }
     void busy(PowerState state, double ns);
 
     void notify_token();
@@ -82,7 +82,7 @@ private:
     ModelSpec model_;
     bool token_events_ = false;
     Hbm hbm_;
-    Kvmu kvmu_;
+    std::unique_ptr<Kvmu> kvmu_;  // the behavioural model or the RTL (params.kvmu)
     std::unique_ptr<Power> own_power_;
     Power* power_;
     int64_t tokens_drafted_ = 0;

@@ -3,7 +3,8 @@
 #   bash scripts/bootstrap.sh run    the main job on built-in defaults (`cosim report`)
 #   bash scripts/bootstrap.sh test   the whole test suite, the recorder's and Ray's tests included
 #   bash scripts/bootstrap.sh setup  set-up only (the package and its core test tools)
-# Set-up installs libsystemc-dev (apt-get as root, or sudo) when it is missing, makes
+# Set-up installs libsystemc-dev (apt-get as root, or sudo) when it is missing, and the
+# KVMU's RTL tools (verilator, iverilog, yosys) when it can, makes
 # .venv, and builds and installs the package. `test` adds the [record] and [ray] extras,
 # torch as its CPU build: from PyTorch's CPU wheel index when it is reachable, else from the
 # configured index (COSIM_TORCH, default torch==2.13.0, names what to ask it for). Nothing
@@ -41,9 +42,26 @@ ensure_system() {
   if [ ${#missing[@]} -gt 0 ]; then apt_install "${missing[@]}"; fi
 }
 
+# The KVMU's RTL tools: Verilator (the Verilated KVMU, fpga.kvmu: rtl), Icarus Verilog (its
+# cocotb tests) and Yosys (its synthesis test). Wanted, not required: without them the build
+# has the behavioural KVMU only and those tests skip, saying why.
+ensure_rtl_tools() {
+  local missing=()
+  command -v verilator >/dev/null 2>&1 || missing+=(verilator)
+  command -v iverilog >/dev/null 2>&1 || missing+=(iverilog)
+  command -v yosys >/dev/null 2>&1 || missing+=(yosys)
+  if [ ${#missing[@]} -eq 0 ]; then return; fi
+  say "installing ${missing[*]} with apt-get (the KVMU's RTL)"
+  if ! { as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq &&
+         as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null; }; then
+    say "note: could not install ${missing[*]}: fpga.kvmu: rtl and the RTL tests need them"
+  fi
+}
+
 build_stamp() {
-  cat pyproject.toml CMakeLists.txt models/*.?pp models/*/*.?pp bindings/* scripts/gen_native_params.py \
-      cosim/config/_declarations.py | sha256sum | cut -d' ' -f1
+  # Verilator's presence is part of it: installed later, it brings the KVMU's RTL in.
+  { cat pyproject.toml CMakeLists.txt models/*.?pp models/*/*.?pp bindings/* scripts/gen_native_params.py \
+      cosim/config/_declarations.py rtl/kvmu.v; command -v verilator || true; } | sha256sum | cut -d' ' -f1
 }
 
 pip() { .venv/bin/python -m pip "$@"; }
@@ -89,6 +107,7 @@ ensure_venv() {
 }
 
 ensure_system
+ensure_rtl_tools
 case "$job" in
   test) ensure_venv "test,record,ray" ;;
   *) ensure_venv "test" ;;

@@ -30,6 +30,7 @@ class Decl:
     rule: str = "positive"  # positive, non_negative, fraction or any
     default: Any = REQUIRED
     native: bool = True  # False: Python only (names and descriptions)
+    choices: tuple[str, ...] | None = None  # the words a text parameter may take
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,9 @@ FPGA = Group("fpga", "FpgaAcceleratorConfig", "FpgaAcceleratorParams", "COSIM_FP
     Decl("kv_bytes_per_element", float, "bytes per K or V element"),
     Decl("kv_reserve_tokens", int, "KV cache reserved in HBM, tokens (0: the model's window)", rule="non_negative",
          default=0),
+    Decl("kvmu", str, "the KVMU: tlm, its behavioural model, or rtl, its Verilog (rtl/kvmu.v) Verilated and "
+                      "driven pin by pin, checked against the model on every operation (needs a build with "
+                      "Verilator)", rule="any", default="tlm", choices=("tlm", "rtl")),
 ))
 
 GPU = Group("gpu", "GpuConfig", "GpuParams", "COSIM_GPU_PARAMS", "A GPU serving one model at batch size 1.", (

@@ -35,24 +35,28 @@ CITATION_KEYS = ("source", "estimate")
 
 
 def param(help: str, rule: str = "positive", default: Any = dataclasses.MISSING,
-          choices: tuple[str, ...] | None = None, native: bool = True, note: str = "") -> Any:
+          choices: tuple[str, ...] | None = None, native: bool = True, note: str = "",
+          usable: Any = None) -> Any:
     """Declares one parameter of a configuration dataclass (``choices``: the words a text
     parameter may take; ``native``: the C++ models take it; ``note``: where the default
-    comes from, "source: ..." or "estimate: ...", for defaults no device file cites)."""
+    comes from, "source: ..." or "estimate: ...", for defaults no device file cites;
+    ``usable``: value -> None, or what this installation lacks to use that value)."""
     assert rule in _RULES, rule
     assert not note or note.startswith(("source: ", "estimate: ")), note
     return dataclasses.field(default=default, metadata={"help": help, "rule": rule, "choices": choices,
-                                                        "native": native, "note": note})
+                                                        "native": native, "note": note, "usable": usable})
 
 
-def config_class(group: Any, module: str) -> type:
-    """The frozen configuration dataclass of a declared group (cosim/config/_declarations.py)."""
+def config_class(group: Any, module: str, usable: dict[str, Any] | None = None) -> type:
+    """The frozen configuration dataclass of a declared group (cosim/config/_declarations.py);
+    ``usable``: per parameter name, the check of what a value needs (see `param`)."""
     from ._declarations import REQUIRED
 
     fields = []
     for d in group.params:
         default = dataclasses.MISSING if d.default is REQUIRED else d.default
-        fields.append((d.name, d.type, param(d.help, d.rule, default, native=d.native)))
+        fields.append((d.name, d.type, param(d.help, d.rule, default, choices=d.choices, native=d.native,
+                                             usable=(usable or {}).get(d.name))))
     cls = dataclasses.make_dataclass(group.python, fields, frozen=True, kw_only=True)
     cls.__module__, cls.__doc__ = module, group.doc
     return cls
@@ -189,6 +193,10 @@ def build(cls: type[T], data: Any, where: Where | None = None) -> T:
         choices = fields[name].metadata.get("choices")
         if choices and value not in choices:
             raise ConfigError(f"{key_where}: one of {', '.join(choices)}, got {raw!r}")
+        usable = fields[name].metadata.get("usable")
+        lacking = usable(value) if usable else None
+        if lacking:
+            raise ConfigError(f"{key_where}: {value} needs {lacking}")
         rule = fields[name].metadata.get("rule", "any")
         check, text = _RULES[rule]
         if kind in (int, float) and not check(value):

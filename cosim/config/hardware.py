@@ -26,7 +26,21 @@ from ..errors import ConfigError
 PcieLinkConfig = config_class(_declarations.PCIE, __name__)
 HbmConfig = config_class(_declarations.HBM, __name__)
 PowerConfig = config_class(_declarations.POWER, __name__)
-FpgaAcceleratorConfig = config_class(_declarations.FPGA, __name__)
+def rtl_kvmu_missing() -> str | None:
+    """None when this build has the KVMU's RTL (fpga.kvmu: rtl), else what is missing."""
+    from .. import _native
+
+    if "rtl" in getattr(_native, "kvmu_implementations", ()):
+        return None
+    return ("the Verilated KVMU (rtl/kvmu.v), which this build lacks: Verilator was not found when the "
+            "extension was built (install verilator, then rerun `bash scripts/bootstrap.sh setup`)")
+
+
+def _kvmu_usable(value: str) -> str | None:
+    return rtl_kvmu_missing() if value == "rtl" else None
+
+
+FpgaAcceleratorConfig = config_class(_declarations.FPGA, __name__, usable={"kvmu": _kvmu_usable})
 GpuConfig = config_class(_declarations.GPU, __name__)
 ModelConfig = config_class(_declarations.MODEL, __name__)
 

@@ -32,6 +32,30 @@ GROUPS: tuple[tuple[str, tuple[tuple[str, int, str], ...]], ...] = (
 )
 
 
+# The KVMU's RTL pins, in a run with fpga.kvmu: rtl (models/rtl/kvmu_transactor.cpp).
+RTL_GROUP: tuple[str, tuple[tuple[str, int, str], ...]] = (
+    "KVMU RTL pins", (("kvmu_rtl.cycles", 64, "dec"), ("kvmu_rtl.valid_ptr", 32, "dec"),
+                      ("kvmu_rtl.curr_ptr", 32, "dec"), ("kvmu_rtl.ahead_ptr", 32, "dec"),
+                      ("kvmu_rtl.mark", 32, "dec"), ("kvmu_rtl.n_marks", 32, "dec"),
+                      ("kvmu_rtl.mode", 32, "kvmu_mode"), ("kvmu_rtl.mux_pcie", 1, "bit"),
+                      ("kvmu_rtl.following", 1, "bit"), ("kvmu_rtl.drafting", 1, "bit"),
+                      ("kvmu_rtl.err", 1, "bit"), ("kvmu_rtl.err_code", 32, "dec")))
+
+
+def _has_scope(vcd: Path, scope: str) -> bool:
+    """Whether the VCD's header declares ``scope`` (read up to its end of definitions)."""
+    try:
+        with open(vcd, encoding="ascii", errors="replace") as f:
+            for line in f:
+                if f"$scope module {scope} " in line:
+                    return True
+                if "$enddefinitions" in line:
+                    return False
+    except OSError:
+        return False
+    return False
+
+
 def filter_file(name: str) -> Path:
     """A translate filter shipped with the package (value, then the name GTKWave shows)."""
     return Path(str(resources.files("cosim") / "data" / "gtkwave" / f"{name}.txt"))
@@ -54,8 +78,9 @@ def _trace(name: str, width: int, show: str, filters: dict[str, int]) -> list[st
     return [f"@{_FTRANSLATED | _DEC | _RJUSTIFY:x}", f"^{index} {filter_file(show)}", ref]
 
 
-def gtkw_text(vcd: Path, end_ps: float, start_ps: float = 0.0) -> str:
-    """The save file for ``vcd``, zoomed to show ``start_ps`` to ``end_ps``."""
+def gtkw_text(vcd: Path, end_ps: float, start_ps: float = 0.0, rtl_pins: bool = False) -> str:
+    """The save file for ``vcd``, zoomed to show ``start_ps`` to ``end_ps``; ``rtl_pins``:
+    add the KVMU RTL's pins (a run with fpga.kvmu: rtl)."""
     # GTKWave's zoom z shows 2^(-z - 7.6) time units per pixel (measured with GTKWave 3.3);
     # the wave pane of a 1400-pixel window is about 830 pixels wide.
     zoom = -math.log2(max(end_ps - start_ps, 1.0) / _WAVE_PIXELS) - _ZOOM_OFFSET
@@ -63,7 +88,8 @@ def gtkw_text(vcd: Path, end_ps: float, start_ps: float = 0.0) -> str:
              f"[timestart] {int(start_ps)}", "[size] 1400 900", f"*{zoom:.6f} -1", "[signals_width] 260", "[sst_width] 220",
              "[sst_expanded] 1", f"[treeopen] {_TOP}."]
     filters: dict[str, int] = {}
-    for title, signals in GROUPS:
+    groups = (GROUPS[0], RTL_GROUP, *GROUPS[1:]) if rtl_pins else GROUPS  # the pins under the model's KVMU
+    for title, signals in groups:
         lines += [f"@{_GROUP_BEGIN | _BLANK:x}", f"-{title}"]
         for name, width, show in signals:
             lines += _trace(name, width, show, filters)
@@ -76,4 +102,6 @@ def write_gtkw(path: Path, vcd: Path, end_ps: float, start_ps: float = 0.0) -> P
     """Writes the save file ``path`` for the waveform ``vcd``, opening on ``start_ps`` to ``end_ps``."""
     from ._atomic import write_atomically
 
-    return write_atomically(path, gtkw_text(vcd, end_ps, start_ps))
+    # The waveform may still be staged beside the save file, under its final name later.
+    rtl_pins = any(_has_scope(v, "kvmu_rtl") for v in (path.with_suffix(".vcd"), vcd))
+    return write_atomically(path, gtkw_text(vcd, end_ps, start_ps, rtl_pins))

@@ -9,7 +9,7 @@ namespace cosim {
 DraftUnit::DraftUnit(FpgaDraftAccelerator& fpga) : fpga_(&fpga) {}
 
 DraftUnit::DraftUnit(GpuProxy& gpu)
-    : gpu_(&gpu), gpu_kvmu_(std::make_unique<Kvmu>(gpu.name(), gpu.model().context_window)) {}
+    : gpu_(&gpu), gpu_kvmu_(std::make_unique<KvmuModel>(gpu.name(), gpu.model().context_window)) {}
 
 Power& DraftUnit::power() { return fpga_ ? fpga_->power() : gpu_->power(); }
 

@@ -10,6 +10,7 @@
 #include "fpga_draft_accelerator.hpp"
 #include "gpu_proxy.hpp"
 #include "kvmu.hpp"
+#include "kvmu_model.hpp"
 #include "power.hpp"
 
 namespace cosim {

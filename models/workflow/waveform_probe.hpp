@@ -39,6 +39,8 @@ public:
     static constexpr const char* kEndComment = "heteroreason-cosim: end of waveform";
 
     void on_kvmu(const Kvmu& kvmu);
+    // The VCD, for models that trace their own signals into it (the KVMU's RTL pins).
+    sc_core::sc_trace_file* file() const { return file_; }
     void on_power(int device, PowerState state, double watts);
     // Power is traced in watts rounded to the milliwatt: a short decimal in the file.
     static double rounded_w(double watts) { return static_cast<double>(std::llround(watts * 1e3)) / 1e3; }
