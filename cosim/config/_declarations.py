@@ -30,6 +30,8 @@ class Decl:
     rule: str = "positive"  # positive, non_negative, fraction or any
     default: Any = REQUIRED
     native: bool = True  # False: Python only (names and descriptions)
+    note: str = ""  # where the default comes from: "source: ..." or "estimate: ..."
+    range: tuple[float, float] | None = None  # the default's plausible (low, high); every estimate has one
 
 
 @dataclass(frozen=True)
