@@ -190,6 +190,9 @@ def build_parser() -> argparse.ArgumentParser:
     from ._fit import add_parser as add_fit_parser
 
     add_fit_parser(sub)
+    from ._sensitivity import add_parser as add_sensitivity_parser
+
+    add_sensitivity_parser(sub)
 
     rec = sub.add_parser("record", help="run BRSD with real models; write the trace and measured latency profiles "
                                         "(optional extra [record]: torch, transformers)")
