@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from . import _design_space, _intervals, _serving
+from . import _depends, _design_space, _intervals, _serving
 from . import _accuracy as accuracy
 from ... import trace as traces
 from ...outputs._atomic import write_atomically
@@ -38,7 +38,7 @@ def run_report(problems: int = 300, seed: int = 1, out: str | Path = "out/report
     folder.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     total = (len(DATASETS) * len(CONFIGS) * len(SYSTEMS) + len(SWEEP_BANDWIDTH) + len(SWEEP_CLOCK)
-             + accuracy.sweep_runs() + _design_space.STEPS + _serving.STEPS)
+             + accuracy.sweep_runs() + _design_space.STEPS + _serving.STEPS + _depends.STEPS)
     done = 0
 
     def tick(label: str) -> None:
@@ -77,8 +77,9 @@ def run_report(problems: int = 300, seed: int = 1, out: str | Path = "out/report
     sweeps = _sweeps(problems, seed, tick)
     space = _design_space.design_space(problems, seed, tick)
     served = _serving.serving(seed, tick)
+    depends = _depends.depends(problems, seed, tick)
     report = {"problems": problems, "seed": seed, "records": records, "sweeps": sweeps, "design_space": space,
-              "serving": served, "intervals": _intervals.method_record(), "pairs": pairs, "accuracy_gains": gains,
+              "serving": served, "intervals": _intervals.method_record(), "pairs": pairs, "accuracy_gains": gains, "depends": depends,
               "systems": {name: load_scenario(name).description for name in SYSTEMS}, "accuracy": accuracy_records,
               "threshold_sweep": accuracy.threshold_sweep(problems, seed, tick)}
     write_atomically(folder / "report.json", json.dumps(report, indent=1))
@@ -199,6 +200,7 @@ def _markdown(report: dict[str, Any], figures: list[Path], elapsed_s: float) -> 
     lines += ["", *_design_space.markdown(report["design_space"])]
     lines += ["", *_serving.markdown(report["serving"])]
     lines += ["", *_intervals.significance(report, DATASETS)]
+    lines += ["", *_depends.markdown(report["depends"], records, report["problems"])]
     lines += ["", "## Figures", ""]
     for figure in figures:
         lines += [f"![{figure.stem}]({figure.name})", ""]
