@@ -225,15 +225,32 @@ def apply(scn: Scenario, chosen: list[Factor], values: dict[str, float], baselin
         return scn
     for (role, part), changes in by_part.items():
         current = getattr(scn, role)
-        config = getattr(current, part)
-        for sub, value in changes:
-            try:
-                config = _params.replace(config, sub, value)
-            except ConfigError as exc:
-                raise ConfigError(f"{role}.{part}.{exc}") from None
+        config = _set_many(getattr(current, part), changes, f"{role}.{part}.")
         scn = dataclasses.replace(scn, **{role: dataclasses.replace(current, **{part: config})})
-    _cluster.check(scn)
+    if any(role == "draft" for role, _ in by_part):
+        _cluster.check(scn)  # as with_value: the draft device must still hold its contexts
     return scn
+
+
+def _set_many(config: Any, changes: list[tuple[str, Any]], prefix: str) -> Any:
+    """``config`` with every (dotted path, value) set at once, each value checked against its
+    parameter's rule (a point sets a few dozen values: one copy per configuration, not a
+    rebuild per value)."""
+    groups: dict[str, list[tuple[str, Any]]] = {}
+    leaves: dict[str, Any] = {}
+    for path, value in changes:
+        head, _, rest = path.partition(".")
+        if rest:
+            groups.setdefault(head, []).append((rest, value))
+        else:
+            leaves[head] = value
+    fields = {f.name: f for f in dataclasses.fields(config)}
+    for name, value in leaves.items():
+        check, text = _params._RULES[fields[name].metadata.get("rule", "any")]
+        if not check(value):
+            raise ConfigError(f"{prefix}{name}: must be {text}, got {value!r}")
+    nested = {head: _set_many(getattr(config, head), items, f"{prefix}{head}.") for head, items in groups.items()}
+    return dataclasses.replace(config, **leaves, **nested)
 
 
 def apply_profile(profile: Any, chosen: list[Factor], values: dict[str, float]) -> Any:
