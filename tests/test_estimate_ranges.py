@@ -42,8 +42,8 @@ def test_a_value_changed_in_a_scenario_loses_the_files_range():
 
 
 def test_an_override_may_carry_its_own_range():
-    scn = cosim.scenario("heteroreason", 1, draft={"device": "u280", "overrides": {
-        "accelerator.clock": {"value": "250 MHz", "estimate": "a timing-closure guess", "range": ["200 MHz", "300 MHz"]}}})
+    clock = {"value": "250 MHz", "estimate": "a timing-closure guess", "range": ["200 MHz", "300 MHz"]}
+    scn = cosim.scenario("heteroreason", 1, draft={"device": "u280", "overrides": {"accelerator.clock": clock}})
     assert _params.citations(scn.draft.device.accelerator)["clock_mhz"] == _params.Cited("estimate", 200.0, 300.0)
 
 

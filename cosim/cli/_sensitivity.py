@@ -8,7 +8,6 @@ import argparse
 import csv
 import io
 import json
-from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError

@@ -79,7 +79,8 @@ def run_report(problems: int = 300, seed: int = 1, out: str | Path = "out/report
     served = _serving.serving(seed, tick)
     depends = _depends.depends(problems, seed, tick)
     report = {"problems": problems, "seed": seed, "records": records, "sweeps": sweeps, "design_space": space,
-              "serving": served, "intervals": _intervals.method_record(), "pairs": pairs, "accuracy_gains": gains, "depends": depends,
+              "serving": served, "intervals": _intervals.method_record(), "pairs": pairs, "accuracy_gains": gains,
+              "depends": depends,
               "systems": {name: load_scenario(name).description for name in SYSTEMS}, "accuracy": accuracy_records,
               "threshold_sweep": accuracy.threshold_sweep(problems, seed, tick)}
     write_atomically(folder / "report.json", json.dumps(report, indent=1))

@@ -44,7 +44,8 @@ class Workload:
     def intervals(self) -> dict[str, list[float]]:
         p = self.per_problem
         assert p is not None
-        return {"accuracy": _intervals.mean_interval(p[:, 0]), "reject_rate": _intervals.ratio_interval(p[:, 2], p[:, 1]),
+        return {"accuracy": _intervals.mean_interval(p[:, 0]),
+                "reject_rate": _intervals.ratio_interval(p[:, 2], p[:, 1]),
                 "backtracks_per_problem": _intervals.mean_interval(p[:, 3])}
 
 
@@ -57,7 +58,8 @@ def draw(dataset: str, problems: int, seed: int, config: int, backtracking: bool
     drafts = [e for e in events if isinstance(e, traces.Draft)]
     per_problem = np.array([[d.correct_probability, sum(isinstance(e, traces.Draft) for e in d.problem.events),
                              sum(isinstance(e, traces.Draft) and not e.accepted for e in d.problem.events),
-                             sum(isinstance(e, traces.Backtrack) for e in d.problem.events)] for d in drawn], dtype=float)
+                             sum(isinstance(e, traces.Backtrack) for e in d.problem.events)] for d in drawn],
+                           dtype=float)
     return Workload(traces.Trace(generated.header, [d.problem for d in drawn]),
                     statistics.fmean(d.correct_probability for d in drawn),
                     statistics.fmean(d.problem.answer_correct for d in drawn),
@@ -134,7 +136,8 @@ def accuracy_section(report: dict[str, Any], datasets: tuple[str, ...]) -> list[
              "given the quality of the steps its final chain keeps); every system replays the same traces, so "
              "accuracy depends on the config and the algorithm, not on the hardware. Gain: BRSD minus RSD, points.",
              "", *accuracy_markdown(records, datasets), "",
-             "| dataset | config | RSD reject rate | BRSD reject rate | BRSD backtracks/problem |", "|---|---|---|---|---|"]
+             "| dataset | config | RSD reject rate | BRSD reject rate | BRSD backtracks/problem |",
+             "|---|---|---|---|---|"]
     for d in datasets:
         for c in (1, 2):
             rsd, brsd = (next(r for r in records if (r["dataset"], r["config"], r["mode"]) == (d, c, m)) for m in MODES)

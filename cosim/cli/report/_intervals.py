@@ -11,13 +11,13 @@ from typing import Any
 
 import numpy as np
 
-from ...uncertainty import METRICS as WITH_INTERVALS, compare
+from ...uncertainty import compare
 from ...uncertainty._bootstrap import LEVEL, RESAMPLES, SEED, bootstrap
 
 HEADLINE = "heteroreason-u280-200"  # the system whose speedup the report leads with
 BASELINE = "gpu-baseline"
-PRECISIONS = (0.01, 0.005)
-NEGLIGIBLE = 0.01  # latency ratios whose whole interval lies within 1 +/- this are called equal  # relative half-widths of the headline speedup the report says N for
+PRECISIONS = (0.01, 0.005)  # relative half-widths of the headline speedup the report says N for
+NEGLIGIBLE = 0.01  # latency ratios whose whole interval lies within 1 +/- this are called equal
 
 
 def method_note() -> str:

@@ -77,8 +77,8 @@ def figure(serve: dict[str, Any], path: Path) -> Path:
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.4))
     for (label, points), marker in zip(serve["curves"].items(), ("o", "s", "^")):
         rates = [p["rate"] for p in points]
-        axes[0].errorbar(rates, [p["latency_p99_s"] for p in points], yerr=_intervals.error_bars(points, "latency_p99_s"),
-                         marker=marker, capsize=2, label=label)
+        axes[0].errorbar(rates, [p["latency_p99_s"] for p in points],
+                         yerr=_intervals.error_bars(points, "latency_p99_s"), marker=marker, capsize=2, label=label)
         axes[1].plot(rates, [p["throughput_req_s"] for p in points], marker=marker, label=label)
         axes[2].plot(rates, [p["energy_j_per_token"] for p in points], marker=marker, label=label)
     axes[1].plot(serve["rates"], serve["rates"], color="black", linestyle=":", linewidth=1, label="served = offered")
