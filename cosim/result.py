@@ -258,6 +258,13 @@ class Result:
         return cls(scn.name, scn.system, scn.config, raw["summary"], per_problem, activities, raw["wall_s"],
                    raw["totals"], kvmu, raw["kernel_deltas"], raw["last_end_s"])
 
+    def intervals(self, baseline: Result | None = None, **options: Any) -> dict[str, Any]:
+        """The 95% interval of every mean (docs/metrics.md), the speedup's too given the
+        baseline's Result on the same trace: cosim.uncertainty.intervals."""
+        from .uncertainty import intervals
+
+        return intervals(self, baseline, **options)
+
     def with_baseline(self, baseline: Result) -> Result:
         """This result with ``speedup`` = baseline latency / this latency, per problem and overall."""
         if not isinstance(baseline, Result):

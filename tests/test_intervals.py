@@ -81,3 +81,18 @@ def test_cosim_run_prints_each_mean_with_its_interval_and_writes_both_ends(tmp_p
     line = next(line for line in printed.splitlines() if line.strip().startswith("latency_s"))
     assert f"[{low:.4f}, {high:.4f}]" in line
     assert math.isfinite(summary["intervals"]["accuracy"][0])
+
+
+def test_a_run_on_disk_is_read_a_batch_at_a_time_into_the_same_blocks(tmp_path, monkeypatch):
+    from cosim.uncertainty import _bootstrap
+
+    trace = cosim.trace.generate("gsm8k", problems=1200, seed=6).in_memory()
+    scn = cosim.load_scenario("heteroreason-u280-300")
+    in_memory = cosim.simulate(scn, trace)
+    on_disk = cosim.simulate(scn, trace, rows_to=tmp_path)
+    assert on_disk.per_problem._reader is not None  # the rows stay in the Arrow file
+    monkeypatch.setattr(_bootstrap, "MAX_UNITS", 100)  # 1,200 problems: 100 blocks of 12
+    a, b = intervals(in_memory), intervals(on_disk)
+    for metric in ("latency_s", "energy_j_per_token", "acceptance_rate", "stall_step_share"):
+        assert (b[metric].low, b[metric].high) == pytest.approx((a[metric].low, a[metric].high), rel=1e-9), metric
+        assert b[metric].estimate == pytest.approx(on_disk.summary[metric], rel=1e-9)

@@ -172,3 +172,17 @@ def test_a_nan_range_end_with_a_unit_is_named(tmp_path):
     proc = cli("sensitivity", SCN, "--range", "pcie.latency_ns=nan us:5 us", "--out", str(tmp_path / "o"), "--quiet",
                cwd=tmp_path)
     assert proc.returncode == 2 and "--range pcie.latency_ns: the ends must be finite numbers" in proc.stderr
+
+
+def test_points_on_ray_give_the_local_answer(tmp_path):
+    pytest.importorskip("ray", reason="the Ray executor's test needs the [ray] extra")
+    from cosim.uncertainty._sensitivity import sensitivity
+
+    options = dict(problems=5, seed=4, method="morris", samples=4, ranges=["fpga.clock_mhz=150:300"],
+                   only=["fpga.clock_mhz,u280:accelerator.macs_per_cycle"])
+    local = sensitivity(cosim.load_scenario(SCN), "latency_s", **options)
+    on_ray = sensitivity(cosim.load_scenario(SCN), "latency_s", workers=2, executor="ray",
+                         out=tmp_path / "ray", **options)
+    assert on_ray.ranking == local.ranking and on_ray.band == local.band
+    rows = [json.loads(line) for line in (tmp_path / "ray" / "points.jsonl").read_text().splitlines()[1:]]
+    assert len(rows) >= 5 and all(r["status"] == "ok" for r in rows)  # the nominal and the four ends at least

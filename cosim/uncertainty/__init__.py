@@ -5,6 +5,15 @@ of the parameters that are estimates, and the sensitivity of a figure to them
 
 from ._bootstrap import LEVEL, RESAMPLES, SEED, Intervals, bootstrap, ratios
 from ._intervals import METRICS, Comparison, Interval, compare, intervals, to_json
+from ._serving import serve_intervals
+
+
+def sensitivity(*args, **kwargs):  # noqa: ANN002, ANN003 - the signature is _sensitivity.sensitivity's
+    """``cosim sensitivity`` in Python: see cosim.uncertainty._sensitivity.sensitivity."""
+    from ._sensitivity import sensitivity as run
+
+    return run(*args, **kwargs)
+
 
 __all__ = ["LEVEL", "METRICS", "RESAMPLES", "SEED", "Comparison", "Interval", "Intervals", "bootstrap", "compare",
-           "intervals", "ratios", "to_json"]
+           "intervals", "ratios", "sensitivity", "serve_intervals", "to_json"]

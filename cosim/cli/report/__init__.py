@@ -194,7 +194,8 @@ def _markdown(report: dict[str, Any], figures: list[Path], elapsed_s: float) -> 
         for row in sw["rows"]:
             if row["status"] == "ok":
                 lines.append(f"| {row['value']} | {_intervals.cell(row, 'latency_s', '{:.3f}')} | "
-                             f"{_intervals.cell(row, 'speedup', '{:.3f}')} | {row['comm_share']:.4f} | ok |")
+                             f"{_intervals.cell(row, 'speedup', '{:.3f}')} | "
+                             f"{_intervals.cell(row, 'comm_share', '{:.4f}')} | ok |")
             else:
                 lines.append(f"| {row['value']} | | | | {row['error']} |")
     lines += ["", *accuracy.accuracy_section(report, DATASETS)]

@@ -101,7 +101,7 @@ def threshold_sweep(problems: int, seed: int, tick: Callable[[str], None]) -> di
                                    "latency_s": result.summary["latency_s"], "accuracy": w.accuracy,
                                    "reject_rate": w.reject_rate, "backtracks_per_problem": w.backtracks,
                                    "intervals": {"latency_s": found[name]["latency_s"].to_list(),
-                                                 "accuracy": drawn["accuracy"]}})
+                                                 "accuracy": drawn["accuracy"], "reject_rate": drawn["reject_rate"]}})
     return {"dataset": SWEEP_DATASET, "thresholds": list(SWEEP_THRESHOLDS), "points": points}
 
 
@@ -156,6 +156,7 @@ def accuracy_section(report: dict[str, Any], datasets: tuple[str, ...]) -> list[
                                                                                                       mode)]
                 latencies = " | ".join(_intervals.cell(next(p for p in group if p["system"] == s), "latency_s",
                                                        "{:.2f}") for s in SWEEP_SYSTEMS)
-                lines.append(f"| {config} | {threshold} | {mode.upper()} | {group[0]['reject_rate']:.3f} | "
+                lines.append(f"| {config} | {threshold} | {mode.upper()} | "
+                             f"{_intervals.cell(group[0], 'reject_rate', '{:.3f}')} | "
                              f"{_intervals.cell(group[0], 'accuracy', '{:.1f}', scale=100, unit='%')} | {latencies} |")
     return lines
