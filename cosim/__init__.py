@@ -1,7 +1,7 @@
 """heteroreason-cosim: SystemC/TLM-2.0 co-simulation of heterogeneous FPGA-GPU
 speculative reasoning (draft on an FPGA, PRM and target on GPUs)."""
 
-from . import live, serve, standalone, trace
+from . import live, serve, standalone, trace, uncertainty
 from .live import cosimulate
 from .config import hardware
 from .config._latency_csv import LatencyProfile, load_latency_profile
@@ -58,4 +58,5 @@ __all__ = [
     "serve",
     "standalone",
     "trace",
+    "uncertainty",
 ]

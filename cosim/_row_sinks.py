@@ -127,7 +127,10 @@ class FileRows:
     def discard(self) -> None:
         for handle in (self._csv, self._arrow_file):
             if handle is not None and not handle.closed:
-                handle.close()
+                try:
+                    handle.close()
+                except OSError:  # its buffered rows could not be written either: they are discarded
+                    pass
         for partial in self._partial.values():
             partial.unlink(missing_ok=True)
 

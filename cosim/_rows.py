@@ -33,6 +33,9 @@ ROW_FIELDS = (
     "accuracy", "final_tokens", "generated_tokens", "drafted_tokens", "target_tokens",
     "discarded_step_ahead_tokens", "reused_tokens", "energy_j_draft", "energy_j_prm", "energy_j_target", "start_s",
     "end_s",
+    # The denominators of the token- and verdict-weighted metrics (acceptance_rate, stall_step_share),
+    # so that every whole-run metric is a ratio of sums of rows (cosim.uncertainty resamples them).
+    "verdicts", "accepted_draft_tokens", "target_trace_tokens",
 )
 # Served requests' rows add these (cosim.serve): where each request waited and ran.
 SERVE_FIELDS = ("request", "arrival_s", "queue_s", "service_s", "slot", "draft_device", "prm_device",
@@ -84,6 +87,9 @@ def problem_rows(engine: dict[str, Any], trace: dict[str, Any],
         **{f"energy_j_{r}": cols[f"energy_j_{r}"] for r in ROLES},
         "start_s": cols["start_ns"] * NS,
         "end_s": cols["end_ns"] * NS,
+        "verdicts": verdicts.astype(np.int64),
+        "accepted_draft_tokens": np.asarray(trace["accepted_draft_tokens"]).astype(np.int64),
+        "target_trace_tokens": np.asarray(trace["target_tokens"]).astype(np.int64),
     }
     if serving:
         rows["latency_s"] = (cols["end_ns"] - cols["arrival_ns"]) * NS

@@ -132,7 +132,8 @@ class KvmuRecord:
 
 _MAYBE_UNKNOWN = {"accuracy", "speedup"}
 _INTEGER_FIELDS = {"final_tokens", "generated_tokens", "drafted_tokens", "target_tokens",
-                   "discarded_step_ahead_tokens", "reused_tokens", "steps_per_problem", "backtracks_per_problem"}
+                   "discarded_step_ahead_tokens", "reused_tokens", "steps_per_problem", "backtracks_per_problem",
+                   "verdicts", "accepted_draft_tokens", "target_trace_tokens"}
 
 
 def arrow_rows(columns: dict[str, Any], fields: tuple[str, ...] = ROW_FIELDS) -> Any:
@@ -195,6 +196,16 @@ class PerProblem(LazySequence):
                 self._columns[name] = _read_only(values.to_numpy())
         return self._columns[name]
 
+    def batches(self, names: tuple[str, ...]) -> Any:
+        """The columns ``names`` a record batch at a time, each as a dict of numpy arrays (a run
+        on disk is read batch by batch; one in memory is one batch)."""
+        if self._reader is None or any(n in self._columns for n in names):
+            yield {n: np.asarray(self.column(n)) for n in names}
+            return
+        for i in range(self._reader.num_record_batches):
+            batch = self._reader.get_batch(i)
+            yield {n: batch.column(n).to_numpy(zero_copy_only=False) for n in names}
+
     def with_column(self, name: str, values: Any) -> PerProblem:
         return PerProblem({**{n: self.column(n) for n in self._fields}, name: values}, fields=self._fields)
 
@@ -246,6 +257,13 @@ class Result:
             kvmu = [KvmuRecord(*r) for r in raw["kvmu"]]
         return cls(scn.name, scn.system, scn.config, raw["summary"], per_problem, activities, raw["wall_s"],
                    raw["totals"], kvmu, raw["kernel_deltas"], raw["last_end_s"])
+
+    def intervals(self, baseline: Result | None = None, **options: Any) -> dict[str, Any]:
+        """The 95% interval of every mean (docs/metrics.md), the speedup's too given the
+        baseline's Result on the same trace: cosim.uncertainty.intervals."""
+        from .uncertainty import intervals
+
+        return intervals(self, baseline, **options)
 
     def with_baseline(self, baseline: Result) -> Result:
         """This result with ``speedup`` = baseline latency / this latency, per problem and overall."""

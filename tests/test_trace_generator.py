@@ -1,4 +1,5 @@
 import math
+import re
 import statistics
 
 import pytest
@@ -86,7 +87,10 @@ def test_a_user_profile_file_works_and_a_bad_one_is_named(tmp_path):
     mine.write_text(text.replace("name: math500", "name: mine"))
     assert trace.generate(str(mine), 3, seed=0).problems[0].dataset == "mine"
     bad = tmp_path / "bad.yaml"
-    bad.write_text(text.replace("draft_good_step_probability: {value: 0.7848", "draft_good_step_probability: {value: 0.6"))
+    # The values' plausible ranges left out, so that the profile's own checks are what refuse them.
+    unranged = re.sub(r", range: \[[^\]]*\]", "", text)
+    bad.write_text(unranged.replace("draft_good_step_probability: {value: 0.7848",
+                                    "draft_good_step_probability: {value: 0.6"))
     with pytest.raises(ConfigError, match=r"bad\.yaml:\d+: draft_good_step_probability: 0.6 gives a draft reject "
                                           r"rate of 0.348 at threshold 0.7, not below 0.3"):
         trace.load_profile(bad)
@@ -109,7 +113,7 @@ def test_a_user_profile_file_works_and_a_bad_one_is_named(tmp_path):
             ("clean_chain_accuracy: {value: 0.9921", "clean_chain_accuracy: {value: 1.2",
              r"clean_chain_accuracy: must be in \(0, 1\]")):
         wrong = tmp_path / "wrong.yaml"
-        wrong.write_text(text.replace(old, new))
+        wrong.write_text(unranged.replace(old, new))
         with pytest.raises(ConfigError, match=rf"wrong\.yaml:\d+: {message}"):
             trace.load_profile(wrong)
     typo = tmp_path / "typo.yaml"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from .._isolation import in_this_process, native, stop_workers
 from ..errors import ConfigError
@@ -29,17 +29,23 @@ def check_ray_address(address: str | None, executor: str) -> None:
                           f"e.g. 10.0.0.5:6379)")
 
 
-def local_results(scn: Scenario, trace: Trace, points: list[dict[str, Any]], workers: int) -> Iterable[dict]:
+# What runs one point: run_point(scn, trace, values) -> its row, never raising for a bad point.
+# Sensitivity analysis (cosim.uncertainty) passes its own, with its model in place of scn.
+Runner = Callable[[Any, Trace, dict[str, Any]], dict[str, Any]]
+
+
+def local_results(scn: Scenario, trace: Trace, points: list[dict[str, Any]], workers: int,
+                  runner: Runner = run_point) -> Iterable[dict]:
     if workers == 1:
         for values in points:
-            yield run_point(scn, trace, values)
+            yield runner(scn, trace, values)
         return
     # Each point already simulates in a forked process of its own; threads here only wait on
     # those processes, so a killed one fails its point alone. The extension is loaded before
     # any thread starts, so no child ever has to import it.
     native()
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="cosim-sweep") as pool:
-        pending: dict[Future, dict[str, Any]] = {pool.submit(run_point, scn, trace, v): v for v in points}
+        pending: dict[Future, dict[str, Any]] = {pool.submit(runner, scn, trace, v): v for v in points}
         try:
             while pending:
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)
@@ -56,16 +62,16 @@ def local_results(scn: Scenario, trace: Trace, points: list[dict[str, Any]], wor
             raise
 
 
-def _ray_point(scn: Scenario, trace: Trace, values: dict[str, Any]) -> dict[str, Any]:
+def _ray_point(scn: Scenario, trace: Trace, values: dict[str, Any], runner: Runner = run_point) -> dict[str, Any]:
     # A Ray worker process runs this one task and ends (max_calls=1), so the simulation runs
     # in it directly: SystemC elaborates once in that process, and nothing forks under
     # Ray's threads.
     with in_this_process():
-        return run_point(scn, trace, values)
+        return runner(scn, trace, values)
 
 
 def ray_results(scn: Scenario, trace: Trace, points: list[dict[str, Any]], workers: int,
-                address: str | None) -> Iterable[dict]:
+                address: str | None, runner: Runner = run_point) -> Iterable[dict]:
     try:
         import ray
     except ImportError:
@@ -86,7 +92,7 @@ def ray_results(scn: Scenario, trace: Trace, points: list[dict[str, Any]], worke
         if isinstance(source, FileProblems):
             trace = Trace(trace.header, list(trace.problems))
         scn_ref, trace_ref = ray.put(scn), ray.put(trace)
-        pending = {remote.remote(scn_ref, trace_ref, v): v for v in points}
+        pending = {remote.remote(scn_ref, trace_ref, v, runner): v for v in points}
         while pending:
             done, _ = ray.wait(list(pending), num_returns=1)
             for ref in done:

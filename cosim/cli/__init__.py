@@ -57,7 +57,8 @@ def _cmd_params(args: argparse.Namespace) -> int:
             rule = f" ({row['rule']})" if row["rule"] else ""
             print(f"  {row['name']:<{width}} {row['unit']:<8} {row['help']}{rule}")
             if row["note"]:  # where a default no device file cites comes from
-                print(f"  {'':<{width}} {'':<8} default {getattr(cls(), row['name'])!r}, {row['note']}")
+                bounds = f" (plausible range {row['range'][0]:g} to {row['range'][1]:g})" if row["range"] else ""
+                print(f"  {'':<{width}} {'':<8} default {getattr(cls(), row['name'])!r}, {row['note']}{bounds}")
         print()
     return 0
 
@@ -195,6 +196,9 @@ def build_parser() -> argparse.ArgumentParser:
     from ._validate_cmd import add_parser as add_validate_parser
 
     add_validate_parser(sub)
+    from ._sensitivity import add_parser as add_sensitivity_parser
+
+    add_sensitivity_parser(sub)
 
     rec = sub.add_parser("record", help="run BRSD with real models; write the trace and measured latency profiles "
                                         "(optional extra [record]: torch, transformers)")

@@ -52,17 +52,29 @@ def _out_folder(path: str | None, default: str) -> Path:
     return writable_folder(path or default, "--out")
 
 
-def format_summary(result: Result, title: str) -> str:
-    lines = [title, ""]
+def format_summary(result: Result, title: str, intervals: dict[str, Any] | None = None) -> str:
+    """The summary, a metric a line, each mean with its 95% interval when ``intervals`` has one."""
+    lines = [title, *(["  [95% interval of the mean: bootstrap over the problems, docs/metrics.md]"]
+                      if intervals else []), ""]
     for key in METRICS:
         value = result.summary.get(key)
         if value is None:
             continue
-        lines.append(f"  {key:<30} {value:>12.4f}" if isinstance(value, float) else f"  {key:<30} {value:>12}")
+        iv = (intervals or {}).get(key)
+        spread = f"  [{iv.low:.4f}, {iv.high:.4f}]" if iv is not None and iv.low == iv.low else ""
+        lines.append(f"  {key:<30} {value:>12.4f}{spread}" if isinstance(value, float) else
+                     f"  {key:<30} {value:>12}")
     for key in ("problems", "final_tokens", "generated_tokens", "energy_j"):
         value = result.summary[key]
         lines.append(f"  {key:<30} {value:>12.1f}" if isinstance(value, float) else f"  {key:<30} {value:>12}")
     return "\n".join(lines)
+
+
+def run_intervals(result: Result) -> dict[str, Any]:
+    """The 95% interval of every mean of a run (none for a single problem)."""
+    from ..uncertainty import intervals
+
+    return intervals(result) if result.summary["problems"] >= 2 else {}
 
 
 _RUN_FILES = ("per_problem.csv", "per_problem.arrow", "summary.json", "scenario.resolved.yaml", "trace.jsonl")
@@ -77,6 +89,7 @@ def _vcd_final(path: str | Path) -> Path:
 def cmd_run(args: argparse.Namespace) -> int:
     from ..outputs._gtkwave import write_gtkw
     from ..outputs._safety import RunFolder
+    from ..uncertainty import to_json
     from .._workflow import simulate
 
     if args.vcd is None and args.vcd_detail != "step":
@@ -129,7 +142,9 @@ def cmd_run(args: argparse.Namespace) -> int:
             bar.close()
             if vcd is not None:  # its save file names the waveform where it will be
                 write_gtkw(staged_vcd.with_suffix(".gtkw"), vcd, result.last_end_s * 1e12)
-            write_atomically(run.staged("summary.json"), json.dumps(result.summary, indent=1))
+            found = run_intervals(result)
+            write_atomically(run.staged("summary.json"), json.dumps(
+                {**result.summary, **({"intervals": to_json(found)} if found else {})}, indent=1))
             write_atomically(run.staged("scenario.resolved.yaml"), yaml.safe_dump(scn.resolved(), sort_keys=False))
             if save_trace:
                 workload.save(run.staged("trace.jsonl"))
@@ -139,7 +154,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         run.discard()
         raise
     print(format_summary(result, f"{scn.name} ({scn.system}, Config {scn.config}) on {described}"
-                                 + (f", decided by {args.policy}:" if live else ":")))
+                                 + (f", decided by {args.policy}:" if live else ":"), found))
     if live is not None:
         print(f"\n  policy decisions {live.decisions} ({live.us_per_decision:.1f} us each in the policy), "
               f"verdicts against the PRM score {live.overridden_verdicts}")
@@ -219,7 +234,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     speedups = [r for r in report["records"] if r["system"] == "heteroreason-u280-200"]
     print(f"report on {args.problems} problems per dataset (seed {args.seed}): {folder}/report.md")
     for r in speedups:
-        print(f"  heteroreason-u280-200 speedup on {r['dataset']:<14} Config {r['config']}: {r['speedup']:.2f}x")
+        low, high = r["intervals"]["speedup"]
+        print(f"  heteroreason-u280-200 speedup on {r['dataset']:<14} Config {r['config']}: {r['speedup']:.2f}x "
+              f"[{low:.2f}, {high:.2f}]")
     print(f"figures: {', '.join(Path(f).name for f in report['figures'])}")
     return 0
 

@@ -178,7 +178,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
                            waveform["start_ns"] * 1e3)
             for kind in ("csv", "arrow"):  # the rows streamed under the single-request names
                 os.replace(run_folder.staged(f"per_problem.{kind}"), run_folder.staged(f"per_request.{kind}"))
-            summary = {**result.row(), "arrivals": _arrivals_text(args), "request_metrics": result.request_summary}
+            from ..uncertainty._serving import BLOCKS, serve_intervals
+
+            found = serve_intervals(result)
+            summary = {**result.row(), "arrivals": _arrivals_text(args), "request_metrics": result.request_summary,
+                       "intervals": {"level": 0.95, "method": f"bootstrap over {BLOCKS} blocks of consecutive requests "
+                                     "(BCa for means, percentile for percentiles)",
+                                     **{m: iv.to_list() for m, iv in found.items()}}}
             write_atomically(run_folder.staged("summary.json"), json.dumps(summary, indent=1))
             import pyarrow as pa
 
@@ -205,9 +211,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
     print(f"  latency p50 / p90 / p99 / max   {s.latency_p50_s:8.2f} {s.latency_p90_s:8.2f} "
           f"{s.latency_p99_s:8.2f} {s.latency_max_s:8.2f} s")
     print(f"  queueing mean / p99             {s.queueing_mean_s:8.2f} {s.queueing_p99_s:8.2f} s")
+    if found:  # the 95% intervals, a block bootstrap over the requests (docs/metrics.md)
+        print("  95% intervals                   " + ", ".join(
+            f"{label} {found[m].format()}" for label, m in (
+                ("latency mean", "latency_mean_s"), ("p50", "latency_p50_s"), ("p99", "latency_p99_s"),
+                ("queueing mean", "queueing_mean_s"))) + " s")
     print(f"  throughput                      {s.throughput_req_s:8.3f} requests/s, {s.throughput_tok_s:.1f} tok/s")
     if s.slo_attainment is not None:
-        print(f"  within the {s.slo_s:g} s objective        {s.slo_attainment:8.1%}")
+        slo = found.get("slo_attainment")
+        print(f"  within the {s.slo_s:g} s objective        {s.slo_attainment:8.1%}"
+              + (f" [{slo.low:.1%}, {slo.high:.1%}]" if slo else ""))
     print(f"  energy                          {s.energy_j_per_token:8.3f} J/token (idle included)")
     for role, pool in s.pools.items():
         batch = "" if pool.mean_batch is None else f", mean batch {pool.mean_batch:.2f}"

@@ -70,12 +70,14 @@ class Batching:
         "most sequences one GPU iteration holds", default=64,
         note="estimate: between the batch caps Sarathi-Serve evaluated vLLM with (32, 64, 128) and under "
              "vLLM's default max_num_seqs (128); an RTX 3090 holding the 7B target in BF16 keeps about 10.5 GB "
-             "for KV cache, about 184k tokens at 56 KiB a token, a few thousand tokens for each of 64 requests")
+             "for KV cache, about 184k tokens at 56 KiB a token, a few thousand tokens for each of 64 requests; "
+             "plausible from Sarathi-Serve's 32 to vLLM's 128", range=(32, 128))
     token_budget: int = param(
         "most tokens one GPU iteration processes (tokens): prefill tokens and one per decoding sequence, "
         "together; a longer prefill is split across iterations", default=2048,
         note="estimate: vLLM's default max_num_batched_tokens (SchedulerConfig, 2048), the larger of the two "
-             "token budgets Sarathi-Serve evaluated (512 and 2048)")
+             "token budgets Sarathi-Serve evaluated (512 and 2048); plausible from 512 to 8192 (vLLM's chunked-prefill "
+             "budgets)", range=(512, 8192))
     policy: str = param(
         "which waiting work an iteration admits first: fcfs, in arrival order; verify_first, the verification "
         "of steps of requests in flight ahead of other waiting work", rule="any", default="fcfs",

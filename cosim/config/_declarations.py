@@ -31,6 +31,8 @@ class Decl:
     default: Any = REQUIRED
     native: bool = True  # False: Python only (names and descriptions)
     choices: tuple[str, ...] | None = None  # the words a text parameter may take
+    note: str = ""  # where the default comes from: "source: ..." or "estimate: ..."
+    range: tuple[float, float] | None = None  # the default's plausible (low, high); every estimate has one
 
 
 @dataclass(frozen=True)

@@ -9,10 +9,11 @@ import difflib
 import math
 import typing
 import weakref
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from . import _units
-from ._yamlio import LocatedDict, Where, locate
+from ._yamlio import LocatedDict, LocatedList, Where, locate
 from ..errors import ConfigError
 
 T = TypeVar("T")
@@ -30,21 +31,38 @@ _RULES: dict[str, tuple[Any, str]] = {
 # double nor fit the native integers.
 MAX_MAGNITUDE = 2.0**53
 
-# Keys allowed beside `value` in a cited value: {value: 460 GB/s, source: "AMD UG1393"}.
+# Keys allowed beside `value` in a cited value: {value: 460 GB/s, source: "AMD UG1393"}, and
+# the plausible range an estimate (or a measured spread) declares: range: [400 GB/s, 460 GB/s].
 CITATION_KEYS = ("source", "estimate")
+RANGE_KEY = "range"
+
+
+@dataclass(frozen=True)
+class Cited:
+    """How a value is cited: a source or an estimate, and the plausible range it declares."""
+
+    kind: str  # "source" or "estimate"
+    low: float | None = None
+    high: float | None = None
+
+    @property
+    def range(self) -> tuple[float, float] | None:
+        return None if self.low is None or self.high is None else (self.low, self.high)
 
 
 def param(help: str, rule: str = "positive", default: Any = dataclasses.MISSING,
           choices: tuple[str, ...] | None = None, native: bool = True, note: str = "",
-          usable: Any = None) -> Any:
+          usable: Any = None, range: tuple[float, float] | None = None) -> Any:
     """Declares one parameter of a configuration dataclass (``choices``: the words a text
     parameter may take; ``native``: the C++ models take it; ``note``: where the default
     comes from, "source: ..." or "estimate: ...", for defaults no device file cites;
-    ``usable``: value -> None, or what this installation lacks to use that value)."""
+    ``usable``: value -> None, or what this installation lacks to use that value;
+    ``range``: the default's plausible (low, high), which every estimate declares)."""
     assert rule in _RULES, rule
     assert not note or note.startswith(("source: ", "estimate: ")), note
     return dataclasses.field(default=default, metadata={"help": help, "rule": rule, "choices": choices,
-                                                        "native": native, "note": note, "usable": usable})
+                                                        "native": native, "note": note, "usable": usable,
+                                                        "range": range})
 
 
 def config_class(group: Any, module: str, usable: dict[str, Any] | None = None) -> type:
@@ -56,7 +74,7 @@ def config_class(group: Any, module: str, usable: dict[str, Any] | None = None) 
     for d in group.params:
         default = dataclasses.MISSING if d.default is REQUIRED else d.default
         fields.append((d.name, d.type, param(d.help, d.rule, default, choices=d.choices, native=d.native,
-                                             usable=(usable or {}).get(d.name))))
+                                             note=d.note, range=d.range, usable=(usable or {}).get(d.name))))
     cls = dataclasses.make_dataclass(group.python, fields, frozen=True, kw_only=True)
     cls.__module__, cls.__doc__ = module, group.doc
     return cls
@@ -85,6 +103,7 @@ def describe(cls: type) -> list[dict[str, str]]:
                     "rule": " | ".join(choices) if choices else _RULES[f.metadata["rule"]][1],
                     "help": f.metadata["help"],
                     "note": f.metadata.get("note", ""),
+                    "range": f.metadata.get("range"),
                 }
             )
     return rows
@@ -92,13 +111,46 @@ def describe(cls: type) -> list[dict[str, str]]:
 
 def _uncite(raw: Any, where: Where) -> Any:
     if isinstance(raw, dict) and "value" in raw:
-        extra = set(raw) - {"value", *CITATION_KEYS}
+        extra = set(raw) - {"value", *CITATION_KEYS, RANGE_KEY}
         if extra:
             raise ConfigError(f"{where}: unknown key {sorted(extra)[0]!r} beside 'value' (use source or estimate)")
         if not any(k in raw for k in CITATION_KEYS):
             raise ConfigError(f"{where}: a value given as a mapping needs a 'source' or an 'estimate' note")
         return raw["value"]
     return raw
+
+
+def _citation(name: str, kind: type, raw: Any, value: Any, rule: str, where: Where, given_as_stem: bool
+              ) -> Cited | None:
+    """How a value given as a mapping is cited, its declared range checked: two finite numbers
+    in the value's unit, low below high, each within the parameter's rule, the value inside."""
+    if not (isinstance(raw, dict) and "value" in raw):
+        return None
+    word = "estimate" if "estimate" in raw else "source"
+    if RANGE_KEY not in raw:
+        return Cited(word)
+    here = raw.where_of(RANGE_KEY) if isinstance(raw, LocatedDict) else where.child(RANGE_KEY, None)
+    bounds = raw[RANGE_KEY]
+    if kind not in (int, float):
+        raise ConfigError(f"{here}: a range needs a number; {name} is {'true or false' if kind is bool else 'text'}")
+    if not isinstance(bounds, list) or len(bounds) != 2:
+        raise ConfigError(f"{here}: expected [low, high] in the value's unit, got {bounds!r}")
+    ends = []
+    for i, end in enumerate(bounds):
+        end_where = bounds.where_of(i) if isinstance(bounds, LocatedList) else here.child(i, None)
+        ends.append(_scalar(name, kind, end, end_where, given_as_stem))
+    low, high = ends
+    check, text = _RULES[rule]
+    for end in ends:
+        if not check(end):
+            raise ConfigError(f"{here}: {end:g} must be {text}, as {name} itself")
+    if low > high:
+        raise ConfigError(f"{here}: reversed: [{low:g}, {high:g}]; give [low, high]")
+    if low == high:
+        raise ConfigError(f"{here}: [{low:g}, {high:g}] is one value; a range needs low < high")
+    if not low <= value <= high:
+        raise ConfigError(f"{here}: [{low:g}, {high:g}] does not contain the value {value:g}")
+    return Cited(word, float(low), float(high))
 
 
 def _plain_number(text: str) -> float | None:
@@ -132,6 +184,8 @@ def _scalar(name: str, kind: type, raw: Any, where: Where, given_as_stem: bool) 
         except ValueError as exc:
             raise ConfigError(f"{where}: {exc}") from None
     elif isinstance(raw, int | float):
+        if isinstance(raw, float) and not math.isfinite(raw):  # named as what it is, before any unit
+            raise ConfigError(f"{where}: must be a finite number, got {raw!r}")
         if isinstance(raw, int) and abs(raw) > MAX_MAGNITUDE:
             raise ConfigError(f"{where}: {raw} is out of range (at most {MAX_MAGNITUDE:.0e} in magnitude)")
         if given_as_stem:
@@ -202,7 +256,8 @@ def build(cls: type[T], data: Any, where: Where | None = None) -> T:
         if kind in (int, float) and not check(value):
             raise ConfigError(f"{key_where}: must be {text}, got {raw!r}")
         values[name] = value
-        origins[name] = key_where
+        cited = _citation(name, kind, data[key], value, rule, key_where, given_as_stem=key != name)
+        origins[name] = dataclasses.replace(key_where, cited=cited) if cited else key_where
     missing = [n for n, f in fields.items() if n not in values and f.default is dataclasses.MISSING
                and f.default_factory is dataclasses.MISSING]
     if missing:
@@ -226,6 +281,22 @@ def _set_origins(config: Any, origins: dict[str, Where]) -> None:
 
 def _origins_of(config: Any) -> dict[str, Where]:
     return _ORIGINS.get(id(config), {})
+
+
+def citations(config: Any) -> dict[str, Cited]:
+    """How each parameter of ``config`` is cited: as the file (or override) that gave it cites
+    it, or, for a default no file gave, as its declaration's note says (cosim/config)."""
+    origins = _origins_of(config)
+    out = {}
+    for f in dataclasses.fields(config):
+        where = origins.get(f.name)
+        if where is not None:
+            if where.cited is not None:
+                out[f.name] = where.cited
+        elif f.metadata.get("note"):
+            bounds = f.metadata.get("range") or (None, None)
+            out[f.name] = Cited(f.metadata["note"].split(":", 1)[0], *bounds)
+    return out
 
 
 def origin(config: Any, name: str) -> str:
@@ -291,7 +362,9 @@ def replace(config: T, path: str, value: Any, _prefix: str = "", where: Where | 
     changed = build(type(config), locate(data, "", _prefix.rstrip(".")))
     origins = dict(_origins_of(config))
     origins.pop(name, None)
-    if where is not None:
-        origins[name] = where
+    given = _origins_of(changed).get(name)  # a value given as a cited mapping keeps its citation
+    cited = given.cited if given is not None else None
+    # The new value is no longer the default: its place (or the code) stands in the origins.
+    origins[name] = dataclasses.replace(where or Where("<code>", None, f"{_prefix}{name}"), cited=cited)
     _set_origins(changed, origins)
     return changed

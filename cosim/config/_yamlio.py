@@ -3,7 +3,7 @@ so that configuration errors can name the file, line and field."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,8 @@ class Where:
     file: str
     line: int | None
     path: str
+    # How the value given here is cited (cosim.config._params.Cited), where it is a cited value.
+    cited: Any = field(default=None, compare=False, repr=False)
 
     def __str__(self) -> str:
         place = f"{self.file}:{self.line}" if self.line else self.file

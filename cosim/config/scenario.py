@@ -66,8 +66,9 @@ class Serving:
         "context, as reward models served through vLLM's pooling runner did without prefix caching (estimate)",
         rule="any", default=False)
     token_bytes: int = _params.param("bytes per token id on PCIe (a 32-bit id)", default=4)
-    control_bytes: int = _params.param("bytes of a verdict, command or pointer update on PCIe (estimate: one "
-                                       "small DMA descriptor's payload)", default=64)
+    control_bytes: int = _params.param("bytes of a verdict, command or pointer update on PCIe", default=64,
+                                       note="estimate: one small DMA descriptor's payload; plausible from 32 to 256 "
+                                            "bytes", range=(32, 256))
 
 
 @dataclass(frozen=True)

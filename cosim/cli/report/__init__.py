@@ -9,12 +9,12 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from . import _design_space, _serving
+from . import _depends, _design_space, _intervals, _serving
 from . import _accuracy as accuracy
 from ... import trace as traces
 from ...outputs._atomic import write_atomically
-from ..._sweep import sweep
 from ..._workflow import simulate
+from ...errors import CosimError
 from ...result import METRICS
 from ...config.scenario import load_scenario
 
@@ -38,7 +38,7 @@ def run_report(problems: int = 300, seed: int = 1, out: str | Path = "out/report
     folder.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     total = (len(DATASETS) * len(CONFIGS) * len(SYSTEMS) + len(SWEEP_BANDWIDTH) + len(SWEEP_CLOCK)
-             + accuracy.sweep_runs() + _design_space.STEPS + _serving.STEPS)
+             + accuracy.sweep_runs() + _design_space.STEPS + _serving.STEPS + _depends.STEPS)
     done = 0
 
     def tick(label: str) -> None:
@@ -49,28 +49,38 @@ def run_report(problems: int = 300, seed: int = 1, out: str | Path = "out/report
 
     records: list[dict[str, Any]] = []
     accuracy_records: list[dict[str, Any]] = []
+    pairs: list[dict[str, Any]] = []  # per trace: the latency ratio of every pair of systems, paired
+    gains: list[dict[str, Any]] = []  # per trace: BRSD's accuracy gain over RSD, paired
     for dataset in DATASETS:
         for config in CONFIGS:
             # Each config's own traces (its target refines), replayed by every system: drawn once and held.
             workloads = {mode: accuracy.draw(dataset, problems, seed, config, mode == "brsd")
                          for mode in accuracy.MODES}
             accuracy_records += [accuracy.workload_record(dataset, config, m, w) for m, w in workloads.items()]
+            gains.append(accuracy.gain_record(dataset, config, workloads))
             brsd, rsd = workloads["brsd"].trace, workloads["rsd"].trace
             baseline = None
+            group: dict[str, Any] = {}
             for name in SYSTEMS:
                 scn = load_scenario(name, config)
                 result = simulate(scn, brsd if scn.backtracking else rsd)
                 baseline = baseline or result
+                group[name] = result
                 summary = result.with_baseline(baseline).summary
                 records.append({"dataset": dataset, "config": config, "system": name,
                                 **{m: summary[m] for m in METRICS}, "energy_j": summary["energy_j"],
                                 "problems": summary["problems"]})
                 tick(f"{dataset} config {config} {name}")
+            pairs.append({"dataset": dataset, "config": config,
+                          "pairs": _intervals.attach(records[-len(SYSTEMS):], group, SYSTEMS[0])})
+            records[-len(SYSTEMS)]["intervals"].update(_intervals.busy_shares(group[SYSTEMS[0]]))
     sweeps = _sweeps(problems, seed, tick)
     space = _design_space.design_space(problems, seed, tick)
     served = _serving.serving(seed, tick)
+    depends = _depends.depends(problems, seed, tick)
     report = {"problems": problems, "seed": seed, "records": records, "sweeps": sweeps, "design_space": space,
-              "serving": served,
+              "serving": served, "intervals": _intervals.method_record(), "pairs": pairs, "accuracy_gains": gains,
+              "depends": depends,
               "systems": {name: load_scenario(name).description for name in SYSTEMS}, "accuracy": accuracy_records,
               "threshold_sweep": accuracy.threshold_sweep(problems, seed, tick)}
     write_atomically(folder / "report.json", json.dumps(report, indent=1))
@@ -84,19 +94,26 @@ def run_report(problems: int = 300, seed: int = 1, out: str | Path = "out/report
 
 def _sweeps(problems: int, seed: int, tick: Callable[[str], None]) -> dict[str, Any]:
     workload = traces.generate("math500", problems, seed).in_memory()
-    base = simulate(load_scenario("gpu-baseline"), workload).summary["latency_s"]
+    base = simulate(load_scenario("gpu-baseline"), workload)
     out: dict[str, Any] = {}
     for key, path, values, system in (("pcie_bandwidth_gbps", "pcie.bandwidth_gbps", SWEEP_BANDWIDTH,
                                        "heteroreason-u280-300"),
                                       ("fpga_clock_mhz", "fpga.clock_mhz", SWEEP_CLOCK, "heteroreason-u280-200")):
-        table = sweep(load_scenario(system), workload, {path: values})
+        scn = load_scenario(system)
         rows = []
-        for row in table.rows:
-            ok = row["status"] == "ok"
-            rows.append({"value": row[path], "status": row["status"], "error": row["error"],
-                         **({m: row[m] for m in METRICS} if ok else {}),
-                         "speedup": base / row["latency_s"] if ok else None})
-            tick(f"sweep {path}={row[path]}")
+        for value in values:
+            try:  # a point that fails is reported in its row; the others go on
+                result = simulate(scn.with_value(path, value), workload)
+            except CosimError as exc:
+                rows.append({"value": value, "status": "error", "error": f"{type(exc).__name__}: {exc}"})
+            else:
+                found = _intervals.compare({"base": base, "point": result}, "base",
+                                           metrics=("latency_s", "comm_share")).metrics["point"]
+                rows.append({"value": value, "status": "ok", "error": None,
+                             **{m: result.summary[m] for m in METRICS if m != "speedup"},
+                             "speedup": base.summary["latency_s"] / result.summary["latency_s"],
+                             "intervals": {m: iv.to_list() for m, iv in found.items()}})
+            tick(f"sweep {path}={value}")
         out[key] = {"system": system, "dataset": "math500", "config": 1, "parameter": path, "rows": rows}
     return out
 
@@ -109,7 +126,7 @@ def _table(records: list[dict[str, Any]], metric: str, fmt: str) -> list[str]:
         cells = []
         for d, c in columns:
             rec = next(r for r in records if r["system"] == name and r["dataset"] == d and r["config"] == c)
-            cells.append(fmt.format(rec[metric]))
+            cells.append(_intervals.cell(rec, metric, fmt))
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return lines
 
@@ -124,6 +141,8 @@ def _markdown(report: dict[str, Any], figures: list[Path], elapsed_s: float) -> 
         "ablation replays the RSD run of the same draws). Config 1: 0.5B draft, 7B PRM, 7B target; Config 2: "
         "1.5B target. Speedup is the "
         f"gpu-baseline's mean latency over the system's. Generated by `cosim report` in {elapsed_s:.0f} s.",
+        "",
+        _intervals.method_note(),
         "",
         "## Systems",
         "",
@@ -165,20 +184,25 @@ def _markdown(report: dict[str, Any], figures: list[Path], elapsed_s: float) -> 
     for r in records:
         if r["system"] == "gpu-baseline":
             total = r["breakdown_draft"] + r["breakdown_prm"] + r["breakdown_target"]
-            lines.append(f"| {r['dataset']} | {r['config']} | {r['breakdown_draft'] / total:.1%} | "
-                         f"{r['breakdown_prm'] / total:.1%} | {r['breakdown_target'] / total:.1%} |")
+            shares = {**r, **{f"busy_share_{p}": r[f"breakdown_{p}"] / total for p in ("draft", "prm", "target")}}
+            lines.append(f"| {r['dataset']} | {r['config']} | " + " | ".join(
+                _intervals.cell(shares, f"busy_share_{p}", "{:.1f}", 100, "%") for p in ("draft", "prm", "target"))
+                + " |")
     for key, sw in report["sweeps"].items():
         lines += ["", f"## Sweep of {sw['parameter']} ({sw['system']}, {sw['dataset']}, Config {sw['config']})", "",
                   "| value | latency s | speedup | comm share | status |", "|---|---|---|---|---|"]
         for row in sw["rows"]:
             if row["status"] == "ok":
-                lines.append(f"| {row['value']} | {row['latency_s']:.3f} | {row['speedup']:.2f} | "
-                             f"{row['comm_share']:.4f} | ok |")
+                lines.append(f"| {row['value']} | {_intervals.cell(row, 'latency_s', '{:.3f}')} | "
+                             f"{_intervals.cell(row, 'speedup', '{:.3f}')} | "
+                             f"{_intervals.cell(row, 'comm_share', '{:.4f}')} | ok |")
             else:
                 lines.append(f"| {row['value']} | | | | {row['error']} |")
     lines += ["", *accuracy.accuracy_section(report, DATASETS)]
     lines += ["", *_design_space.markdown(report["design_space"])]
     lines += ["", *_serving.markdown(report["serving"])]
+    lines += ["", *_intervals.significance(report, DATASETS)]
+    lines += ["", *_depends.markdown(report["depends"], records, report["problems"])]
     lines += ["", "## Figures", ""]
     for figure in figures:
         lines += [f"![{figure.stem}]({figure.name})", ""]

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
+from . import _intervals
 from ... import trace as traces
 from ..._workflow import simulate
 from ...config.scenario import Scenario, load_scenario
@@ -31,18 +32,24 @@ def decode_rate(scn: Scenario) -> float:
     return 1e9 / fpga_timing(scn.draft.device, scn.draft.model, [RATE_CONTEXT])["ns"][0]
 
 
-def _point(scn: Scenario, workload: Any) -> dict[str, float]:
-    summary = simulate(scn, workload).summary
-    return {"decode_tok_s": decode_rate(scn), "latency_s": summary["latency_s"],
-            "energy_j_per_token": summary["energy_j_per_token"]}
+_SHOWN = ("latency_s", "energy_j_per_token")
+
+
+def _measured(scn: Scenario, workload: Any) -> dict[str, Any]:
+    result = simulate(scn, workload)
+    found = _intervals.compare({"run": result}, metrics=_SHOWN).metrics["run"]
+    return {**{m: result.summary[m] for m in _SHOWN}, "intervals": {m: found[m].to_list() for m in _SHOWN}}
+
+
+def _point(scn: Scenario, workload: Any) -> dict[str, Any]:
+    return {"decode_tok_s": decode_rate(scn), **_measured(scn, workload)}
 
 
 def design_space(problems: int, seed: int, tick: Callable[[str], None]) -> dict[str, Any]:
     workload = traces.generate(DATASET, problems, seed).in_memory()
     references = {}
     for system in ("gpu-baseline", "gpu-stepahead"):
-        summary = simulate(load_scenario(system, CONFIG), workload).summary
-        references[system] = {"latency_s": summary["latency_s"], "energy_j_per_token": summary["energy_j_per_token"]}
+        references[system] = _measured(load_scenario(system, CONFIG), workload)
         tick(f"design space {system}")
     curve = []
     swept = load_scenario(SWEPT, CONFIG)
@@ -66,30 +73,33 @@ def markdown(space: dict[str, Any]) -> list[str]:
              f"heteroreason with the U280 design's MAC array swept at {space['clock_mhz']} MHz (decode rate at a "
              f"{space['rate_context']}-token context), against the GPU systems on the same trace.", "",
              "| draft design | decode tok/s | latency s | J per token |", "|---|---|---|---|"]
+    def cells(p: dict[str, Any]) -> str:
+        return f"{_intervals.cell(p, 'latency_s', '{:.3f}')} | {_intervals.cell(p, 'energy_j_per_token', '{:.2f}')}"
+
     for name, ref in space["references"].items():
-        lines.append(f"| {name} (reference) | | {ref['latency_s']:.3f} | {ref['energy_j_per_token']:.2f} |")
+        lines.append(f"| {name} (reference) | | {cells(ref)} |")
     for p in space["curve"]:
-        lines.append(f"| {p['macs_per_cycle']} MACs/cycle | {p['decode_tok_s']:.1f} | {p['latency_s']:.3f} | "
-                     f"{p['energy_j_per_token']:.2f} |")
+        lines.append(f"| {p['macs_per_cycle']} MACs/cycle | {p['decode_tok_s']:.1f} | {cells(p)} |")
     for label, p in space["designs"].items():
-        lines.append(f"| **{label}** | {p['decode_tok_s']:.1f} | {p['latency_s']:.3f} | "
-                     f"{p['energy_j_per_token']:.2f} |")
+        lines.append(f"| **{label}** | {p['decode_tok_s']:.1f} | {cells(p)} |")
     return lines
 
 
 def figure(space: dict[str, Any], path: Path) -> Path:
+    from ._intervals import error_bars
     from ._plots import _plain_log_ticks, _save, plt
 
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.4))
     rates = [p["decode_tok_s"] for p in space["curve"]]
     for ax, metric, label in ((axes[0], "latency_s", "mean latency per problem (s)"),
                               (axes[1], "energy_j_per_token", "J per final-chain token")):
-        ax.plot(rates, [p[metric] for p in space["curve"]], marker="o", color="tab:green",
-                label="heteroreason (U280 design, MAC array swept)")
+        ax.errorbar(rates, [p[metric] for p in space["curve"]], yerr=error_bars(space["curve"], metric), marker="o",
+                    color="tab:green", capsize=2, label="heteroreason (U280 design, MAC array swept)")
         for (name, ref), style in zip(space["references"].items(), ("--", ":")):
             ax.axhline(ref[metric], color="black", linestyle=style, linewidth=1.2, label=name)
         for (design, p), marker in zip(space["designs"].items(), ("s", "D", "^", "v")):
-            ax.plot([p["decode_tok_s"]], [p[metric]], marker=marker, linestyle="none", markersize=8, label=design)
+            ax.errorbar([p["decode_tok_s"]], [p[metric]], yerr=error_bars([p], metric), marker=marker, linestyle="none",
+                        markersize=8, capsize=3, label=design)
         ax.set_xscale("log")
         ax.set_yscale("log")  # the slow end is an order of magnitude above the region that matters
         for axis in (ax.xaxis, ax.yaxis):

@@ -35,11 +35,14 @@ def _plain_log_ticks(axis: Any) -> None:
 
 def _grouped(ax: Any, records: list[dict], config: int, metric: str, systems: list[str], datasets: list[str],
              ylabel: str) -> None:
+    from ._intervals import error_bars
+
     width = 0.8 / len(systems)
     for i, system in enumerate(systems):
-        values = [next(r[metric] for r in records if r["system"] == system and r["dataset"] == d
-                       and r["config"] == config) for d in datasets]
-        ax.bar([j + i * width for j in range(len(datasets))], values, width, label=system)
+        shown = [next(r for r in records if r["system"] == system and r["dataset"] == d and r["config"] == config)
+                 for d in datasets]
+        ax.bar([j + i * width for j in range(len(datasets))], [r[metric] for r in shown], width, label=system,
+               yerr=error_bars(shown, metric), error_kw={"elinewidth": 0.8, "capsize": 1.5, "ecolor": "0.2"})
     ax.set_xticks([j + 0.4 - width / 2 for j in range(len(datasets))], datasets)
     if config == 1:
         ax.set_ylabel(ylabel)
@@ -59,7 +62,8 @@ def _per_config(report: dict, metric: str, ylabel: str, title: str, path: Path,
         if reference is not None:
             ax.axhline(reference, color="black", linewidth=0.8)
     axes[1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    fig.suptitle(title + (f" ({', '.join(skip)}: left out, an order of magnitude off the scale)" if skip else ""))
+    fig.suptitle(title + (f" ({', '.join(skip)}: left out, an order of magnitude off the scale)" if skip else "")
+                 + "; whiskers: 95% interval over the problems")
     fig.tight_layout()
     return _save(fig, path)
 
@@ -94,9 +98,12 @@ def _breakdown(report: dict, path: Path) -> Path:
 
 
 def _sweep(sweep: dict, xlabel: str, path: Path) -> Path:
+    from ._intervals import error_bars
+
     ok = [r for r in sweep["rows"] if r["status"] == "ok"]
     fig, ax = plt.subplots(figsize=(6, 4))
-    ax.plot([r["value"] for r in ok], [r["latency_s"] for r in ok], marker="o")
+    ax.errorbar([r["value"] for r in ok], [r["latency_s"] for r in ok], yerr=error_bars(ok, "latency_s"), marker="o",
+                capsize=3, label="mean latency, 95% interval")
     ax.set_xlabel(xlabel)
     ax.set_ylabel("mean latency per problem (s)")
     ax.ticklabel_format(axis="y", useOffset=False, style="plain")  # small changes, shown as they are

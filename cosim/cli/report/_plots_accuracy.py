@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ._intervals import error_bars
 from ._plots import _save, plt
 
 _STYLE = {"brsd": ("-", "o", "BRSD"), "rsd": ("--", "s", "RSD")}
@@ -23,8 +24,9 @@ def accuracy_latency(report: dict[str, Any], path: Path) -> Path:
                 curve = sorted((p for p in points if (p["config"], p["system"], p["mode"]) == (config, system, mode)),
                                key=lambda p: p["threshold"])
                 xs, ys = [p["latency_s"] for p in curve], [100 * p["accuracy"] for p in curve]
-                ax.plot(xs, ys, linestyle=line, marker=marker, color=colors[i % len(colors)], markersize=5,
-                        label=f"{system} {label}")
+                ax.errorbar(xs, ys, xerr=error_bars(curve, "latency_s"), yerr=error_bars(curve, "accuracy", 100),
+                            linestyle=line, marker=marker, color=colors[i % len(colors)], markersize=5, capsize=2,
+                            elinewidth=0.7, label=f"{system} {label}")
                 if i == len(systems) - 1:  # thresholds written once per curve family, on the last system
                     for p, x, y in zip(curve, xs, ys):
                         ax.annotate(f"{p['threshold']:g}", (x, y), textcoords="offset points", xytext=(6, -3),

@@ -7,9 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
+from . import _intervals
 from ... import trace as traces
 from ...config.scenario import load_scenario
 from ...serve import run
+from ...uncertainty._serving import BLOCKS, serve_intervals
 
 DATASET = "math500"
 RATES = (0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5)  # requests per second
@@ -34,8 +36,11 @@ def serving(seed: int, tick: Callable[[str], None], requests: int = REQUESTS) ->
         clusters[label] = scn.description + "".join(f"; {path} = {value}" for path, value in values.items())
         points = []
         for rate in RATES:
-            s = run(scn, trace, rate=rate, seed=seed).summary
+            served = run(scn, trace, rate=rate, seed=seed)
+            s = served.summary
+            found = serve_intervals(served, percentiles=("latency_p99_s",))
             points.append({"rate": rate, "latency_p50_s": s.latency_p50_s, "latency_p99_s": s.latency_p99_s,
+                           "intervals": {m: found[m].to_list() for m in ("latency_p99_s", "latency_mean_s")},
                            "throughput_req_s": s.throughput_req_s, "energy_j_per_token": s.energy_j_per_token,
                            "queueing_mean_s": s.queueing_mean_s,
                            "mean_batch_target": s.pools["target"].mean_batch,
@@ -49,7 +54,8 @@ def serving(seed: int, tick: Callable[[str], None], requests: int = REQUESTS) ->
 def markdown(serve: dict[str, Any]) -> list[str]:
     lines = [f"## Serving at scale ({serve['dataset']}, {serve['requests']} requests, Poisson arrivals)", "",
              "Each cluster holds eight requests in flight; its PRM and target GPUs batch them "
-             "(`cosim serve`, docs/serving.md).", ""]
+             f"(`cosim serve`, docs/serving.md). Brackets: the 95% interval of the p99 latency, a bootstrap over "
+             f"{BLOCKS} blocks of consecutive requests (requests that queue together are not independent).", ""]
     lines += [f"- {label}: {description}" for label, description in serve["clusters"].items()]
     lines += ["", "| rate /s | " + " | ".join(f"{label}: p99 s, req/s, J/token" for label in serve["curves"]) + " |",
               "|---|" + "---|" * len(serve["curves"])]
@@ -57,7 +63,8 @@ def markdown(serve: dict[str, Any]) -> list[str]:
         cells = []
         for points in serve["curves"].values():
             p = points[i]
-            cells.append(f"{p['latency_p99_s']:.1f}, {p['throughput_req_s']:.3f}, {p['energy_j_per_token']:.2f}")
+            cells.append(f"{_intervals.cell(p, 'latency_p99_s', '{:.1f}')}, {p['throughput_req_s']:.3f}, "
+                         f"{p['energy_j_per_token']:.2f}")
         lines.append(f"| {rate:g} | " + " | ".join(cells) + " |")
     knees = [f"{label} {max(p['throughput_req_s'] for p in points):.2f}" for label, points in serve["curves"].items()]
     lines += ["", "Most requests per second served: " + "; ".join(knees) + "."]
@@ -70,7 +77,8 @@ def figure(serve: dict[str, Any], path: Path) -> Path:
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.4))
     for (label, points), marker in zip(serve["curves"].items(), ("o", "s", "^")):
         rates = [p["rate"] for p in points]
-        axes[0].plot(rates, [p["latency_p99_s"] for p in points], marker=marker, label=label)
+        axes[0].errorbar(rates, [p["latency_p99_s"] for p in points],
+                         yerr=_intervals.error_bars(points, "latency_p99_s"), marker=marker, capsize=2, label=label)
         axes[1].plot(rates, [p["throughput_req_s"] for p in points], marker=marker, label=label)
         axes[2].plot(rates, [p["energy_j_per_token"] for p in points], marker=marker, label=label)
     axes[1].plot(serve["rates"], serve["rates"], color="black", linestyle=":", linewidth=1, label="served = offered")

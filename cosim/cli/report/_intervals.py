@@ -1,0 +1,160 @@
+"""The report's sampling intervals: every mean of every record with its 95% interval (a
+BCa bootstrap over the problems, paired between the systems that replay one trace), the
+table cells that print them, which differences the report's problem count resolves, and
+how many problems a given precision needs (the half-width shrinks as 1/sqrt(N))."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from typing import Any
+
+import numpy as np
+
+from ...uncertainty import compare
+from ...uncertainty._bootstrap import LEVEL, RESAMPLES, SEED, bootstrap
+
+HEADLINE = "heteroreason-u280-200"  # the system whose speedup the report leads with
+BASELINE = "gpu-baseline"
+PRECISIONS = (0.01, 0.005)  # relative half-widths of the headline speedup the report says N for
+NEGLIGIBLE = 0.01  # latency ratios whose whole interval lies within 1 +/- this are called equal
+
+
+def method_note() -> str:
+    return (f"Brackets: the {LEVEL:.0%} interval of a mean over the problems, a BCa bootstrap "
+            f"({RESAMPLES} resamples, seed {SEED}), paired between systems that replay the same problems "
+            "(docs/metrics.md).")
+
+
+def method_record() -> dict[str, Any]:
+    """How report.json's intervals were made."""
+    return {"level": LEVEL, "method": "BCa bootstrap over problems, paired between systems", "resamples": RESAMPLES,
+            "seed": SEED}
+
+
+def attach(records: list[dict[str, Any]], results: dict[str, Any], baseline: str = BASELINE) -> list[dict[str, Any]]:
+    """Puts each record's intervals in it (``intervals``: metric -> [low, high]) and returns the
+    latency ratio of every pair of systems: {"a", "b", "ratio", "low", "high"}."""
+    pairs = list(itertools.combinations(results, 2))
+    found = compare(results, baseline, pairs=pairs)
+    for record in records:
+        record["intervals"] = {m: iv.to_list() for m, iv in found.metrics[record["system"]].items()}
+    return [{"a": a, "b": b, "ratio": iv.estimate, "low": iv.low, "high": iv.high}
+            for (a, b), iv in found.ratios.items()]
+
+
+def busy_shares(result: Any) -> dict[str, list[float]]:
+    """Each device's share of the summed busy time, with intervals (``busy_share_<role>``)."""
+    rows = result.per_problem
+    busy = {r: np.asarray(rows.column(f"breakdown_{r}")) * np.asarray(rows.column("latency_s"))
+            for r in ("draft", "prm", "target")}
+    total = sum(busy.values())
+    return {f"busy_share_{r}": ratio_interval(b, total) for r, b in busy.items()}
+
+
+def cell(record: dict[str, Any], metric: str, fmt: str, scale: float = 1.0, unit: str = "") -> str:
+    """``1.17 [1.14, 1.20]``; the value alone where it has no spread (the baseline's own speedup)."""
+    value = record[metric]
+    ends = record.get("intervals", {}).get(metric)
+    text = fmt.format(value * scale) + unit
+    if not ends or ends[0] is None or ends[0] == ends[1]:
+        return text
+    return f"{text} [{fmt.format(ends[0] * scale)}, {fmt.format(ends[1] * scale)}]"
+
+
+def error_bar(record: dict[str, Any], metric: str, scale: float = 1.0) -> tuple[float, float]:
+    """The distances from a value down and up to its interval's ends (0, 0 without one), for matplotlib."""
+    ends = record.get("intervals", {}).get(metric)
+    if not ends or ends[0] is None:
+        return 0.0, 0.0
+    value = record[metric]
+    return max(0.0, (value - ends[0]) * scale), max(0.0, (ends[1] - value) * scale)
+
+
+def error_bars(records: list[dict[str, Any]], metric: str, scale: float = 1.0) -> list[list[float]]:
+    """matplotlib's yerr (or xerr) for a series of records: [[downs], [ups]]."""
+    bars = [error_bar(r, metric, scale) for r in records]
+    return [[b[0] for b in bars], [b[1] for b in bars]]
+
+
+def mean_interval(values: np.ndarray) -> list[float]:
+    """[low, high] of the mean of per-problem values."""
+    columns = np.column_stack([values, np.ones(len(values))])
+    out = bootstrap(columns, lambda s: s[..., :1] / s[..., 1:])
+    return [float(out.low[0]), float(out.high[0])]
+
+
+def ratio_interval(numerator: np.ndarray, denominator: np.ndarray) -> list[float]:
+    """[low, high] of sum(numerator) / sum(denominator) over the problems."""
+    out = bootstrap(np.column_stack([numerator, denominator]), lambda s: s[..., :1] / s[..., 1:])
+    return [float(out.low[0]), float(out.high[0])]
+
+
+def difference_interval(a: np.ndarray, b: np.ndarray) -> list[float]:
+    """[low, high] of mean(a) - mean(b), the problems paired."""
+    columns = np.column_stack([a, b, np.ones(len(a))])
+    out = bootstrap(columns, lambda s: (s[..., :1] - s[..., 1:2]) / s[..., 2:])
+    return [float(out.low[0]), float(out.high[0])]
+
+
+def problems_for(half_width: float, value: float, problems: int, precision: float) -> int:
+    """Problems that bring the relative half-width to ``precision``: it shrinks as 1/sqrt(N)."""
+    relative = half_width / value
+    return max(1, math.ceil(problems * (relative / precision) ** 2))
+
+
+def significance(report: dict[str, Any], datasets: tuple[str, ...]) -> list[str]:
+    """Which differences the report's problem count resolves, and what a precision costs."""
+    n = report["problems"]
+    records = report["records"]
+    lines = [f"## What {n} problems resolve", "",
+             f"Every figure above comes from {n} drawn problems per dataset; another draw moves it. "
+             + method_note() + " A difference is resolved when its interval leaves out no difference "
+             "(a ratio of 1, a gain of 0).", ""]
+    lines += ["### The headline speedup and the problems a precision needs", "",
+              f"{HEADLINE} over {BASELINE}; the half-width shrinks as 1/sqrt(N), so N problems for a relative "
+              "half-width p is N x (half-width / p)^2.", "",
+              "| dataset | config | speedup | half-width | " + " | ".join(f"N for +/-{p:.1%}" for p in PRECISIONS)
+              + " |", "|---|---|---|---|" + "---|" * len(PRECISIONS)]
+    for d in datasets:
+        for c in (1, 2):
+            r = next(r for r in records if (r["system"], r["dataset"], r["config"]) == (HEADLINE, d, c))
+            low, high = r["intervals"]["speedup"]
+            half = (high - low) / 2
+            need = " | ".join(f"{problems_for(half, r['speedup'], n, p):,}" for p in PRECISIONS)
+            lines.append(f"| {d} | {c} | {cell(r, 'speedup', '{:.3f}')} | +/-{half / r['speedup']:.2%} | {need} |")
+    lines += ["", "### Speedups and latency differences not resolved", ""]
+    open_speedups = [f"{r['system']} on {r['dataset']} C{r['config']} ({cell(r, 'speedup', '{:.3f}')})"
+                     for r in records if r["system"] != BASELINE and r["intervals"]["speedup"][0] is not None
+                     and r["intervals"]["speedup"][0] <= 1 <= r["intervals"]["speedup"][1]]
+    lines.append("- Speedups whose interval holds 1: " + ("; ".join(open_speedups) if open_speedups else "none")
+                 + ".")
+    unresolved: dict[tuple[str, str], list[str]] = {}
+    tiny: dict[tuple[str, str], int] = {}
+    for group in report["pairs"]:
+        for p in group["pairs"]:
+            key = (p["a"], p["b"])
+            if p["low"] is None:
+                continue
+            if 1 - NEGLIGIBLE <= p["low"] and p["high"] <= 1 + NEGLIGIBLE:
+                tiny[key] = tiny.get(key, 0) + 1
+            elif p["low"] <= 1 <= p["high"]:
+                unresolved.setdefault(key, []).append(
+                    f"{group['dataset']} C{group['config']} ({p['ratio']:.3f} [{p['low']:.3f}, {p['high']:.3f}])")
+    for (a, b), where in unresolved.items():
+        lines.append(f"- {a} vs {b}, mean latency ratio: {'; '.join(where)}")
+    if not unresolved:
+        lines.append("- Every pair of systems differs in mean latency beyond its interval, on every dataset and "
+                     "config.")
+    for (a, b), count in tiny.items():
+        lines.append(f"- {a} and {b}: their mean latencies lie within {NEGLIGIBLE:.0%} of each other, interval "
+                     f"included, on {count} of the {len(report['pairs'])} dataset-config traces.")
+    lines += ["", "### BRSD's accuracy gain over RSD", ""]
+    gains = []
+    for r in report["accuracy_gains"]:
+        low, high = r["interval"]
+        verdict = "resolved" if low > 0 or high < 0 else "not resolved"
+        gains.append(f"{r['dataset']} C{r['config']}: {100 * r['gain']:+.1f} [{100 * low:+.1f}, {100 * high:+.1f}] "
+                     f"points, {verdict}")
+    lines.append("; ".join(gains) + ".")
+    return lines

@@ -1,0 +1,19 @@
+"""How sure each answer is: sampling intervals of every metric (a bootstrap over
+problems, paired between systems that replay the same problems), the declared ranges
+of the parameters that are estimates, and the sensitivity of a figure to them
+(docs/metrics.md, docs/uncertainty.md)."""
+
+from ._bootstrap import LEVEL, RESAMPLES, SEED, Intervals, bootstrap, ratios
+from ._intervals import METRICS, Comparison, Interval, compare, intervals, to_json
+from ._serving import serve_intervals
+
+
+def sensitivity(*args, **kwargs):  # noqa: ANN002, ANN003 - the signature is _sensitivity.sensitivity's
+    """``cosim sensitivity`` in Python: see cosim.uncertainty._sensitivity.sensitivity."""
+    from ._sensitivity import sensitivity as run
+
+    return run(*args, **kwargs)
+
+
+__all__ = ["LEVEL", "METRICS", "RESAMPLES", "SEED", "Comparison", "Interval", "Intervals", "bootstrap", "compare",
+           "intervals", "ratios", "sensitivity", "serve_intervals", "to_json"]

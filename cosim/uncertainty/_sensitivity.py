@@ -1,0 +1,168 @@
+"""``cosim sensitivity``: the sensitivity of one of a scenario's figures to the plausible
+ranges of the parameters it depends on. Each point of the analysis is a simulation of
+the scenario with the factors' values set (and of the gpu-baseline with the same values,
+for a speedup), on the same drawn problems (a profile factor draws them again from the
+same seed, so only what it changes changes). Points run on local worker processes or on
+Ray like a sweep's, and are journalled like them: a rerun skips the points it has."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .. import trace as traces
+from .._sweep._executors import EXECUTORS, check_ray_address, local_results, ray_results
+from .._sweep._journal import Journal, point_key
+from ..config.scenario import Scenario, load_scenario
+from ..errors import ConfigError, CosimError
+from ..result import METRICS
+from ._analysis import Analysis, analyse
+from ._factors import Factor, apply, apply_profile, factors as find_factors
+
+BASELINE = "gpu-baseline"
+EXTRA = ("energy_j", "final_tokens", "generated_tokens")
+
+
+@dataclass(frozen=True)
+class Model:
+    """What a point needs: the scenario, its baseline (for a speedup), the factors, and the
+    recipe of the drawn workload (None: a trace file, replayed as it is)."""
+
+    scenario: Scenario
+    baseline: Scenario | None
+    factors: tuple[Factor, ...]
+    profile: Any = None
+    problems: int = 0
+    seed: int = 0
+    backtracking: bool = True
+    # The baseline's mean latency with every factor at its value: a point that moves only
+    # factors the baseline does not use (the FPGA's) needs no baseline run of its own.
+    baseline_latency_s: float | None = None
+
+
+def check_metric(metric: str) -> None:
+    if metric not in METRICS:
+        raise ConfigError(f"--metric {metric}: not a metric; one of {', '.join(METRICS)}")
+
+
+def run_point(model: Model, trace: traces.Trace, values: dict[str, float]) -> dict[str, Any]:
+    """One point: the scenario (and baseline) with the factors' values; never raises for a bad
+    point, it reports it."""
+    from .._workflow import simulate
+
+    row: dict[str, Any] = dict(values)
+    try:
+        if model.profile is not None and any(f.profile_field and values.get(f.name, f.nominal) != f.nominal
+                                             for f in model.factors):
+            profile = apply_profile(model.profile, list(model.factors), values)
+            trace = traces.generate(profile, model.problems, model.seed, backtracking=model.backtracking,
+                                    config=model.scenario.config).in_memory()
+        result = simulate(apply(model.scenario, list(model.factors), values), trace)
+        row.update({m: result.summary.get(m) for m in (*METRICS, *EXTRA) if m != "speedup"})
+        if model.baseline is not None:
+            moved = any(values.get(f.name, f.nominal) != f.nominal and (f.baseline_paths or f.profile_field)
+                        for f in model.factors)
+            if moved or model.baseline_latency_s is None:
+                base = simulate(apply(model.baseline, list(model.factors), values, baseline=True), trace)
+                row["baseline_latency_s"] = base.summary["latency_s"]
+            else:
+                row["baseline_latency_s"] = model.baseline_latency_s
+            row["speedup"] = row["baseline_latency_s"] / result.summary["latency_s"]
+        row.update(status="ok", error=None)
+    except CosimError as exc:
+        row.update(status="error", error=f"{type(exc).__name__}: {exc}")
+    return row
+
+
+def fingerprint(model: Model, trace: traces.Trace) -> str:
+    """What the journalled points belong to: every resolved parameter of both scenarios and the
+    workload (its recipe and every line)."""
+    digest = hashlib.sha256(model.scenario.fingerprint().encode())
+    digest.update((model.baseline.fingerprint() if model.baseline else "-").encode())
+    digest.update(repr((model.profile, model.problems, model.seed, model.backtracking)).encode())
+    for line in trace.lines():
+        digest.update(line.encode())
+    return digest.hexdigest()[:16]
+
+
+class PointRunner:
+    """Evaluates the analysis's points: each distinct point once, journalled, on the executor."""
+
+    def __init__(self, model: Model, trace: traces.Trace, metric: str, workers: int, executor: str,
+                 ray_address: str | None, folder: Path | None, progress: bool):
+        if model.baseline is not None and model.baseline_latency_s is None:
+            from .._workflow import simulate
+
+            nominal = simulate(model.baseline, trace).summary["latency_s"]
+            model = dataclasses.replace(model, baseline_latency_s=nominal)
+        self.model, self.trace, self.metric = model, trace, metric
+        self.workers, self.executor, self.ray_address = workers, executor, ray_address
+        self.journal = Journal(folder, fingerprint(model, trace))
+        self.progress = progress
+        self.rows: dict[str, dict[str, Any]] = {}
+
+    def __call__(self, points: list[dict[str, float]]) -> list[float]:
+        keys = [point_key(p) for p in points]
+        distinct = {k: p for k, p in zip(keys, points)}
+        todo = [p for k, p in distinct.items() if self.journal.finished(k) is None]
+        bar = None
+        if self.progress:
+            from tqdm import tqdm
+
+            bar = tqdm(total=len(distinct), initial=len(distinct) - len(todo), unit="point", desc="sensitivity")
+        try:
+            results = (local_results(self.model, self.trace, todo, self.workers, run_point)
+                       if self.executor == "local" else
+                       ray_results(self.model, self.trace, todo, self.workers, self.ray_address, run_point))
+            for row in results:
+                self.journal.add(point_key({k: row[k] for k in todo[0]}), row)
+                if bar:
+                    bar.update(1)
+        finally:
+            if bar:
+                bar.close()
+        failed = [self.journal.done[k] for k in distinct if self.journal.finished(k) is None]
+        if failed:
+            raise ConfigError(f"{len(failed)} of {len(distinct)} points failed, e.g. {failed[0].get('error')}; "
+                              f"narrow the range of a factor (--range) or leave it out (--only)")
+        self.rows = {k: self.journal.done[k] for k in distinct}
+        return [self.rows[k][self.metric] for k in keys]
+
+
+def sensitivity(scn: Scenario, metric: str = "latency_s", *, profile: Any = "math500", problems: int = 100,
+                seed: int = 0, trace: traces.Trace | None = None, method: str = "auto", samples: int | None = None,
+                ranges: list[str] = (), only: list[str] = (), workers: int = 1, executor: str = "local",
+                ray_address: str | None = None, out: str | Path | None = None, progress: bool = False) -> Analysis:
+    """The factors of ``scn`` ranked by their effect on ``metric`` over their plausible ranges.
+
+    The workload is ``trace`` as given, or ``problems`` drawn from ``profile`` with ``seed`` (then
+    the profile's ranged parameters are factors too). ``ranges`` adds or narrows factors
+    (``NAME=LOW:HIGH``), ``only`` keeps the factors matching its patterns. With ``out``, points are
+    journalled in ``out/points.jsonl`` as they finish and a rerun skips them."""
+    from ..outputs._atomic import writable_folder
+
+    check_metric(metric)
+    if executor not in EXECUTORS:
+        raise ConfigError(f"executor must be one of {', '.join(EXECUTORS)}, got {executor!r}")
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ConfigError(f"workers: must be a whole number >= 1, got {workers!r}")
+    check_ray_address(ray_address, executor)
+    baseline = load_scenario(BASELINE, scn.config) if metric == "speedup" else None
+    if trace is None:
+        loaded = traces.load_profile(profile)
+        model_profile, backtracking = loaded, scn.backtracking
+        workload = traces.generate(loaded, problems, seed, backtracking=backtracking, config=scn.config).in_memory()
+    else:
+        model_profile, backtracking, workload = None, trace.header.backtracking, trace.in_memory()
+    chosen = find_factors(scn, baseline, model_profile, list(ranges), list(only))
+    model = Model(scn, baseline, tuple(chosen), model_profile, problems, seed, backtracking)
+    folder = writable_folder(out, "--out") if out is not None else None
+    runner = PointRunner(model, workload, metric, workers, executor, ray_address, folder, progress)
+    analysis = analyse(metric, chosen, runner, method, samples, seed)
+    analysis.notes.update(scenario=scn.name, config=scn.config, baseline=baseline.name if baseline else None,
+                          workload=(f"trace ({len(workload)} problems)" if trace is not None else
+                                    f"{problems} problems from profile {model_profile.name} (seed {seed})"))
+    return analysis
