@@ -53,7 +53,11 @@ def test_the_problems_a_precision_needs_follow_one_over_sqrt_n(report):
     row = next(line for line in section.splitlines() if line.startswith("| math500 | 2 |"))
     assert f"| {need:,} |" in row
     assert "Speedups whose interval holds 1:" in section
-    assert "heteroreason-u280-300 and heteroreason-v80" in section  # the same design at the same clock
+    unresolved = section.split("### Speedups and latency differences not resolved")[1].split("###")[0]
+    listed = re.findall(r"\(([\d.]+) \[([\d.]+), ([\d.]+)\]\)", unresolved)
+    assert listed  # at 24 problems some systems are too close to tell apart
+    for ratio, low, high in listed:
+        assert float(low) <= 1.0 <= float(high) and float(low) <= float(ratio) <= float(high)
 
 
 def test_what_the_numbers_depend_on_is_checked_by_simulation(report):
