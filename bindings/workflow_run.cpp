@@ -431,7 +431,7 @@ py::dict simulate_workflow(const py::dict& system, const py::function& next_chun
         acts["devices"] = roles;
         acts["kinds"] = kinds;
         py::list links;  // what the column `link` indexes
-        for (size_t i = 0; i < cluster.fabric().links(); ++i) links.append(cluster.fabric().link(i).name());
+        for (size_t i = 0; i < cluster.fabric().links(); ++i) links.append(cluster.fabric().link(i).basename());
         acts["links"] = links;
         out["activities"] = acts;
         py::list kvmu;

@@ -39,6 +39,22 @@ void DeviceServer::cancel_pending(int owner) {
     idle_.notify(sc_core::SC_ZERO_TIME);
 }
 
+bool DeviceServer::withdraw(const TicketPtr& ticket) {
+    for (auto it = queue_.begin(); it != queue_.end(); ++it) {
+        if (it->ticket != ticket) continue;
+        const int owner = it->owner;
+        queue_.erase(it);
+        ticket->finished = true;
+        ticket->end_units = now_units();
+        ticket->end_ns = units_to_ns(ticket->end_units);
+        ticket->done.notify(sc_core::SC_ZERO_TIME);
+        wake_.notify(sc_core::SC_ZERO_TIME);  // the request's next job may now be first
+        if (!busy(owner)) idle_.notify(sc_core::SC_ZERO_TIME);
+        return true;
+    }
+    return false;
+}
+
 bool DeviceServer::busy(int owner) const {
     if (running_ && running_owner_ == owner) return true;
     for (const Queued& q : queue_)

@@ -48,6 +48,10 @@ public:
     TicketPtr submit(Job job, int owner = 0, uint64_t ready_units = 0);
     // Drops every job of `owner` not yet started; their tickets finish with nothing produced.
     void cancel_pending(int owner = 0);
+    // Drops the job of `ticket` if it has not started (its ticket finishes with nothing
+    // produced) and returns true; false if it runs or ran. Aborted work leaves the queue at
+    // once instead of waiting for its turn to do nothing.
+    bool withdraw(const TicketPtr& ticket);
     // Whether a job of `owner` runs or waits.
     bool busy(int owner = 0) const;
     // The exception a job threw, if any; the simulation was stopped there.

@@ -175,7 +175,8 @@ int64_t HostOrchestrator::decode_batched(GpuProxy& target, RunState& live, int64
 
 void HostOrchestrator::stop_run() {
     if (!run_.ticket) return;
-    if (!run_.ticket->finished) {
+    // Not started: it leaves the target's queue at once; under way: it stops at once.
+    if (!run_.ticket->finished && !d_.target_server->withdraw(run_.ticket)) {
         run_.ticket->abort.request();
         await(run_.ticket);
     }
@@ -214,8 +215,10 @@ double HostOrchestrator::above_idle_j(int64_t id, double idle_w) const {
 void HostOrchestrator::abort_spec() {
     if (specs_.empty()) return;
     count_stall();
-    // All are told first, so that a step queued behind another never starts.
-    for (const Spec& s : specs_) s.ticket->abort.request();
+    // Those not started leave the queue; all others are told first, so that a step queued
+    // behind another never starts.
+    for (const Spec& s : specs_)
+        if (!d_.draft_server->withdraw(s.ticket)) s.ticket->abort.request();
     for (const Spec& s : specs_) {
         await(s.ticket);
         product(s.ticket->activity, -1);
