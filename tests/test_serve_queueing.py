@@ -85,7 +85,7 @@ def test_no_transfer_waits_while_its_link_direction_is_free():
     link, ready = acts.column("link"), acts.column("ready_ns")
     start, end = acts.column("start_ns"), acts.column("end_ns")
     kind, tokens = acts.column("kind"), acts.column("tokens")
-    links = acts._c["links"]
+    links = acts.column("links")
     legs = np.flatnonzero(link >= 0)
     assert len(legs) > 10_000
     waited = 0
