@@ -109,9 +109,10 @@ def test_throughput_stops_at_the_bottleneck_target_gpu():
 def test_more_target_gpus_or_batching_raise_the_capacity():
     trace = cosim.trace.generate("gsm8k", 200, seed=1).in_memory()
     rate = 50.0  # far beyond any of these clusters: throughput is their capacity
-    one = cosim.serve.run(cluster("gpu-stepahead", draft=4, prm=2, target=1, batching=False), trace, rate=rate)
-    two = cosim.serve.run(cluster("gpu-stepahead", draft=4, prm=2, target=2, batching=False), trace, rate=rate)
-    batched = cosim.serve.run(cluster("gpu-stepahead", draft=4, prm=2, target=1, batching=True), trace, rate=rate)
+    # Eight requests in flight, so that the target GPUs, not the slots, bound the throughput.
+    one = cosim.serve.run(cluster("gpu-stepahead", draft=8, prm=2, target=1, batching=False), trace, rate=rate)
+    two = cosim.serve.run(cluster("gpu-stepahead", draft=8, prm=2, target=2, batching=False), trace, rate=rate)
+    batched = cosim.serve.run(cluster("gpu-stepahead", draft=8, prm=2, target=1, batching=True), trace, rate=rate)
     assert two.summary.throughput_req_s > 1.5 * one.summary.throughput_req_s
     assert batched.summary.throughput_req_s > 1.5 * one.summary.throughput_req_s
     assert batched.summary.pools["target"].mean_batch > 1.5
