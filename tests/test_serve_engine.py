@@ -30,8 +30,11 @@ def test_at_a_vanishing_rate_each_request_takes_its_single_request_time(name):
     served = cosim.serve.run(cluster(name), trace.with_arrivals([1000.0 * i for i in range(12)]))
     by_request = dict(zip(served.per_request.column("request"), served.per_request.column("latency_s")))
     expected = alone.per_problem.column("latency_s")
+    # To the nanosecond; a GPU draft batching its step-ahead drafts finishes an aborted token's
+    # iteration before its next work (docs/serving.md), where alone it stops at once.
+    tolerance = {"rel": 0.01} if name == "gpu-stepahead" else {"abs": 1e-9}
     for i in range(12):
-        assert by_request[i] == pytest.approx(expected[i], rel=0.01)
+        assert by_request[i] == pytest.approx(expected[i], **tolerance)
     assert served.summary.queueing_mean_s == 0.0
 
 
