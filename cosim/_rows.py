@@ -13,6 +13,8 @@ from typing import Any
 import numpy as np
 
 NS = 1e-9
+PS_PER_NS = 1000
+PS_PER_S = 1e12  # divided by, so that a whole number of seconds is exact
 ROLES = ("draft", "prm", "target")
 
 # Summed in problem order, each as plain floats (numpy's pairwise sum rounds differently).
@@ -37,9 +39,10 @@ ROW_FIELDS = (
     # so that every whole-run metric is a ratio of sums of rows (cosim.uncertainty resamples them).
     "verdicts", "accepted_draft_tokens", "target_trace_tokens",
 )
-# Served requests' rows add these (cosim.serve): where each request waited and ran.
+# Served requests' rows add these (cosim.serve): where each request waited and ran, and the
+# time its work kept each of its devices computing or transferring (the pools' busy time).
 SERVE_FIELDS = ("request", "arrival_s", "queue_s", "service_s", "slot", "draft_device", "prm_device",
-                "target_device")
+                "target_device", "busy_s_draft", "busy_s_prm", "busy_s_target")
 SERVE_ROW_FIELDS = ROW_FIELDS + SERVE_FIELDS
 
 
@@ -51,9 +54,11 @@ def problem_rows(engine: dict[str, Any], trace: dict[str, Any],
     time the request was served."""
     cols = {k: np.asarray(v) for k, v in engine.items()}
     n = len(trace["id"])
-    if len(cols["end_ns"]) != n:
-        raise AssertionError(f"engine returned {len(cols['end_ns'])} problems for {n} of the trace")
-    latency_ns = cols["end_ns"] - cols["start_ns"]
+    if len(cols["end_ps"]) != n:
+        raise AssertionError(f"engine returned {len(cols['end_ps'])} problems for {n} of the trace")
+    # The engine's instants are whole picoseconds (int64): differences are taken exactly, then scaled.
+    start_ps, end_ps = cols["start_ps"].astype(np.int64), cols["end_ps"].astype(np.int64)
+    latency_ns = (end_ps - start_ps) / PS_PER_NS
     energy = cols["energy_j_draft"] + cols["energy_j_prm"] + cols["energy_j_target"]
     # The final chain is the trace's (its replay owns it); the engine reports time and energy.
     final = trace["final_tokens"].astype(np.float64)
@@ -85,20 +90,22 @@ def problem_rows(engine: dict[str, Any], trace: dict[str, Any],
         "discarded_step_ahead_tokens": cols["discarded_step_ahead_tokens"],
         "reused_tokens": cols["reused_tokens"],
         **{f"energy_j_{r}": cols[f"energy_j_{r}"] for r in ROLES},
-        "start_s": cols["start_ns"] * NS,
-        "end_s": cols["end_ns"] * NS,
+        "start_s": start_ps / PS_PER_S,
+        "end_s": end_ps / PS_PER_S,
         "verdicts": verdicts.astype(np.int64),
         "accepted_draft_tokens": np.asarray(trace["accepted_draft_tokens"]).astype(np.int64),
         "target_trace_tokens": np.asarray(trace["target_tokens"]).astype(np.int64),
     }
     if serving:
-        rows["latency_s"] = (cols["end_ns"] - cols["arrival_ns"]) * NS
+        arrival_ps = cols["arrival_ps"].astype(np.int64)
+        rows["latency_s"] = (end_ps - arrival_ps) / PS_PER_S
         rows["goodput_tok_s"] = final / rows["latency_s"]
         rows.update({
-            "request": cols["request"].astype(np.int64), "arrival_s": cols["arrival_ns"] * NS,
-            "queue_s": (cols["start_ns"] - cols["arrival_ns"]) * NS, "service_s": latency_ns * NS,
+            "request": cols["request"].astype(np.int64), "arrival_s": arrival_ps / PS_PER_S,
+            "queue_s": (start_ps - arrival_ps) / PS_PER_S, "service_s": (end_ps - start_ps) / PS_PER_S,
             "slot": cols["slot"].astype(np.int64), **{f"{r}_device": cols[f"{r}_device"].astype(np.int64)
                                                        for r in ROLES},
+            **{f"busy_s_{r}": cols[f"work_ns_{r}"] * NS for r in ROLES},
         })
     adds = {
         "latency_ns": latency_ns, "final_tokens": final, "generated_tokens": cols["generated_tokens"],
@@ -130,7 +137,8 @@ class Totals:
         n = len(rows["id"])
         if n:
             self.problems += n
-            self.last_end_s = float(rows["end_s"][-1])
+            # Rows come as slots release their requests, not always in the order they ended.
+            self.last_end_s = max(self.last_end_s, float(np.max(rows["end_s"])))
 
     def public(self) -> dict[str, float]:
         """The sums a Result shows as ``totals``."""

@@ -1,6 +1,9 @@
 #include "sim_time.hpp"
 #include "pcie_link.hpp"
 
+#include <algorithm>
+#include <iterator>
+
 #include "errors.hpp"
 
 namespace cosim {
@@ -12,6 +15,62 @@ void PcieLinkParams::validate(const std::string& where) const {
 double PcieLinkParams::transfer_ns(uint64_t bytes) const {
     // 1 GB/s moves one byte per nanosecond.
     return latency_ns + static_cast<double>(bytes) / effective_gbps();
+}
+
+size_t LinkBookings::after(uint64_t t, size_t from) const {
+    // Ends are sorted as the intervals are: the first end past t.
+    return static_cast<size_t>(std::upper_bound(busy_.begin() + static_cast<std::ptrdiff_t>(from), busy_.end(), t,
+                                                [](uint64_t v, const Interval& b) { return v < b.end; }) -
+                               busy_.begin());
+}
+
+std::pair<uint64_t, uint64_t> LinkBookings::book(uint64_t ready, uint64_t duration, uint64_t now) {
+    // What has ended by now can no longer hold anything up.
+    while (head_ < busy_.size() && busy_[head_].end <= now) ++head_;
+    if (head_ > 64 && head_ * 2 > busy_.size()) {
+        busy_.erase(busy_.begin(), busy_.begin() + static_cast<std::ptrdiff_t>(head_));
+        head_ = 0;
+    }
+    if (head_ == busy_.size() || ready >= busy_.back().end) {  // nothing booked from `ready` on
+        if (duration > 0) occupy(busy_.size(), ready, ready + duration);
+        return {ready, ready + duration};
+    }
+    uint64_t t = ready;
+    uint64_t left = duration;
+    uint64_t start = 0;
+    bool started = false;
+    for (size_t k = after(t, head_);;) {
+        while (k < busy_.size() && busy_[k].start <= t) t = busy_[k++].end;  // booked at t: from its end
+        if (!started) {
+            start = t;
+            started = true;
+        }
+        if (left == 0) break;  // nothing to move: it ends where it starts
+        // Free from t until the next booking: take what is needed of it.
+        const uint64_t take = k == busy_.size() ? left : std::min(left, busy_[k].start - t);
+        occupy(k, t, t + take);  // may merge with its neighbours
+        left -= take;
+        t += take;
+        if (left == 0) break;
+        k = after(t, head_);
+    }
+    return {start, t};
+}
+
+void LinkBookings::occupy(size_t at, uint64_t start, uint64_t end) {
+    // `at`: the first booking after the free time [start, end) lies in.
+    const bool joins_next = at < busy_.size() && busy_[at].start == end;
+    const bool joins_prev = at > head_ && busy_[at - 1].end == start;
+    if (joins_prev && joins_next) {
+        busy_[at - 1].end = busy_[at].end;
+        busy_.erase(busy_.begin() + static_cast<std::ptrdiff_t>(at));
+    } else if (joins_prev) {
+        busy_[at - 1].end = end;
+    } else if (joins_next) {
+        busy_[at].start = start;
+    } else {
+        busy_.insert(busy_.begin() + static_cast<std::ptrdiff_t>(at), Interval{start, end});
+    }
 }
 
 PcieLink::PcieLink(sc_core::sc_module_name name, const PcieLinkParams& params)
@@ -30,15 +89,13 @@ void PcieLink::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& de
     const int d = index(dir);
     const uint64_t length = trans.get_data_length();
     const double duration_ns = params_.transfer_ns(length);
-    const sc_core::sc_time now = sc_core::sc_time_stamp();
-    const sc_core::sc_time arrival = now + delay;
-    const sc_core::sc_time start = arrival > free_at_[d] ? arrival : free_at_[d];
-    const sc_core::sc_time end = start + cosim::duration_ns(duration_ns);
-    free_at_[d] = end;
+    const uint64_t now = now_units();
+    const auto [start, end] = booked_[d].book(now + delay.value(), duration_units(duration_ns), now);
+    last_start_[d] = start;
     bytes_[d] += length;
     transfers_[d] += 1;
     busy_ns_[d] += duration_ns;
-    delay = end - now;
+    delay = sc_core::sc_time::from_value(end - now);
     trans.set_response_status(tlm::TLM_OK_RESPONSE);
 }
 

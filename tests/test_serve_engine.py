@@ -30,8 +30,11 @@ def test_at_a_vanishing_rate_each_request_takes_its_single_request_time(name):
     served = cosim.serve.run(cluster(name), trace.with_arrivals([1000.0 * i for i in range(12)]))
     by_request = dict(zip(served.per_request.column("request"), served.per_request.column("latency_s")))
     expected = alone.per_problem.column("latency_s")
+    # To the nanosecond; a GPU draft batching its step-ahead drafts finishes an aborted token's
+    # iteration before its next work (docs/serving.md), where alone it stops at once.
+    tolerance = {"rel": 0.01} if name == "gpu-stepahead" else {"abs": 1e-9}
     for i in range(12):
-        assert by_request[i] == pytest.approx(expected[i], rel=0.01)
+        assert by_request[i] == pytest.approx(expected[i], **tolerance)
     assert served.summary.queueing_mean_s == 0.0
 
 
@@ -75,8 +78,8 @@ def test_littles_law_holds_in_the_steady_part_of_a_loaded_run():
 # the smooth roofline's exponent 2.35, 1.5 ms + 28 x 150 us of launches per forward pass,
 # 40 ms per serving request, BF16.
 def _target_busy_ns(prompt, refined):
-    """A one-step problem on gpu-baseline: the target takes the request, prefills the
-    prompt, decodes the refinement token by token."""
+    """A one-step problem on gpu-baseline: the target takes the request (30 ms of serving
+    stack, the GPU idle), prefills the prompt, decodes the refinement token by token."""
     overhead = 1.5e6 + 28 * 150e3
     bandwidth, flops, p = 936 * 0.710, 71e3 * 0.817, 2.35
     weights, kv = TARGET_MACS * 2, TARGET_KV_ELEMENTS * 2
@@ -105,15 +108,20 @@ def test_throughput_stops_at_the_bottleneck_target_gpu():
         expected = min(rate, capacity)
         # Below capacity the span is the arrivals' (Poisson: within a few percent of n / rate).
         assert run.summary.throughput_req_s == pytest.approx(expected, rel=0.08 if rate < capacity else 0.02)
-    assert run.summary.pools["target"].utilisation == pytest.approx(1.0, abs=0.02)
+    # Jobs hold the target all the time; it computes in all but each request's serving overhead.
+    held = sum(d["held_ns"] for d in run.devices if d["role"] == "target") / (run.summary.span_s * 1e9)
+    assert held == pytest.approx(1.0, abs=0.02)
+    computing = 1 - 30e6 / _target_busy_ns(prompt, refined)
+    assert run.summary.pools["target"].utilisation == pytest.approx(computing, abs=0.02)
 
 
 def test_more_target_gpus_or_batching_raise_the_capacity():
     trace = cosim.trace.generate("gsm8k", 200, seed=1).in_memory()
     rate = 50.0  # far beyond any of these clusters: throughput is their capacity
-    one = cosim.serve.run(cluster("gpu-stepahead", draft=4, prm=2, target=1, batching=False), trace, rate=rate)
-    two = cosim.serve.run(cluster("gpu-stepahead", draft=4, prm=2, target=2, batching=False), trace, rate=rate)
-    batched = cosim.serve.run(cluster("gpu-stepahead", draft=4, prm=2, target=1, batching=True), trace, rate=rate)
+    # Eight requests in flight, so that the target GPUs, not the slots, bound the throughput.
+    one = cosim.serve.run(cluster("gpu-stepahead", draft=8, prm=2, target=1, batching=False), trace, rate=rate)
+    two = cosim.serve.run(cluster("gpu-stepahead", draft=8, prm=2, target=2, batching=False), trace, rate=rate)
+    batched = cosim.serve.run(cluster("gpu-stepahead", draft=8, prm=2, target=1, batching=True), trace, rate=rate)
     assert two.summary.throughput_req_s > 1.5 * one.summary.throughput_req_s
     assert batched.summary.throughput_req_s > 1.5 * one.summary.throughput_req_s
     assert batched.summary.pools["target"].mean_batch > 1.5
