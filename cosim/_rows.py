@@ -32,11 +32,11 @@ ROW_FIELDS = (
     "breakdown_prm", "breakdown_target", "acceptance_rate", "steps_per_problem", "backtracks_per_problem",
     "accuracy", "final_tokens", "generated_tokens", "drafted_tokens", "target_tokens",
     "discarded_step_ahead_tokens", "reused_tokens", "energy_j_draft", "energy_j_prm", "energy_j_target", "start_s",
-    "end_s",
+    "end_s", "ttft_s", "tpot_s",
 )
 # Served requests' rows add these (cosim.serve): where each request waited and ran.
 SERVE_FIELDS = ("request", "arrival_s", "queue_s", "service_s", "slot", "draft_device", "prm_device",
-                "target_device")
+                "target_device", "preemptions", "recomputed_tokens")
 SERVE_ROW_FIELDS = ROW_FIELDS + SERVE_FIELDS
 
 
@@ -85,6 +85,13 @@ def problem_rows(engine: dict[str, Any], trace: dict[str, Any],
         "start_s": cols["start_ns"] * NS,
         "end_s": cols["end_ns"] * NS,
     }
+    # Time to the first output token and per output token after it (docs/metrics.md): the
+    # autoregressive system reports its first token; the speculative systems have none.
+    first = cols["first_token_ns"] if "first_token_ns" in cols else np.full(n, np.nan)
+    since = cols["arrival_ns"] if serving else cols["start_ns"]
+    rows["ttft_s"] = (first - since) * NS
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rows["tpot_s"] = np.where(final > 1, (cols["end_ns"] - first) * NS / (final - 1), np.nan)
     if serving:
         rows["latency_s"] = (cols["end_ns"] - cols["arrival_ns"]) * NS
         rows["goodput_tok_s"] = final / rows["latency_s"]
@@ -93,6 +100,9 @@ def problem_rows(engine: dict[str, Any], trace: dict[str, Any],
             "queue_s": (cols["start_ns"] - cols["arrival_ns"]) * NS, "service_s": latency_ns * NS,
             "slot": cols["slot"].astype(np.int64), **{f"{r}_device": cols[f"{r}_device"].astype(np.int64)
                                                        for r in ROLES},
+            # The autoregressive system's vLLM engine: preemptions and the tokens they recomputed.
+            **{name: cols[name].astype(np.int64) if name in cols else np.zeros(n, dtype=np.int64)
+               for name in ("preemptions", "recomputed_tokens")},
         })
     adds = {
         "latency_ns": latency_ns, "final_tokens": final, "generated_tokens": cols["generated_tokens"],

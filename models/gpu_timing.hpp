@@ -7,7 +7,9 @@
 //   FLOPs             = 2 * (n * linear MACs + attention MACs over spans c+0 .. c+n-1)
 // The workflow adds request_overhead_ns once per serving request (a drafted step,
 // a PRM score, a refinement, a prompt), which the formulas above leave out.
-// A measured LatencyProfile, when given, replaces the formula for the phases it covers.
+// A measured LatencyProfile, when given, replaces the formula for the phases it covers;
+// one holding an operator profile (operator_profile.hpp) times every forward pass from
+// the measured operators instead, lone or batched.
 // Pure arithmetic: no SystemC, so a fit can evaluate it outside a simulation.
 #include <cstdint>
 #include <string>
@@ -56,7 +58,7 @@ public:
     double batch_ns(const std::vector<BatchWork>& work) const;
     double streamed_weight_bytes() const { return model_.linear_macs_per_token() * params_.weight_bytes_per_param; }
     double kv_bytes_per_token() const { return model_.kv_elements_per_token() * params_.kv_bytes_per_element; }
-    bool profiled(Phase phase) const { return profile_.covers(phase); }
+    bool profiled(Phase phase) const { return profile_.covers(phase) || profile_.operators() != nullptr; }
     const GpuParams& params() const { return params_; }
     const ModelSpec& model() const { return model_; }
 
@@ -64,6 +66,9 @@ private:
     double stream_ns(double bytes) const { return bytes / (params_.memory_bandwidth_gbps * params_.memory_efficiency); }
     double roofline_ns(const std::vector<BatchWork>& work) const;
     double measured_ns(Phase phase, const std::vector<BatchWork>& part) const;
+    // A forward pass timed by the operator profile: its operators, and the output head from
+    // the roofline when the profile measured none.
+    double operators_ns(const std::vector<BatchWork>& work) const;
 
     GpuParams params_;
     ModelSpec model_;

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from . import _design_space, _serving
+from . import _design_space, _serving, _target_alone
 from . import _accuracy as accuracy
 from ... import trace as traces
 from ...outputs._atomic import write_atomically
@@ -37,7 +37,7 @@ def run_report(problems: int = 300, seed: int = 1, out: str | Path = "out/report
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
-    total = (len(DATASETS) * len(CONFIGS) * len(SYSTEMS) + len(SWEEP_BANDWIDTH) + len(SWEEP_CLOCK)
+    total = (len(DATASETS) * len(CONFIGS) * (len(SYSTEMS) + 1) + len(SWEEP_BANDWIDTH) + len(SWEEP_CLOCK)
              + accuracy.sweep_runs() + _design_space.STEPS + _serving.STEPS)
     done = 0
 
@@ -48,6 +48,7 @@ def run_report(problems: int = 300, seed: int = 1, out: str | Path = "out/report
             progress(done, total, label)
 
     records: list[dict[str, Any]] = []
+    alone: list[dict[str, Any]] = []
     accuracy_records: list[dict[str, Any]] = []
     for dataset in DATASETS:
         for config in CONFIGS:
@@ -66,11 +67,13 @@ def run_report(problems: int = 300, seed: int = 1, out: str | Path = "out/report
                                 **{m: summary[m] for m in METRICS}, "energy_j": summary["energy_j"],
                                 "problems": summary["problems"]})
                 tick(f"{dataset} config {config} {name}")
+            alone.append(_target_alone.record(dataset, config, brsd))
+            tick(f"{dataset} config {config} target alone")
     sweeps = _sweeps(problems, seed, tick)
     space = _design_space.design_space(problems, seed, tick)
     served = _serving.serving(seed, tick)
     report = {"problems": problems, "seed": seed, "records": records, "sweeps": sweeps, "design_space": space,
-              "serving": served,
+              "serving": served, "target_alone": alone,
               "systems": {name: load_scenario(name).description for name in SYSTEMS}, "accuracy": accuracy_records,
               "threshold_sweep": accuracy.threshold_sweep(problems, seed, tick)}
     write_atomically(folder / "report.json", json.dumps(report, indent=1))
@@ -177,6 +180,7 @@ def _markdown(report: dict[str, Any], figures: list[Path], elapsed_s: float) -> 
             else:
                 lines.append(f"| {row['value']} | | | | {row['error']} |")
     lines += ["", *accuracy.accuracy_section(report, DATASETS)]
+    lines += ["", *_target_alone.markdown(report)]
     lines += ["", *_design_space.markdown(report["design_space"])]
     lines += ["", *_serving.markdown(report["serving"])]
     lines += ["", "## Figures", ""]
