@@ -14,6 +14,8 @@
    end to end, and the requests simulated per wall-second);
 10. live co-simulation: run 2 decided by a TracePolicy (`live_us_per_decision`: the
    simulation's wall time per decision beyond run 2's, policy included);
+11. `cosim validate`: every shipped validation case, table and figure (`validate_s`, the
+   median of three; the goal is under a minute);
 8. peak memory (parent and simulation worker, each in a fresh process) for
    500, 5,000 and 20,000 problems, rows streamed to disk as `cosim run` does:
    flat when the trace and the rows are streamed.
@@ -148,6 +150,12 @@ def main() -> None:
     out["serve_10k_s"] = serve_s
     out["serve_requests_per_s"] = serve_run.summary.requests / serve_s
     out["serve_p99_s"] = serve_run.summary.latency_p99_s
+
+    with tempfile.TemporaryDirectory() as tmp:
+        from cosim.cli import main as cli_main
+
+        times = sorted(timed(lambda: cli_main(["validate", "--out", tmp]))[1] for _ in range(3))
+    out["validate_s"] = times[1]
 
     memory = memory_profile(tuple(max(n // scale, 10) for n in MEMORY_SIZES))
     out["memory"] = memory

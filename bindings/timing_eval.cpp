@@ -81,9 +81,11 @@ py::dict gpu_timing(const py::dict& gpu, const py::dict& model, const py::object
     for (const Point& p : read_points(points)) {
         if (p.phase == Phase::decode) {
             ns.push_back(timing.decode_token_ns(p.context));
-            compute.push_back(0.0);
-            memory.push_back(0.0);
-            bound.push_back(timing.profiled(Phase::decode) ? "profile" : "memory");
+            const double c = timing.decode_compute_ns(p.context);
+            const double m = timing.decode_memory_ns(p.context);
+            compute.push_back(c);
+            memory.push_back(m);
+            bound.push_back(timing.profiled(Phase::decode) ? "profile" : (c >= m ? "compute" : "memory"));
         } else {
             ns.push_back(timing.prefill_ns(p.tokens, p.context));
             const double c = timing.prefill_compute_ns(p.tokens, p.context);

@@ -216,8 +216,9 @@ def _gpu_script(ops: Iterable[Sequence[Any]], model: Any) -> list[tuple[Any, ...
 def gpu_timing(device: Any, model: Any, points: Iterable[Sequence[Any]], profile: Any = None,
                overrides: Mapping[str, Any] | None = None) -> RunResult:
     """The GPU proxy's formula (or ``profile``) at ``(phase, tokens, context)`` points, with
-    no simulation: ``ns`` each, the prefill ``compute_ns`` and ``memory_ns``, ``bound``,
-    and ``overhead_ns`` (the launch cost of one forward call)."""
+    no simulation: ``ns`` each, its roofline's ``compute_ns`` and ``memory_ns`` (``ns`` is
+    ``overhead_ns`` plus their smooth maximum), ``bound`` (the larger, or profile), and
+    ``overhead_ns`` (the host and launch cost of one forward call)."""
     cfg = _gpu(device, overrides)
     script = [(str(p), whole(n, "tokens", minimum=1), whole(c, "context")) for p, n, c in points]
     return RunResult(native().gpu_timing(_params.native(cfg.gpu), _model_dict(model), _profile(profile), script))

@@ -23,8 +23,27 @@ GpuTiming::GpuTiming(const std::string& where, const GpuParams& params, const Mo
     model_.validate();
     params_.validate(where);
     model_.kv_reserve(where, params_.kv_reserve_tokens);
-    decode0_ns_ = overhead_ns() + stream_ns(streamed_weight_bytes());
+    decode0_ns_ = stream_ns(streamed_weight_bytes());
     decode_per_ctx_ns_ = stream_ns(kv_bytes_per_token());
+}
+
+double GpuTiming::roofline(double compute_ns, double memory_ns) const {
+    const double p = params_.roofline_exponent;
+    if (p <= 0.0) return std::max(compute_ns, memory_ns);
+    // Scaled by the larger term so that the powers never overflow.
+    const double top = std::max(compute_ns, memory_ns);
+    if (top <= 0.0) return 0.0;
+    return top * std::pow(std::pow(compute_ns / top, p) + std::pow(memory_ns / top, p), 1.0 / p);
+}
+
+double GpuTiming::compute_ns(double macs) const {
+    return kFlopsPerMac * macs / (params_.peak_tflops * params_.compute_efficiency * kFlopsPerNsPerTflops);
+}
+
+double GpuTiming::sequence_macs(double n, double c) const {
+    const double span = n * c + n * (n - 1.0) / 2.0;
+    const double head = model_.output_head_macs();
+    return n * (model_.linear_macs_per_token() - head) + head + model_.attention_macs_per_token(1.0) * span;
 }
 
 double GpuTiming::overhead_ns() const {
@@ -67,14 +86,19 @@ double GpuTiming::operators_ns(const std::vector<BatchWork>& work) const {
 double GpuTiming::decode_token_ns(int64_t context) const {
     if (profile_.operators() != nullptr) return operators_ns({BatchWork{1, context, true}});
     if (profile_.covers(Phase::decode)) return profile_.seconds(Phase::decode, 1, context) * kNsPerSecond;
+    return overhead_ns() + roofline(decode_compute_ns(context), decode_memory_ns(context));
+}
+
+double GpuTiming::decode_compute_ns(int64_t context) const {
+    return compute_ns(model_.linear_macs_per_token() + model_.attention_macs_per_token(static_cast<double>(context)));
+}
+
+double GpuTiming::decode_memory_ns(int64_t context) const {
     return decode0_ns_ + decode_per_ctx_ns_ * static_cast<double>(context);
 }
 
 double GpuTiming::prefill_compute_ns(int64_t tokens, int64_t context) const {
-    const double n = static_cast<double>(tokens);
-    const double span = n * static_cast<double>(context) + n * (n - 1.0) / 2.0;
-    const double macs = n * model_.linear_macs_per_token() + model_.attention_macs_per_token(1.0) * span;
-    return kFlopsPerMac * macs / (params_.peak_tflops * params_.compute_efficiency * kFlopsPerNsPerTflops);
+    return compute_ns(sequence_macs(static_cast<double>(tokens), static_cast<double>(context)));
 }
 
 double GpuTiming::prefill_memory_ns(int64_t tokens, int64_t context) const {
@@ -93,7 +117,7 @@ double GpuTiming::prefill_ns(int64_t tokens, int64_t context) const {
         return ns;
     }
     if (profile_.covers(Phase::prefill)) return profile_.seconds(Phase::prefill, tokens, context) * kNsPerSecond;
-    return overhead_ns() + std::max(prefill_compute_ns(tokens, context), prefill_memory_ns(tokens, context));
+    return overhead_ns() + roofline(prefill_compute_ns(tokens, context), prefill_memory_ns(tokens, context));
 }
 
 double GpuTiming::batch_ns(const std::vector<BatchWork>& work) const {
@@ -136,14 +160,11 @@ double GpuTiming::roofline_ns(const std::vector<BatchWork>& work) const {
     for (const BatchWork& w : work) {
         const double n = static_cast<double>(w.tokens);
         const double c = static_cast<double>(w.context);
-        const double span = n * c + n * (n - 1.0) / 2.0;
-        macs += n * model_.linear_macs_per_token() + model_.attention_macs_per_token(1.0) * span;
+        macs += sequence_macs(n, c);
         kv_tokens += w.decode ? c : c + n;
     }
-    const double compute =
-        kFlopsPerMac * macs / (params_.peak_tflops * params_.compute_efficiency * kFlopsPerNsPerTflops);
     const double memory = stream_ns(streamed_weight_bytes() + kv_tokens * kv_bytes_per_token());
-    return overhead_ns() + std::max(compute, memory);
+    return overhead_ns() + roofline(compute_ns(macs), memory);
 }
 
 }  // namespace cosim

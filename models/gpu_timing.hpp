@@ -2,9 +2,16 @@
 // Latency of one model served on one GPU at batch size 1: a roofline with the
 // serving stack's launch overheads.
 //   overhead_ns       = forward_overhead_ns + layers * layer_overhead_ns   (eager-mode launches)
-//   decode token at c = overhead_ns + (streamed weight bytes + c * KV bytes per token) / (bandwidth * efficiency)
-//   prefill n at c    = overhead_ns + max(FLOPs / (peak * efficiency), (weights + (c + n) KV) / effective bandwidth)
-//   FLOPs             = 2 * (n * linear MACs + attention MACs over spans c+0 .. c+n-1)
+//   a forward pass    = overhead_ns + roofline(compute_ns, memory_ns)
+//   roofline(c, m)    = (c^p + m^p)^(1/p), p = roofline_exponent; p = 0 is the hard max(c, m)
+//   compute_ns        = FLOPs / (peak * compute_efficiency)
+//   memory_ns         = (streamed weight bytes + KV bytes read) / (bandwidth * memory_efficiency)
+//   decode token at c : FLOPs of one token over c; KV of c tokens
+//   prefill n at c    : FLOPs = 2 * (n * layer MACs + output head MACs + attention MACs over
+//                       spans c+0 .. c+n-1); KV of c + n tokens
+// The output head runs once per sequence (on its last token), as serving engines compute
+// logits only where they sample. The smooth roofline is how a GEMM leaves the memory floor:
+// neither term hides the other completely near the ridge, where a hard max is too fast.
 // The workflow adds request_overhead_ns once per serving request (a drafted step,
 // a PRM score, a refinement, a prompt), which the formulas above leave out.
 // A measured LatencyProfile, when given, replaces the formula for the phases it covers;
@@ -43,12 +50,16 @@ public:
 
     double overhead_ns() const;
     double decode_token_ns(int64_t context) const;
+    double decode_compute_ns(int64_t context) const;
+    double decode_memory_ns(int64_t context) const;
     double prefill_ns(int64_t tokens, int64_t context) const;
     double prefill_compute_ns(int64_t tokens, int64_t context) const;
     double prefill_memory_ns(int64_t tokens, int64_t context) const;
+    // The smooth roofline of a compute and a memory time (no overheads).
+    double roofline(double compute_ns, double memory_ns) const;
     // One forward pass over a batch (iteration-level batching): the weights read once,
     // each sequence's KV read, the batch's FLOPs:
-    //   overhead_ns + max(sum FLOPs / (peak * efficiency), (weights + sum KV bytes) / effective bandwidth)
+    //   overhead_ns + roofline(sum FLOPs / (peak * efficiency), (weights + sum KV bytes) / effective bandwidth)
     // where a decode token at c reads c tokens of KV and a prefill chunk of n at c reads c + n.
     // A batch of one is the lone operation's time (decode_token_ns, prefill_ns; profiles included).
     // A profile that measured batches of a phase times them instead: a batch's decode part at
@@ -64,6 +75,10 @@ public:
 
 private:
     double stream_ns(double bytes) const { return bytes / (params_.memory_bandwidth_gbps * params_.memory_efficiency); }
+    double compute_ns(double macs) const;
+    // MACs of one sequence's forward pass of n tokens after c: the layers for every token,
+    // the output head once, attention over the spans.
+    double sequence_macs(double n, double c) const;
     double roofline_ns(const std::vector<BatchWork>& work) const;
     double measured_ns(Phase phase, const std::vector<BatchWork>& part) const;
     // A forward pass timed by the operator profile: its operators, and the output head from
@@ -73,7 +88,7 @@ private:
     GpuParams params_;
     ModelSpec model_;
     LatencyProfile profile_;
-    double decode0_ns_ = 0.0, decode_per_ctx_ns_ = 0.0;  // the formula's decode time, precomputed
+    double decode0_ns_ = 0.0, decode_per_ctx_ns_ = 0.0;  // the formula's decode memory time, precomputed
 };
 
 }  // namespace cosim

@@ -18,8 +18,11 @@ double ModelSpec::linear_macs_per_token() const {
     const double kv_width = static_cast<double>(kv_heads * head_dim);
     const double attention = h * q_width + 2.0 * h * kv_width + q_width * h;
     const double gated_mlp = 3.0 * h * static_cast<double>(ffn);
-    const double head = lm_head ? h * static_cast<double>(vocab) : score_head_params;
-    return static_cast<double>(layers) * (attention + gated_mlp) + head;
+    return static_cast<double>(layers) * (attention + gated_mlp) + output_head_macs();
+}
+
+double ModelSpec::output_head_macs() const {
+    return lm_head ? static_cast<double>(hidden) * static_cast<double>(vocab) : score_head_params;
 }
 
 double ModelSpec::attention_macs_per_token(double context) const {

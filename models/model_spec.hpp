@@ -18,6 +18,8 @@ struct ModelSpec {
 
     // Weight MACs of one forward token: q/k/v/o, gated MLP, and the output head.
     double linear_macs_per_token() const;
+    // The output head's share of that: the vocabulary projection, or the scoring head.
+    double output_head_macs() const;
     // Attention MACs of one token over `context` earlier tokens (QK^T and AV).
     double attention_macs_per_token(double context) const;
     // K and V elements stored per token of context, all layers.

@@ -23,6 +23,15 @@ def attention_macs_per_position(m):
     return 2 * m.layers * m.heads * m.head_dim
 
 
+def head_macs(m):
+    return m.hidden * m.vocab if m.lm_head else m.score_head_params
+
+
+def roofline(compute, memory, p):
+    """The smooth roofline (compute^p + memory^p)^(1/p); p = 0 is the hard max."""
+    return max(compute, memory) if p == 0 else (compute**p + memory**p) ** (1 / p)
+
+
 class Link:
     def __init__(self, name, bandwidth_gbps=None):
         self.cfg = load_link(name)
@@ -47,15 +56,18 @@ class Gpu:
         return self.g.memory_bandwidth_gbps * self.g.memory_efficiency
 
     def decode(self, ctx):
-        bytes_ = linear_macs(self.m) * self.wb + ctx * kv_elements(self.m) * self.g.kv_bytes_per_element
-        return self.overhead() + bytes_ / self.bandwidth()
+        return self.prefill(1, ctx, kv_tokens=ctx)
 
-    def prefill(self, n, ctx):
-        flops = 2 * (n * linear_macs(self.m) + attention_macs_per_position(self.m) * (n * ctx + n * (n - 1) / 2))
-        compute = flops / (self.g.peak_tflops * self.g.compute_efficiency * 1e3)
-        memory = (linear_macs(self.m) * self.wb + (ctx + n) * kv_elements(self.m) * self.g.kv_bytes_per_element) \
+    def prefill(self, n, ctx, kv_tokens=None):
+        """n tokens after ctx: every token through the layers, the output head once; the
+        weights and the KV cache (ctx + n tokens, ctx for a decode) streamed once."""
+        macs = n * (linear_macs(self.m) - head_macs(self.m)) + head_macs(self.m) + \
+            attention_macs_per_position(self.m) * (n * ctx + n * (n - 1) / 2)
+        compute = 2 * macs / (self.g.peak_tflops * self.g.compute_efficiency * 1e3)
+        kv = ctx + n if kv_tokens is None else kv_tokens
+        memory = (linear_macs(self.m) * self.wb + kv * kv_elements(self.m) * self.g.kv_bytes_per_element) \
             / self.bandwidth()
-        return self.overhead() + max(compute, memory)
+        return self.overhead() + roofline(compute, memory, self.g.roofline_exponent)
 
 
 # A decoder faster than the PRM scores a step: 4096 MACs a cycle at 300 MHz on all 32 U280

@@ -192,6 +192,12 @@ def build_parser() -> argparse.ArgumentParser:
     from ._fit import add_parser as add_fit_parser
 
     add_fit_parser(sub)
+    from ._model_cmd import add_parser as add_model_parser
+
+    add_model_parser(sub)
+    from ._validate_cmd import add_parser as add_validate_parser
+
+    add_validate_parser(sub)
 
     rec = sub.add_parser("record", help="run BRSD with real models; write the trace and measured latency profiles "
                                         "(optional extra [record]: torch, transformers)")

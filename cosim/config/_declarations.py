@@ -93,6 +93,8 @@ GPU = Group("gpu", "GpuConfig", "GpuParams", "COSIM_GPU_PARAMS", "A GPU serving 
     Decl("memory_efficiency", float, "share of peak bandwidth a batch-1 decode reaches", rule="fraction"),
     Decl("peak_tflops", float, "dense tensor throughput at the serving precision"),
     Decl("compute_efficiency", float, "share of peak throughput a prefill reaches", rule="fraction"),
+    Decl("roofline_exponent", float, "p of the smooth roofline (compute^p + memory^p)^(1/p) of a forward pass; "
+                                     "0: the hard max", rule="non_negative", default=0.0),
     Decl("request_overhead_ns", float, "serving-stack cost of one request (a drafted step, a PRM score, a "
                                        "refinement, a prompt)", rule="non_negative", default=0.0),
     Decl("forward_overhead_ns", float, "fixed host and launch cost of one forward call", rule="non_negative"),

@@ -17,6 +17,7 @@ from ..config._latency_csv import LatencyProfile, load_latency_profile
 from ..errors import ConfigError
 from ..config.hardware import FpgaDevice, GpuDevice, load_device, load_model
 from ._device_yaml import write_fitted_device
+from ._layer_times import LayerTimes, is_layer_times, load_layer_times
 from ._models import bounds_at, fpga_problem, gpu_problem
 from ._solver import least_squares
 
@@ -36,6 +37,7 @@ class FitResult:
     rms: float
     source: str
     settings: dict[str, float] = dataclasses.field(default_factory=dict)  # set for the fit, e.g. the clock
+    kernels_only: bool = False      # the points were kernel times: host overheads left aside
 
     def table(self) -> str:
         lines = [f"{'phase':8} {'tokens':>6} {'context':>7} {'measured s':>12} {'fitted s':>12} {'residual':>9}  bound"]
@@ -46,6 +48,8 @@ class FitResult:
         for name, value in self.values.items():
             lines.append(f"{name:26} {value:.6g} +- {self.sigmas[name]:.2g} (1 sigma)")
         lines.append(f"rms residual {self.rms:.3%} over {len(self.points)} points")
+        if self.kernels_only:
+            lines.append("(kernel times: the fitted times leave the forward and per-layer overheads aside)")
         return "\n".join(lines)
 
     def citations(self) -> dict[str, dict[str, Any]]:
@@ -53,7 +57,8 @@ class FitResult:
         cited = {name: {"value": value, "source": f"the setting {where} was measured at (cosim fit)"}
                  for name, value in self.settings.items()}
         cited.update({name: {"value": float(f"{value:.6g}"),
-                             "source": f"cosim fit {self.kind} {where} ({len(self.points)} points, rms residual "
+                             "source": f"cosim fit {self.kind} {where} ({len(self.points)} points"
+                                       f"{' of kernel times' if self.kernels_only else ''}, rms residual "
                                        f"{self.rms:.2%}): {value:.6g} +- {self.sigmas[name]:.2g} (1 sigma)"}
                       for name, value in self.values.items()})
         return cited
@@ -99,19 +104,27 @@ def fit_fpga(measured: Any, device: Any = "u280", model: Any = "qwen2.5-0.5b", p
 def fit_gpu(measured: Any, device: Any = "rtx3090", model: Any = "qwen2.5-math-7b", params: Any = None,
             overrides: dict[str, Any] | None = None) -> FitResult:
     """Fits the GPU proxy's overheads and efficiencies to measured seconds (for instance the
-    profile_<role>.csv that `cosim record` writes)."""
+    profile_<role>.csv that `cosim record` writes), or its efficiencies and roofline exponent to
+    per-layer kernel times (LLMServingSim's layers.csv, or a LayerTimes): their forward passes
+    of 1 to 2,048 tokens, the host overheads left aside."""
     cfg = load_device(device)
     for path, value in (overrides or {}).items():
         cfg = _params.replace(cfg, path, value)
     if not isinstance(cfg, GpuDevice):
         raise ConfigError(f"device {cfg.name!r} is a {cfg.kind}, not a GPU (use fit_fpga)")
-    profile, spec = _profile(measured), load_model(model)
-    fit = least_squares(*gpu_problem(cfg, spec, profile, _names(params)))
+    spec = load_model(model)
+    if isinstance(measured, str | Path) and is_layer_times(measured):
+        measured = load_layer_times(measured)
+    kernels_only = isinstance(measured, LayerTimes)
+    profile = measured.profile(spec.layers) if kernels_only else _profile(measured)
+    fit = least_squares(*gpu_problem(cfg, spec, profile, _names(params), kernels_only))
     fitted = dataclasses.replace(cfg, gpu=dataclasses.replace(cfg.gpu, **fit.values))
     settings = {_params.canonical(cfg, path).rpartition(".")[2]: _leaf(fitted, _params.canonical(cfg, path))
                 for path in overrides or {}}
+    bounded = dataclasses.replace(cfg, gpu=dataclasses.replace(cfg.gpu, forward_overhead_ns=0.0,
+                                                               layer_overhead_ns=0.0)) if kernels_only else cfg
     return FitResult("gpu", fitted, fit.values, fit.sigmas, profile.rows, fit.predicted, fit.residuals,
-                     bounds_at(cfg, spec, profile, fit.values), fit.rms, profile.source, settings)
+                     bounds_at(bounded, spec, profile, fit.values), fit.rms, profile.source, settings, kernels_only)
 
 
 def write_device(result: FitResult, base: Any, out: str | Path) -> Path:

@@ -29,7 +29,11 @@ GPU_PARAMS = {
     "layer_overhead_ns": ("positive", "the points do not show a launch cost per layer"),
     "memory_efficiency": ("positive_fraction", "no point is bound by memory bandwidth"),
     "compute_efficiency": ("positive_fraction", "no prefill point is compute-bound: add longer prefills"),
+    "roofline_exponent": ("positive", "no point is near the ridge where compute and memory times meet"),
 }
+# Kernel times (per-layer profiles) hold no host overheads: these are what they determine.
+KERNEL_PARAMS = ["memory_efficiency", "compute_efficiency", "roofline_exponent"]
+_OVERHEADS = ("forward_overhead_ns", "layer_overhead_ns")
 
 
 def _points(profile: LatencyProfile) -> tuple[list[tuple[str, int, int]], np.ndarray]:
@@ -69,22 +73,36 @@ def fpga_problem(device: FpgaDevice, model: ModelConfig, profile: LatencyProfile
     return params, predict, measured
 
 
-def gpu_problem(device: GpuDevice, model: ModelConfig, profile: LatencyProfile, names: list[str] | None
+def gpu_problem(device: GpuDevice, model: ModelConfig, profile: LatencyProfile, names: list[str] | None,
+                kernels_only: bool = False
                 ) -> tuple[list[Param], Callable[[dict[str, float]], np.ndarray], np.ndarray]:
-    """The parameters, the prediction and the measured seconds of a GPU fit."""
+    """The parameters, the prediction and the measured seconds of a GPU fit. ``kernels_only``:
+    the points are GPU kernel times, so the host overheads are left out of the prediction."""
     phases = {row[0] for row in profile.rows}
-    default = ["forward_overhead_ns", "memory_efficiency"] + (["compute_efficiency"] if "prefill" in phases else [])
+    default = KERNEL_PARAMS if kernels_only else \
+        ["forward_overhead_ns", "memory_efficiency"] + (["compute_efficiency"] if "prefill" in phases else [])
     chosen = _chosen(names, GPU_PARAMS, default, "GPU")
+    if kernels_only:
+        for name in chosen:
+            if name in _OVERHEADS:
+                raise ConfigError(f"--params: {name}: kernel times hold no host overhead to fit it from")
     points, measured = _points(profile)
     model_dict = _params.native(model)
-    base = device.gpu
-    params = [_param(n, max(getattr(base, n), 1.0 if n.endswith("_ns") else 0.5), GPU_PARAMS) for n in chosen]
+    base = dataclasses.replace(device.gpu, forward_overhead_ns=0.0, layer_overhead_ns=0.0) if kernels_only \
+        else device.gpu
+    params = [_param(n, _start(n, getattr(base, n)), GPU_PARAMS) for n in chosen]
 
     def predict(values: dict[str, float]) -> np.ndarray:
         gpu = _params.native(dataclasses.replace(base, **values))
         return np.array(native().gpu_timing(gpu, model_dict, None, points)["ns"]) * 1e-9
 
     return params, predict, measured
+
+
+def _start(name: str, value: float) -> float:
+    if name == "roofline_exponent":
+        return value if value >= 1.0 else 2.0  # the hard max (0) is no place to start from
+    return max(value, 1.0 if name.endswith("_ns") else 0.5)
 
 
 def bounds_at(device: Any, model: ModelConfig, profile: LatencyProfile, values: dict[str, float]) -> list[str]:

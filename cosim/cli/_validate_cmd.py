@@ -1,0 +1,43 @@
+"""`cosim validate [--case NAME ...] [--out DIR]`: every shipped validation case, as a
+table on the terminal and as validation.csv, validation.json and validation.png."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from ..outputs._atomic import writable_folder, write_atomically
+
+EXAMPLE = "cosim validate --out out/validation"
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    from ..validation import CASES, case_names
+
+    cases = "\n".join(f"  {name}: {CASES[module]}" for name, module in zip(case_names(), CASES))
+    p = sub.add_parser("validate", help="compare the models with measured hardware: a table of measured, predicted "
+                                        "and error, and a figure",
+                       description="Runs every shipped validation case (docs/validation.md) and prints case, "
+                                   "quantity, measured, predicted and error (predicted / measured - 1), then each "
+                                   "case's median and worst absolute error.",
+                       epilog=f"Cases:\n{cases}\n\nExample:\n  {EXAMPLE}",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--case", action="append", choices=case_names(), help="run only this case (repeatable)")
+    p.add_argument("--out", default="out/validation", help="folder for validation.csv, validation.json and "
+                                                            "validation.png (default out/validation)")
+    p.set_defaults(func=cmd_validate)
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from .. import validation
+
+    folder = writable_folder(Path(args.out), "--out")
+    rows = validation.run(args.case)
+    print(validation.format_table(rows))
+    write_atomically(folder / "validation.csv", validation.csv_text(rows))
+    report = {"rows": [r.as_dict() for r in rows], "summary": validation.summary(rows)}
+    write_atomically(folder / "validation.json", json.dumps(report, indent=1) + "\n")
+    figure = validation.write_figure(rows, folder / "validation.png")
+    print(f"\nwrote {folder / 'validation.csv'}, {folder / 'validation.json'}, {figure}")
+    return 0

@@ -1,0 +1,46 @@
+"""Validation against measured hardware: each case module puts the simulator's predictions
+beside measurements others made (docs/validation.md), and `cosim validate` runs them all.
+
+A case is a private module of this package with a function ``rows()`` returning a list
+of dicts with the keys ``case``, ``quantity``, ``unit``, ``measured`` and ``predicted``;
+the error (predicted / measured - 1) is computed here. Registering a case is one line in
+CASES.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Iterable
+
+from ..errors import ConfigError
+from ._table import Row, check_row, csv_text, format_table, summary, write_figure
+
+# The shipped cases, in the table's order: module (in this package) and what it checks.
+CASES: dict[str, str] = {
+    "_rtx3090_layers": "RTX 3090 Llama-3.1-8B forward passes (LLMServingSim layer times) against the roofline",
+    "_qwen_a100": "Qwen2.5 batch-1 vLLM decode speeds on an A100 against its roofline and overheads",
+    "_fpga_designs": "FlexLLM's U280 decoder and a V80 design against FlexLLM's published ratios and power log",
+}
+
+__all__ = ["CASES", "Row", "case_names", "csv_text", "format_table", "run", "summary", "write_figure"]
+
+
+def case_names() -> list[str]:
+    """The short names `cosim validate --case` takes (the module names without the underscore)."""
+    return [module.lstrip("_") for module in CASES]
+
+
+def run(cases: Iterable[str] | None = None) -> list[Row]:
+    """The rows of the chosen cases (default: all), in registry order."""
+    chosen = list(cases) if cases else case_names()
+    unknown = [c for c in chosen if c not in case_names()]
+    if unknown:
+        raise ConfigError(f"--case: unknown case {unknown[0]!r} (cases: {', '.join(case_names())})")
+    rows: list[Row] = []
+    for module_name in CASES:
+        if module_name.lstrip("_") not in chosen:
+            continue
+        module = importlib.import_module(f"{__name__}.{module_name}")
+        for i, raw in enumerate(module.rows()):
+            rows.append(check_row(raw, f"validation case {module_name.lstrip('_')}, row {i}"))
+    return rows

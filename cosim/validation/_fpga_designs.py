@@ -1,0 +1,66 @@
+"""Case fpga-designs: the FPGA decoder model with FlexLLM's U280 decode datapath
+(u280-flexllm: 16 x 512-bit HBM ports, 2,048 MAC lanes, 300 MHz) and with the V80 design
+(v80: the same sizing rule on the V80's 32 pseudo-channels), running FlexLLM's
+Llama-3.2-1B with 4-bit weights and an 8-bit KV cache, against what FlexLLM published:
+its decode throughput over an A100's running the model in BF16 (measured on the U280,
+projected for the V80), and its U280 power log.
+
+The A100 side is the a100-80gb device (vLLM with CUDA graphs), so each ratio checks the
+FPGA model and the GPU model together. Throughput is the mean over 1,024 decoded tokens
+after a short prompt (FlexLLM's benches force 1,024 new tokens). The V80 row's design is
+the v80 rule applied to 4-bit weights: the ports' 32 x 512 bits feed 4,096 lanes.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from typing import Any
+
+import yaml
+
+from .. import standalone
+from ..config.hardware import FpgaDevice, load_device
+
+CASE = "fpga-designs"
+A100 = "a100-80gb"
+WEIGHT_BITS = 4  # FlexLLM's SpinQuant weights
+
+
+def data() -> dict[str, Any]:
+    path = resources.files("cosim") / "data" / "validation" / "flexllm.yaml"
+    return yaml.safe_load(path.read_text(encoding="utf-8"))
+
+
+def balanced_macs(device: FpgaDevice, weight_bits: float) -> float:
+    """The MAC lanes that consume every port's full width of weights each cycle."""
+    return device.accelerator.hbm_ports * device.accelerator.port_width_bits / weight_bits
+
+
+def fpga_rate(device: str, model: str, tokens: int, overrides: dict[str, Any]) -> float:
+    ns = standalone.fpga_timing(device, model, contexts=range(tokens), overrides=overrides)["ns"]
+    return tokens / (sum(ns) * 1e-9)
+
+
+def gpu_rate(device: str, model: str, tokens: int) -> float:
+    ns = standalone.gpu_timing(device, model, [("decode", 1, c) for c in range(tokens)])["ns"]
+    return tokens / (sum(ns) * 1e-9)
+
+
+def rows() -> list[dict[str, Any]]:
+    table = data()
+    model, tokens = table["model"], int(table["decode_tokens"])
+    weights = {"accelerator.weight_bytes_per_param": WEIGHT_BITS / 8}
+    a100 = gpu_rate(A100, model, tokens)
+    u280 = fpga_rate("u280-flexllm", model, tokens, weights)
+    v80_design = {**weights, "accelerator.macs_per_cycle": balanced_macs(load_device("v80"), WEIGHT_BITS)}
+    v80 = fpga_rate("v80", model, tokens, v80_design)
+    published = table["decode_throughput_vs_a100"]
+    running = [w for w in table["power_log_w"] if w > 40.0]  # the log's running range, above its 37 W floor
+    return [
+        {"case": CASE, "quantity": "FlexLLM U280 decode / A100 BF16, Llama-3.2-1B", "unit": "x",
+         "measured": float(published["u280"]), "predicted": u280 / a100},
+        {"case": CASE, "quantity": "V80 decode / A100 BF16 (FlexLLM's projection)", "unit": "x",
+         "measured": float(published["v80"]), "predicted": v80 / a100},
+        {"case": CASE, "quantity": "FlexLLM U280 board power running (log mean above 40 W)", "unit": "W",
+         "measured": sum(running) / len(running), "predicted": load_device("u280-flexllm").power.decode_w},
+    ]

@@ -1,0 +1,180 @@
+"""`cosim model import`: a config.json becomes the model YAML a reader writes by hand;
+bad configs get one line naming the file, line and field, and nothing is written."""
+
+import json
+
+import pytest
+import yaml
+
+from cosim import ConfigError, hardware, load_model
+from cosim.config._hf_import import import_config
+from conftest import ROOT, run_cli
+
+CONFIGS = ROOT / "tests" / "data" / "hf_configs"
+
+TINY_LLAMA = {
+    "_name_or_path": "someone/tiny-llama",
+    "architectures": ["LlamaForCausalLM"],
+    "model_type": "llama",
+    "hidden_size": 8,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "intermediate_size": 16,
+    "vocab_size": 10,
+    "max_position_embeddings": 64,
+    "tie_word_embeddings": False,
+}
+
+# Worked by hand: head_dim 8 / 4 = 2, so q is 8 wide and k, v are 2 x 2 = 4 wide.
+# Per layer: q 8x8 = 64, k 8x4 = 32, v 32, o 64 (attention 192); gate/up/down 3 x 8 x 16 = 384;
+# two norms of 8. Layer: 192 + 384 + 16 = 592; 2 layers 1184. Embedding 10 x 8 = 80, final norm 8,
+# untied head 80: 80 + 1184 + 8 + 80 = 1352.
+TINY_LLAMA_YAML = """\
+# Written by `cosim model import` from the config.json of someone/tiny-llama
+# (model_type llama, LlamaForCausalLM).
+kind: model
+name: "tiny-llama"
+description: "someone/tiny-llama (llama), from its config.json"
+layers: {value: 2, source: "someone/tiny-llama config.json: num_hidden_layers"}
+hidden: {value: 8, source: "someone/tiny-llama config.json: hidden_size"}
+heads: {value: 4, source: "someone/tiny-llama config.json: num_attention_heads"}
+kv_heads: {value: 2, source: "someone/tiny-llama config.json: num_key_value_heads"}
+head_dim: {value: 2, source: "someone/tiny-llama config.json: hidden_size / num_attention_heads (8 / 4)"}
+ffn: {value: 16, source: "someone/tiny-llama config.json: intermediate_size"}
+vocab: {value: 10, source: "someone/tiny-llama config.json: vocab_size"}
+params: {value: 1352, source: "someone/tiny-llama config.json: the shapes it gives: embedding 80 + 2 layers x 592 \
+(attention 192, gated MLP 384, norms 16) + final norm 8 + output head 80 (tie_word_embeddings false)"}
+lm_head: {value: true, source: "someone/tiny-llama config.json: architectures LlamaForCausalLM (an output head onto \
+the vocabulary)"}
+context_window: {value: 64, source: "someone/tiny-llama config.json: max_position_embeddings"}
+"""
+
+
+def write(tmp_path, data, name="config.json"):
+    path = tmp_path / name
+    path.write_text(data if isinstance(data, str) else json.dumps(data, indent=2))
+    return path
+
+
+def test_a_tiny_llama_imports_to_the_yaml_worked_by_hand(tmp_path):
+    out = tmp_path / "tiny.yaml"
+    result = run_cli("model", "import", write(tmp_path, TINY_LLAMA), "--out", out, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert out.read_text() == TINY_LLAMA_YAML
+    model = load_model(out)
+    assert (model.name, model.params, model.head_dim, model.context_window) == ("tiny-llama", 1352, 2, 64)
+
+
+def test_qwen3_with_its_own_head_dim_and_qk_norms_and_tied_embeddings(tmp_path):
+    config = dict(TINY_LLAMA, model_type="qwen3", architectures=["Qwen3ForCausalLM"], head_dim=4,
+                  tie_word_embeddings=True)
+    values = {k: v for k, (v, _) in import_config(write(tmp_path, config)).values.items()}
+    # head_dim 4 (given, not 8 / 4): q 4 x 4 = 16 wide, k and v 2 x 4 = 8 wide.
+    # Per layer: q 8x16 = 128, k 8x8 = 64, v 64, o 16x8 = 128 (384), q and k norms 4 + 4,
+    # MLP 384, norms 16: 792. Two layers 1584, embedding 80 (the head is tied), final norm 8: 1672.
+    assert values["head_dim"] == 4
+    assert values["params"] == 1672
+
+
+def test_qwen2_has_qkv_biases_and_mistral_none(tmp_path):
+    qwen2 = dict(TINY_LLAMA, model_type="qwen2", architectures=["Qwen2ForCausalLM"])
+    mistral = dict(TINY_LLAMA, model_type="mistral", architectures=["MistralForCausalLM"])
+    # q, k, v biases: 8 + 4 + 4 = 16 per layer, 32 in all.
+    assert import_config(write(tmp_path, qwen2)).values["params"][0] == 1352 + 32
+    assert import_config(write(tmp_path, mistral)).values["params"][0] == 1352
+    llama_biased = dict(TINY_LLAMA, attention_bias=True, mlp_bias=True)
+    # q/k/v/o biases 8 + 4 + 4 + 8 = 24, MLP biases 16 + 16 + 8 = 40: 64 per layer.
+    assert import_config(write(tmp_path, llama_biased)).values["params"][0] == 1352 + 2 * 64
+
+
+def test_without_num_key_value_heads_every_head_has_its_kv(tmp_path):
+    config = {k: v for k, v in TINY_LLAMA.items() if k != "num_key_value_heads"}
+    imported = import_config(write(tmp_path, config))
+    assert imported.values["kv_heads"][0] == 4
+    assert "not given" in imported.values["kv_heads"][1]
+
+
+@pytest.mark.parametrize("shipped,config,origin", [
+    ("llama-3.1-8b", "llama-3.1-8b.json", "meta-llama/Llama-3.1-8B"),
+    ("qwen2.5-7b-instruct", "qwen2.5-7b-instruct.json", "Qwen/Qwen2.5-7B-Instruct"),
+    ("llama-3.2-1b", "llama-3.2-1b.json", "meta-llama/Llama-3.2-1B"),
+    ("qwen2.5-1.5b-instruct", "qwen2.5-1.5b-instruct.json", "Qwen/Qwen2.5-1.5B-Instruct"),
+])
+def test_the_shipped_models_are_what_the_import_writes(shipped, config, origin):
+    imported = import_config(CONFIGS / config, name=load_model(shipped).name, origin=origin)
+    assert imported.yaml_text() == hardware.builtin_path("model", shipped).read_text()
+
+
+def test_printing_instead_of_writing(tmp_path):
+    result = run_cli("model", "import", write(tmp_path, TINY_LLAMA), "--name", "mine", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert yaml.safe_load(result.stdout)["name"] == "mine"
+
+
+BAD = [
+    # (config text or dict, expected message part: the file's line and the field)
+    ('{"model_type": "llama",\n  "hidden_size": 8,,\n}', r"config\.json:2: not valid JSON"),
+    ({k: v for k, v in TINY_LLAMA.items() if k != "intermediate_size"}, r"config\.json: intermediate_size: missing"),
+    (json.dumps(TINY_LLAMA, indent=2).replace('"hidden_size": 8', '"hidden_size": NaN'),
+     r"config\.json:\d+: not a finite number: NaN"),
+    (dict(TINY_LLAMA, hidden_size=8.5), r"config\.json:\d+: hidden_size: must be a whole number, got 8\.5"),
+    (dict(TINY_LLAMA, num_hidden_layers=True), r"num_hidden_layers: must be a whole number, got True"),
+    (dict(TINY_LLAMA, vocab_size=-3), r"vocab_size: must be >= 1, got -3"),
+    (dict(TINY_LLAMA, num_key_value_heads=3), r"num_key_value_heads: 3 does not divide num_attention_heads \(4\)"),
+    (dict(TINY_LLAMA, model_type="gpt2", architectures=["GPT2LMHeadModel"]),
+     r"config\.json:\d+: model_type: 'gpt2': unsupported architecture"),
+    (dict(TINY_LLAMA, model_type="mixtral", num_local_experts=8, num_experts_per_tok=2),
+     r"config\.json:\d+: num_local_experts: a mixture-of-experts model"),
+    (dict(TINY_LLAMA, model_type="qwen3_moe"), r"model_type: 'qwen3_moe': a mixture-of-experts model"),
+    (dict(TINY_LLAMA, architectures=["Qwen2ForProcessRewardModel"]), r"architectures: .*only causal LMs"),
+    ('[1, 2]', r"config\.json:1: a config\.json is a JSON object"),
+    (dict(TINY_LLAMA, tie_word_embeddings="no"), r"tie_word_embeddings: must be true or false"),
+    ('{"model_type": "llama", "vocab_size": ' + "9" * 5000 + "}", r"config\.json: not a usable config\.json"),
+]
+
+
+@pytest.mark.parametrize("config,message", BAD)
+def test_bad_configs_are_one_line_naming_file_line_and_field_and_write_nothing(tmp_path, config, message):
+    path = write(tmp_path, config)
+    with pytest.raises(ConfigError, match=message):
+        import_config(path)
+    out = tmp_path / "model.yaml"
+    out.write_text("kept\n")
+    result = run_cli("model", "import", path, "--out", out, cwd=tmp_path)
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("cosim: error: ") and "Traceback" not in result.stderr
+    assert str(path) in lines[0]
+    assert out.read_text() == "kept\n"  # the previous file is untouched
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["config.json", "model.yaml"]  # no temporary left
+
+
+def test_a_model_too_large_for_its_numbers_names_the_config(tmp_path):
+    path = write(tmp_path, dict(TINY_LLAMA, vocab_size=2**60))
+    result = run_cli("model", "import", path, "--out", tmp_path / "m.yaml", cwd=tmp_path)
+    assert result.returncode == 2
+    assert f"{path}: the model it describes is not usable" in result.stderr and "out of range" in result.stderr
+    assert not (tmp_path / "m.yaml").exists()
+
+
+def test_the_config_itself_is_never_the_output(tmp_path):
+    path = write(tmp_path, TINY_LLAMA)
+    result = run_cli("model", "import", path, "--out", path, cwd=tmp_path)
+    assert result.returncode == 2 and "is the config.json itself" in result.stderr
+    assert json.loads(path.read_text()) == TINY_LLAMA
+
+
+def test_a_missing_file_is_named(tmp_path):
+    result = run_cli("model", "import", tmp_path / "nope.json", cwd=tmp_path)
+    assert result.returncode == 2 and "nope.json: no such file" in result.stderr
+
+
+def test_the_help_example_runs_as_written(tmp_path):
+    from cosim.cli._model_cmd import EXAMPLE
+
+    args = EXAMPLE.split()[1:]
+    args[2] = str(ROOT / args[2])  # the example runs from the repository's root
+    done = run_cli(*args, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert load_model(tmp_path / "llama.yaml").params == load_model("llama-3.1-8b").params

@@ -1,0 +1,180 @@
+"""`cosim validate`: every row's measured value read again from the data independently, every
+predicted value worked out again from the published formulas, the errors, the table, the
+command and its files, and the RTX 3090 layer-time goal."""
+
+import csv
+import json
+import statistics
+import sys
+import types
+
+import pytest
+
+import cosim.validation as validation
+from cosim import ConfigError, load_device, load_model
+from cosim.validation._table import Row, format_table, summary
+from conftest import ROOT, run_cli
+from handmodel import Fpga, Gpu
+
+DATA = ROOT / "cosim" / "data" / "validation"
+LAYER_OPS = ("input_layernorm", "q_proj", "k_proj", "v_proj", "rope", "attn", "o_proj", "post_layernorm",
+             "gate_proj", "up_proj", "act_fn", "down_proj")
+
+
+@pytest.fixture(scope="module")
+def rows():
+    return {(r.case, r.quantity): r for r in validation.run()}
+
+
+def measured_forward_ms(n):
+    """Llama-3.1-8B on the RTX 3090 from the CSV itself: 32 layers of ops at n tokens, the
+    embedding and final norm at n, the output head at the one token that is sampled."""
+    ns = {}
+    with open(DATA / "rtx3090-llama-3.1-8b" / "layers.csv", newline="") as handle:
+        for rec in csv.DictReader(handle):
+            if rec["kv_cache"] == "0" and rec["tp_size"] == "1":
+                ns[rec["layer_name"], int(rec["input"])] = float(rec["latency(ns)"])
+    total = ns["embedding", n] + 32 * sum(ns[op, n] for op in LAYER_OPS) + ns["final_layernorm", n]
+    return (total + ns["lm_head", 1]) * 1e-6
+
+
+def test_rtx3090_rows_are_the_measured_forward_passes_and_the_fitted_roofline(rows):
+    gpu = Gpu("rtx3090", "llama-3.1-8b")
+    for n in (1, 16, 64, 512, 2048):
+        label = "decode, 1 token" if n == 1 else f"prefill, {n} tokens"
+        row = rows["rtx3090-layers", f"forward pass, {label}"]
+        assert row.measured == pytest.approx(measured_forward_ms(n), rel=1e-12)
+        # The GPU proxy's formula less its overheads (docs/hardware.md), written again in handmodel.
+        kernels = gpu.decode(0) if n == 1 else gpu.prefill(n, 0)
+        assert row.predicted == pytest.approx((kernels - gpu.overhead()) * 1e-6, rel=1e-9)
+        assert row.error == pytest.approx(row.predicted / row.measured - 1, rel=1e-12)
+    # By hand at 2,048 tokens: 510.1 ms measured (the layers' GEMMs at ~64 TFLOPS); compute
+    # 2 x (2048 x 6.98 G + 0.525 G + 2,096,128 x 262,144) MACs at 71 x 0.817 TFLOPS = 509.9 ms.
+    row = rows["rtx3090-layers", "forward pass, prefill, 2048 tokens"]
+    assert row.measured == pytest.approx(510.1, abs=0.05)
+    assert row.predicted == pytest.approx(511.9, abs=0.1)
+
+
+def test_the_rtx3090_layer_times_meet_the_goal(rows):
+    errors = [abs(r.error) for (case, _), r in rows.items() if case == "rtx3090-layers"]
+    assert len(errors) == 9  # decode, and prefills of 16 to 2,048 tokens
+    assert statistics.median(errors) <= 0.05
+    assert max(errors) <= 0.12
+
+
+# QwenLM/Qwen2.5 docs/source/benchmark/speed_benchmark.rst, vLLM tables, BF16 rows (tok/s).
+QWEN = {("Qwen2.5-0.5B", 1): 311.55, ("Qwen2.5-0.5B", 30720): 264.51, ("Qwen2.5-1.5B-Instruct", 6144): 176.68,
+        ("Qwen2.5-7B-Instruct", 1): 84.28, ("Qwen2.5-7B-Instruct", 14336): 77.69}
+QWEN_MODELS = {"Qwen2.5-0.5B": "qwen2.5-0.5b", "Qwen2.5-1.5B-Instruct": "qwen2.5-1.5b-instruct",
+               "Qwen2.5-7B-Instruct": "qwen2.5-7b-instruct"}
+
+
+def test_qwen_rows_are_the_published_speeds_and_one_generate_call(rows):
+    assert sum(1 for case, _ in rows if case == "qwen-a100") == 12
+    for (name, prompt), speed in QWEN.items():
+        note = " (sets the overhead)" if (name, prompt) == ("Qwen2.5-0.5B", 1) else ""
+        row = rows["qwen-a100", f"{name}, input {prompt}{note}"]
+        assert row.measured == speed
+        gpu = Gpu("a100-80gb", QWEN_MODELS[name])
+        seconds = (gpu.prefill(prompt, 0) + sum(gpu.decode(prompt + i) for i in range(1, 2048))) * 1e-9
+        assert row.predicted == pytest.approx(2048 / seconds, rel=1e-9)
+
+
+def test_the_7b_row_worked_by_hand():
+    # Qwen2.5-7B-Instruct at input 1 on the A100: 14.14 GB of BF16 layer and head weights a
+    # token at 2039 GB/s x 0.710 (9.77 ms), plus 2.5 ms a step; the KV of at most 2,048 tokens
+    # adds about 0.4%.
+    weights = 2 * (28 * (3584 * 3584 * 2 + 2 * 3584 * 512 + 3 * 3584 * 18944) + 3584 * 152064)
+    step_ms = weights / (2039e9 * 0.710) * 1e3 + 2.5
+    assert step_ms == pytest.approx(12.27, abs=0.01)
+    row = next(r for r in validation.run(["qwen_a100"]) if r.quantity == "Qwen2.5-7B-Instruct, input 1")
+    assert row.predicted == pytest.approx(1e3 / step_ms, rel=0.01)
+
+
+def test_fpga_rows_are_the_published_ratios_against_both_models(rows):
+    tokens = 1024
+    a100 = Gpu("a100-80gb", "llama-3.2-1b")
+    a100_rate = tokens / (sum(a100.decode(c) for c in range(tokens)) * 1e-9)
+    w4 = {"accelerator.weight_bytes_per_param": 0.5}
+    u280 = Fpga("u280-flexllm", "llama-3.2-1b", overrides=w4)
+    u280_rate = tokens / (sum(u280.token(c) for c in range(tokens)) * 1e-9)
+    row = rows["fpga-designs", "FlexLLM U280 decode / A100 BF16, Llama-3.2-1B"]
+    assert row.measured == 1.64  # FlexLLM, arXiv 2601.15710
+    assert row.predicted == pytest.approx(u280_rate / a100_rate, rel=1e-9)
+    # The V80 design for 4-bit weights: its 32 ports x 512 bits feed 4,096 lanes.
+    v80 = Fpga("v80", "llama-3.2-1b", overrides={**w4, "accelerator.macs_per_cycle": 32 * 512 / 4})
+    row = rows["fpga-designs", "V80 decode / A100 BF16 (FlexLLM's projection)"]
+    assert row.measured == 6.55
+    assert row.predicted == pytest.approx(tokens / (sum(v80.token(c) for c in range(tokens)) * 1e-9) / a100_rate,
+                                          rel=1e-9)
+    row = rows["fpga-designs", "FlexLLM U280 board power running (log mean above 40 W)"]
+    readings = [41.281787, 41.664168, 53.061519, 54.881010, 41.888947, 41.800577, 41.644346, 45.334645,
+                57.696465, 59.785920, 55.494086, 43.692086, 44.008252]  # the power log's readings above 40 W
+    assert row.measured == pytest.approx(statistics.fmean(readings), rel=1e-12)
+    assert row.predicted == load_device("u280-flexllm").power.decode_w
+
+
+def test_the_v80_design_follows_from_its_ports_and_dsps():
+    v80, flexllm = load_device("v80"), load_device("u280-flexllm")
+    a = v80.accelerator
+    assert a.hbm_ports == v80.hbm.pseudo_channels == 32  # every pseudo-channel
+    assert v80.hbm.pseudo_channels * v80.hbm.channel_bandwidth_gbps == pytest.approx(819.2)
+    assert a.macs_per_cycle == a.hbm_ports * a.port_width_bits / 8  # lanes fed by the ports at W8
+    # The same rule gives FlexLLM's own U280 array at its 4-bit weights.
+    assert flexllm.accelerator.macs_per_cycle == flexllm.accelerator.hbm_ports * 512 / 4
+    assert a.macs_per_cycle / 3 < 0.1 * 10848  # DSP58s at three INT8 MACs each: the DSPs do not bind
+    u280 = load_device("u280")
+    assert (a.macs_per_cycle, a.hbm_ports) != (u280.accelerator.macs_per_cycle, u280.accelerator.hbm_ports)
+    # By hand at context 0: 0.494 GB of W8 weights over 32 ports x 17.28 GB/s = 0.894 ms, more than the
+    # MAC array's 0.494 G / 2048 / 300 MHz = 0.804 ms: port-bound, about 1,080 tok/s with the pipeline.
+    fpga = Fpga("v80")
+    assert fpga.bandwidth() == pytest.approx(32 * 64 * 0.3 * 0.9)
+    assert 1e9 / fpga.token(0) == pytest.approx(1082, rel=0.01)
+
+
+def test_errors_and_summaries_by_hand():
+    made = [Row("a", "x", "ms", 10.0, 11.0), Row("a", "y", "ms", 20.0, 18.0), Row("a", "z", "ms", 4.0, 4.0),
+            Row("b", "w", "W", 50.0, 40.0)]
+    assert [r.error for r in made] == pytest.approx([0.1, -0.1, 0.0, -0.2])
+    s = summary(made)
+    assert s["a"] == {"rows": 3, "median_abs_error": pytest.approx(0.1), "worst_abs_error": pytest.approx(0.1)}
+    assert s["b"]["worst_abs_error"] == pytest.approx(0.2)
+    text = format_table(made)
+    assert "+10.0%" in text and "-20.0%" in text and "a: 3 rows, median |error| 10.0%, worst 10.0%" in text
+
+
+def test_a_case_with_a_bad_row_is_named(monkeypatch):
+    bad = types.ModuleType("cosim.validation._bad")
+    bad.rows = lambda: [{"case": "bad", "quantity": "q", "unit": "s", "measured": float("nan"), "predicted": 1.0}]
+    monkeypatch.setitem(sys.modules, "cosim.validation._bad", bad)
+    monkeypatch.setitem(validation.CASES, "_bad", "a broken case")
+    with pytest.raises(ConfigError, match=r"validation case bad, row 0 \(q\): measured must be a finite number"):
+        validation.run(["bad"])
+    with pytest.raises(ConfigError, match="unknown case 'nope'"):
+        validation.run(["nope"])
+
+
+def test_the_command_prints_the_table_and_writes_its_files(tmp_path):
+    out = tmp_path / "v"
+    done = run_cli("validate", "--out", out, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    header = done.stdout.splitlines()[0].split()
+    assert header == ["case", "quantity", "measured", "predicted", "error"]
+    assert "rtx3090-layers: 9 rows" in done.stdout and "qwen-a100: 12 rows" in done.stdout
+    with open(out / "validation.csv", newline="") as handle:
+        table = list(csv.DictReader(handle))
+    assert len(table) == 24
+    first = table[0]
+    assert float(first["error"]) == pytest.approx(float(first["predicted"]) / float(first["measured"]) - 1, abs=1e-6)
+    report = json.loads((out / "validation.json").read_text())
+    assert set(report["summary"]) == {"rtx3090-layers", "qwen-a100", "fpga-designs"}
+    assert (out / "validation.png").read_bytes()[:4] == b"\x89PNG"
+    one = run_cli("validate", "--case", "rtx3090_layers", "--out", tmp_path / "one", cwd=tmp_path)
+    assert one.returncode == 0 and "qwen-a100" not in one.stdout
+    bad = run_cli("validate", "--case", "nope", cwd=tmp_path)
+    assert bad.returncode == 2 and "invalid choice" in bad.stderr
+
+
+def test_the_validation_models_exist_with_the_windows_the_cases_need():
+    assert load_model("qwen2.5-0.5b").context_window >= 30720 + 2048
+    assert load_model("qwen2.5-1.5b-instruct").context_window >= 30720 + 2048
