@@ -200,6 +200,7 @@ py::dict simulate_autoregressive(const py::dict& system, const py::function& nex
     sched.block_size = batching["block_size"].cast<int64_t>();
     sched.num_gpu_blocks = batching["num_gpu_blocks"].cast<int64_t>();
     sched.prefix_caching = batching["prefix_caching"].cast<bool>();
+    const bool async = batching["async_scheduling"].cast<bool>();
     sched.max_model_len = model.context_window;
     const int64_t shared_prefix = system["shared_prefix_tokens"].cast<int64_t>();
     if (shared_prefix < 0) throw ConfigError("shared_prefix_tokens: must be >= 0");
@@ -220,7 +221,7 @@ py::dict simulate_autoregressive(const py::dict& system, const py::function& nex
             g.timings.push_back(std::make_unique<GpuTiming>(name, gpu, model, profile));
             g.meters.push_back(std::make_unique<Power>(name, power));
             g.engines.push_back(std::make_unique<VllmEngine>((name + "_engine").c_str(), sched, *g.timings.back(),
-                                                             *g.meters.back()));
+                                                             *g.meters.back(), async));
             d.engine = g.engines.back().get();
         } else {
             g.proxies.push_back(std::make_unique<GpuProxy>(name.c_str(), gpu, model, power, profile));

@@ -9,8 +9,9 @@
 namespace cosim {
 
 VllmEngine::VllmEngine(sc_core::sc_module_name name, const VllmSchedulerParams& params, const GpuTiming& timing,
-                       Power& power)
-    : sc_core::sc_module(name), scheduler_(params), timing_(timing), power_(power) {
+                       Power& power, bool async_scheduling)
+    : sc_core::sc_module(name), scheduler_(params), timing_(timing), power_(power),
+      async_(async_scheduling && !timing.profiled(Phase::decode) && !timing.profiled(Phase::prefill)) {
     SC_HAS_PROCESS(VllmEngine);
     SC_THREAD(run);
 }
@@ -59,7 +60,8 @@ void VllmEngine::serve() {
             work_.push_back(BatchWork{x.tokens, x.computed_before, decode});
             prefilling = prefilling || !decode;
         }
-        const double ns = timing_.batch_ns(work_);
+        double ns = timing_.batch_ns(work_);
+        if (async_) ns = std::max(timing_.overhead_ns(), ns - timing_.overhead_ns());
         const PowerState state = prefilling ? PowerState::prefill : PowerState::decode;
         power_.set_state(state);
         sc_core::wait(duration_ns(ns));

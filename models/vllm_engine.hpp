@@ -4,7 +4,10 @@
 // prefix caching) and every step is one forward pass over the tokens it scheduled, timed
 // by the GPU's timing (GpuTiming::batch_ns: the batch roofline, or a measured operator
 // profile) from each scheduled request's tokens and its KV before them. A step of one
-// token for a request is its decode; more is a prefill chunk. Power: prefill while a step
+// token for a request is its decode; more is a prefill chunk. With asynchronous scheduling
+// (vLLM 0.19's default) the host prepares a step while the GPU runs the one before: a
+// roofline-timed step takes the longer of its forward overhead and its compute or memory
+// time, not their sum (measured profiles time the GPU's kernels alone). Power: prefill while a step
 // holds a prefill chunk, decode otherwise, idle between steps; each request draws an
 // equal share of every step it took part in.
 #include <cstdint>
@@ -22,8 +25,10 @@ namespace cosim {
 
 class VllmEngine : public sc_core::sc_module {
 public:
+    // `async_scheduling`: the engine's host work for a step (the roofline's forward overhead)
+    // runs while the GPU computes the step before, so a step takes the longer of the two.
     VllmEngine(sc_core::sc_module_name name, const VllmSchedulerParams& params, const GpuTiming& timing,
-               Power& power);
+               Power& power, bool async_scheduling = false);
 
     struct Outcome {
         double first_token_ns = 0.0;  // when its prefill's step ended (the first output token)
@@ -60,6 +65,7 @@ private:
     VllmScheduler scheduler_;
     const GpuTiming& timing_;
     Power& power_;
+    bool async_;
     // Requests that arrived since the last step, added to the waiting queue before the next
     // one in trace order (threads woken at one instant run in no fixed order).
     std::vector<std::pair<SeqSpec, Waiter*>> arrived_;

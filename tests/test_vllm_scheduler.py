@@ -122,3 +122,19 @@ def test_chunked_prefill_and_the_sequence_cap(tiny):
 def test_a_request_that_could_never_fit_is_refused_with_its_sizes(tiny):
     with pytest.raises(cosim.ConfigError, match=r"needs 4 KV blocks of 4 tokens; the GPU holds 2"):
         cosim.serve.run(tiny(blocks=3), requests((12, 2)))
+
+
+def test_asynchronous_scheduling_hides_the_host_work_behind_the_gpu(tmp_path, tiny):
+    # A GPU whose 1152 bytes of weights take 1 ms to stream (0.001152 GB/s, bytes per ns)
+    # beside a 1 ms forward overhead, its KV too small to count: a step is 2 ms when the host
+    # and the GPU take turns, 1 ms when the host prepares each step during the one before.
+    slow = tmp_path / "slow.yaml"
+    slow.write_text(TINY_GPU.replace("memory_bandwidth_gbps: 1.0e9", "memory_bandwidth_gbps: 0.001152")
+                    .replace("kv_bytes_per_element: 2", "kv_bytes_per_element: 1.0e-9"))
+    for asynchronous, step in ((True, MS), (False, 2 * MS)):
+        scn = cosim.config.scenario.build_scenario({
+            "system": "autoregressive", "target": {"device": str(slow), "model": str(tmp_path / "model.yaml")},
+            "batching": {"enabled": True, "max_batch": 4, "token_budget": 16, "block_size": 4,
+                         "num_gpu_blocks": 16, "async_scheduling": asynchronous}})
+        (row,) = rows(cosim.serve.run(scn, requests((4, 3))))
+        assert (row["ttft_s"], row["latency_s"]) == pytest.approx((step, 3 * step), rel=1e-6)

@@ -109,10 +109,16 @@ class Batching:
         "a request whose prefix matches (a shared system prompt, or its own tokens after a preemption) "
         "takes them back instead of recomputing", rule="any", default=True,
         note="source: vLLM V1 enables prefix caching by default (CacheConfig.enable_prefix_caching)")
+    async_scheduling: bool = param(
+        "the autoregressive system's vLLM engine schedules a step while the GPU runs the one before, so a "
+        "roofline-timed step takes the longer of the GPU's forward overhead and its compute or memory time, "
+        "not their sum", rule="any", default=True,
+        note="source: vLLM 0.19 schedules asynchronously by default (SchedulerConfig.async_scheduling, true in "
+             "the resolved configuration of a run that did not set it: LLMServingSim's RTX 4090 meta.json)")
 
 
 # The batching parameters only the autoregressive system's vLLM engine reads.
-ENGINE_ONLY = ("block_size", "num_gpu_blocks", "runtime_memory_bytes", "prefix_caching")
+ENGINE_ONLY = ("block_size", "num_gpu_blocks", "runtime_memory_bytes", "prefix_caching", "async_scheduling")
 
 
 def _named(config: Any, name: str, path: str) -> str:

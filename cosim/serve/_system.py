@@ -61,6 +61,7 @@ def autoregressive_system(scn: Scenario, target: dict[str, Any]) -> dict[str, An
             "block_size": int(batching.block_size),
             "num_gpu_blocks": gpu_blocks(scn) if batching.enabled else 0,
             "prefix_caching": bool(batching.prefix_caching),
+            "async_scheduling": bool(batching.async_scheduling),
         },
     }
 
