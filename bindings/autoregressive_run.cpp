@@ -85,23 +85,25 @@ py::dict request_columns(const std::vector<ServedRequest>& rs) {
     py::dict m;
     const size_t n = rs.size();
     m["request"] = column(rs, [](const ServedRequest& r) { return r.request; });
-    m["arrival_ns"] = column(rs, [](const ServedRequest& r) { return r.arrival_ns; });
+    m["arrival_ps"] = column(rs, [](const ServedRequest& r) { return units_to_ps(r.arrival_units); });
     m["slot"] = column(rs, [](const ServedRequest& r) { return r.slot; });
     m["draft_device"] = filled<int32_t>(n, -1);
     m["prm_device"] = filled<int32_t>(n, -1);
     m["target_device"] = column(rs, [](const ServedRequest& r) { return r.target_device; });
-    m["start_ns"] = column(rs, [](const ServedRequest& r) { return r.start_ns; });
-    m["first_token_ns"] = column(rs, [](const ServedRequest& r) { return r.first_token_ns; });
-    m["end_ns"] = column(rs, [](const ServedRequest& r) { return r.end_ns; });
+    m["start_ps"] = column(rs, [](const ServedRequest& r) { return units_to_ps(r.start_units); });
+    m["first_token_ps"] = column(rs, [](const ServedRequest& r) { return units_to_ps(r.first_token_units); });
+    m["end_ps"] = column(rs, [](const ServedRequest& r) { return units_to_ps(r.end_units); });
     m["generated_tokens"] = column(rs, [](const ServedRequest& r) { return r.output_tokens; });
     m["target_tokens"] = column(rs, [](const ServedRequest& r) { return r.output_tokens; });
     for (const char* zero : {"drafted_tokens", "discarded_step_ahead_tokens", "reused_tokens"})
         m[zero] = filled<int64_t>(n, 0);
     for (const char* zero : {"verdicts", "stalled_verdicts", "backtracks"}) m[zero] = filled<int32_t>(n, 0);
     for (const char* zero : {"stall_ns", "comm_critical_ns", "offchain_energy_j", "stepahead_waste_j",
-                             "busy_ns_draft", "busy_ns_prm", "energy_j_draft", "energy_j_prm"})
+                             "busy_ns_draft", "busy_ns_prm", "energy_j_draft", "energy_j_prm", "work_ns_draft",
+                             "work_ns_prm"})
         m[zero] = filled<double>(n, 0.0);
     m["busy_ns_target"] = column(rs, [](const ServedRequest& r) { return r.busy_ns; });
+    m["work_ns_target"] = column(rs, [](const ServedRequest& r) { return r.work_ns; });
     m["energy_j_target"] = column(rs, [](const ServedRequest& r) { return r.energy_j; });
     m["preemptions"] = column(rs, [](const ServedRequest& r) { return r.preemptions; });
     m["recomputed_tokens"] = column(rs, [](const ServedRequest& r) { return r.recomputed_tokens; });
@@ -115,16 +117,17 @@ py::dict activity_columns(const std::vector<ServedRequest>& rs) {
     struct Act {
         int64_t request;
         ActivityKind kind;
-        double start, end;
+        uint64_t start, end;
         int64_t tokens;
     };
     std::vector<Act> acts;
     for (const ServedRequest& r : rs) {
-        if (r.overhead_end_ns > r.start_ns)
-            acts.push_back({r.request, ActivityKind::request, r.start_ns, r.overhead_end_ns, 0});
-        acts.push_back({r.request, ActivityKind::prompt_prefill, r.overhead_end_ns, r.first_token_ns, r.prompt_tokens});
+        if (r.overhead_end_units > r.start_units)
+            acts.push_back({r.request, ActivityKind::request, r.start_units, r.overhead_end_units, 0});
+        acts.push_back(
+            {r.request, ActivityKind::prompt_prefill, r.overhead_end_units, r.first_token_units, r.prompt_tokens});
         if (r.output_tokens > 1)
-            acts.push_back({r.request, ActivityKind::refine, r.first_token_ns, r.end_ns, r.output_tokens - 1});
+            acts.push_back({r.request, ActivityKind::refine, r.first_token_units, r.end_units, r.output_tokens - 1});
     }
     const auto n = static_cast<py::ssize_t>(acts.size());
     py::array_t<int32_t> problem(n), step(n);
@@ -145,8 +148,8 @@ py::dict activity_columns(const std::vector<ServedRequest>& rs) {
         st(i) = 1;
         ro(i) = static_cast<int8_t>(Role::target);
         k(i) = static_cast<int8_t>(a.kind);
-        s0(i) = a.start;
-        s1(i) = a.end;
+        s0(i) = units_to_ns(a.start);
+        s1(i) = units_to_ns(a.end);
         w(i) = 0.0;
         t(i) = a.tokens;
     }

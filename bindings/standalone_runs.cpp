@@ -111,6 +111,7 @@ py::dict pcie_transfers(const py::dict& link_params, const py::list& transfers) 
         LinkDirection dir;
         uint64_t bytes;
         double issue_ns;
+        double ready_ns;  // when its data is ready: at or after the issue
     };
     std::vector<Transfer> script;
     for (auto item : transfers) {
@@ -121,29 +122,39 @@ py::dict pcie_transfers(const py::dict& link_params, const py::list& transfers) 
         if (bytes < 0) throw ConfigError("transfer size: must be >= 0 bytes, got " + std::to_string(bytes));
         const double issue = t[2].cast<double>();
         require_non_negative("transfer issue_ns", issue);
+        const double ready = t.size() > 3 ? t[3].cast<double>() : issue;
+        if (!(ready >= issue))
+            throw ConfigError("transfer ready_ns: must be at or after its issue_ns (" + std::to_string(issue) +
+                              "), got " + std::to_string(ready));
+        if (!script.empty() && issue < script.back().issue_ns)
+            throw ConfigError("transfer issue_ns: transfers are issued in time order");
         script.push_back({dir == "h2d" ? LinkDirection::host_to_device : LinkDirection::device_to_host,
-                          static_cast<uint64_t>(bytes), issue});
+                          static_cast<uint64_t>(bytes), issue, ready});
     }
     const PcieLinkParams params = pcie_params(link_params);
     claim_process();
     PcieLink link("pcie", params);
     HostDma dma("host");
     dma.socket.bind(link.socket);
-    std::vector<double> start_ns, end_ns;
+    std::vector<double> issue_ns, start_ns, end_ns;
     Driver driver("driver", [&] {
         sc_core::sc_time last_end = sc_core::SC_ZERO_TIME;
         for (const Transfer& t : script) {
             const sc_core::sc_time issue(t.issue_ns, sc_core::SC_NS);
             if (issue > sc_core::sc_time_stamp()) sc_core::wait(issue - sc_core::sc_time_stamp());
-            start_ns.push_back(now_ns());
-            const sc_core::sc_time end = dma.post(t.dir, t.bytes);
+            issue_ns.push_back(now_ns());
+            // Posted now, its data ready `ready - issue` later.
+            const sc_core::sc_time ahead(t.ready_ns - t.issue_ns, sc_core::SC_NS);
+            const sc_core::sc_time end = dma.post(t.dir, t.bytes, ahead);
+            start_ns.push_back(units_to_ns(link.last_start_units(t.dir)));
             end_ns.push_back(to_ns(end));
             if (end > last_end) last_end = end;
         }
         if (last_end > sc_core::sc_time_stamp()) sc_core::wait(last_end - sc_core::sc_time_stamp());
     });
     py::dict out = run_stats(run_to_completion(driver));
-    out["issue_ns"] = start_ns;
+    out["issue_ns"] = issue_ns;
+    out["start_ns"] = start_ns;
     out["end_ns"] = end_ns;
     for (auto dir : {LinkDirection::host_to_device, LinkDirection::device_to_host}) {
         const std::string tag = dir == LinkDirection::host_to_device ? "h2d" : "d2h";

@@ -126,13 +126,14 @@ py::array column(const std::vector<ProblemMetrics>& ms, T get) {
 py::dict metric_columns(const std::vector<ProblemMetrics>& ms) {
     py::dict metrics;
     metrics["request"] = column(ms, [](const ProblemMetrics& m) { return m.request; });
-    metrics["arrival_ns"] = column(ms, [](const ProblemMetrics& m) { return m.arrival_ns; });
+    // Request times in whole picoseconds (the kernel's units): exact over the kernel's whole clock.
+    metrics["arrival_ps"] = column(ms, [](const ProblemMetrics& m) { return units_to_ps(m.arrival_units); });
     metrics["slot"] = column(ms, [](const ProblemMetrics& m) { return m.slot; });
     metrics["draft_device"] = column(ms, [](const ProblemMetrics& m) { return m.devices[0]; });
     metrics["prm_device"] = column(ms, [](const ProblemMetrics& m) { return m.devices[1]; });
     metrics["target_device"] = column(ms, [](const ProblemMetrics& m) { return m.devices[2]; });
-    metrics["start_ns"] = column(ms, [](const ProblemMetrics& m) { return m.start_ns; });
-    metrics["end_ns"] = column(ms, [](const ProblemMetrics& m) { return m.end_ns; });
+    metrics["start_ps"] = column(ms, [](const ProblemMetrics& m) { return units_to_ps(m.start_units); });
+    metrics["end_ps"] = column(ms, [](const ProblemMetrics& m) { return units_to_ps(m.end_units); });
     metrics["generated_tokens"] = column(ms, [](const ProblemMetrics& m) { return m.generated_tokens; });
     metrics["drafted_tokens"] = column(ms, [](const ProblemMetrics& m) { return m.drafted_tokens; });
     metrics["discarded_step_ahead_tokens"] =
@@ -152,6 +153,8 @@ py::dict metric_columns(const std::vector<ProblemMetrics>& ms) {
             column(ms, [r](const ProblemMetrics& m) { return m.busy_ns[r]; });
         metrics[py::str(std::string("energy_j_") + roles[r])] =
             column(ms, [r](const ProblemMetrics& m) { return m.energy_j[r]; });
+        metrics[py::str(std::string("work_ns_") + roles[r])] =
+            column(ms, [r](const ProblemMetrics& m) { return m.work_ns[r]; });
     }
     return metrics;
 }
@@ -358,14 +361,18 @@ py::dict simulate_workflow(const py::dict& system, const py::function& next_chun
                               std::to_string(fed) + " problems at " +
                               sc_core::sc_time_stamp().to_string() + " (a device waited on nothing)");
     out["problems"] = metric_columns(ms);
-    // Each device over the whole run: its energy (idle included) and the time its server ran jobs.
+    // Each device over the whole run: its energy (idle included), the time it computed or
+    // transferred (its meter's time out of idle) and the time jobs held it.
     py::list devices;
     for (const Cluster::Device& d : cluster.devices()) {
         py::dict entry;
         entry["role"] = d.role;
         entry["index"] = d.index;
         entry["energy_j"] = d.power->energy_j();
-        entry["busy_ns"] = d.batcher ? d.batcher->busy_ns() : d.server->busy_ns();
+        entry["busy_ns"] = d.power->time_ns(PowerState::prefill) + d.power->time_ns(PowerState::decode) +
+                           d.power->time_ns(PowerState::transfer);
+        // A batching GPU is held by its iterations alone; other devices by their jobs.
+        entry["held_ns"] = d.batcher ? d.batcher->busy_ns() : d.server->held_ns();
         entry["iterations"] = d.batcher ? d.batcher->iterations() : 0;
         entry["batched_sequences"] = d.batcher ? d.batcher->batched_sequences() : 0;
         entry["kv_limited_iterations"] = d.batcher ? d.batcher->kv_limited_iterations() : 0;
@@ -378,8 +385,9 @@ py::dict simulate_workflow(const py::dict& system, const py::function& next_chun
         const auto n = static_cast<py::ssize_t>(all.size());
         py::array_t<int32_t> problem(n), step(n);
         py::array_t<int8_t> role(n), kind(n);
-        py::array_t<double> start(n), end(n), wasted(n);
+        py::array_t<double> start(n), end(n), wasted(n), work(n), ready(n);
         py::array_t<int64_t> tokens(n);
+        py::array_t<int32_t> link(n);
         auto p = problem.mutable_unchecked<1>();
         auto st = step.mutable_unchecked<1>();
         auto r = role.mutable_unchecked<1>();
@@ -388,6 +396,9 @@ py::dict simulate_workflow(const py::dict& system, const py::function& next_chun
         auto s1 = end.mutable_unchecked<1>();
         auto w = wasted.mutable_unchecked<1>();
         auto t = tokens.mutable_unchecked<1>();
+        auto wk = work.mutable_unchecked<1>();
+        auto rd = ready.mutable_unchecked<1>();
+        auto ln = link.mutable_unchecked<1>();
         for (py::ssize_t i = 0; i < n; ++i) {
             const Activity& a = all[static_cast<size_t>(i)];
             p(i) = a.problem;
@@ -398,6 +409,9 @@ py::dict simulate_workflow(const py::dict& system, const py::function& next_chun
             s1(i) = a.end_ns;
             w(i) = a.wasted_share;
             t(i) = a.tokens;
+            wk(i) = a.work_ns;
+            rd(i) = a.ready_ns;
+            ln(i) = a.link;
         }
         py::list roles, kinds;
         for (int i = 0; i < kRoleCount; ++i) roles.append(role_name(static_cast<Role>(i)));
@@ -411,8 +425,14 @@ py::dict simulate_workflow(const py::dict& system, const py::function& next_chun
         acts["end_ns"] = end;
         acts["tokens"] = tokens;
         acts["wasted_share"] = wasted;
+        acts["work_ns"] = work;
+        acts["ready_ns"] = ready;
+        acts["link"] = link;
         acts["devices"] = roles;
         acts["kinds"] = kinds;
+        py::list links;  // what the column `link` indexes
+        for (size_t i = 0; i < cluster.fabric().links(); ++i) links.append(cluster.fabric().link(i).basename());
+        acts["links"] = links;
         out["activities"] = acts;
         py::list kvmu;
         for (const KvmuRecord& r : kvmu_log)

@@ -100,9 +100,10 @@ class TraceFeed:
         self._fed = 0
         self._arrivals: bool | None = None  # whether the trace's problems carry arrival times
         self._serving = serving
-        # Served requests: the times and tokens the serving metrics need, 32 bytes a request.
-        self._times = {name: array("d") for name in ("arrival_ns", "start_ns", "end_ns", "final_tokens",
-                                                     "first_token_ns")}
+        # Served requests: the times (whole picoseconds) and tokens the serving metrics need, 40 bytes a
+        # request; a first token time of -1 where the system reports none (the speculative systems).
+        self._times = {**{name: array("q") for name in ("arrival_ps", "start_ps", "end_ps", "first_token_ps")},
+                       "final_tokens": array("d")}
         # Live co-simulation (cosim.live): the problems go without events; each one's events
         # are what the policy answered, complete when the engine finishes it.
         self._live = live
@@ -114,7 +115,7 @@ class TraceFeed:
 
     def finished(self, engine: dict[str, Any]) -> None:
         """The engine's numbers for requests it finished: rows, totals, progress."""
-        n = len(engine["end_ns"])
+        n = len(engine["end_ps"])
         if not n:
             return
         if self._live is not None:
@@ -127,20 +128,21 @@ class TraceFeed:
                     for j, name in enumerate(TRACE_COLUMNS)}}
         rows, adds = problem_rows(engine, trace, self._serving)
         if self._serving:
-            for name in ("arrival_ns", "start_ns", "end_ns"):
-                self._times[name].extend(np.asarray(engine[name], dtype=np.float64).tolist())
+            for name in ("arrival_ps", "start_ps", "end_ps"):
+                self._times[name].extend(np.asarray(engine[name], dtype=np.int64).tolist())
             self._times["final_tokens"].extend(trace["final_tokens"].tolist())
-            first = engine.get("first_token_ns")
-            self._times["first_token_ns"].extend(np.full(n, np.nan).tolist() if first is None else
-                                                 np.asarray(first, dtype=np.float64).tolist())
+            first = engine.get("first_token_ps")
+            self._times["first_token_ps"].extend([-1] * n if first is None else
+                                                 np.asarray(first, dtype=np.int64).tolist())
         self._totals.add(rows, adds)
         self._sink.add(rows)
         report_progress(self._totals.problems)
 
     def request_times(self) -> dict[str, np.ndarray]:
-        """Per finished request, in the order they finished: arrival, start, end (ns), final tokens,
-        and the first output token (ns; NaN where the system reports none)."""
-        return {name: np.frombuffer(values, np.float64) for name, values in self._times.items()}
+        """Per finished request, in the order they finished: arrival, start, end and the first output
+        token (int64 ps; -1 where the system reports none), final tokens."""
+        return {name: np.frombuffer(values, np.int64 if values.typecode == "q" else np.float64)
+                for name, values in self._times.items()}
 
     def __call__(self, finished: dict[str, Any]) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]] | None:
         self.finished(finished)

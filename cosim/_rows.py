@@ -13,6 +13,8 @@ from typing import Any
 import numpy as np
 
 NS = 1e-9
+PS_PER_NS = 1000
+PS_PER_S = 1e12  # divided by, so that a whole number of seconds is exact
 ROLES = ("draft", "prm", "target")
 
 # Summed in problem order, each as plain floats (numpy's pairwise sum rounds differently).
@@ -34,9 +36,11 @@ ROW_FIELDS = (
     "discarded_step_ahead_tokens", "reused_tokens", "energy_j_draft", "energy_j_prm", "energy_j_target", "start_s",
     "end_s", "ttft_s", "tpot_s",
 )
-# Served requests' rows add these (cosim.serve): where each request waited and ran.
+# Served requests' rows add these (cosim.serve): where each request waited and ran, and the
+# time its work kept each of its devices computing or transferring (the pools' busy time).
 SERVE_FIELDS = ("request", "arrival_s", "queue_s", "service_s", "slot", "draft_device", "prm_device",
-                "target_device", "preemptions", "recomputed_tokens")
+                "target_device", "busy_s_draft", "busy_s_prm", "busy_s_target", "preemptions",
+                "recomputed_tokens")
 SERVE_ROW_FIELDS = ROW_FIELDS + SERVE_FIELDS
 
 
@@ -48,9 +52,11 @@ def problem_rows(engine: dict[str, Any], trace: dict[str, Any],
     time the request was served."""
     cols = {k: np.asarray(v) for k, v in engine.items()}
     n = len(trace["id"])
-    if len(cols["end_ns"]) != n:
-        raise AssertionError(f"engine returned {len(cols['end_ns'])} problems for {n} of the trace")
-    latency_ns = cols["end_ns"] - cols["start_ns"]
+    if len(cols["end_ps"]) != n:
+        raise AssertionError(f"engine returned {len(cols['end_ps'])} problems for {n} of the trace")
+    # The engine's instants are whole picoseconds (int64): differences are taken exactly, then scaled.
+    start_ps, end_ps = cols["start_ps"].astype(np.int64), cols["end_ps"].astype(np.int64)
+    latency_ns = (end_ps - start_ps) / PS_PER_NS
     energy = cols["energy_j_draft"] + cols["energy_j_prm"] + cols["energy_j_target"]
     # The final chain is the trace's (its replay owns it); the engine reports time and energy.
     final = trace["final_tokens"].astype(np.float64)
@@ -82,24 +88,29 @@ def problem_rows(engine: dict[str, Any], trace: dict[str, Any],
         "discarded_step_ahead_tokens": cols["discarded_step_ahead_tokens"],
         "reused_tokens": cols["reused_tokens"],
         **{f"energy_j_{r}": cols[f"energy_j_{r}"] for r in ROLES},
-        "start_s": cols["start_ns"] * NS,
-        "end_s": cols["end_ns"] * NS,
+        "start_s": start_ps / PS_PER_S,
+        "end_s": end_ps / PS_PER_S,
     }
     # Time to the first output token and per output token after it (docs/metrics.md): the
     # autoregressive system reports its first token; the speculative systems have none.
-    first = cols["first_token_ns"] if "first_token_ns" in cols else np.full(n, np.nan)
-    since = cols["arrival_ns"] if serving else cols["start_ns"]
-    rows["ttft_s"] = (first - since) * NS
-    with np.errstate(invalid="ignore", divide="ignore"):
-        rows["tpot_s"] = np.where(final > 1, (cols["end_ns"] - first) * NS / (final - 1), np.nan)
+    if "first_token_ps" in cols:
+        first_ps = cols["first_token_ps"].astype(np.int64)
+        since_ps = cols["arrival_ps"].astype(np.int64) if serving else start_ps
+        rows["ttft_s"] = (first_ps - since_ps) / PS_PER_S
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rows["tpot_s"] = np.where(final > 1, (end_ps - first_ps) / PS_PER_S / (final - 1), np.nan)
+    else:
+        rows["ttft_s"] = rows["tpot_s"] = np.full(n, np.nan)
     if serving:
-        rows["latency_s"] = (cols["end_ns"] - cols["arrival_ns"]) * NS
+        arrival_ps = cols["arrival_ps"].astype(np.int64)
+        rows["latency_s"] = (end_ps - arrival_ps) / PS_PER_S
         rows["goodput_tok_s"] = final / rows["latency_s"]
         rows.update({
-            "request": cols["request"].astype(np.int64), "arrival_s": cols["arrival_ns"] * NS,
-            "queue_s": (cols["start_ns"] - cols["arrival_ns"]) * NS, "service_s": latency_ns * NS,
+            "request": cols["request"].astype(np.int64), "arrival_s": arrival_ps / PS_PER_S,
+            "queue_s": (start_ps - arrival_ps) / PS_PER_S, "service_s": (end_ps - start_ps) / PS_PER_S,
             "slot": cols["slot"].astype(np.int64), **{f"{r}_device": cols[f"{r}_device"].astype(np.int64)
                                                        for r in ROLES},
+            **{f"busy_s_{r}": cols[f"work_ns_{r}"] * NS for r in ROLES},
             # The autoregressive system's vLLM engine: preemptions and the tokens they recomputed.
             **{name: cols[name].astype(np.int64) if name in cols else np.zeros(n, dtype=np.int64)
                for name in ("preemptions", "recomputed_tokens")},
@@ -134,7 +145,8 @@ class Totals:
         n = len(rows["id"])
         if n:
             self.problems += n
-            self.last_end_s = float(rows["end_s"][-1])
+            # Rows come as slots release their requests, not always in the order they ended.
+            self.last_end_s = max(self.last_end_s, float(np.max(rows["end_s"])))
 
     def public(self) -> dict[str, float]:
         """The sums a Result shows as ``totals``."""

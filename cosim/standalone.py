@@ -63,20 +63,27 @@ def _call(name: str, *args: Any) -> RunResult:
 
 def pcie_transfers(link: Any, transfers: Iterable[Sequence[Any]], overrides: Mapping[str, Any] | None = None
                    ) -> RunResult:
-    """Issues ``(direction, bytes[, issue_ns])`` transfers (direction h2d or d2h) on one link.
+    """Issues ``(direction, bytes[, issue_ns[, ready_ns]])`` transfers (direction h2d or
+    d2h) on one link, in order of their issue times.
 
-    A transfer starts at its issue time or when its direction is free, whichever
-    is later. Returns ``issue_ns``, ``end_ns`` per transfer and per-direction
-    ``*_bytes``, ``*_transfers`` and ``*_busy_ns``.
+    A transfer is posted at its issue time with its data ready at ``ready_ns`` (default:
+    the issue time; later for data posted ahead of its production) and books its
+    direction then (docs/hardware.md): it starts at its ready time, or once the time
+    booked before it is over, and takes the free time around what earlier transfers
+    booked until it has had latency + bytes / bandwidth. Returns ``issue_ns``,
+    ``start_ns``, ``end_ns`` per transfer and per-direction ``*_bytes``, ``*_transfers``
+    and ``*_busy_ns``.
     """
     cfg = _with_overrides(load_link(link), overrides)
     script = []
     for t in transfers:
         t = tuple(t)
-        if len(t) not in (2, 3):
-            raise ConfigError(f"a transfer is (direction, bytes[, issue_ns]), got {t!r}")
-        script.append((t[0], whole(t[1], f"transfers[{len(script)}] bytes"),
-                       real(t[2], f"transfers[{len(script)}] issue_ns") if len(t) == 3 else 0.0))
+        if len(t) not in (2, 3, 4):
+            raise ConfigError(f"a transfer is (direction, bytes[, issue_ns[, ready_ns]]), got {t!r}")
+        i = len(script)
+        issue = real(t[2], f"transfers[{i}] issue_ns") if len(t) >= 3 else 0.0
+        script.append((t[0], whole(t[1], f"transfers[{i}] bytes"), issue,
+                       real(t[3], f"transfers[{i}] ready_ns") if len(t) == 4 else issue))
     return _call("pcie_transfers", _params.native(cfg), script)
 
 

@@ -32,7 +32,7 @@ bool GpuBatcher::join_and_wait(const ItemPtr& item, AbortSignal* abort) {
 }
 
 bool GpuBatcher::prefill(const GpuTiming& timing, int64_t tokens, int64_t context, bool urgent, AbortSignal* abort,
-                         double& energy_j) {
+                         double& energy_j, double* work_ns) {
     auto item = std::make_shared<Item>();
     item->timing = &timing;
     item->urgent = urgent;
@@ -40,11 +40,12 @@ bool GpuBatcher::prefill(const GpuTiming& timing, int64_t tokens, int64_t contex
     item->context = context;
     const bool done = join_and_wait(item, abort);
     energy_j += item->energy_j;
+    if (work_ns != nullptr) *work_ns += item->work_ns;
     return done;
 }
 
 int64_t GpuBatcher::decode(const GpuTiming& timing, int64_t context, const std::function<bool()>& next,
-                           AbortSignal* abort, double& energy_j) {
+                           AbortSignal* abort, double& energy_j, double* work_ns) {
     auto item = std::make_shared<Item>();
     item->timing = &timing;
     item->decode = true;
@@ -52,6 +53,7 @@ int64_t GpuBatcher::decode(const GpuTiming& timing, int64_t context, const std::
     item->next = next;
     join_and_wait(item, abort);
     energy_j += item->energy_j;
+    if (work_ns != nullptr) *work_ns += item->work_ns;
     return item->done_tokens;
 }
 
@@ -106,6 +108,7 @@ void GpuBatcher::run() {
         for (const auto& [timing, work] : passes) ns += timing->batch_ns(work);
         const PowerState state = prefilling ? PowerState::prefill : PowerState::decode;
         power_.set_state(state);
+        for (const auto& entry : batch) entry.first->work_ns += ns / static_cast<double>(batch.size());
         sc_core::wait(duration_ns(ns));
         busy_ns_ += ns;
         ++iterations_;

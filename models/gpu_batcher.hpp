@@ -43,14 +43,16 @@ public:
 
     // Blocking, from a request's job thread: prefills `tokens` after `context` of the model
     // `timing` describes. False if `abort` stopped it. `energy_j` gains this work's share of
-    // each iteration's energy.
+    // each iteration's energy; `work_ns`, if given, its share of each iteration's time
+    // (the iteration's time over the sequences in it, credited as the iteration starts, so
+    // an abort during it keeps its share: the GPU computed it).
     bool prefill(const GpuTiming& timing, int64_t tokens, int64_t context, bool urgent, AbortSignal* abort,
-                 double& energy_j);
+                 double& energy_j, double* work_ns = nullptr);
     // Decodes one token per iteration from `context` on, for as long as `next()` says
     // (called after each token, on the batcher's thread: it records the token and answers
     // whether to go on). Returns the tokens decoded; an abort returns at once.
     int64_t decode(const GpuTiming& timing, int64_t context, const std::function<bool()>& next,
-                   AbortSignal* abort, double& energy_j);
+                   AbortSignal* abort, double& energy_j, double* work_ns = nullptr);
 
     int64_t iterations() const { return iterations_; }
     int64_t batched_sequences() const { return batched_sequences_; }
@@ -72,6 +74,7 @@ private:
         bool cancelled = false;
         std::string error;  // why it can never run (its caller throws it)
         double energy_j = 0.0;
+        double work_ns = 0.0;  // its share of the iterations it was in
         sc_core::sc_event done;
     };
     using ItemPtr = std::shared_ptr<Item>;

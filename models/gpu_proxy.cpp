@@ -45,15 +45,23 @@ bool GpuProxy::prefill(int64_t tokens, int64_t context, AbortSignal* abort, bool
                               " tokens exceeds the context window of " + model().name + " (" +
                               std::to_string(model().context_window) + ")");
     last_energy_j_ = 0.0;
+    last_work_ns_ = 0.0;
     bool done = false;
     if (batcher_ != nullptr) {
-        done = batcher_->prefill(timing_, tokens, context, urgent, abort, last_energy_j_);
+        // Requests that share this GPU wait in the batcher at once: each keeps its own share
+        // until it returns, and only then makes it the last operation's.
+        double energy_j = 0.0;
+        double work_ns = 0.0;
+        done = batcher_->prefill(timing_, tokens, context, urgent, abort, energy_j, &work_ns);
+        last_energy_j_ = energy_j;
+        last_work_ns_ = work_ns;
     } else {
         const double start = now_ns();
         power_->set_state(PowerState::prefill);
         done = wait_unless_aborted(prefill_ns(tokens, context), abort);
         power_->set_state(PowerState::idle);
-        last_energy_j_ = (now_ns() - start) * power_->params().prefill_w * kJoulesPerWattNs;
+        last_work_ns_ = now_ns() - start;
+        last_energy_j_ = last_work_ns_ * power_->params().prefill_w * kJoulesPerWattNs;
     }
     if (done) tokens_prefilled_ += tokens;
     return done;

@@ -40,6 +40,9 @@ public:
     // The energy the last blocking operation drew for its caller (its share of each
     // batched iteration; watts x time when not batched): read it before waiting again.
     double last_energy_j() const { return last_energy_j_; }
+    // The time the last blocking operation kept the GPU computing for its caller (its share
+    // of each batched iteration; its own time when not batched).
+    double last_work_ns() const { return last_work_ns_; }
 
     // Blocking operations, called from an SC_THREAD.
     // Returns false if `abort` cut it short (nothing was prefilled then). `urgent`:
@@ -70,6 +73,7 @@ private:
     bool token_events_ = false;
     GpuBatcher* batcher_ = nullptr;
     double last_energy_j_ = 0.0;
+    double last_work_ns_ = 0.0;
     int64_t tokens_decoded_ = 0;
     int64_t tokens_prefilled_ = 0;
 };

@@ -1,11 +1,21 @@
 #pragma once
 // PCIe link between host, GPUs and the FPGA, as a loosely-timed TLM-2.0 target.
 // A write moves data towards the device (host -> device), a read back to the host.
-// Each direction is a separate serial resource: a transfer starts when it arrives
-// and the direction is free, and lasts latency + bytes / effective bandwidth.
+// Each direction is a separate serial resource that a transfer occupies for
+// latency + bytes / effective bandwidth. A transfer is posted with the time its data
+// is ready (the TLM delay), which may lie in the future: a stream whose tokens will be
+// decoded on a known schedule is posted at once. Its time is booked when it is posted
+// and never moves, so the arrival time returned stays true: from its ready time on it
+// takes the direction's free time, first come first served in posting order, around
+// the time earlier postings booked. A transfer ready while the direction is idle
+// starts at once; if a transfer posted earlier for later is due while it is under way,
+// that one goes at its booked time and this one resumes after it (a transfer posted
+// for the future holds the direction only from its booked start, never before).
 #include <array>
 #include <cstdint>
+#include <map>
 #include <string>
+#include <utility>
 
 #include <systemc>
 #include <tlm>
@@ -27,6 +37,19 @@ struct PcieLinkParams {
 enum class LinkDirection : int { host_to_device = 0, device_to_host = 1 };
 constexpr int kLinkDirectionCount = 2;
 
+// One direction's booked time, in kernel units: disjoint busy intervals from now on.
+class LinkBookings {
+public:
+    // Books `duration` units of the free time from `ready` on (`ready` >= `now`):
+    // returns the first instant it occupies and the end of its last piece.
+    std::pair<uint64_t, uint64_t> book(uint64_t ready, uint64_t duration, uint64_t now);
+    size_t intervals() const { return busy_.size(); }
+
+private:
+    void occupy(uint64_t from, uint64_t to);
+    std::map<uint64_t, uint64_t> busy_;  // start -> end; adjacent intervals are merged
+};
+
 class PcieLink : public sc_core::sc_module {
 public:
     tlm_utils::simple_target_socket<PcieLink> socket;
@@ -37,13 +60,16 @@ public:
     uint64_t bytes(LinkDirection dir) const { return bytes_[index(dir)]; }
     uint64_t transfers(LinkDirection dir) const { return transfers_[index(dir)]; }
     double busy_ns(LinkDirection dir) const { return busy_ns_[index(dir)]; }
+    // The kernel time at which the last transfer posted in `dir` starts.
+    uint64_t last_start_units(LinkDirection dir) const { return last_start_[index(dir)]; }
 
 private:
     static int index(LinkDirection dir) { return static_cast<int>(dir); }
     void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
 
     PcieLinkParams params_;
-    std::array<sc_core::sc_time, kLinkDirectionCount> free_at_{};
+    std::array<LinkBookings, kLinkDirectionCount> booked_{};
+    std::array<uint64_t, kLinkDirectionCount> last_start_{};
     std::array<uint64_t, kLinkDirectionCount> bytes_{};
     std::array<uint64_t, kLinkDirectionCount> transfers_{};
     std::array<double, kLinkDirectionCount> busy_ns_{};

@@ -47,10 +47,26 @@ inline double now_ns() { return units_to_ns(now_units()); }
 
 // Times within this of each other are one instant (ns values round-tripped through kernel units).
 constexpr double kTimeEpsilonNs = 1e-3;
-// Waits until `ns` (a time in ns), unless it has passed. Call from an SC_THREAD.
+// Waits until kernel time `units`, unless it has passed. Call from an SC_THREAD. Every
+// instant the models wait for is kept in kernel units: a time in ns as a double cannot
+// hold every picosecond past 2^53 ps (about 9,007 s), so a wait for one could end a few
+// picoseconds before the instant it waits for.
+inline void at_least_units(uint64_t units) {
+    const uint64_t now = now_units();
+    if (units > now) sc_core::wait(sc_core::sc_time::from_value(units - now));
+}
+// Waits until `ns` (a time in ns that no kernel instant gave: a user's window), unless it
+// has passed. Call from an SC_THREAD.
 inline void at_least(double ns) {
     const double now = now_ns();
     if (ns > now + kTimeEpsilonNs) sc_core::wait(duration_ns(ns - now));
 }
+// A whole number of ns from time 0 as a kernel time, exactly (an arrival); a resolution
+// coarser than 1 ns rounds up, so the instant is never before `ns`. SimulationError if the
+// kernel's clock cannot hold it.
+uint64_t instant_units(int64_t ns);
+// A kernel time in whole picoseconds: the engine's exact time base for request times
+// (int64 holds 106 days of them).
+int64_t units_to_ps(uint64_t units);
 
 }  // namespace cosim

@@ -74,13 +74,14 @@ void VllmEngine::serve() {
             Waiter& w = *waiters_.at(x.seq);
             w.out.energy_j += share;
             w.out.busy_ns += ns;
+            w.out.work_ns += ns / static_cast<double>(n);
         }
-        const double now = now_ns();
+        const uint64_t now = now_units();
         scheduler_.complete([&](int64_t seq, bool first, bool finished) {
             Waiter& w = *waiters_.at(seq);
-            if (first) w.out.first_token_ns = now;
+            if (first) w.out.first_token_units = now;
             if (!finished) return;
-            w.out.end_ns = now;
+            w.out.end_units = now;
             w.out.preemptions = scheduler_.preemptions(seq);
             w.out.recomputed_tokens = scheduler_.recomputed(seq);
             w.out.cached_prompt_tokens = scheduler_.cached_prompt(seq);

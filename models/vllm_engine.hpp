@@ -31,10 +31,11 @@ public:
                Power& power, bool async_scheduling = false);
 
     struct Outcome {
-        double first_token_ns = 0.0;  // when its prefill's step ended (the first output token)
-        double end_ns = 0.0;          // when its last token's step ended
-        double energy_j = 0.0;        // its share of the steps it took part in
-        double busy_ns = 0.0;         // the time of those steps
+        uint64_t first_token_units = 0;  // when its prefill's step ended (the first output token)
+        uint64_t end_units = 0;          // when its last token's step ended
+        double energy_j = 0.0;           // its share of the steps it took part in
+        double busy_ns = 0.0;            // the time of those steps
+        double work_ns = 0.0;            // its share of their time
         int32_t preemptions = 0;
         int64_t recomputed_tokens = 0;
         int64_t cached_prompt_tokens = 0;  // prefix-cache hits at its first admission

@@ -27,6 +27,9 @@ from ._token_metrics import TokenLatency, token_latency
 PERCENTILE_METHOD = "linear"
 ROLES = ("draft", "prm", "target")
 REQUEST_COLUMNS = ("arrival_ns", "start_ns", "end_ns", "final_tokens")
+# The engine's exact request times: whole picoseconds as integers (in place of the *_ns columns).
+EXACT_COLUMNS = ("arrival_ps", "start_ps", "end_ps")
+PS_PER_NS = 1000
 DEVICE_KEYS = ("role", "index", "energy_j", "busy_ns", "iterations", "batched_sequences")
 NS_PER_S = 1e9  # divided by, never multiplied by 1e-9: 2e9 ns is then exactly 2.0 s (an SLO's edge)
 
@@ -108,11 +111,44 @@ def _column(requests: Mapping[str, Any], name: str, n: int | None) -> np.ndarray
     return values
 
 
+def _exact_column(requests: Mapping[str, Any], name: str, n: int | None) -> np.ndarray:
+    values = np.asarray(requests[name])
+    if values.dtype.kind not in "iu" or values.ndim != 1 or (n is not None and len(values) != n):
+        raise ConfigError(f"requests[{name!r}]: expected one whole number of picoseconds per request, got "
+                          f"{values.dtype} of shape {values.shape}")
+    values = values.astype(np.int64)
+    bad = np.flatnonzero(values < 0)
+    if bad.size:
+        raise ConfigError(f"requests[{name!r}][{bad[0]}]: expected a time >= 0, got {int(values[bad[0]])}")
+    return values
+
+
 def _order(later: np.ndarray, earlier: np.ndarray, names: tuple[str, str]) -> None:
     bad = np.flatnonzero(later < earlier)
     if bad.size:
         i = int(bad[0])
         raise ConfigError(f"requests[{names[0]!r}][{i}]: {later[i]:.0f} is before {names[1]} {earlier[i]:.0f}")
+
+
+def _request_times(requests: Mapping[str, Any]) -> tuple[np.ndarray, ...]:
+    """Arrival, start and end (ns, float64), queueing, service and latency (ns, float64) and
+    the span from the first arrival to the last end (ns), checked in order. Exact integer columns (``*_ps``) are checked and subtracted as integers."""
+    exact = EXACT_COLUMNS[0] in requests
+    names = EXACT_COLUMNS if exact else REQUEST_COLUMNS[:3]
+    read = _exact_column if exact else _column
+    if names[0] not in requests:
+        raise ConfigError(f"requests: no column {names[0]!r}; give {', '.join(REQUEST_COLUMNS)}")
+    arrival = read(requests, names[0], None)
+    if len(arrival) == 0:
+        raise ConfigError("requests: no finished request")
+    start, end = (read(requests, name, len(arrival)) for name in names[1:])
+    _order(start, arrival, (names[1], names[0]))
+    _order(end, start, (names[2], names[1]))
+    scale = PS_PER_NS if exact else 1
+    queueing, service, latency = ((later - earlier) / scale for later, earlier in
+                                  ((start, arrival), (end, start), (end, arrival)))
+    span = (end.max() - arrival.min()) / scale
+    return arrival / scale, start / scale, end / scale, queueing, service, latency, float(span)
 
 
 def requests_in_system(enter_ns: Any, leave_ns: Any, window: tuple[float, float] | None = None) -> float:
@@ -176,18 +212,14 @@ def _pool(role: str, members: list[Mapping[str, Any]], span_ns: float) -> PoolSt
 def serve_summary(requests: Mapping[str, Any], devices: Sequence[Mapping[str, Any]], *,
                   slo_s: float | None = None) -> ServeSummary:
     """The serving metrics of a run. ``requests``: per finished request, in any order,
-    ``arrival_ns``, ``start_ns``, ``end_ns`` and ``final_tokens`` (as the engine returns
-    them; other columns are ignored). ``devices``: the run's device list, each {role,
-    index, energy_j, busy_ns, iterations, batched_sequences}. ``slo_s``: the latency
-    objective whose attainment is reported (optional)."""
-    arrival = _column(requests, "arrival_ns", None)
+    ``arrival_ns``, ``start_ns``, ``end_ns`` and ``final_tokens`` (other columns are
+    ignored), or in place of the three times the engine's exact ``arrival_ps``,
+    ``start_ps`` and ``end_ps`` (whole picoseconds, integers). ``devices``: the run's
+    device list, each {role, index, energy_j, busy_ns, iterations, batched_sequences}.
+    ``slo_s``: the latency objective whose attainment is reported (optional)."""
+    arrival, start, end, queueing_ns, service_ns, latency_ns, span_ns = _request_times(requests)
     n = len(arrival)
-    if n == 0:
-        raise ConfigError("requests: no finished request")
-    start, end, tokens = (_column(requests, name, n) for name in REQUEST_COLUMNS[1:])
-    _order(start, arrival, ("start_ns", "arrival_ns"))
-    _order(end, start, ("end_ns", "start_ns"))
-    span_ns = float(end.max() - arrival.min())
+    tokens = _column(requests, "final_tokens", n)
     if not span_ns > 0:
         raise ConfigError("requests: the run spans no time (every request ends as it arrives)")
     total_tokens = math.fsum(tokens.tolist())
@@ -196,8 +228,8 @@ def serve_summary(requests: Mapping[str, Any], devices: Sequence[Mapping[str, An
     slo = None if slo_s is None else real(slo_s, "slo_s", positive=True)
     pools = {role: _pool(role, members, span_ns) for role, members in _devices(devices).items()}
     energy = math.fsum(pool.energy_j for pool in pools.values())
-    latency = (end - arrival) / NS_PER_S
-    queueing = (start - arrival) / NS_PER_S
+    latency = latency_ns / NS_PER_S
+    queueing = queueing_ns / NS_PER_S
     span_s = span_ns / NS_PER_S
     return ServeSummary(
         requests=n,
@@ -209,7 +241,7 @@ def serve_summary(requests: Mapping[str, Any], devices: Sequence[Mapping[str, An
         latency_mean_s=math.fsum(latency.tolist()) / n,
         queueing_mean_s=math.fsum(queueing.tolist()) / n,
         queueing_p99_s=percentile(queueing, 99),
-        service_mean_s=math.fsum(((end - start) / NS_PER_S).tolist()) / n,
+        service_mean_s=math.fsum((service_ns / NS_PER_S).tolist()) / n,
         throughput_req_s=n / span_s,
         throughput_tok_s=total_tokens / span_s,
         slo_s=slo,
@@ -226,10 +258,11 @@ def serve_summary(requests: Mapping[str, Any], devices: Sequence[Mapping[str, An
 
 def _token_latency(requests: Mapping[str, Any], arrival: np.ndarray, end: np.ndarray,
                    tokens: np.ndarray) -> TokenLatency | None:
-    """TTFT and TPOT when every request reports its first token (``first_token_ns``)."""
-    if "first_token_ns" not in requests:
+    """TTFT and TPOT when every request reports its first token (``first_token_ps``, whole
+    picoseconds; -1 where the system reports none)."""
+    if "first_token_ps" not in requests:
         return None
-    first = np.asarray(requests["first_token_ns"], dtype=np.float64)
-    if first.shape != arrival.shape or not np.all(np.isfinite(first)):
+    first = np.asarray(requests["first_token_ps"])
+    if first.shape != arrival.shape or not np.all(first >= 0):
         return None
-    return token_latency(arrival / NS_PER_S, first / NS_PER_S, end / NS_PER_S, tokens)
+    return token_latency(arrival / NS_PER_S, first / PS_PER_NS / NS_PER_S, end / NS_PER_S, tokens)

@@ -54,6 +54,8 @@ int64_t ActivityLog::add(Role role, ActivityKind kind, int32_t step, double star
     a.end_ns = end_ns;
     a.tokens = tokens;
     a.energy_j = (end_ns - start_ns) * watts * kJoulesPerWattNs;
+    if (is_device_work(role, kind)) a.work_ns = end_ns - start_ns;
+    a.ready_ns = start_ns;
     double latest = -1.0;
     auto consider = [&](int64_t id) {
         if (id < base_ || id == kNoActivity) return;  // earlier problems are not on this path
@@ -78,6 +80,19 @@ void ActivityLog::mark_wasted(int64_t id, double share) {
 void ActivityLog::set_energy(int64_t id, double energy_j) {
     if (id < base_ || id == kNoActivity) return;
     items_[static_cast<size_t>(id - base_)].energy_j = energy_j;
+}
+
+void ActivityLog::set_work(int64_t id, double work_ns) {
+    if (id < base_ || id == kNoActivity) return;
+    Activity& a = items_[static_cast<size_t>(id - base_)];
+    if (is_device_work(a.role, a.kind)) a.work_ns = work_ns;
+}
+
+void ActivityLog::set_leg(int64_t id, int32_t link, double ready_ns) {
+    if (id < base_ || id == kNoActivity) return;
+    Activity& a = items_[static_cast<size_t>(id - base_)];
+    a.link = link;
+    a.ready_ns = ready_ns;
 }
 
 void ActivityLog::begin_problem(int32_t problem) {

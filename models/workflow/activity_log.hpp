@@ -67,7 +67,19 @@ struct Activity {
     int64_t cause = kNoActivity;  // the activity whose end released this one
     double energy_j = 0.0;        // the device's power in this activity's state x duration
     double wasted_share = 0.0;    // share of this activity's work whose tokens were discarded
+    // The time it kept its device computing or transferring (busy time): its duration for
+    // work on a device (not a request's serving overhead, not a stall, not a PCIe leg),
+    // its share of the iterations it was in on a batching GPU.
+    double work_ns = 0.0;
+    // A PCIe leg: the link it crossed (the fabric's index) and when its data was ready to
+    // go (it may start later, when its direction is free).
+    int32_t link = -1;
+    double ready_ns = 0.0;
 };
+// Whether an activity of `kind` on a device (not a link) is work that keeps it busy.
+inline bool is_device_work(Role role, ActivityKind kind) {
+    return static_cast<int>(role) < 3 && kind != ActivityKind::request && kind != ActivityKind::stall;
+}
 
 class ActivityLog {
 public:
@@ -86,6 +98,10 @@ public:
     void mark_wasted(int64_t id, double share);
     // An activity whose energy is not its power x its time: its share of batched work.
     void set_energy(int64_t id, double energy_j);
+    // An activity whose busy time is not its duration: its share of batched iterations.
+    void set_work(int64_t id, double work_ns);
+    // A PCIe leg's link and ready time.
+    void set_leg(int64_t id, int32_t link, double ready_ns);
 
     const std::vector<Activity>& activities() const { return items_; }
     const Activity& at(int64_t id) const { return items_[static_cast<size_t>(id - base_)]; }

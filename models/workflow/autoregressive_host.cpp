@@ -34,8 +34,8 @@ void AutoregressiveHost::serve(const Request& request) {
     const TraceProblem& p = *request.problem;
     ServedRequest r;
     r.request = request.index;
-    r.arrival_ns = request.arrival_ns;
-    r.start_ns = now_ns();
+    r.arrival_units = request.arrival_units;
+    r.start_units = now_units();
     r.slot = slot_;
     r.target_device = gpu_.index;
     r.prompt_tokens = p.prompt_tokens;
@@ -50,13 +50,14 @@ void AutoregressiveHost::serve(const Request& request) {
         alone(r);
     } else {
         if (gpu_.request_overhead_ns > 0.0) sc_core::wait(duration_ns(gpu_.request_overhead_ns));
-        r.overhead_end_ns = now_ns();
+        r.overhead_end_units = now_units();
         const VllmEngine::Outcome out = gpu_.engine->generate(
             SeqSpec{r.prompt_tokens, r.output_tokens, std::min(shared_prefix_, r.prompt_tokens), request.index});
-        r.first_token_ns = out.first_token_ns;
-        r.end_ns = out.end_ns;
+        r.first_token_units = out.first_token_units;
+        r.end_units = out.end_units;
         r.energy_j = out.energy_j;
         r.busy_ns = out.busy_ns;
+        r.work_ns = out.work_ns;
         r.preemptions = out.preemptions;
         r.recomputed_tokens = out.recomputed_tokens;
         r.cached_prompt_tokens = out.cached_prompt_tokens;
@@ -74,10 +75,10 @@ void AutoregressiveHost::alone(ServedRequest& r) {
             const double energy0 = power.energy_j();
             power.set_state(PowerState::idle);
             if (gpu_.request_overhead_ns > 0.0) sc_core::wait(duration_ns(gpu_.request_overhead_ns));
-            r.overhead_end_ns = now_ns();
+            r.overhead_end_units = now_units();
             power.set_state(PowerState::prefill);
             sc_core::wait(duration_ns(gpu.prefill_ns(prompt, 0)));
-            r.first_token_ns = now_ns();
+            r.first_token_units = now_units();
             if (output > 1) {
                 // Token i (i >= 1) is decoded after the prompt and the i - 1 tokens before it;
                 // one wait for them all (nobody looks in on a lone request's tokens).
@@ -87,8 +88,9 @@ void AutoregressiveHost::alone(ServedRequest& r) {
                 sc_core::wait(duration_ns(decode_ns));
             }
             power.set_state(PowerState::idle);
-            r.end_ns = now_ns();
-            r.busy_ns = r.end_ns - r.overhead_end_ns;
+            r.end_units = now_units();
+            r.busy_ns = units_to_ns(r.end_units - r.overhead_end_units);
+            r.work_ns = r.busy_ns;
             r.energy_j = power.energy_j() - energy0;
         },
         slot_);

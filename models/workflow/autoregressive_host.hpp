@@ -26,10 +26,11 @@ namespace cosim {
 // What one served request did.
 struct ServedRequest {
     int64_t request = 0;  // index in trace order
-    double arrival_ns = 0.0;
-    double start_ns = 0.0;        // when its slot took it
-    double first_token_ns = 0.0;  // its first output token
-    double end_ns = 0.0;          // its last output token
+    // Instants in kernel units, exactly.
+    uint64_t arrival_units = 0;
+    uint64_t start_units = 0;        // when its slot took it
+    uint64_t first_token_units = 0;  // its first output token
+    uint64_t end_units = 0;          // its last output token
     int32_t slot = 0;
     int32_t target_device = 0;
     int64_t prompt_tokens = 0;
@@ -38,9 +39,9 @@ struct ServedRequest {
     int64_t recomputed_tokens = 0;
     int64_t cached_prompt_tokens = 0;
     double busy_ns = 0.0;   // the GPU's time on its prefill and decodes (batched: the steps it was in)
+    double work_ns = 0.0;   // its share of the GPU's busy time (batched: its share of each step)
     double energy_j = 0.0;  // batch 1: the GPU's energy while it was served; batched: its share of its steps
-    // Batch 1: the serving-stack wait, the prefill and the decodes, as device activities (ns).
-    double overhead_end_ns = 0.0;
+    uint64_t overhead_end_units = 0;  // the serving stack's wait ends (its prefill may begin)
 };
 
 struct AutoregressiveGpu {

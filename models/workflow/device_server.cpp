@@ -18,7 +18,7 @@ DeviceServer::DeviceServer(sc_core::sc_module_name name) : sc_core::sc_module(na
 
 TicketPtr DeviceServer::submit(Job job, int owner, uint64_t ready_units) {
     auto ticket = std::make_shared<Ticket>();
-    queue_.push_back(Queued{ticket, std::move(job), owner, ready_units});
+    queue_.push_back(Queued{ticket, std::move(job), owner, std::max(ready_units, now_units())});
     wake_.notify(sc_core::SC_ZERO_TIME);
     return ticket;
 }
@@ -31,11 +31,28 @@ void DeviceServer::cancel_pending(int owner) {
             continue;
         }
         q.ticket->finished = true;
-        q.ticket->end_ns = now_ns();
+        q.ticket->end_units = now_units();
+        q.ticket->end_ns = units_to_ns(q.ticket->end_units);
         q.ticket->done.notify(sc_core::SC_ZERO_TIME);
     }
     queue_.swap(kept);
     idle_.notify(sc_core::SC_ZERO_TIME);
+}
+
+bool DeviceServer::withdraw(const TicketPtr& ticket) {
+    for (auto it = queue_.begin(); it != queue_.end(); ++it) {
+        if (it->ticket != ticket) continue;
+        const int owner = it->owner;
+        queue_.erase(it);
+        ticket->finished = true;
+        ticket->end_units = now_units();
+        ticket->end_ns = units_to_ns(ticket->end_units);
+        ticket->done.notify(sc_core::SC_ZERO_TIME);
+        wake_.notify(sc_core::SC_ZERO_TIME);  // the request's next job may now be first
+        if (!busy(owner)) idle_.notify(sc_core::SC_ZERO_TIME);
+        return true;
+    }
+    return false;
 }
 
 bool DeviceServer::busy(int owner) const {
@@ -52,20 +69,17 @@ void DeviceServer::drain(int owner) {
 void DeviceServer::run() {
     for (;;) {
         while (queue_.empty()) sc_core::wait(wake_);
-        // The first job that may start now and has no earlier job of its request still
-        // waiting (a request's jobs keep their order); if none, wait for the earliest.
+        // Of each request's first queued job, the one ready earliest (ties: queued first);
+        // if none is ready, wait for the earliest.
         const uint64_t now = now_units();
         auto pick = queue_.end();
         uint64_t earliest = UINT64_MAX;
-        std::vector<int> waiting;  // requests whose first queued job is not ready
+        std::vector<int> seen;  // requests whose first queued job has been looked at
         for (auto it = queue_.begin(); it != queue_.end(); ++it) {
-            if (std::find(waiting.begin(), waiting.end(), it->owner) != waiting.end()) continue;
-            if (it->ready <= now) {
-                pick = it;
-                break;
-            }
-            waiting.push_back(it->owner);
-            earliest = std::min(earliest, it->ready);
+            if (std::find(seen.begin(), seen.end(), it->owner) != seen.end()) continue;
+            seen.push_back(it->owner);
+            if (it->ready > now) earliest = std::min(earliest, it->ready);
+            else if (pick == queue_.end() || it->ready < pick->ready) pick = it;
         }
         if (pick == queue_.end()) {
             sc_core::wait(sc_core::sc_time::from_value(earliest - now), wake_);
@@ -84,11 +98,12 @@ void DeviceServer::run() {
             sc_core::sc_stop();
             return;
         }
-        busy_ns_ += now_ns() - start;
+        held_ns_ += now_ns() - start;
         running_ = false;
         running_owner_ = -1;
         q.ticket->finished = true;
-        q.ticket->end_ns = now_ns();
+        q.ticket->end_units = now_units();
+        q.ticket->end_ns = units_to_ns(q.ticket->end_units);
         q.ticket->done.notify(sc_core::SC_ZERO_TIME);
         // Whoever drains waits for its own jobs: told when the last of them is done
         // (another request's jobs may still be queued).

@@ -40,6 +40,7 @@ void DraftUnit::prefill_prompt(int64_t tokens) {
     if (batched()) {
         gpu_->prefill(tokens, 0);
         last_energy_j_ = gpu_->last_energy_j();
+        last_work_ns_ = gpu_->last_work_ns();
         load(tokens);
         return;
     }
@@ -58,12 +59,13 @@ int64_t DraftUnit::draft(int64_t tokens, AbortSignal* abort) {
     int64_t written = 0;
     if (batched()) {
         last_energy_j_ = 0.0;
+        last_work_ns_ = 0.0;
         auto next = [&]() {
             k.speculate_token();
             ++written;
             return written < tokens && !(abort != nullptr && abort->requested);
         };
-        gpu_->batcher()->decode(gpu_->timing(), start, next, abort, last_energy_j_);
+        gpu_->batcher()->decode(gpu_->timing(), start, next, abort, last_energy_j_, &last_work_ns_);
         if (written == tokens) k.end_step();
         return written;
     }
@@ -97,6 +99,14 @@ void DraftUnit::record_syncs(int64_t passes) {
     else gpu_kvmu_->sync_tokens(passes);
 }
 
+void DraftUnit::sync_batched() {
+    last_energy_j_ = 0.0;
+    last_work_ns_ = 0.0;
+    gpu_->batcher()->decode(gpu_->timing(), position(), [] { return false; }, nullptr, last_energy_j_,
+                            &last_work_ns_);
+    record_syncs(1);
+}
+
 void DraftUnit::prefill(int64_t tokens) {
     if (fpga_) {
         fpga_->prefill_local(tokens);
@@ -104,6 +114,7 @@ void DraftUnit::prefill(int64_t tokens) {
     }
     gpu_->prefill(tokens, gpu_kvmu_->pointers().ahead);
     last_energy_j_ = gpu_->last_energy_j();
+    last_work_ns_ = gpu_->last_work_ns();
     gpu_kvmu_->sync_tokens(tokens);
 }
 

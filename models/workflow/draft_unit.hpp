@@ -41,12 +41,18 @@ public:
     // Shadow synchronisation: `passes` forward passes over target tokens whose time the
     // caller simulated (one pass lasts token_ns(position())); their KV entries at once.
     void record_syncs(int64_t passes);
+    // One shadow-sync pass on a batching GPU: a decode token at position() in the GPU's
+    // iterations, beside other requests' work; its KV entry recorded. A batch of one lasts
+    // token_ns(position()), as a pass alone does.
+    void sync_batched();
     // Prefills target tokens locally (vanilla, or a GPU's prefix-cache refill).
     void prefill(int64_t tokens);
     // A GPU draft in a batching cluster: its operations share iterations with other
     // requests; last_energy_j() is the last one's share (read before waiting again).
     bool batched() const { return gpu_ != nullptr && gpu_->batcher() != nullptr; }
     double last_energy_j() const { return last_energy_j_; }
+    // Batched: the last operation's share of the iterations' time (GpuProxy::last_work_ns).
+    double last_work_ns() const { return last_work_ns_; }
 
 private:
     FpgaDraftAccelerator* fpga_ = nullptr;
@@ -54,6 +60,7 @@ private:
     std::unique_ptr<Kvmu> gpu_kvmu_;
     TokensInFlight gpu_in_flight_;
     double last_energy_j_ = 0.0;
+    double last_work_ns_ = 0.0;
 };
 
 }  // namespace cosim

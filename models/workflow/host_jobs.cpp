@@ -13,12 +13,12 @@
 
 namespace cosim {
 
-TicketPtr HostOrchestrator::submit_draft(int32_t step, int64_t tokens, std::vector<int64_t> deps, double ready_ns) {
+TicketPtr HostOrchestrator::submit_draft(int32_t step, int64_t tokens, std::vector<int64_t> deps,
+                                         uint64_t ready_units) {
     const int64_t context = context_len();
     const int64_t last_product = chain_.empty() ? -1 : chain_.back().product;
-    return submit(d_.draft_server, [this, step, tokens, deps, context, last_product, ready_ns](Ticket& t) {
+    return submit(d_.draft_server, [this, step, tokens, deps, context, last_product](Ticket& t) {
         DraftUnit& draft = *d_.draft;
-        at_least(ready_ns);
         std::vector<int64_t> after = deps;
         const int64_t gap = context - draft.position();
         if (gap > 0 && !t.abort.requested) {
@@ -27,7 +27,7 @@ TicketPtr HostOrchestrator::submit_draft(int32_t step, int64_t tokens, std::vect
             draft.prefill(gap);
             const int64_t id = log_.add(Role::draft, ActivityKind::draft_prefill, step, start, now_ns(), gap, after,
                                         draft.power().params().prefill_w);
-            if (draft.batched()) log_.set_energy(id, draft.last_energy_j());
+            if (draft.batched()) batched_share(id, draft.last_energy_j(), draft.last_work_ns());
             t.above_idle_j += above_idle_j(id, draft.power().params().idle_w);
             product(id, last_product);
             after = {id};
@@ -42,10 +42,10 @@ TicketPtr HostOrchestrator::submit_draft(int32_t step, int64_t tokens, std::vect
         t.produced = draft.draft(tokens, &t.abort);
         t.activity = log_.add(Role::draft, ActivityKind::draft, step, start, now_ns(), t.produced, after,
                               draft.power().params().decode_w);
-        if (draft.batched()) log_.set_energy(t.activity, draft.last_energy_j());
+        if (draft.batched()) batched_share(t.activity, draft.last_energy_j(), draft.last_work_ns());
         t.above_idle_j += above_idle_j(t.activity, draft.power().params().idle_w);
         m().drafted_tokens += t.produced;
-    });
+    }, ready_units);
 }
 
 HostOrchestrator::Run HostOrchestrator::start_run(int32_t step, int64_t limit, std::vector<int64_t> deps) {
@@ -67,24 +67,24 @@ HostOrchestrator::Run HostOrchestrator::start_run(int32_t step, int64_t limit, s
     m().reused_tokens += r.reused;
     // Tokens the target has not seen yet go to it first (they are at the host already).
     const int64_t unseen = std::max<int64_t>(0, r.context - target_cached_);
-    Delivery in{now_ns(), kNoActivity};
+    Delivery in{now_ns(), kNoActivity, now_units()};
     if (unseen > 0) {
         in = d_.fabric->send(Endpoint::host, Endpoint::target, static_cast<uint64_t>(unseen * options_.token_bytes),
                              now_ns(), deps, step);
         deps.push_back(in.activity);
     }
-    r.ticket = decode_job(r, deps, in.arrival_ns, true);
+    r.ticket = decode_job(r, deps, in.arrival_units, true);
     return r;
 }
 
-TicketPtr HostOrchestrator::decode_job(const Run& r, std::vector<int64_t> deps, double ready_ns, bool new_request) {
+TicketPtr HostOrchestrator::decode_job(const Run& r, std::vector<int64_t> deps, uint64_t ready_units,
+                                       bool new_request) {
     const int32_t step = r.step;
     const int64_t context = r.context;
     const int64_t reused = r.reused;
     auto live = r.live;
     return submit(d_.target_server, [=](Ticket& t) {
         GpuProxy& target = *d_.target;
-        at_least(ready_ns);
         std::vector<int64_t> after = deps;
         if (new_request &&
             !request(Role::target, target.params().request_overhead_ns, target.power().params().idle_w, step, after,
@@ -114,19 +114,21 @@ TicketPtr HostOrchestrator::decode_job(const Run& r, std::vector<int64_t> deps, 
         }
         const double start = now_ns();
         double batched_j = 0.0;
-        const int64_t decoded = target.batcher() != nullptr ? decode_batched(target, *live, context, t, batched_j)
-                                                            : decode_alone(target, *live, context, t);
+        double batched_ns = 0.0;
+        const int64_t decoded = target.batcher() != nullptr
+                                    ? decode_batched(target, *live, context, t, batched_j, batched_ns)
+                                    : decode_alone(target, *live, context, t);
         if (now_ns() > start) {  // an abort may cut the first token short: that time was spent too
             after = {log_.add(Role::target, ActivityKind::refine, step, start, now_ns(), decoded, after,
                               target.power().params().decode_w)};
-            if (target.batcher() != nullptr) log_.set_energy(after.back(), batched_j);
+            if (target.batcher() != nullptr) batched_share(after.back(), batched_j, batched_ns);
             live->acts.push_back(after.back());
         }
         m().target_tokens += decoded;
         t.activity = after.empty() ? kNoActivity : after.back();
         t.produced = live->generated;
         live->token.notify(sc_core::SC_ZERO_TIME);
-    });
+    }, ready_units);
 }
 
 int64_t HostOrchestrator::decode_alone(GpuProxy& target, RunState& live, int64_t context, Ticket& t) {
@@ -155,7 +157,7 @@ int64_t HostOrchestrator::decode_alone(GpuProxy& target, RunState& live, int64_t
 }
 
 int64_t HostOrchestrator::decode_batched(GpuProxy& target, RunState& live, int64_t context, Ticket& t,
-                                         double& energy_j) {
+                                         double& energy_j, double& work_ns) {
     // A sequence in the GPU's running batch: a token per iteration, each recorded (and
     // streamed) as its iteration ends, until the limit as it stands then, or an abort.
     // No schedule is published: when a token ends depends on who else is in the batch.
@@ -167,13 +169,14 @@ int64_t HostOrchestrator::decode_batched(GpuProxy& target, RunState& live, int64
         return live.generated < live.limit && !t.abort.requested;
     };
     while (live.generated < live.limit && !t.abort.requested)
-        target.batcher()->decode(target.timing(), context + live.generated, next, &t.abort, energy_j);
+        target.batcher()->decode(target.timing(), context + live.generated, next, &t.abort, energy_j, &work_ns);
     return decoded;
 }
 
 void HostOrchestrator::stop_run() {
     if (!run_.ticket) return;
-    if (!run_.ticket->finished) {
+    // Not started: it leaves the target's queue at once; under way: it stops at once.
+    if (!run_.ticket->finished && !d_.target_server->withdraw(run_.ticket)) {
         run_.ticket->abort.request();
         await(run_.ticket);
     }
@@ -212,8 +215,10 @@ double HostOrchestrator::above_idle_j(int64_t id, double idle_w) const {
 void HostOrchestrator::abort_spec() {
     if (specs_.empty()) return;
     count_stall();
-    // All are told first, so that a step queued behind another never starts.
-    for (const Spec& s : specs_) s.ticket->abort.request();
+    // Those not started leave the queue; all others are told first, so that a step queued
+    // behind another never starts.
+    for (const Spec& s : specs_)
+        if (!d_.draft_server->withdraw(s.ticket)) s.ticket->abort.request();
     for (const Spec& s : specs_) {
         await(s.ticket);
         product(s.ticket->activity, -1);
@@ -277,12 +282,17 @@ void HostOrchestrator::stream_to_draft(Run& run, int64_t tokens, int64_t product
                 DraftUnit& draft = *d_.draft;
                 Power& power = draft.power();
                 const double start = now_ns();
-                power.set_state(PowerState::decode);
-                sc_core::wait(duration_ns(draft.token_ns(draft.position())));
-                power.set_state(PowerState::idle);
-                draft.record_syncs(1);
+                if (draft.batched()) {
+                    draft.sync_batched();  // a batching GPU runs it in its iterations, beside others' work
+                } else {
+                    power.set_state(PowerState::decode);
+                    sc_core::wait(duration_ns(draft.token_ns(draft.position())));
+                    power.set_state(PowerState::idle);
+                    draft.record_syncs(1);
+                }
                 t.activity = log_.add(Role::draft, ActivityKind::sync, step, start, now_ns(), 1, {leg},
                                       power.params().decode_w);
+                if (draft.batched()) batched_share(t.activity, draft.last_energy_j(), draft.last_work_ns());
                 product(t.activity, product_event);
                 accept_if_written();
             }, arrival_units);
@@ -337,7 +347,7 @@ void HostOrchestrator::stream_to_draft(Run& run, int64_t tokens, int64_t product
     if (stream) stream->close();
 }
 
-TicketPtr HostOrchestrator::verify(int64_t context, int64_t tokens, double ready_ns, std::vector<int64_t> deps,
+TicketPtr HostOrchestrator::verify(int64_t context, int64_t tokens, uint64_t ready_units, std::vector<int64_t> deps,
                                    int32_t step) {
     int64_t fill = context + tokens;
     int64_t at = 0;
@@ -348,7 +358,6 @@ TicketPtr HostOrchestrator::verify(int64_t context, int64_t tokens, double ready
     prm_cached_ = context + tokens;
     return submit(d_.prm_server, [=](Ticket& t) {
         GpuProxy& prm = *d_.prm;
-        at_least(ready_ns);
         std::vector<int64_t> after = deps;
         request(Role::prm, prm.params().request_overhead_ns, prm.power().params().idle_w, step, after);
         const double start = now_ns();
@@ -356,15 +365,15 @@ TicketPtr HostOrchestrator::verify(int64_t context, int64_t tokens, double ready
         t.activity = log_.add(Role::prm, ActivityKind::verify, step, start, now_ns(), fill, after,
                               prm.power().params().prefill_w);
         batched_energy(t.activity, prm);
-    });
+    }, ready_units);
 }
 
 Delivery HostOrchestrator::verdict(const TicketPtr& scored, int32_t step) {
     await(scored);
-    const Delivery v = d_.fabric->send_fine(Endpoint::prm, Endpoint::host,
-                                            static_cast<uint64_t>(options_.control_bytes), scored->end_ns,
-                                            {scored->activity}, step);
-    at_least(v.arrival_ns);
+    const Delivery v = d_.fabric->send_fine_at(Endpoint::prm, Endpoint::host,
+                                               static_cast<uint64_t>(options_.control_bytes), scored->end_units,
+                                               {scored->activity}, step);
+    at_least_units(v.arrival_units);
     last_settle_ = v.activity;
     return v;
 }
@@ -372,7 +381,7 @@ Delivery HostOrchestrator::verdict(const TicketPtr& scored, int32_t step) {
 Delivery HostOrchestrator::command_to_draft(int64_t cause, int32_t step) {
     const Delivery d = d_.fabric->send_fine(Endpoint::host, Endpoint::draft,
                                             static_cast<uint64_t>(options_.control_bytes), now_ns(), {cause}, step);
-    command_arrival_ns_ = d.arrival_ns;
+    command_arrival_units_ = d.arrival_units;
     last_command_ = d.activity;
     return d;
 }

@@ -123,21 +123,20 @@ void HostOrchestrator::phase1() {
         await(mig);
         const auto kv_bytes = static_cast<uint64_t>(static_cast<double>(prompt) * draft.kv_bytes_per_token());
         const Delivery kv = d_.fabric->send(Endpoint::target, Endpoint::draft, kv_bytes, now_ns(), {mig->activity}, 0);
-        const double leg_start = log_.at(kv.activity).start_ns;
         // The FPGA's side of the last leg starts with it, so what released the leg released it too:
         // the critical path runs on through the legs before it.
         const int64_t leg_cause = log_.at(kv.activity).cause;
         submit(d_.draft_server, [=](Ticket& t) {
             // The FPGA does nothing but take in the prompt's KV: it draws its transfer power.
-            at_least(leg_start);
+            const double start = now_ns();
             Power& power = d_.draft->power();
             power.set_state(PowerState::transfer);
-            at_least(kv.arrival_ns);
+            at_least_units(kv.arrival_units);
             power.set_state(PowerState::idle);
-            t.activity = log_.add(Role::draft, ActivityKind::kv_load, 0, leg_start, now_ns(), prompt,
+            t.activity = log_.add(Role::draft, ActivityKind::kv_load, 0, start, now_ns(), prompt,
                                   {kv.activity, leg_cause}, power.params().transfer_w);
             d_.draft->load(prompt);
-        });
+        }, kv.start_units);
         last_command_ = kv.activity;
     } else {
         submit(d_.draft_server, [=](Ticket& t) {
@@ -148,7 +147,7 @@ void HostOrchestrator::phase1() {
             unit.prefill_prompt(prompt);
             t.activity = log_.add(Role::draft, ActivityKind::draft_prefill, 0, start, now_ns(), prompt, after,
                                   unit.power().params().prefill_w);
-            if (unit.batched()) log_.set_energy(t.activity, unit.last_energy_j());
+            if (unit.batched()) batched_share(t.activity, unit.last_energy_j(), unit.last_work_ns());
         });
         if (eager) prompt_prefills();
     }
@@ -168,7 +167,7 @@ void HostOrchestrator::on_draft(int64_t k, const TraceEvent& e) {
                               std::to_string(chain_.size()) + " steps");
     if (specs_.empty()) {
         // Drafted now: it starts once the last command (a verdict's pointer update) has arrived.
-        specs_.push_back(Spec{submit_draft(step, e.tokens, {last_settle_, last_command_}, command_arrival_ns_),
+        specs_.push_back(Spec{submit_draft(step, e.tokens, {last_settle_, last_command_}, command_arrival_units_),
                               step, e.tokens});
     }
     if (specs_.front().step != step)
@@ -188,7 +187,7 @@ void HostOrchestrator::on_draft(int64_t k, const TraceEvent& e) {
                                             static_cast<uint64_t>(e.tokens * options_.token_bytes), now,
                                             {mine->activity, last_settle_}, step);
     verdict_sent_ns_ = now_ns();
-    TicketPtr score = verify(context, e.tokens, tokens.arrival_ns, {tokens.activity}, step);
+    TicketPtr score = verify(context, e.tokens, tokens.arrival_units, {tokens.activity}, step);
     draft_ahead(k, step, mine->activity);
     const Delivery v = verdict(score, step);
     count_verdict();
@@ -202,7 +201,7 @@ void HostOrchestrator::on_draft(int64_t k, const TraceEvent& e) {
     }
     prm_cached_ = std::min(prm_cached_, context);
     const Delivery cmd = command_to_draft(v.activity, step);
-    at_least(cmd.arrival_ns);
+    at_least_units(cmd.arrival_units);
     abort_spec();
     d_.draft->kvmu().rollback();
     last_command_ = cmd.activity;
@@ -231,7 +230,7 @@ void HostOrchestrator::on_refine(int64_t k, const TraceEvent& e) {
         }
         if (run_.ticket->finished && run_.live->generated < tokens) {
             // It stopped at its guessed length: it decodes on from where it was.
-            run_.ticket = decode_job(run_, {run_.ticket->activity}, now_ns(), false);
+            run_.ticket = decode_job(run_, {run_.ticket->activity}, now_units(), false);
         }
     } else {
         stop_run();
@@ -251,14 +250,14 @@ void HostOrchestrator::on_refine(int64_t k, const TraceEvent& e) {
                                            {run.ticket->activity}, step);
         submit(d_.draft_server, [=](Ticket& t) {
             DraftUnit& draft = *d_.draft;
-            at_least(d.arrival_ns);
             const double start = now_ns();
             draft.prefill(tokens);
             t.activity = log_.add(Role::draft, ActivityKind::draft_prefill, step, start, now_ns(), tokens,
                                   {d.activity}, draft.power().params().prefill_w);
+            if (draft.batched()) batched_share(t.activity, draft.last_energy_j(), draft.last_work_ns());
             product(t.activity, k);
             accept_if_written();
-        });
+        }, d.arrival_units);
     }
     const int64_t context = context_len();
     if (!e.scored) {
@@ -279,7 +278,7 @@ void HostOrchestrator::on_refine(int64_t k, const TraceEvent& e) {
                                           static_cast<uint64_t>(tokens * options_.token_bytes), now_ns(),
                                           {run.ticket->activity, last_command_}, step);
     verdict_sent_ns_ = now_ns();
-    TicketPtr score = verify(context, tokens, sent.arrival_ns, {sent.activity}, step);
+    TicketPtr score = verify(context, tokens, sent.arrival_units, {sent.activity}, step);
     draft_ahead(k, step, run.ticket->activity);
     const Delivery v = verdict(score, step);
     count_verdict();
@@ -298,7 +297,7 @@ void HostOrchestrator::on_backtrack(int64_t, const TraceEvent& e) {
     if (chain_.empty()) throw SimulationError("trace inconsistent: a backtrack with no step to revert");
     stop_run();  // a run started ahead of the failed refinement's verdict builds on a reverted context
     const Delivery cmd = command_to_draft(last_settle_, e.step);
-    at_least(cmd.arrival_ns);
+    at_least_units(cmd.arrival_units);
     // Syncs of the failed refinement and a step-ahead draft still queued are dropped
     // before anything is waited for; the job running now stops at once or within a token.
     cut_streams();
@@ -329,12 +328,12 @@ void HostOrchestrator::run_problem(const Request& request) {
     run_ = Run{};
     accept_pending_ = -1;
     last_settle_ = last_command_ = kNoActivity;
-    command_arrival_ns_ = 0.0;
+    command_arrival_units_ = 0;
     prm_cached_ = target_cached_ = 0;
-    acct_.begin(now_ns(), energies());
+    acct_.begin(now_units(), energies());
     ProblemMetrics& pm = m();
     pm.request = request.index;
-    pm.arrival_ns = request.arrival_ns;
+    pm.arrival_units = request.arrival_units;
     pm.slot = slot_;
     for (int r = 0; r < 3; ++r) pm.devices[r] = d_.index[static_cast<size_t>(r)];
 
@@ -358,19 +357,22 @@ void HostOrchestrator::handle(int64_t k, const TraceEvent& e, int32_t index) {
 }
 
 void HostOrchestrator::finish_problem() {
-    const double end = now_ns();
+    const uint64_t end = now_units();
     // Work left over once the answer is settled (trailing shadow syncs, a step-ahead
     // run) is dropped; aborts take effect at this same instant.
     cut_streams();
     d_.draft_server->cancel_pending(slot_);
     abort_spec();
     stop_run();
-    dispatcher_.finished(acct_.finish(log_, end, chain_events(), last_settle_, energies(), d_.shared));
-    // Work already running when the answer settled finishes (and is logged) before the next problem.
+    ProblemMetrics done = acct_.finish(log_, end, chain_events(), last_settle_, energies(), d_.shared);
+    // Work already running when the answer settled finishes (and is logged) before the next
+    // problem; the request's row is complete, and its slot free, once it has.
     d_.draft_server->drain(slot_);
     d_.prm_server->drain(slot_);
     d_.target_server->drain(slot_);
     streams_.clear();
+    ProblemAccounting::add_work(log_, done);
+    dispatcher_.finished(done);
     if (options_.keep_activities) {
         std::vector<Activity>& kept = dispatcher_.kept();
         kept.insert(kept.end(), log_.activities().begin(), log_.activities().end());

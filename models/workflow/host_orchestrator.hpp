@@ -119,13 +119,15 @@ private:
     void settled(int64_t k, int32_t step, int64_t cause);
     void finish_problem();
 
-    TicketPtr submit_draft(int32_t step, int64_t tokens, std::vector<int64_t> deps, double ready_ns = 0.0);
+    // Device jobs are ready at `ready_units` (kernel time), when their input has arrived.
+    TicketPtr submit_draft(int32_t step, int64_t tokens, std::vector<int64_t> deps, uint64_t ready_units = 0);
     Run start_run(int32_t step, int64_t limit, std::vector<int64_t> deps);
-    TicketPtr decode_job(const Run& run, std::vector<int64_t> deps, double ready_ns, bool new_request);
+    TicketPtr decode_job(const Run& run, std::vector<int64_t> deps, uint64_t ready_units, bool new_request);
     // The run's tokens on a GPU of its own (one wait for all, unless cut short), or in its
     // batcher's running batch; both return the tokens decoded.
     int64_t decode_alone(GpuProxy& target, RunState& live, int64_t context, Ticket& t);
-    int64_t decode_batched(GpuProxy& target, RunState& live, int64_t context, Ticket& t, double& energy_j);
+    int64_t decode_batched(GpuProxy& target, RunState& live, int64_t context, Ticket& t, double& energy_j,
+                           double& work_ns);
     // The serving stack's per-request wait on `role`'s device, logged; returns
     // its activity (or `after` when there is none) and false if aborted.
     bool request(Role role, double overhead_ns, double idle_w, int32_t step, std::vector<int64_t>& after,
@@ -134,7 +136,7 @@ private:
     void accept_if_written();
     // Shadow-sync streams not finished yet: a backtrack or the answer cuts them.
     void cut_streams();
-    TicketPtr verify(int64_t context, int64_t tokens, double ready_ns, std::vector<int64_t> deps, int32_t step);
+    TicketPtr verify(int64_t context, int64_t tokens, uint64_t ready_units, std::vector<int64_t> deps, int32_t step);
     Delivery verdict(const TicketPtr& scored, int32_t step);
     Delivery command_to_draft(int64_t cause, int32_t step);
     void stop_run();
@@ -147,9 +149,14 @@ private:
     void count_stall();
     // A verdict has arrived: counts it, and whether the draft device held only finished step-ahead steps.
     void count_verdict();
-    // A batched GPU's activity draws its share of the iterations it took part in.
+    // A batched GPU's activity draws its share of the iterations it took part in, and
+    // keeps the GPU busy for its share of their time.
     void batched_energy(int64_t id, const GpuProxy& gpu) {
-        if (gpu.batcher() != nullptr) log_.set_energy(id, gpu.last_energy_j());
+        if (gpu.batcher() != nullptr) batched_share(id, gpu.last_energy_j(), gpu.last_work_ns());
+    }
+    void batched_share(int64_t id, double energy_j, double work_ns) {
+        log_.set_energy(id, energy_j);
+        log_.set_work(id, work_ns);
     }
     // Energy above idle of activity `id` of a device whose idle power is `idle_w`.
     double above_idle_j(int64_t id, double idle_w) const;
@@ -206,7 +213,7 @@ private:
     int64_t target_cached_ = 0;
     int64_t last_settle_ = kNoActivity;
     int64_t last_command_ = kNoActivity;
-    double command_arrival_ns_ = 0.0;  // when the last command reaches the draft device
+    uint64_t command_arrival_units_ = 0;  // when the last command reaches the draft device
     int64_t accept_pending_ = -1;  // KV position that, once written, lets the KVMU accept the refined step
 };
 

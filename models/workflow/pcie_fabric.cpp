@@ -1,6 +1,8 @@
 #include "sim_time.hpp"
 #include "pcie_fabric.hpp"
 
+#include <algorithm>
+
 #include "errors.hpp"
 
 namespace cosim {
@@ -28,22 +30,24 @@ uint64_t PcieFabric::ready_units(double ready_ns) {
 
 Delivery PcieFabric::leg(ActivityLog& log, size_t i, Role role, LinkDirection dir, uint64_t bytes,
                          uint64_t ready_units, DepList deps, int32_t step, bool fine) {
-    const uint64_t start = now_units();
-    const double now = units_to_ns(start);
-    const uint64_t delay = ready_units > start ? ready_units - start : 0;
-    const uint64_t end_units = dmas_[i]->post(dir, bytes, sc_core::sc_time::from_value(delay)).value();
-    const double end = units_to_ns(end_units);
-    const double duration = links_[i]->params().transfer_ns(bytes);
+    const uint64_t now = now_units();
+    const uint64_t ready = std::max(ready_units, now);
+    const uint64_t end_units = dmas_[i]->post(dir, bytes, sc_core::sc_time::from_value(ready - now)).value();
+    // Booked when posted: it starts when its data is ready, or once the direction has no
+    // booked time left at that moment, and keeps that time whatever is posted later.
+    const uint64_t start_units = links_[i]->last_start_units(dir);
     const ActivityKind kind =
         dir == LinkDirection::host_to_device ? ActivityKind::transfer_h2d : ActivityKind::transfer_d2h;
-    const int64_t id = log.add(role, kind, step, end - duration, end, static_cast<int64_t>(bytes), deps, 0.0);
+    const int64_t id = log.add(role, kind, step, units_to_ns(start_units), units_to_ns(end_units),
+                               static_cast<int64_t>(bytes), deps, 0.0);
+    log.set_leg(id, static_cast<int32_t>(i), units_to_ns(ready));
     if (watching_ && (watch_fine_ || !fine)) {
         const auto size = static_cast<int64_t>(bytes);
-        boundaries_.push(Boundary{start + duration_units(std::max(0.0, end - duration - now)), i, size});
+        boundaries_.push(Boundary{start_units, i, size});
         boundaries_.push(Boundary{end_units, i, -size});
         arm();
     }
-    return Delivery{end, id, end_units};
+    return Delivery{units_to_ns(end_units), id, end_units, start_units};
 }
 
 void PcieFabric::arm() {
@@ -63,7 +67,7 @@ void PcieFabric::advance() {
 
 Delivery FabricPort::send_at(Endpoint from, Endpoint to, uint64_t bytes, uint64_t ready_units, DepList deps,
                              int32_t step, bool fine) {
-    Delivery d{units_to_ns(ready_units), kNoActivity, ready_units};
+    Delivery d{units_to_ns(ready_units), kNoActivity, ready_units, ready_units};
     auto leg = [&](Endpoint device, LinkDirection dir, DepList after) {
         const auto e = static_cast<size_t>(device);
         const uint64_t ready = d.arrival_units;

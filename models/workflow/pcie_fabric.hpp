@@ -31,6 +31,7 @@ struct Delivery {
     double arrival_ns = 0.0;
     int64_t activity = kNoActivity;  // the last leg
     uint64_t arrival_units = 0;      // the same instant in kernel units, exactly
+    uint64_t start_units = 0;        // when the last leg starts, in kernel units
 };
 
 class PcieFabric : public sc_core::sc_module {

@@ -7,9 +7,9 @@
 
 namespace cosim {
 
-void ProblemAccounting::begin(double now_ns, const std::array<double, 3>& energy_j) {
+void ProblemAccounting::begin(uint64_t now_units, const std::array<double, 3>& energy_j) {
     m_ = ProblemMetrics{};
-    m_.start_ns = now_ns;
+    m_.start_units = now_units;
     energy_start_ = energy_j;
     products_.clear();
     partial_use_.clear();
@@ -23,9 +23,11 @@ void ProblemAccounting::reused(const std::vector<int64_t>& activities, double sh
     for (int64_t id : activities) partial_use_[id] = Reuse{share, consumer};
 }
 
-ProblemMetrics ProblemAccounting::finish(ActivityLog& log, double end_ns, const std::vector<int64_t>& chain_events,
-                                         int64_t settle, const std::array<double, 3>& energy_j, bool shared) {
-    m_.end_ns = end_ns;
+ProblemMetrics ProblemAccounting::finish(ActivityLog& log, uint64_t end_units,
+                                         const std::vector<int64_t>& chain_events, int64_t settle,
+                                         const std::array<double, 3>& energy_j, bool shared) {
+    m_.end_units = end_units;
+    const double end_ns = units_to_ns(end_units);
     for (int i = 0; i < 3; ++i) m_.energy_j[i] = shared ? 0.0 : energy_j[i] - energy_start_[i];
     m_.generated_tokens = m_.drafted_tokens + m_.target_tokens;
 
@@ -63,6 +65,11 @@ ProblemMetrics ProblemAccounting::finish(ActivityLog& log, double end_ns, const 
         if (is_pcie_time(a.kind)) m_.comm_critical_ns += a.end_ns - a.start_ns;
     }
     return m_;
+}
+
+void ProblemAccounting::add_work(const ActivityLog& log, ProblemMetrics& metrics) {
+    for (const Activity& a : log.activities())
+        if (a.work_ns > 0.0) metrics.work_ns[static_cast<int>(a.role)] += a.work_ns;
 }
 
 }  // namespace cosim

@@ -14,8 +14,8 @@ namespace cosim {
 
 class ProblemAccounting {
 public:
-    // Starts a problem at `now_ns` with each device's energy so far (draft, PRM, target).
-    void begin(double now_ns, const std::array<double, 3>& energy_j);
+    // Starts a problem at kernel time `now_units` with each device's energy so far (draft, PRM, target).
+    void begin(uint64_t now_units, const std::array<double, 3>& energy_j);
     ProblemMetrics& metrics() { return m_; }
     const ProblemMetrics& metrics_view() const { return m_; }
 
@@ -24,13 +24,16 @@ public:
     // A run reused `share` of the tokens of the cached run's `activities`, for `consumer`.
     void reused(const std::vector<int64_t>& activities, double share, int64_t consumer);
 
-    // Closes the problem at `end_ns`: the final chain is made of `chain_events`' tokens,
+    // Closes the problem at kernel time `end_units`: the final chain is made of `chain_events`' tokens,
     // `settle` is the activity that settled the answer. Marks off-chain work in `log`.
     // Its energy is what the devices' meters (`energy_j`, idle included) gained since it
     // began, or, when other requests share the devices (`shared`), what its own
     // activities drew.
-    ProblemMetrics finish(ActivityLog& log, double end_ns, const std::vector<int64_t>& chain_events,
+    ProblemMetrics finish(ActivityLog& log, uint64_t end_units, const std::vector<int64_t>& chain_events,
                           int64_t settle, const std::array<double, 3>& energy_j, bool shared = false);
+    // The busy time its work gave each device (ProblemMetrics::work_ns), from every activity
+    // in `log`: called once the work still running when its answer settled has ended.
+    static void add_work(const ActivityLog& log, ProblemMetrics& metrics);
 
 private:
     struct Reuse {

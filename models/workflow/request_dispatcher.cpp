@@ -69,13 +69,14 @@ void RequestDispatcher::dispatch() {
         r.chunk = chunk_;
         r.problem = &chunk_->problems[next_in_chunk_];
         r.index = next_index_;
-        r.arrival_ns = chunk_->arrival_ns.empty() ? 0.0 : static_cast<double>(chunk_->arrival_ns[next_in_chunk_]);
-        if (r.arrival_ns < last_arrival_ns_)
+        const int64_t arrival_ns = chunk_->arrival_ns.empty() ? 0 : chunk_->arrival_ns[next_in_chunk_];
+        if (arrival_ns < last_arrival_ns_)
             throw ConfigError("request " + std::to_string(r.index) + ": arrives before the request before it");
-        last_arrival_ns_ = r.arrival_ns;
+        last_arrival_ns_ = arrival_ns;
+        r.arrival_units = instant_units(arrival_ns);
         ++next_in_chunk_;
         ++next_index_;
-        at_least(r.arrival_ns);
+        at_least_units(r.arrival_units);
         while (idle_.empty()) sc_core::wait(slot_freed_);
         const int slot = *idle_.begin();
         idle_.erase(idle_.begin());

@@ -28,7 +28,7 @@ struct Request {
     std::shared_ptr<const TraceChunk> chunk;  // holds the problem's events while it runs
     const TraceProblem* problem = nullptr;
     int64_t index = 0;  // in trace order
-    double arrival_ns = 0.0;
+    uint64_t arrival_units = 0;  // kernel time, exactly the trace's whole ns
 };
 
 class RequestDispatcher : public sc_core::sc_module {
@@ -73,7 +73,7 @@ private:
     std::shared_ptr<const TraceChunk> chunk_;
     size_t next_in_chunk_ = 0;
     int64_t next_index_ = 0;
-    double last_arrival_ns_ = 0.0;
+    int64_t last_arrival_ns_ = 0;
     std::set<int> idle_;
     sc_core::sc_event slot_freed_;
     std::vector<Request> assigned_;

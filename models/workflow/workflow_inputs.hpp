@@ -55,11 +55,13 @@ struct WorkflowOptions {
 
 struct ProblemMetrics {
     int64_t request = 0;       // index in trace order
-    double arrival_ns = 0.0;
+    // Instants in kernel units, exactly: a start is never before its arrival, an end never
+    // before its start, however long the run.
+    uint64_t arrival_units = 0;
     int32_t slot = 0;          // the request slot that served it, and the devices it was bound to
     int32_t devices[3] = {0, 0, 0};  // draft, PRM, target
-    double start_ns = 0.0;     // when its slot began serving it
-    double end_ns = 0.0;
+    uint64_t start_units = 0;  // when its slot began serving it
+    uint64_t end_units = 0;    // when the verdict that settles its answer reached the host
     int64_t generated_tokens = 0;
     int64_t drafted_tokens = 0;
     int64_t discarded_step_ahead_tokens = 0;
@@ -70,7 +72,11 @@ struct ProblemMetrics {
     int32_t backtracks = 0;
     double stall_ns = 0.0;
     double comm_critical_ns = 0.0;
-    double busy_ns[3] = {0.0, 0.0, 0.0};      // draft, prm, target
+    double busy_ns[3] = {0.0, 0.0, 0.0};      // draft, prm, target: its activities up to its end
+    // Draft, PRM, target: the time its work kept each device computing or transferring,
+    // trailing work included (on a batching GPU its share of each iteration it was in).
+    // Summed over requests it is each pool's busy time.
+    double work_ns[3] = {0.0, 0.0, 0.0};
     double energy_j[3] = {0.0, 0.0, 0.0};     // per device, idle included
     double offchain_energy_j = 0.0;   // energy of work whose tokens never reach the final chain
     double stepahead_waste_j = 0.0;   // energy above idle of step-ahead drafts that were discarded
