@@ -92,3 +92,27 @@ def test_a_request_beyond_the_target_window_is_refused_before_the_run():
     with pytest.raises(cosim.ConfigError, match=r"problem 'long': 4000 prompt tokens and 200 output tokens "
                                                 r"\(its final chain\) exceed the 4096-token window"):
         cosim.simulate(cosim.load_scenario("target-alone"), trace)
+
+
+def test_the_target_alone_plans_its_target_pool_and_draws_its_requests(tmp_path):
+    import json
+
+    from conftest import run_cli
+
+    scenario = tmp_path / "ar.yaml"
+    scenario.write_text("system: autoregressive\nbatching: {enabled: true, max_batch: 32, token_budget: 512}\n")
+    done = run_cli("plan", scenario, "--rate", "4", "--requests", "40", "--profile", "math500", "--slo", "1000",
+                   "--target", "1-2", "--out", tmp_path / "plan", "--quiet", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    (plan,) = json.loads((tmp_path / "plan" / "plan.json").read_text())["plans"]
+    # Any objective one GPU meets: the cheapest is one GPU, and only the target pool varied.
+    assert plan["cluster"]["target_devices"] == 1 and plan["candidates"] == 2
+    assert plan["costs"]["draft"] == 0 and plan["costs"]["prm"] == 0
+    served = run_cli("serve", scenario, "--rate", "4", "--requests", "10", "--profile", "math500",
+                     "--timeline", tmp_path / "t.json", "--out", tmp_path / "s", cwd=tmp_path)
+    assert served.returncode == 0, served.stderr
+    events = json.loads((tmp_path / "t.json").read_text())
+    events = events["traceEvents"] if isinstance(events, dict) else events
+    names = {e["args"]["name"] for e in events if e.get("name") == "thread_name"}
+    assert "target 0 (RTX 3090)" in names and not any(n.startswith(("draft ", "prm ")) for n in names)
+    assert "TTFT" in served.stdout and "TPOT" in served.stdout

@@ -205,3 +205,13 @@ def test_vidurs_csvs_are_read_for_the_models_shape(tmp_path):
     with pytest.raises(ConfigError, match=r"mlp\.csv: no row for tiny's shape at one GPU \(n_head 2, n_kv_head 1, "
                                           r"n_embd 16"):
         load_operator_profile(folder, cosim.load_model(wrong))
+
+
+def test_a_run_that_needs_a_point_beyond_the_profile_stops_naming_it(setup):
+    folder, model = setup
+    scn = cosim.scenario("autoregressive", target={"device": "rtx3090", "model": model, "profile": str(folder)},
+                         batching={"enabled": True, "max_batch": 4, "token_budget": 32, "num_gpu_blocks": 64})
+    # 30 prompt tokens then 40 decodes: the decodes reach 69 tokens of KV, past 2 x 32.
+    trace = cosim.trace.Trace(cosim.trace.plain_header("t"), [cosim.trace.plain_problem("a", 30, 40, 0.0)])
+    with pytest.raises(ConfigError, match=r"attention\.csv: the run needs kv_decode = 65 "):
+        cosim.serve.run(scn, trace)

@@ -78,5 +78,7 @@ def with_cluster(scn: Scenario, cluster: dict[str, Any]) -> Scenario:
     if unknown:
         raise ConfigError(f"cluster: unknown key {unknown[0]!r}; known: {', '.join(CLUSTER_PATHS)}")
     for key, value in cluster.items():
+        if scn.system == "autoregressive" and key != "target_devices" and value == 1:
+            continue  # the target alone has no draft or PRM pool: one of each stands for none
         scn = scn.with_value(CLUSTER_PATHS[key], value)
     return scn
