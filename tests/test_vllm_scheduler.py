@@ -138,3 +138,38 @@ def test_asynchronous_scheduling_hides_the_host_work_behind_the_gpu(tmp_path, ti
                          "num_gpu_blocks": 16, "async_scheduling": asynchronous}})
         (row,) = rows(cosim.serve.run(scn, requests((4, 3))))
         assert (row["ttft_s"], row["latency_s"]) == pytest.approx((step, 3 * step), rel=1e-6)
+
+
+def test_a_shared_prefix_is_computed_once_and_lets_a_request_in_sooner(tiny):
+    # 6 blocks (5 usable). A: 12 prompt tokens (the first 8 shared by every request), 2 out,
+    # at 0; B: the same prompt shape, 1 out, at 0.5 ms.
+    # Step 1: A takes 3 blocks (2 free), first token at 1 ms.
+    # Step 2: A's 13th token takes a 4th block (1 free). B finds its first two blocks (the
+    #   shared prefix) in A's cache: it needs one block more, which is free, and computes its
+    #   last 4 prompt tokens: its only token at 2 ms, 1.5 ms after it arrived. A ends too.
+    # Without the shared prefix B needs 3 blocks, waits for A's end and prefills at step 3.
+    def two(shared):
+        trace = Trace(plain_header("test", shared_prefix_tokens=shared),
+                      [plain_problem("a", 12, 2, 0.0), plain_problem("b", 12, 1, 0.0005)])
+        return rows(cosim.serve.run(tiny(blocks=6), trace))
+
+    a, b = two(8)
+    assert (a["latency_s"], b["ttft_s"], b["latency_s"]) == pytest.approx((2 * MS, 1.5 * MS, 1.5 * MS))
+    a, b = two(0)
+    assert (a["latency_s"], b["ttft_s"], b["latency_s"]) == pytest.approx((2 * MS, 2.5 * MS, 2.5 * MS))
+
+
+def test_the_blocks_are_derived_from_the_memory_share_when_not_given():
+    from cosim.config._cluster import gpu_blocks
+
+    scn = cosim.config.scenario.build_scenario({
+        "system": "autoregressive", "target": {"device": "rtx4090", "model": "llama-3.1-8b"},
+        "batching": {"enabled": True, "gpu_memory_utilization": 0.9}})
+    # 0.9 x 24 GiB, less 8,030,261,248 BF16 weights and 1.24 GB of runtime memory, in blocks
+    # of 16 tokens x 32 layers x 2 (K, V) x 8 heads x 128 x 2 bytes = 2 MiB.
+    available = 0.9 * 24 * 2**30 - 8030261248 * 2 - 1.24e9
+    assert gpu_blocks(scn) == int(available // (16 * 32 * 2 * 8 * 128 * 2)) == 2809
+    assert gpu_blocks(scn.with_value("batching.num_gpu_blocks", 2588)) == 2588
+    with pytest.raises(cosim.ConfigError, match=r"batching\.gpu_memory_utilization: 0\.5 of RTX 4090's .* leaves no "
+                                                r"KV-cache block"):
+        gpu_blocks(scn.with_value("batching.gpu_memory_utilization", 0.5))
