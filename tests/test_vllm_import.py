@@ -42,6 +42,7 @@ def test_a_log_becomes_plain_requests_in_arrival_order_relative_to_the_first(tmp
         (event,) = problem.events  # one accepted step as long as the output
         assert (event.type, event.tokens, event.accepted) == ("draft", output, True)
     assert shared_prefix_tokens(trace.header) == 0
+    assert shared_prefix_tokens(import_vllm_requests(log, shared_prefix_tokens=8).header) == 8
     engine = import_vllm_requests(log, clock="engine")
     assert [p.arrival_s for p in engine.problems] == pytest.approx([0.0, 0.6, 1.0])  # queued_ts - 20.0
 

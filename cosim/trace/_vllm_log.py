@@ -62,9 +62,10 @@ class RequestLog:
         times = self.arrival_time if clock == "client" else self._need_timestamps("the engine clock")["queued_ts"]
         return times - times.min()
 
-    def to_trace(self, clock: str = "client", dataset: str = "vllm-requests") -> Trace:
+    def to_trace(self, clock: str = "client", dataset: str = "vllm-requests", shared_prefix_tokens: int = 0) -> Trace:
         """The requests as a trace of plain requests in arrival order (ties in file order),
-        arriving at their time after the first (``clock``)."""
+        arriving at their time after the first (``clock``); ``shared_prefix_tokens``: every
+        prompt begins with the same that many tokens (the log cannot say)."""
         arrivals = self.arrivals_s(clock)
         order = np.argsort(arrivals, kind="stable")
         problems = [plain_problem(self.request_id[i], int(self.input_tokens[i]), int(self.output_tokens[i]),
@@ -75,7 +76,7 @@ class RequestLog:
                 raise TraceError(f"{self.source}:{self.lines[i]}: request_id: {name!r} is also on line "
                                  f"{self.lines[ids[name]]}")
             ids[name] = i
-        header = plain_header(Path(self.source).name, clock=clock,
+        header = plain_header(Path(self.source).name, shared_prefix_tokens, clock=clock,
                               arrivals=f"{'the client' if clock == 'client' else 'vLLM'}'s "
                                        f"{'arrival_time' if clock == 'client' else 'queued_ts'} after the first "
                                        f"request's", order="arrival order")
@@ -160,6 +161,7 @@ def read_request_log(path: str | Path) -> RequestLog:
                       timestamps)
 
 
-def import_vllm_requests(path: str | Path, clock: str = "client", dataset: str = "vllm-requests") -> Trace:
+def import_vllm_requests(path: str | Path, clock: str = "client", dataset: str = "vllm-requests",
+                         shared_prefix_tokens: int = 0) -> Trace:
     """A vLLM benchmark request log as a trace of plain requests (cosim trace import)."""
-    return read_request_log(path).to_trace(clock, dataset)
+    return read_request_log(path).to_trace(clock, dataset, shared_prefix_tokens)
