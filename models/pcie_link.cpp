@@ -17,54 +17,60 @@ double PcieLinkParams::transfer_ns(uint64_t bytes) const {
     return latency_ns + static_cast<double>(bytes) / effective_gbps();
 }
 
+size_t LinkBookings::after(uint64_t t, size_t from) const {
+    // Ends are sorted as the intervals are: the first end past t.
+    return static_cast<size_t>(std::upper_bound(busy_.begin() + static_cast<std::ptrdiff_t>(from), busy_.end(), t,
+                                                [](uint64_t v, const Interval& b) { return v < b.end; }) -
+                               busy_.begin());
+}
+
 std::pair<uint64_t, uint64_t> LinkBookings::book(uint64_t ready, uint64_t duration, uint64_t now) {
     // What has ended by now can no longer hold anything up.
-    while (!busy_.empty() && busy_.begin()->second <= now) busy_.erase(busy_.begin());
-    // The first booking that ends after `t`.
-    auto after = [this](uint64_t t) {
-        auto it = busy_.upper_bound(t);
-        if (it != busy_.begin() && std::prev(it)->second > t) --it;
-        return it;
-    };
+    while (head_ < busy_.size() && busy_[head_].end <= now) ++head_;
+    if (head_ > 64 && head_ * 2 > busy_.size()) {
+        busy_.erase(busy_.begin(), busy_.begin() + static_cast<std::ptrdiff_t>(head_));
+        head_ = 0;
+    }
+    if (head_ == busy_.size() || ready >= busy_.back().end) {  // nothing booked from `ready` on
+        if (duration > 0) occupy(busy_.size(), ready, ready + duration);
+        return {ready, ready + duration};
+    }
     uint64_t t = ready;
     uint64_t left = duration;
     uint64_t start = 0;
     bool started = false;
-    for (auto it = after(t);;) {
-        while (it != busy_.end() && it->first <= t) {  // booked at t: go on from its end
-            t = std::max(t, it->second);
-            ++it;
-        }
+    for (size_t k = after(t, head_);;) {
+        while (k < busy_.size() && busy_[k].start <= t) t = busy_[k++].end;  // booked at t: from its end
         if (!started) {
             start = t;
             started = true;
         }
         if (left == 0) break;  // nothing to move: it ends where it starts
         // Free from t until the next booking: take what is needed of it.
-        const uint64_t take = it == busy_.end() ? left : std::min(left, it->first - t);
-        occupy(t, t + take);  // may merge with the booking it runs into
+        const uint64_t take = k == busy_.size() ? left : std::min(left, busy_[k].start - t);
+        occupy(k, t, t + take);  // may merge with its neighbours
         left -= take;
         t += take;
         if (left == 0) break;
-        it = after(t);
+        k = after(t, head_);
     }
     return {start, t};
 }
 
-void LinkBookings::occupy(uint64_t from, uint64_t to) {
-    auto next = busy_.lower_bound(from);
-    if (next != busy_.end() && next->first == to) {  // joins the booking it runs into
-        to = next->second;
-        next = busy_.erase(next);
+void LinkBookings::occupy(size_t at, uint64_t start, uint64_t end) {
+    // `at`: the first booking after the free time [start, end) lies in.
+    const bool joins_next = at < busy_.size() && busy_[at].start == end;
+    const bool joins_prev = at > head_ && busy_[at - 1].end == start;
+    if (joins_prev && joins_next) {
+        busy_[at - 1].end = busy_[at].end;
+        busy_.erase(busy_.begin() + static_cast<std::ptrdiff_t>(at));
+    } else if (joins_prev) {
+        busy_[at - 1].end = end;
+    } else if (joins_next) {
+        busy_[at].start = start;
+    } else {
+        busy_.insert(busy_.begin() + static_cast<std::ptrdiff_t>(at), Interval{start, end});
     }
-    if (next != busy_.begin()) {
-        auto prev = std::prev(next);
-        if (prev->second == from) {  // continues the booking before it
-            prev->second = to;
-            return;
-        }
-    }
-    busy_.emplace_hint(next, from, to);
 }
 
 PcieLink::PcieLink(sc_core::sc_module_name name, const PcieLinkParams& params)

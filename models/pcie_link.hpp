@@ -13,9 +13,9 @@
 // for the future holds the direction only from its booked start, never before).
 #include <array>
 #include <cstdint>
-#include <map>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <systemc>
 #include <tlm>
@@ -43,11 +43,20 @@ public:
     // Books `duration` units of the free time from `ready` on (`ready` >= `now`):
     // returns the first instant it occupies and the end of its last piece.
     std::pair<uint64_t, uint64_t> book(uint64_t ready, uint64_t duration, uint64_t now);
-    size_t intervals() const { return busy_.size(); }
+    size_t intervals() const { return busy_.size() - head_; }
 
 private:
-    void occupy(uint64_t from, uint64_t to);
-    std::map<uint64_t, uint64_t> busy_;  // start -> end; adjacent intervals are merged
+    struct Interval {
+        uint64_t start;
+        uint64_t end;
+    };
+    // The first booking from `from` on that ends after `t`.
+    size_t after(uint64_t t, size_t from) const;
+    void occupy(size_t at, uint64_t start, uint64_t end);
+    // Sorted, disjoint, adjacent ones merged; those before `head_` have ended. Most postings
+    // add at the end, so a vector beats a tree here.
+    std::vector<Interval> busy_;
+    size_t head_ = 0;
 };
 
 class PcieLink : public sc_core::sc_module {

@@ -33,6 +33,12 @@ def test_serve_writes_a_row_per_request_the_summary_devices_and_a_timeline(tmp_p
     devices = list(csv.DictReader((folder / "devices.csv").open()))
     assert sorted((d["role"], int(d["index"])) for d in devices) == sorted(
         [("draft", i) for i in range(8)] + [("prm", 0), ("prm", 1), ("target", 0), ("target", 1)])
+    # Busy: computing or transferring; held: what jobs (or iterations) held the device, at least that.
+    assert all(float(d["held_ns"]) >= float(d["busy_ns"]) * (1 - 1e-9) for d in devices)
+    for role in ("draft", "prm", "target"):
+        busy = sum(float(d["busy_ns"]) for d in devices if d["role"] == role) / 1e9
+        rows_busy = sum(float(r[f"busy_s_{role}"]) for r in rows)
+        assert abs(busy - rows_busy) <= 1e-6 * max(busy, 1.0)
     # The timeline lands where it was asked for, with a track per device of every pool.
     events = json.loads((tmp_path / "t.json").read_text())["traceEvents"]
     tracks = {e["args"]["name"] for e in events if e["name"] == "thread_name"}

@@ -30,8 +30,11 @@ def test_at_a_vanishing_rate_each_request_takes_its_single_request_time(name):
     served = cosim.serve.run(cluster(name), trace.with_arrivals([1000.0 * i for i in range(12)]))
     by_request = dict(zip(served.per_request.column("request"), served.per_request.column("latency_s")))
     expected = alone.per_problem.column("latency_s")
+    # To the nanosecond; a GPU draft batching its step-ahead drafts finishes an aborted token's
+    # iteration before its next work (docs/serving.md), where alone it stops at once.
+    tolerance = {"rel": 0.01} if name == "gpu-stepahead" else {"abs": 1e-9}
     for i in range(12):
-        assert by_request[i] == pytest.approx(expected[i], rel=0.01)
+        assert by_request[i] == pytest.approx(expected[i], **tolerance)
     assert served.summary.queueing_mean_s == 0.0
 
 
@@ -115,9 +118,10 @@ def test_throughput_stops_at_the_bottleneck_target_gpu():
 def test_more_target_gpus_or_batching_raise_the_capacity():
     trace = cosim.trace.generate("gsm8k", 200, seed=1).in_memory()
     rate = 50.0  # far beyond any of these clusters: throughput is their capacity
-    one = cosim.serve.run(cluster("gpu-stepahead", draft=4, prm=2, target=1, batching=False), trace, rate=rate)
-    two = cosim.serve.run(cluster("gpu-stepahead", draft=4, prm=2, target=2, batching=False), trace, rate=rate)
-    batched = cosim.serve.run(cluster("gpu-stepahead", draft=4, prm=2, target=1, batching=True), trace, rate=rate)
+    # Eight requests in flight, so that the target GPUs, not the slots, bound the throughput.
+    one = cosim.serve.run(cluster("gpu-stepahead", draft=8, prm=2, target=1, batching=False), trace, rate=rate)
+    two = cosim.serve.run(cluster("gpu-stepahead", draft=8, prm=2, target=2, batching=False), trace, rate=rate)
+    batched = cosim.serve.run(cluster("gpu-stepahead", draft=8, prm=2, target=1, batching=True), trace, rate=rate)
     assert two.summary.throughput_req_s > 1.5 * one.summary.throughput_req_s
     assert batched.summary.throughput_req_s > 1.5 * one.summary.throughput_req_s
     assert batched.summary.pools["target"].mean_batch > 1.5

@@ -182,7 +182,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             write_atomically(run_folder.staged("summary.json"), json.dumps(summary, indent=1))
             import pyarrow as pa
 
-            keys = ("role", "index", "energy_j", "busy_ns", "iterations", "batched_sequences",
+            keys = ("role", "index", "energy_j", "busy_ns", "held_ns", "iterations", "batched_sequences",
                     "kv_limited_iterations")
             write_csv(pa.table({k: column([d[k] for d in result.devices]) for k in keys}),
                       run_folder.staged("devices.csv"))

@@ -74,10 +74,10 @@ void DeviceServer::run() {
         const uint64_t now = now_units();
         auto pick = queue_.end();
         uint64_t earliest = UINT64_MAX;
-        std::vector<int> seen;  // requests whose first queued job has been looked at
+        seen_.clear();
         for (auto it = queue_.begin(); it != queue_.end(); ++it) {
-            if (std::find(seen.begin(), seen.end(), it->owner) != seen.end()) continue;
-            seen.push_back(it->owner);
+            if (std::find(seen_.begin(), seen_.end(), it->owner) != seen_.end()) continue;
+            seen_.push_back(it->owner);
             if (it->ready > now) earliest = std::min(earliest, it->ready);
             else if (pick == queue_.end() || it->ready < pick->ready) pick = it;
         }

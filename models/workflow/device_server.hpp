@@ -10,6 +10,7 @@
 #include <exception>
 #include <functional>
 #include <memory>
+#include <vector>
 
 #include <systemc>
 
@@ -71,6 +72,7 @@ private:
     };
     void run();
     std::deque<Queued> queue_;
+    std::vector<int> seen_;  // scratch: requests whose first queued job has been looked at
     sc_core::sc_event wake_;
     sc_core::sc_event idle_;
     bool running_ = false;
