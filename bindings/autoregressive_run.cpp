@@ -310,6 +310,7 @@ py::dict simulate_autoregressive(const py::dict& system, const py::function& nex
             const VllmEngine& e = *g.engines[static_cast<size_t>(i)];
             entry["energy_j"] = g.meters[static_cast<size_t>(i)]->energy_j();
             entry["busy_ns"] = e.busy_ns();
+            entry["held_ns"] = e.busy_ns();  // the engine's steps are all it holds the GPU for
             entry["iterations"] = e.iterations();
             entry["batched_sequences"] = e.batched_sequences();
             entry["kv_limited_iterations"] = e.kv_limited_iterations();
@@ -318,6 +319,7 @@ py::dict simulate_autoregressive(const py::dict& system, const py::function& nex
         } else {
             entry["energy_j"] = g.proxies[static_cast<size_t>(i)]->power().energy_j();
             entry["busy_ns"] = busy[static_cast<size_t>(i)];
+            entry["held_ns"] = g.servers[static_cast<size_t>(i)]->held_ns();  // its requests' overheads too
             entry["iterations"] = 0;
             entry["batched_sequences"] = 0;
             entry["kv_limited_iterations"] = 0;

@@ -59,6 +59,10 @@ def test_requests_queue_for_a_gpu_at_batch_1_and_spread_over_two():
     assert sorted(one.per_request.column("ttft_s")) == pytest.approx([first, alone + first, 2 * alone + first],
                                                                      rel=1e-9)
     assert one.summary.tokens.ttft_median_s == pytest.approx(alone + first, rel=1e-9)
+    # The GPU computes for each request's prefill and decodes, and is held for its overhead too.
+    (device,) = one.devices
+    assert device["busy_ns"] == pytest.approx(3 * (alone * 1e9 - gpu.request), rel=1e-9)
+    assert device["held_ns"] == pytest.approx(3 * alone * 1e9, rel=1e-9)
 
 
 def test_the_autoregressive_system_generates_a_reasoning_trace_final_chain():
