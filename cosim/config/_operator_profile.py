@@ -186,16 +186,18 @@ def _vidur(folder: Path, model: Any) -> OperatorProfile:
     for op in VIDUR_REQUIRED:
         if op not in ops:
             raise ConfigError(f"{mlp.path}:1: time_stats.{op}.median: missing column")
-    tables: dict[str, list[list[float]]] = {op: [] for op in ops}
-    seen: dict[tuple, int] = {}
+    # Vidur's profiler may measure a token count more than once (its fit then spans the
+    # repeats); each operator's repeats are averaged here.
+    repeats: dict[str, dict[float, list[float]]] = {op: {} for op in ops}
     for line, row in mlp.rows:
         if not _matches(mlp, line, row, VIDUR_MODEL_COLUMNS, model):
             continue
         tokens = mlp.number(line, row, "num_tokens", whole=True)
-        _unique(mlp, seen, (tokens,), line)
         for op in ops:
-            tables[op].append([tokens, mlp.number(line, row, f"time_stats.{op}.median", time=True) * MS])
-    if not seen:
+            repeats[op].setdefault(tokens, []).append(
+                mlp.number(line, row, f"time_stats.{op}.median", time=True) * MS)
+    tables = {op: [[x, sum(v) / len(v)] for x, v in sorted(by_tokens.items())] for op, by_tokens in repeats.items()}
+    if not tables[ops[0]]:
         raise ConfigError(f"{mlp.path}: no row for {model.name}'s shape at one GPU ("
                           + ", ".join(f"{c} {getattr(model, f)}" for c, f in VIDUR_MODEL_COLUMNS.items()) + ")")
     attn = _Csv(folder / "attention.csv", ("is_prefill", "batch_size", "prefill_chunk_size", "kv_cache_size",
