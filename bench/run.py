@@ -16,6 +16,10 @@
    simulation's wall time per decision beyond run 2's, policy included);
 11. `cosim validate`: every shipped validation case, table and figure (`validate_s`, the
    median of three; the goal is under a minute);
+12. the vLLM engine: 20,000 plain requests (the RTX 4090 log's lengths, repeated) at 1.5
+   requests/s on `vllm-rtx4090` (one GPU, vLLM's scheduler, operator-profile timing):
+   engine steps and output tokens simulated per wall-second (`vllm_steps_per_s`,
+   `vllm_tokens_per_s`, the median of three);
 8. peak memory (parent and simulation worker, each in a fresh process) for
    500, 5,000 and 20,000 problems, rows streamed to disk as `cosim run` does:
    flat when the trace and the rows are streamed.
@@ -156,6 +160,20 @@ def main() -> None:
 
         times = sorted(timed(lambda: cli_main(["validate", "--out", tmp]))[1] for _ in range(3))
     out["validate_s"] = times[1]
+
+    from cosim.trace import Trace, plain_header, plain_problem, read_request_log
+    from cosim.validation._vllm_serving import folder
+
+    log = read_request_log(folder() / "vllm" / "requests.jsonl")
+    lengths = [(int(p), int(o)) for p, o in zip(log.input_tokens, log.output_tokens)]
+    plain = Trace(plain_header("bench"), [plain_problem(f"r{i}", *lengths[i % len(lengths)])
+                                          for i in range(max(20_000 // scale, 300))])
+    engine = cosim.load_scenario("vllm-rtx4090")
+    runs = sorted((cosim.serve.run(engine, plain, rate=1.5, seed=1) for _ in range(3)), key=lambda r: r.wall_s)
+    vllm = runs[1]
+    out["vllm_requests"] = len(plain)
+    out["vllm_steps_per_s"] = vllm.devices[0]["iterations"] / vllm.wall_s
+    out["vllm_tokens_per_s"] = float(sum(vllm.per_request.column("generated_tokens"))) / vllm.wall_s
 
     memory = memory_profile(tuple(max(n // scale, 10) for n in MEMORY_SIZES))
     out["memory"] = memory

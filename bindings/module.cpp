@@ -7,6 +7,7 @@
 
 #include <systemc>
 
+#include "autoregressive_run.hpp"
 #include "batch_run.hpp"
 #include "diagnostics.hpp"
 #include "errors.hpp"
@@ -69,6 +70,8 @@ PYBIND11_MODULE(_native, m) {
           py::arg("keep_activities") = false, py::arg("vcd_path") = std::string(),
           py::arg("vcd_every_token") = false, py::arg("decide") = py::none(), py::arg("max_backtracks") = 0,
           py::arg("scored_refinements") = true);
+    m.def("simulate_autoregressive", &cosim::bindings::simulate_autoregressive, py::arg("system"),
+          py::arg("next_chunk"), py::arg("keep_activities") = false);
     m.def("fpga_timing", &cosim::bindings::fpga_timing, py::arg("fpga"), py::arg("hbm"), py::arg("model"),
           py::arg("profile"), py::arg("points"));
     m.def("gpu_timing", &cosim::bindings::gpu_timing, py::arg("gpu"), py::arg("model"), py::arg("profile"),

@@ -2,6 +2,8 @@
 
 #include <set>
 
+#include <pybind11/stl.h>
+
 #include "errors.hpp"
 
 namespace py = pybind11;
@@ -117,8 +119,39 @@ LatencyProfile latency_profile(const std::string& source, const py::list& rows) 
     return LatencyProfile(source, points);
 }
 
+// {source, head_from_roofline, terms: [{name, input, count, axes, rows}]}: an operator profile.
+LatencyProfile operator_profile(const py::dict& d) {
+    Reader r(d, "operator profile");
+    const auto source = r.get<std::string>("source");
+    const bool head = r.get<bool>("head_from_roofline");
+    std::vector<OperatorTerm> terms;
+    for (auto item : r.get<py::list>("terms")) {
+        const py::dict t = item.cast<py::dict>();
+        Reader tr(t, source + " operator");
+        OperatorTerm term;
+        term.name = tr.get<std::string>("name");
+        const auto input = tr.get<std::string>("input");
+        const char* inputs[] = {"tokens", "sequences", "attention", "prefill_attention", "decode_attention"};
+        bool known = false;
+        for (int i = 0; i < 5; ++i)
+            if (input == inputs[i]) {
+                term.input = static_cast<ProfileInput>(i);
+                known = true;
+            }
+        if (!known) throw ConfigError(source + ": unknown operator input '" + input + "'");
+        term.count = tr.get<double>("count");
+        term.table = RaggedTable(tr.get<std::string>("file"), tr.get<std::vector<std::string>>("axes"),
+                                 tr.get<std::vector<std::vector<double>>>("rows"));
+        tr.finish();
+        terms.push_back(std::move(term));
+    }
+    r.finish();
+    return LatencyProfile(OperatorProfile(source, std::move(terms), head));
+}
+
 LatencyProfile optional_profile(const py::object& profile) {
     if (profile.is_none()) return LatencyProfile();
+    if (py::isinstance<py::dict>(profile)) return operator_profile(profile.cast<py::dict>());
     auto t = profile.cast<py::tuple>();
     if (t.size() != 2) throw ConfigError("a latency profile is (source, rows)");
     return latency_profile(t[0].cast<std::string>(), t[1].cast<py::list>());

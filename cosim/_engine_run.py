@@ -20,6 +20,7 @@ from .config.scenario import Scenario
 from .errors import ConfigError
 from .trace import Backtrack, Draft, Refine, Trace
 from .trace._io import check_problem
+from .trace._plain import shared_prefix_tokens
 
 # The columns a chunk of the trace crosses into the engine with, by name.
 EVENT_COLUMNS = ("kind", "step", "tokens", "accepted", "scored")
@@ -43,7 +44,16 @@ def _kv_limit(role: Any) -> tuple[int, str]:
 
 
 def _window_limits(scn: Scenario) -> list[tuple[str, Any, int, str]]:
-    return [(role, getattr(scn, role).model, *_kv_limit(getattr(scn, role))) for role in ("draft", "prm", "target")]
+    roles = ("target",) if scn.system == "autoregressive" else ("draft", "prm", "target")
+    return [(role, getattr(scn, role).model, *_kv_limit(getattr(scn, role))) for role in roles]
+
+
+def _check_output(problem: Any, final_tokens: int, limits: list[tuple[str, Any, int, str]]) -> None:
+    """The autoregressive system generates the final chain after the prompt, within the window."""
+    for role, model, limit, what in limits:
+        if problem.prompt_tokens + final_tokens > limit:
+            raise ConfigError(f"problem {problem.id!r}: {problem.prompt_tokens} prompt tokens and {final_tokens} "
+                              f"output tokens (its final chain) exceed the {what} {role} model {model.name}")
 
 
 def _check_window(problem: Any, limits: list[tuple[str, Any, int, str]]) -> None:
@@ -81,6 +91,7 @@ class TraceFeed:
         self._problems = iter(trace.problems)
         self._header = trace.header
         self._limits = _window_limits(scn)
+        self._autoregressive = scn.system == "autoregressive"
         self._sink, self._totals = sink, totals
         # The summaries of requests handed over and not yet finished, by request index
         # (a cluster finishes them out of order): id, dataset, right answer (1, 0, or -1
@@ -89,8 +100,9 @@ class TraceFeed:
         self._fed = 0
         self._arrivals: bool | None = None  # whether the trace's problems carry arrival times
         self._serving = serving
-        # Served requests: the times (whole picoseconds) and tokens the serving metrics need, 32 bytes a request.
-        self._times = {**{name: array("q") for name in ("arrival_ps", "start_ps", "end_ps")},
+        # Served requests: the times (whole picoseconds) and tokens the serving metrics need, 40 bytes a
+        # request; a first token time of -1 where the system reports none (the speculative systems).
+        self._times = {**{name: array("q") for name in ("arrival_ps", "start_ps", "end_ps", "first_token_ps")},
                        "final_tokens": array("d")}
         # Live co-simulation (cosim.live): the problems go without events; each one's events
         # are what the policy answered, complete when the engine finishes it.
@@ -119,12 +131,16 @@ class TraceFeed:
             for name in ("arrival_ps", "start_ps", "end_ps"):
                 self._times[name].extend(np.asarray(engine[name], dtype=np.int64).tolist())
             self._times["final_tokens"].extend(trace["final_tokens"].tolist())
+            first = engine.get("first_token_ps")
+            self._times["first_token_ps"].extend([-1] * n if first is None else
+                                                 np.asarray(first, dtype=np.int64).tolist())
         self._totals.add(rows, adds)
         self._sink.add(rows)
         report_progress(self._totals.problems)
 
     def request_times(self) -> dict[str, np.ndarray]:
-        """Per finished request, in the order they finished: arrival, start, end (int64 ps), final tokens."""
+        """Per finished request, in the order they finished: arrival, start, end and the first output
+        token (int64 ps; -1 where the system reports none), final tokens."""
         return {name: np.frombuffer(values, np.int64 if values.typecode == "q" else np.float64)
                 for name, values in self._times.items()}
 
@@ -136,7 +152,7 @@ class TraceFeed:
         kinds = native().EVENT_KINDS
         code = {Draft: kinds["draft"], Refine: kinds["refine"], Backtrack: kinds["backtrack"]}
         events: dict[str, list[int]] = {name: [] for name in EVENT_COLUMNS}
-        problems: dict[str, list[int]] = {name: [] for name in PROBLEM_COLUMNS}
+        problems: dict[str, list[int]] = {name: [] for name in (*PROBLEM_COLUMNS, "output_tokens")}
         arrivals: list[int] = []
         for problem in chunk:
             if self._live is not None:
@@ -144,10 +160,14 @@ class TraceFeed:
                 problems["prompt_tokens"].append(problem.prompt_tokens)
                 problems["first_event"].append(0)
                 problems["events"].append(0)
+                problems["output_tokens"].append(0)
                 self._fed += 1
                 continue
             summary = check_problem(problem, self._header)
-            _check_window(problem, self._limits)
+            if self._autoregressive:
+                _check_output(problem, summary.final_tokens, self._limits)
+            else:
+                _check_window(problem, self._limits)
             arrival = getattr(problem, "arrival_s", None)
             if self._arrivals is None:
                 self._arrivals = arrival is not None
@@ -163,6 +183,7 @@ class TraceFeed:
             problems["prompt_tokens"].append(problem.prompt_tokens)
             problems["first_event"].append(len(events["kind"]))
             problems["events"].append(len(problem.events))
+            problems["output_tokens"].append(summary.final_tokens)
             for e in problem.events:
                 backtrack = isinstance(e, Backtrack)
                 events["kind"].append(code[type(e)])
@@ -193,7 +214,13 @@ def run_engine(scn: Scenario, trace: Trace, system: dict[str, Any], *, keep: boo
         totals = Totals()
         feed = TraceFeed(scn, trace, sink, totals, serving, live)
         try:
-            if live is None:
+            if system.get("system") == "autoregressive":
+                if vcd_stem:
+                    raise ConfigError("the autoregressive system writes no waveform (a --timeline shows its "
+                                      "requests)")
+                raw = native().simulate_autoregressive(
+                    {**system, "shared_prefix_tokens": shared_prefix_tokens(trace.header)}, feed, keep)
+            elif live is None:
                 raw = native().simulate_workflow(system, feed, keep, vcd_stem, every_token)
             else:
                 raw = native().simulate_workflow(system, feed, keep, vcd_stem, every_token, live.decide,

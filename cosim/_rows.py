@@ -34,7 +34,7 @@ ROW_FIELDS = (
     "breakdown_prm", "breakdown_target", "acceptance_rate", "steps_per_problem", "backtracks_per_problem",
     "accuracy", "final_tokens", "generated_tokens", "drafted_tokens", "target_tokens",
     "discarded_step_ahead_tokens", "reused_tokens", "energy_j_draft", "energy_j_prm", "energy_j_target", "start_s",
-    "end_s",
+    "end_s", "ttft_s", "tpot_s",
     # The denominators of the token- and verdict-weighted metrics (acceptance_rate, stall_step_share),
     # so that every whole-run metric is a ratio of sums of rows (cosim.uncertainty resamples them).
     "verdicts", "accepted_draft_tokens", "target_trace_tokens",
@@ -42,7 +42,8 @@ ROW_FIELDS = (
 # Served requests' rows add these (cosim.serve): where each request waited and ran, and the
 # time its work kept each of its devices computing or transferring (the pools' busy time).
 SERVE_FIELDS = ("request", "arrival_s", "queue_s", "service_s", "slot", "draft_device", "prm_device",
-                "target_device", "busy_s_draft", "busy_s_prm", "busy_s_target")
+                "target_device", "busy_s_draft", "busy_s_prm", "busy_s_target", "preemptions",
+                "recomputed_tokens")
 SERVE_ROW_FIELDS = ROW_FIELDS + SERVE_FIELDS
 
 
@@ -96,6 +97,16 @@ def problem_rows(engine: dict[str, Any], trace: dict[str, Any],
         "accepted_draft_tokens": np.asarray(trace["accepted_draft_tokens"]).astype(np.int64),
         "target_trace_tokens": np.asarray(trace["target_tokens"]).astype(np.int64),
     }
+    # Time to the first output token and per output token after it (docs/metrics.md): the
+    # autoregressive system reports its first token; the speculative systems have none.
+    if "first_token_ps" in cols:
+        first_ps = cols["first_token_ps"].astype(np.int64)
+        since_ps = cols["arrival_ps"].astype(np.int64) if serving else start_ps
+        rows["ttft_s"] = (first_ps - since_ps) / PS_PER_S
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rows["tpot_s"] = np.where(final > 1, (end_ps - first_ps) / PS_PER_S / (final - 1), np.nan)
+    else:
+        rows["ttft_s"] = rows["tpot_s"] = np.full(n, np.nan)
     if serving:
         arrival_ps = cols["arrival_ps"].astype(np.int64)
         rows["latency_s"] = (end_ps - arrival_ps) / PS_PER_S
@@ -106,6 +117,9 @@ def problem_rows(engine: dict[str, Any], trace: dict[str, Any],
             "slot": cols["slot"].astype(np.int64), **{f"{r}_device": cols[f"{r}_device"].astype(np.int64)
                                                        for r in ROLES},
             **{f"busy_s_{r}": cols[f"work_ns_{r}"] * NS for r in ROLES},
+            # The autoregressive system's vLLM engine: preemptions and the tokens they recomputed.
+            **{name: cols[name].astype(np.int64) if name in cols else np.zeros(n, dtype=np.int64)
+               for name in ("preemptions", "recomputed_tokens")},
         })
     adds = {
         "latency_ns": latency_ns, "final_tokens": final, "generated_tokens": cols["generated_tokens"],

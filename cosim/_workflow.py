@@ -17,21 +17,35 @@ from .outputs._gtkwave import write_gtkw
 from .outputs._timeline import write_timeline
 from .errors import ConfigError, OutputError
 from .config._latency_csv import load_latency_profile
+from .config._operator_profile import load_operator_profile
 from .config.hardware import FpgaDevice, GpuDevice, fpga_profile_native
 from .result import Result
 from .config.scenario import Scenario
 from .trace import Trace
 
+def profile_native(profile: str | None, model: Any) -> Any:
+    """A role's measured profile as the native models take it: a latency CSV's rows, or a
+    folder's operator profile for the role's model."""
+    if profile is None:
+        return None
+    if Path(profile).is_dir():
+        return load_operator_profile(profile, model).native()
+    return load_latency_profile(profile).native()
+
+
 def _gpu_section(device: GpuDevice, model: Any, link: Any, profile: str | None = None) -> dict[str, Any]:
     return {"gpu": _params.native(device.gpu), "power": _params.native(device.power),
             "model": _params.native(model), "link": _params.native(link),
-            "profile": None if profile is None else load_latency_profile(profile).native()}
+            "profile": profile_native(profile, model)}
 
 
 def system_dict(scn: Scenario) -> dict[str, Any]:
     """The flat description the native engine takes."""
-    from .serve._system import host_link_section, serving_sections
+    from .serve._system import autoregressive_system, host_link_section, serving_sections
 
+    if scn.system == "autoregressive":
+        t = scn.target
+        return autoregressive_system(scn, _gpu_section(t.device, t.model, t.link, t.profile))
     draft = scn.draft
     if isinstance(draft.device, FpgaDevice):
         # The draft model's phase-1 prompt prefill runs on the target GPU, in BF16.
@@ -129,6 +143,8 @@ def simulate(scn: Scenario, trace: Trace, *, vcd: str | Path | None = None, time
     the number of problems finished so far, every few hundred problems.
     """
     _preflight.check_replay("simulate", scn, trace)
+    if vcd is not None and scn.system == "autoregressive":
+        raise ConfigError("vcd: the autoregressive system writes no waveform; a timeline shows its requests")
     if vcd_detail not in VCD_DETAILS:
         raise ConfigError(f"vcd_detail: one of {', '.join(VCD_DETAILS)}, got {vcd_detail!r}")
     vcd_stem, vcd_partial, vcd_final = vcd_paths(vcd)

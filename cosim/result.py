@@ -130,10 +130,10 @@ class KvmuRecord:
     mode: str
 
 
-_MAYBE_UNKNOWN = {"accuracy", "speedup"}
+_MAYBE_UNKNOWN = {"accuracy", "speedup", "ttft_s", "tpot_s"}
 _INTEGER_FIELDS = {"final_tokens", "generated_tokens", "drafted_tokens", "target_tokens",
                    "discarded_step_ahead_tokens", "reused_tokens", "steps_per_problem", "backtracks_per_problem",
-                   "verdicts", "accepted_draft_tokens", "target_trace_tokens"}
+                   "verdicts", "accepted_draft_tokens", "target_trace_tokens", "preemptions", "recomputed_tokens"}
 
 
 def arrow_rows(columns: dict[str, Any], fields: tuple[str, ...] = ROW_FIELDS) -> Any:

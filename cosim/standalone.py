@@ -182,13 +182,18 @@ def fpga_decode(device: Any = "u280", model: Any = "qwen2.5-0.5b", context: int 
 # ---- GPU ----------------------------------------------------------------------------------------
 
 
-def _profile(profile: Any) -> Any:
+def _profile(profile: Any, model: Any = None) -> Any:
     if profile is None:
         return None
+    if isinstance(profile, str | Path) and Path(profile).is_dir():
+        # A folder of measured operator times, for this model (docs/hardware.md).
+        from .config._operator_profile import load_operator_profile
+
+        return load_operator_profile(profile, load_model(model)).native()
     if isinstance(profile, str | Path):
         profile = load_latency_profile(profile)
     if not isinstance(profile, LatencyProfile):
-        raise ConfigError("profile: give a CSV path or a LatencyProfile")
+        raise ConfigError("profile: give a CSV path, a folder of operator times or a LatencyProfile")
     return profile.native()
 
 
@@ -201,7 +206,7 @@ def gpu_run(device: Any, model: Any, ops: Iterable[Sequence[Any]], profile: Any 
         _params.native(cfg.gpu),
         _model_dict(model),
         _params.native(cfg.power),
-        _profile(profile),
+        _profile(profile, model),
         _gpu_script(ops, load_model(model)),
         record_tokens,
     )
@@ -229,7 +234,8 @@ def gpu_timing(device: Any, model: Any, points: Iterable[Sequence[Any]], profile
     ``overhead_ns`` (the host and launch cost of one forward call)."""
     cfg = _gpu(device, overrides)
     script = [(str(p), whole(n, "tokens", minimum=1), whole(c, "context")) for p, n, c in points]
-    return RunResult(native().gpu_timing(_params.native(cfg.gpu), _model_dict(model), _profile(profile), script))
+    return RunResult(native().gpu_timing(_params.native(cfg.gpu), _model_dict(model), _profile(profile, model),
+                                         script))
 
 
 def gpu_prefill(device: Any, model: Any, tokens: int, context: int = 0, profile: Any = None,
@@ -289,7 +295,7 @@ def gpu_batch(device: Any, model: Any, sequences: Iterable[Sequence[Any]], max_b
                  whole(max_batch, "max_batch", minimum=1), whole(token_budget, "token_budget", minimum=1),
                  policy == "verify_first",
                  0.0 if kv_budget_gb is None else real(kv_budget_gb, "kv_budget_gb", positive=True) * 1e9,
-                 _profile(profile))
+                 _profile(profile, model))
 
 
 # ---- Power, KVMU, kernel floor --------------------------------------------------------------------

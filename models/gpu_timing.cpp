@@ -50,7 +50,41 @@ double GpuTiming::overhead_ns() const {
     return params_.forward_overhead_ns + static_cast<double>(model_.layers) * params_.layer_overhead_ns;
 }
 
+double GpuTiming::operators_ns(const std::vector<BatchWork>& work) const {
+    const OperatorProfile& ops = *profile_.operators();
+    IterationShape shape;
+    double prefill_weighted_kv = 0.0;
+    for (const BatchWork& w : work) {
+        const auto tokens = static_cast<double>(w.tokens);
+        const auto context = static_cast<double>(w.context);
+        shape.tokens += tokens;
+        shape.sequences += 1.0;
+        if (w.decode || w.tokens == 1) {
+            shape.decodes += 1.0;
+            shape.decode_kv += context;
+        } else {
+            shape.prefill_chunk += tokens;
+            prefill_weighted_kv += tokens * context;
+        }
+    }
+    if (shape.decodes > 0.0) shape.decode_kv /= shape.decodes;
+    if (shape.prefill_chunk > 0.0) shape.prefill_kv = prefill_weighted_kv / shape.prefill_chunk;
+    double ns = ops.iteration_ns(shape);
+    if (ops.head_from_roofline()) {
+        // The output head the profile did not measure: its weights read once, a row of
+        // logits per sequence.
+        const double head_macs = model_.lm_head
+                                     ? static_cast<double>(model_.hidden) * static_cast<double>(model_.vocab)
+                                     : model_.score_head_params;
+        const double compute = kFlopsPerMac * head_macs * shape.sequences /
+                               (params_.peak_tflops * params_.compute_efficiency * kFlopsPerNsPerTflops);
+        ns += std::max(compute, stream_ns(head_macs * params_.weight_bytes_per_param));
+    }
+    return ns;
+}
+
 double GpuTiming::decode_token_ns(int64_t context) const {
+    if (profile_.operators() != nullptr) return operators_ns({BatchWork{1, context, true}});
     if (profile_.covers(Phase::decode)) return profile_.seconds(Phase::decode, 1, context) * kNsPerSecond;
     return overhead_ns() + roofline(decode_compute_ns(context), decode_memory_ns(context));
 }
@@ -73,11 +107,21 @@ double GpuTiming::prefill_memory_ns(int64_t tokens, int64_t context) const {
 }
 
 double GpuTiming::prefill_ns(int64_t tokens, int64_t context) const {
+    if (profile_.operators() != nullptr) {
+        // Longer than the operators were measured for: chunks of the largest measured size,
+        // as chunked prefill would run it.
+        const auto chunk = static_cast<int64_t>(profile_.operators()->max_tokens());
+        double ns = 0.0;
+        for (int64_t done = 0; done < tokens; done += chunk)
+            ns += operators_ns({BatchWork{std::min(chunk, tokens - done), context + done, false}});
+        return ns;
+    }
     if (profile_.covers(Phase::prefill)) return profile_.seconds(Phase::prefill, tokens, context) * kNsPerSecond;
     return overhead_ns() + roofline(prefill_compute_ns(tokens, context), prefill_memory_ns(tokens, context));
 }
 
 double GpuTiming::batch_ns(const std::vector<BatchWork>& work) const {
+    if (profile_.operators() != nullptr) return operators_ns(work);
     if (work.size() == 1) {
         const BatchWork& w = work.front();
         return w.decode ? decode_token_ns(w.context) : prefill_ns(w.tokens, w.context);

@@ -14,7 +14,9 @@
 // neither term hides the other completely near the ridge, where a hard max is too fast.
 // The workflow adds request_overhead_ns once per serving request (a drafted step,
 // a PRM score, a refinement, a prompt), which the formulas above leave out.
-// A measured LatencyProfile, when given, replaces the formula for the phases it covers.
+// A measured LatencyProfile, when given, replaces the formula for the phases it covers;
+// one holding an operator profile (operator_profile.hpp) times every forward pass from
+// the measured operators instead, lone or batched.
 // Pure arithmetic: no SystemC, so a fit can evaluate it outside a simulation.
 #include <cstdint>
 #include <string>
@@ -67,7 +69,7 @@ public:
     double batch_ns(const std::vector<BatchWork>& work) const;
     double streamed_weight_bytes() const { return model_.linear_macs_per_token() * params_.weight_bytes_per_param; }
     double kv_bytes_per_token() const { return model_.kv_elements_per_token() * params_.kv_bytes_per_element; }
-    bool profiled(Phase phase) const { return profile_.covers(phase); }
+    bool profiled(Phase phase) const { return profile_.covers(phase) || profile_.operators() != nullptr; }
     const GpuParams& params() const { return params_; }
     const ModelSpec& model() const { return model_; }
 
@@ -79,6 +81,9 @@ private:
     double sequence_macs(double n, double c) const;
     double roofline_ns(const std::vector<BatchWork>& work) const;
     double measured_ns(Phase phase, const std::vector<BatchWork>& part) const;
+    // A forward pass timed by the operator profile: its operators, and the output head from
+    // the roofline when the profile measured none.
+    double operators_ns(const std::vector<BatchWork>& work) const;
 
     GpuParams params_;
     ModelSpec model_;

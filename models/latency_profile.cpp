@@ -8,6 +8,9 @@
 
 namespace cosim {
 
+LatencyProfile::LatencyProfile(OperatorProfile operators)
+    : source_(operators.source()), operators_(std::make_shared<const OperatorProfile>(std::move(operators))) {}
+
 namespace {
 
 const char* phase_name(Phase phase) { return phase == Phase::prefill ? "prefill" : "decode"; }

@@ -8,8 +8,11 @@
 // time is an error, not a clamp.
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
+
+#include "operator_profile.hpp"
 
 namespace cosim {
 
@@ -27,6 +30,11 @@ class LatencyProfile {
 public:
     LatencyProfile() = default;
     LatencyProfile(std::string source, const std::vector<ProfilePoint>& points);
+    // Measured operator times (a folder of LLMServingSim or Vidur profiles) instead of a table:
+    // they time every forward pass, lone or batched (GpuTiming).
+    explicit LatencyProfile(OperatorProfile operators);
+
+    const OperatorProfile* operators() const { return operators_.get(); }
 
     bool covers(Phase phase) const { return !table_[static_cast<int>(phase)].empty(); }
     // Iterations of several sequences were measured for `phase` (besides batch 1).
@@ -39,6 +47,7 @@ private:
     std::string source_;
     using Plane = std::map<int64_t, Curve>;   // context -> curve
     std::map<int64_t, Plane> table_[2];       // per phase: batch -> plane
+    std::shared_ptr<const OperatorProfile> operators_;
 };
 
 }  // namespace cosim

@@ -98,6 +98,11 @@ def test_report_writes_markdown_json_and_figures(tmp_path):
     assert {p["threshold"] for p in points} == {0.5, 0.6, 0.7, 0.8, 0.9}
     assert "| dataset | C1 RSD | C1 BRSD | C1 gain | C2 RSD | C2 BRSD | C2 gain |" in markdown
     assert "| average |" in markdown
+    # The target alone on every dataset and config; its own accuracy only where real responses give it.
+    alone = {(a["dataset"], a["config"]): a for a in report["target_alone"]}
+    assert len(alone) == 4 * 2 and all(a["latency_s"] > 0 for a in alone.values())
+    assert alone["math500", 1]["accuracy"] == 0.91 and alone["math500", 2]["accuracy"] is None
+    assert "## Target alone (the autoregressive system)" in markdown
 
 
 def test_trace_gen_takes_the_target_and_thresholds(tmp_path):

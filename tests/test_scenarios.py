@@ -6,7 +6,7 @@ import cosim
 NAMES = ("gpu-baseline", "gpu-stepahead", "heteroreason-u280-200", "heteroreason-u280-300",
          "heteroreason-u280-flexllm", "heteroreason-v80", "heteroreason-jetson", "heteroreason-vanilla",
          "heteroreason-nobacktrack", "heteroreason-noprefetch", "cluster-heteroreason-u280-200",
-         "cluster-gpu-stepahead")
+         "cluster-gpu-stepahead", "target-alone", "vllm-rtx4090")
 
 
 def test_every_system_and_ablation_is_a_built_in_scenario():
@@ -19,8 +19,11 @@ def test_each_built_in_scenario_loads_on_both_configs(name, config):
     scn = cosim.load_scenario(name, config)
     resolved = scn.resolved()
     assert scn.name == name and scn.description
-    assert resolved["system"] in ("gpu-baseline", "gpu-stepahead", "heteroreason")
-    assert resolved["target"]["model"]["name"] == ("Qwen2.5-Math-7B" if config == 1 else "Qwen2.5-Math-1.5B")
+    assert resolved["system"] in ("gpu-baseline", "gpu-stepahead", "heteroreason", "autoregressive")
+    if name == "vllm-rtx4090":  # it names its model: the config does not choose one
+        assert resolved["target"]["model"]["name"] == "Llama-3.1-8B"
+    else:
+        assert resolved["target"]["model"]["name"] == ("Qwen2.5-Math-7B" if config == 1 else "Qwen2.5-Math-1.5B")
     if any(k in name for k in ("u280-300", "vanilla", "noprefetch", "nobacktrack")):
         assert scn.draft.device.accelerator.clock_mhz == 300.0
     assert scn.backtracking == (name != "heteroreason-nobacktrack")

@@ -32,7 +32,9 @@ def test_a_scenario_without_the_sections_is_the_single_request_system():
                                              "host_link": "pcie_gen4_x16"},
                                    "prm": {"devices": 1}, "target": {"devices": 1}}
     assert resolved["batching"] == {"enabled": False, "max_batch": 64, "token_budget": 2048, "policy": "fcfs",
-                                    "gpu_memory_utilization": 0.9}
+                                    "gpu_memory_utilization": 0.9, "block_size": 16, "num_gpu_blocks": 0,
+                                    "runtime_memory_bytes": 1.24e9, "prefix_caching": True,
+                                    "async_scheduling": True}
 
 
 def test_a_scenario_file_gives_the_pools_and_the_batching(tmp_yaml):

@@ -163,11 +163,12 @@ def test_the_command_prints_the_table_and_writes_its_files(tmp_path):
     assert "rtx3090-layers: 9 rows" in done.stdout and "qwen-a100: 12 rows" in done.stdout
     with open(out / "validation.csv", newline="") as handle:
         table = list(csv.DictReader(handle))
-    assert len(table) == 24
+    assert len(table) == 24 + 3 * 12  # the vLLM serving case: three timings of twelve quantities
     first = table[0]
     assert float(first["error"]) == pytest.approx(float(first["predicted"]) / float(first["measured"]) - 1, abs=1e-6)
     report = json.loads((out / "validation.json").read_text())
-    assert set(report["summary"]) == {"rtx3090-layers", "qwen-a100", "fpga-designs"}
+    assert set(report["summary"]) == {"rtx3090-layers", "qwen-a100", "fpga-designs", "rtx4090-vllm (profile)",
+                                      "rtx4090-vllm (roofline-3090)", "rtx4090-vllm (roofline-fit)"}
     assert (out / "validation.png").read_bytes()[:4] == b"\x89PNG"
     one = run_cli("validate", "--case", "rtx3090_layers", "--out", tmp_path / "one", cwd=tmp_path)
     assert one.returncode == 0 and "qwen-a100" not in one.stdout

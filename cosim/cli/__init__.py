@@ -125,6 +125,9 @@ def _add_trace_commands(sub: argparse._SubParsersAction) -> None:
     rsd.add_argument("--threshold", type=float, default=0.7, help="the PRM acceptance threshold of the run "
                                                                    "(default 0.7)")
     rsd.set_defaults(func=_commands.cmd_trace_import_rsd)
+    from ._trace_import import add_parser as add_trace_import
+
+    add_trace_import(tsub)
 
 
 def build_parser() -> argparse.ArgumentParser:

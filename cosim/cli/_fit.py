@@ -24,7 +24,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         p.add_argument("measured", help="CSV phase,tokens,context,seconds (decode rows: seconds per token)" + (
             "; or per-layer kernel times (LLMServingSim's layer_name,input,kv_cache,tp_size,latency(ns)): "
             "their forward passes of 1 to 2,048 tokens fit the efficiencies and the roofline exponent, "
-            "overheads aside" if kind == "gpu" else ""))
+            "overheads aside; or a folder of operator times (LLMServingSim's or Vidur's profiles, "
+            "docs/hardware.md), summed into lone decodes and prefills the same way" if kind == "gpu" else ""))
         p.add_argument("--device", default=default_device, help=f"device to start from (default {default_device})")
         p.add_argument("--model", default=default_model, required=default_model is None,
                        help="the model the points were measured with" +

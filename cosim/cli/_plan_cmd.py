@@ -67,7 +67,10 @@ def _mapper(args: argparse.Namespace, scn: Any, trace: Any, served: dict[str, An
 
 
 def gpus(scn: Any, cluster: dict[str, int]) -> int:
-    """GPUs in a cluster: the PRM and target pools, and the draft pool when it is of GPUs."""
+    """GPUs in a cluster: the PRM and target pools, and the draft pool when it is of GPUs (the
+    autoregressive system: its target pool alone)."""
+    if scn.system == "autoregressive":
+        return cluster["target_devices"]
     return cluster["prm_devices"] + cluster["target_devices"] + (0 if scn.system == "heteroreason"
                                                                  else cluster["draft_devices"])
 
@@ -132,7 +135,9 @@ def run_plans(args: argparse.Namespace) -> int:
                         return math.inf  # a cluster the devices cannot hold meets nothing
 
                 contexts = scn.cluster.draft.contexts_per_device
-                result = plan(evaluate, **grid, slo_s=args.slo, costs=_costs(args.costs, scn),
+                # The target alone (the autoregressive system) varies its target pool only.
+                pools = {**grid, "draft": [1], "prm": [1]} if scn.system == "autoregressive" else grid
+                result = plan(evaluate, **pools, slo_s=args.slo, costs=_costs(args.costs, scn),
                               contexts_per_draft=contexts, map=_mapper(args, scn, trace, served),
                               width=args.workers)
                 comparison = None
@@ -169,7 +174,9 @@ def run_plans(args: argparse.Namespace) -> int:
             print(f"  {scn.name:<28} none of the clusters tried meets the objective")
             continue
         c = r.cluster
-        print(f"  {scn.name:<28} {c['draft_devices']:>5} {c['prm_devices']:>4} {c['target_devices']:>6} "
+        alone = scn.system == "autoregressive"  # no draft and no PRM pool
+        print(f"  {scn.name:<28} {'-' if alone else c['draft_devices']:>5} {'-' if alone else c['prm_devices']:>4} "
+              f"{c['target_devices']:>6} "
               f"{gpus(scn, c):>5} {r.cost:>9.0f} {r.p99_s:>8.2f}")
     reference = plans[0]
     for (scn, r), c in zip(plans[1:], comparisons[1:]):

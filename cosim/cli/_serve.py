@@ -222,6 +222,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
         print(f"  within the {s.slo_s:g} s objective        {s.slo_attainment:8.1%}"
               + (f" [{slo.low:.1%}, {slo.high:.1%}]" if slo else ""))
     print(f"  energy                          {s.energy_j_per_token:8.3f} J/token (idle included)")
+    if s.tokens is not None:
+        from ..serve._token_metrics import format_latency
+
+        print("  per token, as vLLM's benchmark reports it:")
+        print("\n".join("    " + line for line in format_latency(s.tokens).splitlines()))
     for role, pool in s.pools.items():
         batch = "" if pool.mean_batch is None else f", mean batch {pool.mean_batch:.2f}"
         if pool.kv_limited_iterations:

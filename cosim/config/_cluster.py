@@ -87,6 +87,40 @@ class Batching:
         "their KV caches in what is left beside every model's weights, and work that does not fit waits",
         rule="fraction", default=0.9,
         note="source: vLLM's default gpu_memory_utilization (0.9, EngineArgs)")
+    # The autoregressive system's vLLM engine (models/vllm_scheduler.hpp, docs/serving.md).
+    block_size: int = param(
+        "tokens per KV-cache block of the autoregressive system's vLLM engine: KV memory is allocated a block "
+        "at a time", default=16,
+        note="source: vLLM's default block_size on CUDA GPUs (CacheConfig.block_size, 16)")
+    num_gpu_blocks: int = param(
+        "KV-cache blocks of the autoregressive system's vLLM engine on each GPU, counted as vLLM counts them "
+        "(its null block included); 0: derived, floor((gpu_memory_utilization x memory - weights - "
+        "runtime_memory) / (block_size x KV bytes per token))", rule="non_negative", default=0,
+        note="source: vLLM derives num_gpu_blocks from gpu_memory_utilization at start-up "
+             "(Worker.determine_available_memory); 0 does the same, give the number a vLLM log reports to "
+             "match a run exactly")
+    runtime_memory_bytes: float = param(
+        "GPU memory the autoregressive system's vLLM engine holds beside the weights and the KV cache "
+        "(activations at the token budget, CUDA graphs, the CUDA context), left out when num_gpu_blocks is "
+        "derived", rule="non_negative", default=1.24e9,
+        note="estimate: a vLLM 0.19 run of Llama-3.1-8B on an RTX 4090 (max_num_batched_tokens 2048, "
+             "gpu_memory_utilization 0.9, LLMServingSim's published run) kept 2588 blocks of 16 tokens x "
+             "128 KiB: 0.9 x 25.25 GB - 16.06 GB of weights - 5.43 GB of KV cache = 1.24 GB")
+    prefix_caching: bool = param(
+        "the autoregressive system's vLLM engine keeps the KV of freed full blocks until they are reused, so "
+        "a request whose prefix matches (a shared system prompt, or its own tokens after a preemption) "
+        "takes them back instead of recomputing", rule="any", default=True,
+        note="source: vLLM V1 enables prefix caching by default (CacheConfig.enable_prefix_caching)")
+    async_scheduling: bool = param(
+        "the autoregressive system's vLLM engine schedules a step while the GPU runs the one before, so a "
+        "roofline-timed step takes the longer of the GPU's forward overhead and its compute or memory time, "
+        "not their sum", rule="any", default=True,
+        note="source: vLLM 0.19 schedules asynchronously by default (SchedulerConfig.async_scheduling, true in "
+             "the resolved configuration of a run that did not set it: LLMServingSim's RTX 4090 meta.json)")
+
+
+# The batching parameters only the autoregressive system's vLLM engine reads.
+ENGINE_ONLY = ("block_size", "num_gpu_blocks", "runtime_memory_bytes", "prefix_caching", "async_scheduling")
 
 
 def _named(config: Any, name: str, path: str) -> str:
@@ -163,8 +197,49 @@ def check_host_link(cluster: Cluster) -> None:
     host_link(cluster)
 
 
+def check_engine_only(scn: Any) -> None:
+    """The vLLM engine's block parameters belong to the autoregressive system; given for
+    another system they would do nothing, so they are refused."""
+    if scn.system == "autoregressive":
+        return
+    defaults = Batching()
+    for name in ENGINE_ONLY:
+        if _params.origin(scn.batching, name) or getattr(scn.batching, name) != getattr(defaults, name):
+            raise ConfigError(f"{_named(scn.batching, name, 'batching.' + name)}: batching.{name} sets the "
+                              f"autoregressive system's vLLM engine; {scn.system} batches by KV bytes "
+                              f"(docs/serving.md)")
+
+
+def kv_bytes_per_token(role: Any) -> float:
+    """Bytes of K and V one token keeps in every layer, on the role's GPU."""
+    model = role.model
+    return 2.0 * model.layers * model.kv_heads * model.head_dim * role.device.gpu.kv_bytes_per_element
+
+
+def gpu_blocks(scn: Any) -> int:
+    """The vLLM engine's KV blocks per target GPU, as vLLM counts them: the given number,
+    or derived from gpu_memory_utilization (Worker.determine_available_memory): what the
+    share of memory leaves beside the weights and the engine's runtime memory, in blocks."""
+    batching, role = scn.batching, scn.target
+    if batching.num_gpu_blocks:
+        return int(batching.num_gpu_blocks)
+    gpu = role.device.gpu
+    weights = role.model.params * gpu.weight_bytes_per_param
+    available = batching.gpu_memory_utilization * gpu.memory_bytes - weights - batching.runtime_memory_bytes
+    block = batching.block_size * kv_bytes_per_token(role)
+    blocks = math.floor(available / block) if available > 0 else 0
+    if blocks < 2:
+        where = _named(batching, "gpu_memory_utilization", "batching.gpu_memory_utilization")
+        raise ConfigError(f"{where}: {batching.gpu_memory_utilization} of {role.device.name}'s {gpu.memory_bytes:.4g} "
+                          f"bytes, less {weights:.4g} bytes of weights and {batching.runtime_memory_bytes:.4g} "
+                          f"bytes of runtime memory, leaves no KV-cache block of {block:.0f} bytes; give "
+                          f"batching.num_gpu_blocks or more memory")
+    return blocks
+
+
 def check(scn: Any) -> None:
     """The cluster and batching checks that need the whole scenario."""
     check_batching(scn.batching)
+    check_engine_only(scn)
     check_draft_contexts(scn.cluster, scn.draft)
     check_host_link(scn.cluster)

@@ -20,9 +20,10 @@ from ._cluster import Batching, Cluster
 from ._yamlio import LocatedDict, Where, load_yaml, locate
 from ..errors import ConfigError
 from ._latency_csv import load_latency_profile
+from ._operator_profile import load_operator_profile
 from .hardware import Device, GpuDevice, ModelConfig, PcieLinkConfig, load_device, load_link, load_model
 
-SYSTEMS = ("gpu-baseline", "gpu-stepahead", "heteroreason")
+SYSTEMS = ("gpu-baseline", "gpu-stepahead", "heteroreason", "autoregressive")
 # brsd: refinements are scored and a failing one backtracks; rsd: forward-only (refinements kept).
 ALGORITHMS = ("brsd", "rsd")
 
@@ -39,7 +40,13 @@ _PRESETS: dict[str, dict[str, Any]] = {
                       "prefetch_cache": True, "shadow_sync": False, "target_ahead_after_refine": True},
     "heteroreason": {"draft": "u280", "sequential": False, "step_ahead": True, "step_ahead_depth": 1,
                      "prefetch_cache": True, "shadow_sync": True, "target_ahead_after_refine": True},
+    # The target alone: no draft, no PRM, nothing speculative (its draft and PRM roles stay unused).
+    "autoregressive": {"draft": "rtx3090", "sequential": False, "step_ahead": False, "step_ahead_depth": 0,
+                       "prefetch_cache": False, "shadow_sync": False, "target_ahead_after_refine": False},
 }
+
+# What the autoregressive system does not have: sections and parameter paths it refuses.
+_NOT_AUTOREGRESSIVE = ("draft", "prm", "toggles", "serving", "algorithm")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -147,6 +154,10 @@ class Scenario:
         ``fpga.X`` and ``hbm.X`` are short for the draft device's link, accelerator and HBM."""
         full = self.canonical_path(path)
         head, _, rest = full.partition(".")
+        if self.system == "autoregressive" and (head in _NOT_AUTOREGRESSIVE or
+                                                full.startswith(("cluster.draft.", "cluster.prm."))):
+            raise ConfigError(f"{path}: the autoregressive system runs the target alone (no draft, no PRM, "
+                              f"no speculative toggles)")
         try:
             if head in ("draft", "prm", "target"):
                 role: Role = getattr(self, head)
@@ -249,11 +260,12 @@ def _role(data: Any, where: Where, default_device: str, default_model: str, role
         # The link named here, or the device's own host_link (named in the device's file).
         place = data.where_of("link") if "link" in data else (_params.origin(device, "host_link") or where)
         raise ConfigError(f"{place}: {exc}") from None
-    return Role(device, model, link, _profile(data, base, device))
+    return Role(device, model, link, _profile(data, base, device, model))
 
 
-def _profile(data: LocatedDict, base: Path | None, device: Device) -> str | None:
-    """A role's measured latency profile: its CSV path (from the scenario's folder), checked now."""
+def _profile(data: LocatedDict, base: Path | None, device: Device, model: ModelConfig) -> str | None:
+    """A role's measured latency profile: its CSV path, or a folder of measured operator times
+    (LLMServingSim's or Vidur's, docs/hardware.md), from the scenario's folder, checked now."""
     if "profile" not in data:
         return None
     where, given = data.where_of("profile"), data["profile"]
@@ -265,7 +277,10 @@ def _profile(data: LocatedDict, base: Path | None, device: Device) -> str | None
     if not path.is_absolute() and base is not None:
         path = base / path
     try:
-        load_latency_profile(path)
+        if path.is_dir():
+            load_operator_profile(path, model)
+        else:
+            load_latency_profile(path)
     except ConfigError as exc:
         raise ConfigError(f"{where}: {exc}") from None
     return str(path.resolve())
@@ -303,6 +318,8 @@ def build_scenario(data: Mapping[str, Any] | LocatedDict, source: str = "<code>"
     config = data.get("config", 1)
     if not isinstance(config, int) or isinstance(config, bool) or config not in CONFIG_TARGETS:
         raise ConfigError(f"{data.where_of('config')}: config must be 1 (7B target) or 2 (1.5B target), got {config!r}")
+    if system == "autoregressive":
+        _check_autoregressive(data)
     preset = _PRESETS[system]
     toggles = _params.build(Toggles, _section(data, "toggles", {k: preset[k] for k in _toggle_names()}))
     given = data.get("toggles") or {}
@@ -352,6 +369,21 @@ def build_scenario(data: Mapping[str, Any] | LocatedDict, source: str = "<code>"
     )
     _cluster.check(scn)
     return scn
+
+
+def _check_autoregressive(data: LocatedDict) -> None:
+    """The autoregressive system has a target and nothing else: a draft, a PRM, toggles or
+    their pools given for it would be ignored, so they are refused."""
+    for key in _NOT_AUTOREGRESSIVE:
+        if key in data:
+            raise ConfigError(f"{data.where_of(key)}: the autoregressive system runs the target alone; it has no "
+                              f"{key} (drop it, or choose a speculative system)")
+    cluster = data.get("cluster")
+    if isinstance(cluster, LocatedDict):
+        for key in ("draft", "prm"):
+            if key in cluster:
+                raise ConfigError(f"{cluster.where_of(key)}: the autoregressive system has no {key} pool; its "
+                                  f"cluster is cluster.target.devices GPUs")
 
 
 def _scenarios_dir() -> Path:

@@ -115,8 +115,15 @@ def fit_gpu(measured: Any, device: Any = "rtx3090", model: Any = "qwen2.5-math-7
     spec = load_model(model)
     if isinstance(measured, str | Path) and is_layer_times(measured):
         measured = load_layer_times(measured)
-    kernels_only = isinstance(measured, LayerTimes)
-    profile = measured.profile(spec.layers) if kernels_only else _profile(measured)
+    # A folder of operator times (docs/hardware.md): kernel times too, summed per forward pass.
+    operators = isinstance(measured, str | Path) and Path(measured).is_dir()
+    kernels_only = operators or isinstance(measured, LayerTimes)
+    if operators:
+        from ._operator_points import operator_points
+
+        profile = operator_points(measured, cfg, spec)
+    else:
+        profile = measured.profile(spec.layers) if kernels_only else _profile(measured)
     fit = least_squares(*gpu_problem(cfg, spec, profile, _names(params), kernels_only))
     fitted = dataclasses.replace(cfg, gpu=dataclasses.replace(cfg.gpu, **fit.values))
     settings = {_params.canonical(cfg, path).rpartition(".")[2]: _leaf(fitted, _params.canonical(cfg, path))

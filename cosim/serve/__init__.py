@@ -7,6 +7,7 @@ from ._metrics import PERCENTILE_METHOD, PoolStats, ServeSummary, percentile, re
 from ._plan import Evaluation, PlanResult, device_costs, plan
 from ._run import ServeResult, run, with_arrivals
 from ._system import serving_sections, with_cluster
+from ._token_metrics import TokenLatency, token_latency
 
 __all__ = [
     "Evaluation",
@@ -15,6 +16,7 @@ __all__ = [
     "PoolStats",
     "ServeResult",
     "ServeSummary",
+    "TokenLatency",
     "arrival_ns",
     "device_costs",
     "gamma",
@@ -25,6 +27,7 @@ __all__ = [
     "run",
     "serve_summary",
     "serving_sections",
+    "token_latency",
     "trace_arrivals",
     "with_arrivals",
     "with_cluster",

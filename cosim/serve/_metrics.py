@@ -22,6 +22,7 @@ import numpy as np
 
 from .._args import real, whole
 from ..errors import ConfigError
+from ._token_metrics import TokenLatency, token_latency
 
 PERCENTILE_METHOD = "linear"
 ROLES = ("draft", "prm", "target")
@@ -70,13 +71,18 @@ class ServeSummary:
     energy_j_per_request: float
     mean_in_system: float  # time-average number of requests between arrival and end, over the span
     mean_in_queue: float  # the same between arrival and start
-    pools: dict[str, PoolStats]  # by role: draft, prm, target
+    pools: dict[str, PoolStats]  # by role: draft, prm, target (the autoregressive system: target)
+    # TTFT, TPOT and end-to-end latency as vLLM's benchmark reports them (_token_metrics.py);
+    # None for systems that report no first token (the speculative ones).
+    tokens: TokenLatency | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """One flat row (a table's or a JSON file's): the pools' values as
         ``utilisation_<role>``, ``mean_batch_<role>``, ``devices_<role>``, ``energy_j_<role>``,
-        ``kv_limited_iterations_<role>``."""
-        row = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "pools"}
+        ``kv_limited_iterations_<role>``; with token latencies, ``ttft_mean_s`` and the rest."""
+        row = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in ("pools", "tokens")}
+        if self.tokens is not None:
+            row.update({k: v for k, v in self.tokens.to_dict().items() if k != "requests"})
         for role, pool in self.pools.items():
             row.update({f"devices_{role}": pool.devices, f"utilisation_{role}": pool.utilisation,
                         f"mean_batch_{role}": pool.mean_batch, f"energy_j_{role}": pool.energy_j,
@@ -183,10 +189,13 @@ def _devices(devices: Sequence[Mapping[str, Any]]) -> dict[str, list[Mapping[str
             whole(device[name], f"devices[{i}].{name}")
         whole(device.get("kv_limited_iterations", 0), f"devices[{i}].kv_limited_iterations")
         pools[device["role"]].append(device)
+    # A speculative system has every pool; the autoregressive system has the target's alone.
+    alone = not pools["draft"] and not pools["prm"]
     for role, members in pools.items():
-        if not members:
-            raise ConfigError(f"devices: no {role} device; every role has a pool")
-    return pools
+        if not members and not (alone and role != "target"):
+            raise ConfigError(f"devices: no {role} device; every role has a pool (the autoregressive system: the "
+                              f"target's alone)")
+    return {role: members for role, members in pools.items() if members}
 
 
 def _pool(role: str, members: list[Mapping[str, Any]], span_ns: float) -> PoolStats:
@@ -243,4 +252,17 @@ def serve_summary(requests: Mapping[str, Any], devices: Sequence[Mapping[str, An
         mean_in_system=requests_in_system(arrival, end),
         mean_in_queue=requests_in_system(arrival, start, (float(arrival.min()), float(end.max()))),
         pools=pools,
+        tokens=_token_latency(requests, arrival, end, tokens),
     )
+
+
+def _token_latency(requests: Mapping[str, Any], arrival: np.ndarray, end: np.ndarray,
+                   tokens: np.ndarray) -> TokenLatency | None:
+    """TTFT and TPOT when every request reports its first token (``first_token_ps``, whole
+    picoseconds; -1 where the system reports none)."""
+    if "first_token_ps" not in requests:
+        return None
+    first = np.asarray(requests["first_token_ps"])
+    if first.shape != arrival.shape or not np.all(first >= 0):
+        return None
+    return token_latency(arrival / NS_PER_S, first / PS_PER_NS / NS_PER_S, end / NS_PER_S, tokens)

@@ -38,6 +38,9 @@ def device_costs(scn: Scenario) -> dict[str, float]:
     deployment provisions for it), from the scenario's device descriptions."""
     costs = {}
     for role in ROLES:
+        if scn.system == "autoregressive" and role != "target":
+            costs[role] = 0.0  # the target alone: no draft and no PRM to provision
+            continue
         power = getattr(scn, role).device.power
         costs[role] = max(power.idle_w, power.prefill_w, power.decode_w, power.transfer_w)
     return costs

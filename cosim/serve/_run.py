@@ -93,6 +93,8 @@ def run(scn: Scenario, trace: Trace, *, rate: float | None = None, cv: float | N
     within ``vcd_window_s`` (start, end) seconds of simulated time if given; ``progress``:
     called with the requests finished so far."""
     _preflight.check_replay("serve", scn, trace)
+    if vcd is not None and scn.system == "autoregressive":
+        raise ConfigError("vcd: the autoregressive system writes no waveform; a timeline shows its requests")
     if slo_s is not None:
         slo_s = real(slo_s, "slo_s", positive=True)
     requests = with_arrivals(trace, rate, cv, seed)

@@ -43,6 +43,29 @@ def serving_sections(scn: Scenario) -> dict[str, dict[str, Any]]:
     }
 
 
+def autoregressive_system(scn: Scenario, target: dict[str, Any]) -> dict[str, Any]:
+    """What the native autoregressive run takes (bindings/autoregressive_run.hpp): the target's
+    GPU section (``target``, as system_dict makes it), its pool, and the batching, with the vLLM
+    engine's KV blocks per GPU (given, or derived from gpu_memory_utilization)."""
+    from ..config._cluster import gpu_blocks
+
+    batching = scn.batching
+    return {
+        "system": "autoregressive",
+        "target": target,
+        "cluster": {"target_devices": int(scn.cluster.target.devices)},
+        "batching": {
+            "enabled": bool(batching.enabled),
+            "max_batch": int(batching.max_batch),
+            "token_budget": int(batching.token_budget),
+            "block_size": int(batching.block_size),
+            "num_gpu_blocks": gpu_blocks(scn) if batching.enabled else 0,
+            "prefix_caching": bool(batching.prefix_caching),
+            "async_scheduling": bool(batching.async_scheduling),
+        },
+    }
+
+
 # The engine's cluster keys and the scenario paths that set them.
 CLUSTER_PATHS = {"draft_devices": "cluster.draft.devices", "contexts_per_draft": "cluster.draft.contexts_per_device",
                  "prm_devices": "cluster.prm.devices", "target_devices": "cluster.target.devices"}
@@ -55,5 +78,7 @@ def with_cluster(scn: Scenario, cluster: dict[str, Any]) -> Scenario:
     if unknown:
         raise ConfigError(f"cluster: unknown key {unknown[0]!r}; known: {', '.join(CLUSTER_PATHS)}")
     for key, value in cluster.items():
+        if scn.system == "autoregressive" and key != "target_devices" and value == 1:
+            continue  # the target alone has no draft or PRM pool: one of each stands for none
         scn = scn.with_value(CLUSTER_PATHS[key], value)
     return scn

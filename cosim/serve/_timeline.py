@@ -31,7 +31,7 @@ def write_serve_timeline(result: ServeResult, path: str | Path, labels: dict[str
     bound = {role: np.zeros(int(request.max()) + 1, dtype=np.int64) for role in ("draft", "prm", "target")}
     for role in bound:
         bound[role][request] = np.asarray(rows.column(f"{role}_device"), dtype=np.int64)
-    pools = {d["role"]: 0 for d in result.devices}
+    pools = {role: 0 for role in ("draft", "prm", "target")}  # the autoregressive system has a target pool alone
     for d in result.devices:
         pools[d["role"]] = max(pools[d["role"]], int(d["index"]) + 1)
 

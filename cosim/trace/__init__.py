@@ -12,6 +12,8 @@ from ._quality import (CONFIGS, TARGETS, DrawnProblem, correctness_probability, 
 from ._replay import ChainSummary, summarize
 from ._rsd_import import RsdImport, RsdRecordError, import_rsd
 from ._stats import format_table, trace_statistics
+from ._plain import plain_header, plain_problem
+from ._vllm_log import RequestLog, import_vllm_requests, read_request_log
 
 __all__ = [
     "Backtrack",
@@ -25,6 +27,7 @@ __all__ = [
     "GeneratedProblems",
     "Problem",
     "Refine",
+    "RequestLog",
     "RsdImport",
     "RsdRecordError",
     "TARGETS",
@@ -38,10 +41,14 @@ __all__ = [
     "generate",
     "good_step_probability",
     "import_rsd",
+    "import_vllm_requests",
     "kept_qualities",
     "load",
     "load_profile",
     "pass_probability",
+    "plain_header",
+    "plain_problem",
+    "read_request_log",
     "reject_probability",
     "resolve_target",
     "step_score",

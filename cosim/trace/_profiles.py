@@ -65,9 +65,15 @@ class DatasetProfile:
                                     "final chain takes away", rule="non_negative")
     max_context_tokens: int = param("prompt + solution never exceed this (the target's window); a solution "
                                     "that would is cut at a step boundary", default=4096)
+    target_7b_alone_accuracy: float = param(
+        "share of right answers when the Config 1 target (7B) writes whole solutions alone, measured on real "
+        "responses (the report's target alone); 0: no data for this dataset", rule="non_negative", default=0.0)
 
     def check(self, where_of: Any) -> None:
         """Checks across parameters; ``where_of(field)`` names a field's place."""
+        if self.target_7b_alone_accuracy > 1:
+            raise ConfigError(f"{where_of('target_7b_alone_accuracy')}: a share, at most 1, got "
+                              f"{self.target_7b_alone_accuracy}")
         if self.bad_step_penalty > 1:
             raise ConfigError(f"{where_of('bad_step_penalty')}: must be at most 1 (a share), got "
                               f"{self.bad_step_penalty}")

@@ -20,6 +20,7 @@ CASES: dict[str, str] = {
     "_rtx3090_layers": "RTX 3090 Llama-3.1-8B forward passes (LLMServingSim layer times) against the roofline",
     "_qwen_a100": "Qwen2.5 batch-1 vLLM decode speeds on an A100 against its roofline and overheads",
     "_fpga_designs": "FlexLLM's U280 decoder and a V80 design against FlexLLM's published ratios and power log",
+    "_vllm_serving": "a vLLM serving run on an RTX 4090 (Llama-3.1-8B, 300 requests) replayed by the vLLM engine",
 }
 
 __all__ = ["CASES", "Row", "case_names", "csv_text", "format_table", "run", "summary", "write_figure"]

@@ -30,6 +30,7 @@ struct TraceProblem {
     int32_t prompt_tokens = 0;
     int64_t first_event = 0;
     int64_t events = 0;
+    int64_t output_tokens = 0;  // the final chain's tokens: what the autoregressive system generates
 };
 
 // A run of whole problems; each problem's events are [first_event, first_event + events).

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from . import _depends, _design_space, _intervals, _serving
+from . import _depends, _design_space, _intervals, _serving, _target_alone
 from . import _accuracy as accuracy
 from ... import trace as traces
 from ...outputs._atomic import write_atomically
@@ -37,7 +37,7 @@ def run_report(problems: int = 300, seed: int = 1, out: str | Path = "out/report
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
-    total = (len(DATASETS) * len(CONFIGS) * len(SYSTEMS) + len(SWEEP_BANDWIDTH) + len(SWEEP_CLOCK)
+    total = (len(DATASETS) * len(CONFIGS) * (len(SYSTEMS) + 1) + len(SWEEP_BANDWIDTH) + len(SWEEP_CLOCK)
              + accuracy.sweep_runs() + _design_space.STEPS + _serving.STEPS + _depends.STEPS)
     done = 0
 
@@ -48,6 +48,7 @@ def run_report(problems: int = 300, seed: int = 1, out: str | Path = "out/report
             progress(done, total, label)
 
     records: list[dict[str, Any]] = []
+    alone: list[dict[str, Any]] = []
     accuracy_records: list[dict[str, Any]] = []
     pairs: list[dict[str, Any]] = []  # per trace: the latency ratio of every pair of systems, paired
     gains: list[dict[str, Any]] = []  # per trace: BRSD's accuracy gain over RSD, paired
@@ -74,13 +75,15 @@ def run_report(problems: int = 300, seed: int = 1, out: str | Path = "out/report
             pairs.append({"dataset": dataset, "config": config,
                           "pairs": _intervals.attach(records[-len(SYSTEMS):], group, SYSTEMS[0])})
             records[-len(SYSTEMS)]["intervals"].update(_intervals.busy_shares(group[SYSTEMS[0]]))
+            alone.append(_target_alone.record(dataset, config, brsd))
+            tick(f"{dataset} config {config} target alone")
     sweeps = _sweeps(problems, seed, tick)
     space = _design_space.design_space(problems, seed, tick)
     served = _serving.serving(seed, tick)
     depends = _depends.depends(problems, seed, tick)
     report = {"problems": problems, "seed": seed, "records": records, "sweeps": sweeps, "design_space": space,
               "serving": served, "intervals": _intervals.method_record(), "pairs": pairs, "accuracy_gains": gains,
-              "depends": depends,
+              "depends": depends, "target_alone": alone,
               "systems": {name: load_scenario(name).description for name in SYSTEMS}, "accuracy": accuracy_records,
               "threshold_sweep": accuracy.threshold_sweep(problems, seed, tick)}
     write_atomically(folder / "report.json", json.dumps(report, indent=1))
@@ -199,6 +202,7 @@ def _markdown(report: dict[str, Any], figures: list[Path], elapsed_s: float) -> 
             else:
                 lines.append(f"| {row['value']} | | | | {row['error']} |")
     lines += ["", *accuracy.accuracy_section(report, DATASETS)]
+    lines += ["", *_target_alone.markdown(report)]
     lines += ["", *_design_space.markdown(report["design_space"])]
     lines += ["", *_serving.markdown(report["serving"])]
     lines += ["", *_intervals.significance(report, DATASETS)]

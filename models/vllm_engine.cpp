@@ -1,0 +1,95 @@
+#include "sim_time.hpp"
+#include "vllm_engine.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "errors.hpp"
+
+namespace cosim {
+
+VllmEngine::VllmEngine(sc_core::sc_module_name name, const VllmSchedulerParams& params, const GpuTiming& timing,
+                       Power& power, bool async_scheduling)
+    : sc_core::sc_module(name), scheduler_(params), timing_(timing), power_(power),
+      async_(async_scheduling && !timing.profiled(Phase::decode) && !timing.profiled(Phase::prefill)) {
+    SC_HAS_PROCESS(VllmEngine);
+    SC_THREAD(run);
+}
+
+VllmEngine::Outcome VllmEngine::generate(const SeqSpec& spec) {
+    scheduler_.check(spec);
+    Waiter waiter;
+    arrived_.emplace_back(spec, &waiter);
+    wake_.notify(sc_core::SC_ZERO_TIME);
+    while (!waiter.finished) sc_core::wait(waiter.done);
+    return waiter.out;
+}
+
+void VllmEngine::run() {
+    try {
+        serve();
+    } catch (...) {
+        error_ = std::current_exception();
+        sc_core::sc_stop();
+    }
+}
+
+void VllmEngine::serve() {
+    for (;;) {
+        if (scheduler_.idle() && arrived_.empty()) {
+            power_.set_state(PowerState::idle);
+            while (arrived_.empty()) sc_core::wait(wake_);
+        }
+        std::sort(arrived_.begin(), arrived_.end(),
+                  [](const auto& a, const auto& b) { return a.first.uid < b.first.uid; });
+        for (const auto& [spec, waiter] : arrived_) waiters_[scheduler_.add(spec)] = waiter;
+        arrived_.clear();
+        const VllmScheduler::Step& step = scheduler_.schedule();
+        preemptions_ += step.preempted;
+        if (step.scheduled.empty()) {
+            // A request that preempted itself runs again once readmitted, at the next step.
+            if (step.preempted > 0) continue;
+            throw SimulationError(std::string(name()) + ": " + std::to_string(scheduler_.waiting()) +
+                                  " requests wait and none can be scheduled");
+        }
+        if (step.kv_limited) ++kv_limited_;
+        work_.clear();
+        bool prefilling = false;
+        for (const VllmScheduler::Scheduled& x : step.scheduled) {
+            const bool decode = x.tokens == 1;
+            work_.push_back(BatchWork{x.tokens, x.computed_before, decode});
+            prefilling = prefilling || !decode;
+        }
+        double ns = timing_.batch_ns(work_);
+        if (async_) ns = std::max(timing_.overhead_ns(), ns - timing_.overhead_ns());
+        const PowerState state = prefilling ? PowerState::prefill : PowerState::decode;
+        power_.set_state(state);
+        sc_core::wait(duration_ns(ns));
+        busy_ns_ += ns;
+        ++iterations_;
+        const auto n = static_cast<int64_t>(step.scheduled.size());
+        batched_sequences_ += n;
+        const double share = ns * power_.params().watts(state) * kJoulesPerWattNs / static_cast<double>(n);
+        for (const VllmScheduler::Scheduled& x : step.scheduled) {
+            Waiter& w = *waiters_.at(x.seq);
+            w.out.energy_j += share;
+            w.out.busy_ns += ns;
+            w.out.work_ns += ns / static_cast<double>(n);
+        }
+        const uint64_t now = now_units();
+        scheduler_.complete([&](int64_t seq, bool first, bool finished) {
+            Waiter& w = *waiters_.at(seq);
+            if (first) w.out.first_token_units = now;
+            if (!finished) return;
+            w.out.end_units = now;
+            w.out.preemptions = scheduler_.preemptions(seq);
+            w.out.recomputed_tokens = scheduler_.recomputed(seq);
+            w.out.cached_prompt_tokens = scheduler_.cached_prompt(seq);
+            w.finished = true;
+            w.done.notify(sc_core::SC_ZERO_TIME);
+            waiters_.erase(seq);
+        });
+    }
+}
+
+}  // namespace cosim

@@ -1,0 +1,84 @@
+#pragma once
+// One GPU serving one model as vLLM's engine does: requests join its scheduler's waiting
+// queue (vllm_scheduler.hpp: KV blocks, chunked prefill, preemption with recompute,
+// prefix caching) and every step is one forward pass over the tokens it scheduled, timed
+// by the GPU's timing (GpuTiming::batch_ns: the batch roofline, or a measured operator
+// profile) from each scheduled request's tokens and its KV before them. A step of one
+// token for a request is its decode; more is a prefill chunk. With asynchronous scheduling
+// (vLLM 0.19's default) the host prepares a step while the GPU runs the one before: a
+// roofline-timed step takes the longer of its forward overhead and its compute or memory
+// time, not their sum (measured profiles time the GPU's kernels alone). Power: prefill while a step
+// holds a prefill chunk, decode otherwise, idle between steps; each request draws an
+// equal share of every step it took part in.
+#include <cstdint>
+#include <exception>
+#include <unordered_map>
+#include <vector>
+
+#include <systemc>
+
+#include "gpu_timing.hpp"
+#include "power.hpp"
+#include "vllm_scheduler.hpp"
+
+namespace cosim {
+
+class VllmEngine : public sc_core::sc_module {
+public:
+    // `async_scheduling`: the engine's host work for a step (the roofline's forward overhead)
+    // runs while the GPU computes the step before, so a step takes the longer of the two.
+    VllmEngine(sc_core::sc_module_name name, const VllmSchedulerParams& params, const GpuTiming& timing,
+               Power& power, bool async_scheduling = false);
+
+    struct Outcome {
+        uint64_t first_token_units = 0;  // when its prefill's step ended (the first output token)
+        uint64_t end_units = 0;          // when its last token's step ended
+        double energy_j = 0.0;           // its share of the steps it took part in
+        double busy_ns = 0.0;            // the time of those steps
+        double work_ns = 0.0;            // its share of their time
+        int32_t preemptions = 0;
+        int64_t recomputed_tokens = 0;
+        int64_t cached_prompt_tokens = 0;  // prefix-cache hits at its first admission
+    };
+    // Blocking, from a request's thread: the request joins the waiting queue now; returns
+    // once its last token is out.
+    Outcome generate(const SeqSpec& spec);
+
+    int64_t iterations() const { return iterations_; }
+    int64_t batched_sequences() const { return batched_sequences_; }
+    double busy_ns() const { return busy_ns_; }
+    // Steps that left a waiting request out because its blocks did not fit.
+    int64_t kv_limited_iterations() const { return kv_limited_; }
+    int64_t preemptions() const { return preemptions_; }
+    int64_t usable_blocks() const { return scheduler_.usable_blocks(); }
+    // The exception that stopped the engine's thread (and the simulation), if any.
+    std::exception_ptr error() const { return error_; }
+
+private:
+    struct Waiter {
+        Outcome out;
+        bool finished = false;
+        sc_core::sc_event done;
+    };
+    void run();
+    void serve();
+
+    VllmScheduler scheduler_;
+    const GpuTiming& timing_;
+    Power& power_;
+    bool async_;
+    // Requests that arrived since the last step, added to the waiting queue before the next
+    // one in trace order (threads woken at one instant run in no fixed order).
+    std::vector<std::pair<SeqSpec, Waiter*>> arrived_;
+    std::unordered_map<int64_t, Waiter*> waiters_;  // by scheduler handle
+    sc_core::sc_event wake_;
+    std::vector<BatchWork> work_;
+    int64_t iterations_ = 0;
+    int64_t batched_sequences_ = 0;
+    double busy_ns_ = 0.0;
+    int64_t kv_limited_ = 0;
+    int64_t preemptions_ = 0;
+    std::exception_ptr error_;
+};
+
+}  // namespace cosim

@@ -1,0 +1,122 @@
+#pragma once
+// vLLM V1's scheduler (vllm/v1/core/sched/scheduler.py, Scheduler.schedule, as of vLLM
+// 0.19) over a pool of KV blocks (kv_block_pool.hpp), for requests that each prefill a
+// prompt and generate a fixed number of tokens. There is no prefill or decode phase: at
+// each step a request is given tokens so that its computed tokens catch up with its tokens
+// (prompt plus output so far), within a budget of max_num_batched_tokens per step
+// (chunked prefill). The step serves the running requests first, in admission order; a
+// running request that needs a block when none is free preempts the newest running
+// request (the last admitted), itself last: its blocks are freed, its computed tokens
+// forgotten, and it goes back to the head of the waiting queue, to be recomputed
+// (prompt and output so far) when readmitted. Only a step that preempted nothing admits
+// waiting requests, in order, while fewer than max_num_seqs run and the budget lasts; one
+// is admitted only when the blocks of its whole sequence so far fit beside the prefix-
+// cache hits it reuses (scheduler_reserve_full_isl, on by default in vLLM 0.19), and the
+// first that does not fit stops admission (FCFS). A request samples a token at the end of
+// each step in which it caught up; the first of them ends its prefill.
+// What it leaves out: speculative decoding, the long-prefill threshold (0 by default),
+// the KV watermark (0 by default), priority scheduling, and asynchronous scheduling (the
+// step is scheduled when the previous one has ended, so a finished request's blocks are
+// free one step earlier than under vLLM's async scheduling).
+// Pure bookkeeping: no SystemC, no time.
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <vector>
+
+#include "kv_block_pool.hpp"
+
+namespace cosim {
+
+struct VllmSchedulerParams {
+    int64_t block_size = 16;              // CacheConfig.block_size
+    int64_t num_gpu_blocks = 0;           // as vLLM counts them, its null block included
+    int64_t max_num_seqs = 256;           // SchedulerConfig.max_num_seqs
+    int64_t max_num_batched_tokens = 2048;  // SchedulerConfig.max_num_batched_tokens
+    bool prefix_caching = true;           // CacheConfig.enable_prefix_caching
+    int64_t max_model_len = 0;            // the model's window: a request's prompt + output at most
+};
+
+// One request: `prompt` tokens, then `output` generated tokens. The first `shared_prefix`
+// prompt tokens are the same for every request that gives a non-zero value (a system
+// prompt); other tokens are the request's own (`uid` names them).
+struct SeqSpec {
+    int64_t prompt = 0;
+    int64_t output = 0;
+    int64_t shared_prefix = 0;
+    int64_t uid = 0;
+};
+
+class VllmScheduler {
+public:
+    explicit VllmScheduler(const VllmSchedulerParams& params);
+
+    // ConfigError if the request could never run (longer than the window, or more blocks
+    // than the pool holds).
+    void check(const SeqSpec& spec) const;
+    // Queues a request at the tail of the waiting queue (checked); its handle.
+    int64_t add(const SeqSpec& spec);
+
+    struct Scheduled {
+        int64_t seq = 0;
+        int64_t tokens = 0;           // computed this step
+        int64_t computed_before = 0;  // in its KV cache before them
+    };
+    struct Step {
+        std::vector<Scheduled> scheduled;
+        int64_t preempted = 0;        // running requests preempted for blocks
+        bool kv_limited = false;      // a waiting request was left out because its blocks did not fit
+    };
+    // The next step's work (num_computed_tokens advance as vLLM does at schedule time).
+    const Step& schedule();
+    // After the step's forward pass: every scheduled request that caught up samples a token;
+    // `on_token(seq, first, finished)` for each. A finished request's blocks are freed and
+    // its handle is reused.
+    void complete(const std::function<void(int64_t seq, bool first, bool finished)>& on_token);
+
+    bool idle() const { return running_.empty() && waiting_.empty(); }
+    size_t running() const { return running_.size(); }
+    size_t waiting() const { return waiting_.size(); }
+    int64_t free_blocks() const { return pool_.free_blocks(); }
+    int64_t usable_blocks() const { return pool_.usable_blocks(); }
+    // Per request, once finished: how often it was preempted, and the tokens it recomputed
+    // on readmission (beyond its own blocks still cached); prefix-cache hits at its first admission.
+    int32_t preemptions(int64_t seq) const { return seqs_[static_cast<size_t>(seq)].preemptions; }
+    int64_t recomputed(int64_t seq) const { return seqs_[static_cast<size_t>(seq)].recomputed; }
+    int64_t cached_prompt(int64_t seq) const { return seqs_[static_cast<size_t>(seq)].cached_prompt; }
+    const VllmSchedulerParams& params() const { return params_; }
+
+private:
+    struct Seq {
+        SeqSpec spec;
+        int64_t computed = 0;
+        int64_t output = 0;
+        std::vector<int64_t> blocks;
+        int64_t hashed = 0;  // leading blocks given their hash
+        int32_t preemptions = 0;
+        int64_t recomputed = 0;
+        int64_t cached_prompt = -1;  // prompt tokens found cached at first admission
+        bool live = false;
+    };
+    int64_t tokens(const Seq& s) const { return s.spec.prompt + s.output; }
+    int64_t blocks_for(int64_t tokens) const { return (tokens + params_.block_size - 1) / params_.block_size; }
+    uint64_t hash(const Seq& s, int64_t block) const;
+    // Prefix-cache hits: the leading blocks of `s` some block still holds (at most num_tokens - 1 tokens).
+    void lookup(const Seq& s, std::vector<int64_t>& hits) const;
+    int64_t evictable(const std::vector<int64_t>& hits) const;
+    bool grow(Seq& s, int64_t new_tokens);
+    bool admit(Seq& s, const std::vector<int64_t>& hits, int64_t new_tokens);
+    void cache_full(Seq& s, int64_t upto_tokens);
+    void preempt(int64_t seq);
+
+    VllmSchedulerParams params_;
+    KvBlockPool pool_;
+    std::vector<Seq> seqs_;
+    std::vector<int64_t> spare_;  // handles of finished requests
+    std::vector<int64_t> running_;  // admission order
+    std::deque<int64_t> waiting_;
+    Step step_;
+    std::vector<int64_t> hits_;  // scratch
+};
+
+}  // namespace cosim

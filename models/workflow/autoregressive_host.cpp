@@ -1,0 +1,100 @@
+#include "sim_time.hpp"
+#include "autoregressive_host.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "errors.hpp"
+
+namespace cosim {
+
+AutoregressiveHost::AutoregressiveHost(sc_core::sc_module_name name, RequestDispatcher& dispatcher, int slot,
+                                       const AutoregressiveGpu& gpu, int64_t shared_prefix_tokens,
+                                       std::vector<ServedRequest>& done)
+    : sc_core::sc_module(name), dispatcher_(dispatcher), slot_(slot), gpu_(gpu),
+      shared_prefix_(shared_prefix_tokens), done_(done) {
+    SC_HAS_PROCESS(AutoregressiveHost);
+    SC_THREAD(run);
+}
+
+void AutoregressiveHost::run() {
+    try {
+        Request request;
+        while (dispatcher_.next(slot_, request)) {
+            serve(request);
+            request = Request{};
+        }
+    } catch (...) {
+        error_ = std::current_exception();
+        sc_core::sc_stop();
+    }
+}
+
+void AutoregressiveHost::serve(const Request& request) {
+    const TraceProblem& p = *request.problem;
+    ServedRequest r;
+    r.request = request.index;
+    r.arrival_units = request.arrival_units;
+    r.start_units = now_units();
+    r.slot = slot_;
+    r.target_device = gpu_.index;
+    r.prompt_tokens = p.prompt_tokens;
+    r.output_tokens = p.output_tokens;
+    const std::string which = "request " + std::to_string(request.index);
+    if (r.output_tokens < 1) throw SimulationError(which + ": an output of at least one token");
+    if (r.prompt_tokens + r.output_tokens > gpu_.context_window)
+        throw SimulationError(which + ": " + std::to_string(r.prompt_tokens) + " prompt and " +
+                              std::to_string(r.output_tokens) + " output tokens exceed the target's window of " +
+                              std::to_string(gpu_.context_window));
+    if (gpu_.engine == nullptr) {
+        alone(r);
+    } else {
+        if (gpu_.request_overhead_ns > 0.0) sc_core::wait(duration_ns(gpu_.request_overhead_ns));
+        r.overhead_end_units = now_units();
+        const VllmEngine::Outcome out = gpu_.engine->generate(
+            SeqSpec{r.prompt_tokens, r.output_tokens, std::min(shared_prefix_, r.prompt_tokens), request.index});
+        r.first_token_units = out.first_token_units;
+        r.end_units = out.end_units;
+        r.energy_j = out.energy_j;
+        r.busy_ns = out.busy_ns;
+        r.work_ns = out.work_ns;
+        r.preemptions = out.preemptions;
+        r.recomputed_tokens = out.recomputed_tokens;
+        r.cached_prompt_tokens = out.cached_prompt_tokens;
+    }
+    done_.push_back(r);
+}
+
+void AutoregressiveHost::alone(ServedRequest& r) {
+    GpuProxy& gpu = *gpu_.gpu;
+    const int64_t prompt = r.prompt_tokens;
+    const int64_t output = r.output_tokens;
+    const TicketPtr ticket = gpu_.server->submit(
+        [&](Ticket&) {
+            Power& power = gpu.power();
+            const double energy0 = power.energy_j();
+            power.set_state(PowerState::idle);
+            if (gpu_.request_overhead_ns > 0.0) sc_core::wait(duration_ns(gpu_.request_overhead_ns));
+            r.overhead_end_units = now_units();
+            power.set_state(PowerState::prefill);
+            sc_core::wait(duration_ns(gpu.prefill_ns(prompt, 0)));
+            r.first_token_units = now_units();
+            if (output > 1) {
+                // Token i (i >= 1) is decoded after the prompt and the i - 1 tokens before it;
+                // one wait for them all (nobody looks in on a lone request's tokens).
+                double decode_ns = 0.0;
+                for (int64_t i = 0; i + 1 < output; ++i) decode_ns += gpu.decode_token_ns(prompt + i);
+                power.set_state(PowerState::decode);
+                sc_core::wait(duration_ns(decode_ns));
+            }
+            power.set_state(PowerState::idle);
+            r.end_units = now_units();
+            r.busy_ns = units_to_ns(r.end_units - r.overhead_end_units);
+            r.work_ns = r.busy_ns;
+            r.energy_j = power.energy_j() - energy0;
+        },
+        slot_);
+    await(ticket);
+}
+
+}  // namespace cosim

@@ -1,0 +1,75 @@
+#pragma once
+// The plain autoregressive system (docs/system.md): one model, the target, generates each
+// request's output alone, with no draft and no reward model. A request is its prompt's
+// prefill, which yields the first output token, and one decode for each further token.
+// Each request slot takes requests from the dispatcher and serves them on the target GPU
+// it is bound to (slot s on GPU s mod T):
+//  - without batching, the GPU serves one request at a time (its server, FIFO across
+//    slots): the GPU's request overhead (the serving stack's work, the GPU idle), the
+//    prefill, the decodes;
+//  - with batching, the request waits out the serving stack's overhead (the API server
+//    works beside the GPU) and joins the GPU's vLLM engine (vllm_engine.hpp), which runs
+//    every slot's requests in its steps.
+#include <cstdint>
+#include <exception>
+#include <vector>
+
+#include <systemc>
+
+#include "device_server.hpp"
+#include "gpu_proxy.hpp"
+#include "request_dispatcher.hpp"
+#include "vllm_engine.hpp"
+
+namespace cosim {
+
+// What one served request did.
+struct ServedRequest {
+    int64_t request = 0;  // index in trace order
+    // Instants in kernel units, exactly.
+    uint64_t arrival_units = 0;
+    uint64_t start_units = 0;        // when its slot took it
+    uint64_t first_token_units = 0;  // its first output token
+    uint64_t end_units = 0;          // its last output token
+    int32_t slot = 0;
+    int32_t target_device = 0;
+    int64_t prompt_tokens = 0;
+    int64_t output_tokens = 0;
+    int32_t preemptions = 0;
+    int64_t recomputed_tokens = 0;
+    int64_t cached_prompt_tokens = 0;
+    double busy_ns = 0.0;   // the GPU's time on its prefill and decodes (batched: the steps it was in)
+    double work_ns = 0.0;   // its share of the GPU's busy time (batched: its share of each step)
+    double energy_j = 0.0;  // batch 1: the GPU's energy while it was served; batched: its share of its steps
+    uint64_t overhead_end_units = 0;  // the serving stack's wait ends (its prefill may begin)
+};
+
+struct AutoregressiveGpu {
+    int index = 0;
+    GpuProxy* gpu = nullptr;        // batch 1: the model on the GPU, timing, memory and power
+    DeviceServer* server = nullptr; // batch 1: one request at a time
+    VllmEngine* engine = nullptr;   // batching
+    double request_overhead_ns = 0.0;
+    int64_t context_window = 0;
+};
+
+class AutoregressiveHost : public sc_core::sc_module {
+public:
+    AutoregressiveHost(sc_core::sc_module_name name, RequestDispatcher& dispatcher, int slot,
+                       const AutoregressiveGpu& gpu, int64_t shared_prefix_tokens, std::vector<ServedRequest>& done);
+    std::exception_ptr error() const { return error_; }
+
+private:
+    void run();
+    void serve(const Request& request);
+    void alone(ServedRequest& r);
+
+    RequestDispatcher& dispatcher_;
+    const int slot_;
+    AutoregressiveGpu gpu_;
+    int64_t shared_prefix_;
+    std::vector<ServedRequest>& done_;
+    std::exception_ptr error_;
+};
+
+}  // namespace cosim
