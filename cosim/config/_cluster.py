@@ -105,7 +105,8 @@ class Batching:
         "derived", rule="non_negative", default=1.24e9,
         note="estimate: a vLLM 0.19 run of Llama-3.1-8B on an RTX 4090 (max_num_batched_tokens 2048, "
              "gpu_memory_utilization 0.9, LLMServingSim's published run) kept 2588 blocks of 16 tokens x "
-             "128 KiB: 0.9 x 25.25 GB - 16.06 GB of weights - 5.43 GB of KV cache = 1.24 GB")
+             "128 KiB: 0.9 x 25.25 GB - 16.06 GB of weights - 5.43 GB of KV cache = 1.24 GB. Range: 0.5-3 GB, "
+             "from a smaller token budget without CUDA graphs to a larger one with them", range=(0.5e9, 3e9))
     prefix_caching: bool = param(
         "the autoregressive system's vLLM engine keeps the KV of freed full blocks until they are reused, so "
         "a request whose prefix matches (a shared system prompt, or its own tokens after a preemption) "
