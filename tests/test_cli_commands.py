@@ -103,6 +103,16 @@ def test_report_writes_markdown_json_and_figures(tmp_path):
     assert len(alone) == 4 * 2 and all(a["latency_s"] > 0 for a in alone.values())
     assert alone["math500", 1]["accuracy"] == 0.91 and alone["math500", 2]["accuracy"] is None
     assert "## Target alone (the autoregressive system)" in markdown
+    # Its speedups are the ratio of the two runs' mean latencies, inside their paired intervals.
+    for a in alone.values():
+        low, high = a["intervals"]["latency_s"]
+        assert low <= a["latency_s"] <= high
+        for name, s in a["speedups"].items():
+            r = next(r for r in report["records"] if (r["dataset"], r["config"], r["system"]) ==
+                     (a["dataset"], a["config"], name))
+            assert s["speedup"] == pytest.approx(a["latency_s"] / r["latency_s"], rel=1e-9)
+            low, high = s["intervals"]["speedup"]
+            assert low < s["speedup"] < high
 
 
 def test_trace_gen_takes_the_target_and_thresholds(tmp_path):

@@ -100,32 +100,47 @@ def write_figure(rows: list[Row], path: Path) -> Path:
 
     from matplotlib.ticker import FuncFormatter
 
-    units = list(dict.fromkeys(r.unit for r in rows))
-    columns = min(3, len(units))
-    lines = -(-len(units) // columns)
+    # One panel per case (its variants together) and unit: cases live at scales decades apart;
+    # a case whose quantities span more than three decades (TTFT against TPOT) gets one per quantity.
+    def family(r: Row) -> str:
+        return r.case.split(" (")[0]
+
+    def panel(r: Row) -> tuple[str, str]:
+        same = [s for s in rows if family(s) == family(r) and s.unit == r.unit]
+        values = [v for s in same for v in (s.measured, s.predicted)]
+        wide = max(values) / min(values) > 1000
+        return (f"{family(r)}: {r.quantity.split()[0]}" if wide else family(r)), r.unit
+
+    panels = list(dict.fromkeys(panel(r) for r in rows))
+    columns = min(3, len(panels))
+    lines = -(-len(panels) // columns)
     fig, axes = plt.subplots(lines, columns, figsize=(4.4 * columns, 4.2 * lines), squeeze=False)
     markers = "osD^vP*X"
     cases = list(dict.fromkeys(r.case for r in rows))
-    for ax in axes.flat[len(units):]:
+    for ax in axes.flat[len(panels):]:
         ax.set_visible(False)
-    for ax, unit in zip(axes.flat, units):
-        mine = [r for r in rows if r.unit == unit]
+    for ax, (title, unit) in zip(axes.flat, panels):
+        mine = [r for r in rows if panel(r) == (title, unit)]
         lo = min(min(r.measured, r.predicted) for r in mine) / 1.3
         hi = max(max(r.measured, r.predicted) for r in mine) * 1.3
         ax.plot([lo, hi], [lo, hi], color="black", linewidth=0.8)
         ax.fill_between([lo, hi], [lo / 1.1, hi / 1.1], [lo * 1.1, hi * 1.1], color="0.85", linewidth=0)
         for i, case in enumerate(cases):
             points = [r for r in mine if r.case == case]
-            if points:
-                ax.scatter([r.measured for r in points], [r.predicted for r in points], s=22,
-                           marker=markers[i % len(markers)], label=case)
+            if points:  # hollow markers, so variants on top of each other stay visible
+                ax.scatter([r.measured for r in points], [r.predicted for r in points], s=26,
+                           marker=markers[i % len(markers)], facecolors="none", edgecolors=f"C{i % 10}",
+                           label=case)
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlim(lo, hi)
         ax.set_ylim(lo, hi)
+        narrow = hi / lo < 100  # minor ticks labelled only where they do not crowd
         for axis in (ax.xaxis, ax.yaxis):  # plain numbers at 1, 2 and 5 of each decade
             axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-            axis.set_minor_formatter(FuncFormatter(lambda v, _: f"{v:g}" if f"{v:g}"[0] in "125" else ""))
+            axis.set_minor_formatter(FuncFormatter(
+                lambda v, _, narrow=narrow: f"{v:g}" if narrow and f"{v:g}"[0] in "25" else ""))
+        ax.set_title(title, fontsize=9)
         ax.set_xlabel(f"measured ({unit})")
         ax.set_ylabel(f"predicted ({unit})")
         ax.legend(fontsize=7, loc="upper left")

@@ -75,7 +75,7 @@ def run_report(problems: int = 300, seed: int = 1, out: str | Path = "out/report
             pairs.append({"dataset": dataset, "config": config,
                           "pairs": _intervals.attach(records[-len(SYSTEMS):], group, SYSTEMS[0])})
             records[-len(SYSTEMS)]["intervals"].update(_intervals.busy_shares(group[SYSTEMS[0]]))
-            alone.append(_target_alone.record(dataset, config, brsd))
+            alone.append(_target_alone.record(dataset, config, brsd, group))
             tick(f"{dataset} config {config} target alone")
     sweeps = _sweeps(problems, seed, tick)
     space = _design_space.design_space(problems, seed, tick)
