@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 
@@ -257,6 +258,13 @@ def main(argv: list[str] | None = None) -> int:
     except Terminated:
         print("cosim: terminated", file=sys.stderr)
         return 128 + signal.SIGTERM
+    except BrokenPipeError:
+        # The reader went away (`cosim validate | head`): what it wanted it has. Point
+        # stdout at /dev/null so the interpreter's final flush does not raise again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return 128 + signal.SIGPIPE
     finally:
         signal.signal(signal.SIGTERM, previous)
 
