@@ -110,8 +110,11 @@ def open_input(path: str | Path, *, limit: int | None = None, streams: bool = Fa
         raise ConfigError(f"{path}: no such file") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
-    if stat.S_ISFIFO(info.st_mode) and streams:
-        flags = os.O_RDONLY | os.O_CLOEXEC  # a pipe: waits for its writer, like any reader
+    if stat.S_ISFIFO(info.st_mode) and streams and _anonymous_pipe(path):
+        flags = os.O_RDONLY | os.O_CLOEXEC  # a pipe a writer already holds (/dev/stdin, <(...))
+    elif stat.S_ISFIFO(info.st_mode) and streams:
+        # A named FIFO may have no writer yet, and reading it would wait for one forever.
+        raise ConfigError(f"{path}: is a named FIFO; give a regular file, or pipe it in (/dev/stdin)")
     elif not stat.S_ISREG(info.st_mode):
         raise ConfigError(f"{path}: is {_kind(info.st_mode)}; give a regular file")
     else:
@@ -133,6 +136,11 @@ def open_input(path: str | Path, *, limit: int | None = None, streams: bool = Fa
         os.set_blocking(fd, True)
     note(path, info)
     return os.fdopen(fd, "rb")
+
+
+def _anonymous_pipe(path: Path) -> bool:
+    """A pipe with no name in a file system (/dev/stdin, /dev/fd/N of a shell's <(...))."""
+    return os.path.basename(os.path.realpath(path)).startswith("pipe:[")
 
 
 def _bom(raw: bytes) -> str | None:
@@ -189,8 +197,8 @@ def read_lines(handle: BinaryIO, path: str | Path, limit: int = MAX_LINE_BYTES
             return
         number += 1
         if len(raw) > limit:
-            raise ConfigError(f"{path}:{number}: the line is longer than {_size_text(limit)}; no line of this "
-                              f"input is")
+            raise ConfigError(f"{path}:{number}: the line is longer than {_size_text(limit)}, the most a line of "
+                              f"this input may hold")
         yield number, offset, raw
         offset += len(raw)
 

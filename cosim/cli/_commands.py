@@ -130,8 +130,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
             bar, progress = finished_bar(len(workload), "run", "problem", args.quiet)
             staged_vcd = run.staged(vcd) if vcd is not None else None
-            if vcd is not None:
-                run.staged(vcd.with_suffix(".gtkw"))
+            staged_gtkw = run.staged_beside(staged_vcd, vcd.with_suffix(".gtkw")) if vcd is not None else None
             timeline = run.staged(Path(args.timeline)) if args.timeline else None
             if policy is not None:
                 from ..live import cosimulate
@@ -144,7 +143,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                                   rows_to=run.staging, progress=progress)
             bar.close()
             if vcd is not None:  # its save file names the waveform where it will be
-                write_gtkw(staged_vcd.with_suffix(".gtkw"), vcd, result.last_end_s * 1e12)
+                write_gtkw(staged_gtkw, vcd, result.last_end_s * 1e12)
             found = run_intervals(result)
             write_atomically(run.staged("summary.json"), json.dumps(
                 {**result.summary, **({"intervals": to_json(found)} if found else {})}, indent=1))

@@ -161,12 +161,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
     seed = 0 if args.seed is None else args.seed
     with_arrivals(requests, args.rate, args.cv, seed)  # a bad rate or cv is found before any work
     run_folder = RunFolder(folder)
+    run_folder.aliases = {f"per_problem.{kind}": f"per_request.{kind}" for kind in ("csv", "arrow")}
     try:
         with run_folder.writing():
             bar, progress = finished_bar(len(requests), "serve", "request", args.quiet)
             staged_vcd = run_folder.staged(vcd) if vcd is not None else None
-            if vcd is not None:
-                run_folder.staged(vcd.with_suffix(".gtkw"))
+            staged_gtkw = run_folder.staged_beside(staged_vcd, vcd.with_suffix(".gtkw")) if vcd is not None else None
             result = run(scn, requests, rate=args.rate, cv=args.cv, seed=seed, slo_s=args.slo,
                          rows_to=run_folder.staging, activities=bool(args.timeline), vcd=staged_vcd,
                          vcd_slot=waveform["slot"], vcd_window_s=window, progress=progress)
@@ -176,7 +176,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
                       f"({result.last_end_s:.3f} s): the waveform holds no change", file=sys.stderr)
             if vcd is not None:  # its save file names the waveform where it will be
                 end_ps = min(result.last_end_s * 1e12, waveform["end_ns"] * 1e3)
-                write_gtkw(staged_vcd.with_suffix(".gtkw"), vcd, max(end_ps, waveform["start_ns"] * 1e3),
+                write_gtkw(staged_gtkw, vcd, max(end_ps, waveform["start_ns"] * 1e3),
                            waveform["start_ns"] * 1e3)
             for kind in ("csv", "arrow"):  # the rows streamed under the single-request names
                 os.replace(run_folder.staged(f"per_problem.{kind}"), run_folder.staged(f"per_request.{kind}"))

@@ -180,6 +180,7 @@ class RunFolder:
             raise ConfigError(f"{what} {self.folder}: cannot create it: {exc.strerror}") from None
         self._external: dict[Path, Path] = {}  # final path outside the folder -> its staged path
         self._shown: dict[Path, Path] = {}  # final path -> the path as given (a link's target differs)
+        self.aliases: dict[str, str] = {}  # a file written under one name and published under another
 
     def _check_owned(self) -> None:
         """A folder this replaces holds only what an earlier run wrote (its manifest says
@@ -226,8 +227,18 @@ class RunFolder:
             partial = re.escape(str(staged.with_name("." + staged.stem))) + r"\.partial-\d+" + re.escape(staged.suffix)
             message = re.sub(partial, lambda _: given, message)
             message = message.replace(str(staged), given)
+        for written, name in self.aliases.items():
+            message = message.replace(str(self.staging / written), str(self.folder / name))
         message = message.replace(str(self.staging), str(self.folder))
         return message.replace(str(self.real), str(self.folder))
+
+    def staged_beside(self, staged: Path, name: Path) -> Path:
+        """Output ``name`` staged beside the staged file ``staged``, under its own suffix:
+        a waveform's save file, which the waveform's writer puts there."""
+        final = through_link(name)
+        self._external[final] = staged.with_suffix(name.suffix)
+        self._shown[final] = name
+        return self._external[final]
 
     @contextlib.contextmanager
     def writing(self) -> Iterator[None]:
