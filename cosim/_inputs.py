@@ -92,7 +92,7 @@ def read_input(path: str | Path) -> str | None:
     """The path of an input already read that ``path`` names (the same file by identity),
     or None."""
     try:
-        info = os.stat(path)
+        info = os.stat(os.path.realpath(path))  # a folder named on the way need not exist yet
     except OSError:
         return None
     return inputs_read().get((info.st_dev, info.st_ino))

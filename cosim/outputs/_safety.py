@@ -70,11 +70,12 @@ def check_output(path: str | Path, what: str) -> Path:
 def _identity(path: Path) -> tuple[Any, ...]:
     """What makes two paths the same file: device and inode when it exists, else the
     real path (links resolved)."""
+    real = os.path.realpath(path)  # a folder named on the way need not exist yet
     try:
-        info = path.stat()
+        info = os.stat(real)
         return ("inode", info.st_dev, info.st_ino)
     except OSError:
-        return ("path", os.path.realpath(path))
+        return ("path", real)
 
 
 def check_distinct(outputs: dict[str, Path], inputs: dict[str, Path]) -> None:
