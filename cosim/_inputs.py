@@ -161,12 +161,15 @@ def decode(raw: bytes, path: str | Path, line: int | None = None, offset: int = 
         if raw.startswith(_UTF8_BOM):
             raw = raw[len(_UTF8_BOM):]
             offset = len(_UTF8_BOM)
+    if b"\x00" in raw:  # valid UTF-8, but no text input holds it
+        if raw.count(b"\x00") * 4 >= len(raw):
+            raise ConfigError(f"{at}: not UTF-8 text (NUL bytes between the characters: UTF-16 text without a "
+                              f"byte-order mark?); save it as UTF-8")
+        nul = offset + raw.index(b"\x00")
+        raise ConfigError(f"{at}: not text (a NUL byte at byte {nul})")
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        if raw.count(b"\x00") * 4 >= len(raw) > 0:
-            raise ConfigError(f"{at}: not UTF-8 text (NUL bytes between the characters: UTF-16 text without a "
-                              f"byte-order mark?); save it as UTF-8") from None
         raise ConfigError(f"{at}: not UTF-8 text ({exc.reason} at byte {offset + exc.start})") from None
 
 
