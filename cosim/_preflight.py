@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .config import _params
+from .config import _params, _profile_range
 from .config.hardware import FpgaDevice
 from .errors import ConfigError
 
@@ -134,6 +134,7 @@ def check_replay(caller: str, scn: Any, trace: Any) -> None:
 def check(scn: Any) -> None:
     """ConfigError naming the parameter and its file and line if the scenario's devices,
     models or links would make an operation or a size the simulation cannot hold."""
+    _profile_range.check(scn)  # a measured profile that reaches zero time where a run can ask
     for role in ("draft", "prm", "target"):
         r = getattr(scn, role)
         _sizes(role, r)

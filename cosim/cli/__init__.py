@@ -8,6 +8,7 @@ import signal
 import sys
 
 from . import _commands
+from .. import _inputs
 
 from ..config import hardware
 from ..config._params import describe
@@ -248,7 +249,8 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
-        return args.func(args)
+        with _inputs.recording():  # every file read, so that no output replaces one
+            return args.func(args)
     except CosimError as exc:
         print(f"cosim: error: {exc}", file=sys.stderr)
         return 2
