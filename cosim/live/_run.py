@@ -16,6 +16,7 @@ from ..config.scenario import Scenario
 from ..errors import ConfigError
 from ..result import Result
 from ..trace import Problem, Trace, TraceHeader
+from ..trace._parse import check_header
 from ._policy import Policy
 from ._session import LiveSession
 
@@ -65,9 +66,7 @@ def cosimulate(scn: Scenario, policy: Policy, problems: Trace | Sequence[Problem
     trace = _problems(problems)
     if not trace.problems:
         raise ConfigError("cosimulate: no problems")
-    head = header or trace.header
-    if not isinstance(head, TraceHeader):
-        raise ConfigError(f"header: expected a trace.TraceHeader, got {type(head).__name__}")
+    head = check_header(trace.header if header is None else header, "header")
     if not scn.backtracking and head.backtracking:
         raise ConfigError(f"cosimulate: {scn.name} runs forward-only RSD: give header=TraceHeader(backtracking=False)")
     _preflight.check(scn)
