@@ -4,16 +4,19 @@ answers make recorded as a trace that replays the run."""
 
 from __future__ import annotations
 
+import json
 import math
 import numbers
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ..errors import PolicyError
 from ..trace import Backtrack, Draft, Problem, Refine, TraceHeader
+from ..trace._events import problem_to_json
 from ..trace._io import MAX_TOKENS
 from ._policy import Policy, View
 
@@ -30,10 +33,13 @@ class _Request:
 class LiveSession:
     """The policy's answers for every request in flight, and what they made."""
 
-    def __init__(self, policy: Policy, header: TraceHeader, window: int):
+    def __init__(self, policy: Policy, header: TraceHeader, window: int, body: Path | None = None):
         self.policy, self.header, self.window = policy, header, window
         self._requests: dict[int, _Request] = {}
+        # The problems the answers made: held, or (``body``) written one JSON line each as they
+        # end, so that a long run's memory does not grow with its problems.
         self.recorded: list[Problem] = []
+        self._body, self._handle, self._arrivals = body, None, False
         self.decisions = 0
         self.policy_s = 0.0
         self.overridden = 0  # verdicts that went against the PRM score the policy gave
@@ -51,14 +57,23 @@ class LiveSession:
         done = Problem(r.problem.id, r.problem.dataset, r.problem.prompt_tokens, tuple(r.events),
                        answer if answer is None else bool(answer), r.problem.arrival_s)
         self._call("done", r.problem, steps, index)  # the policy may drop what it kept for the problem
-        self.recorded.append(done)
+        if self._body is None:
+            self.recorded.append(done)
+        else:
+            if self._handle is None:
+                self._handle = self._body.open("w", encoding="utf-8")
+                self._arrivals = done.arrival_s is not None
+            self._handle.write(json.dumps(problem_to_json(done), separators=(",", ":"), ensure_ascii=False,
+                                          allow_nan=False) + "\n")
         return done
 
     def outcome(self) -> dict[str, Any]:
         # What a policy sends back from the worker: collect(), once every problem has ended.
         collected = self._call("collect", None, None)
-        return {"problems": self.recorded, "decisions": self.decisions, "policy_s": self.policy_s,
-                "overridden": self.overridden, "policy": collected}
+        if self._handle is not None:
+            self._handle.close()
+        return {"problems": self.recorded, "arrivals": self._arrivals, "decisions": self.decisions,
+                "policy_s": self.policy_s, "overridden": self.overridden, "policy": collected}
 
     def _named(self, hook: str, problem: Problem | None, step: int | None, message: str) -> PolicyError:
         where = "" if problem is None else f", problem {problem.id!r}, step {step}"
