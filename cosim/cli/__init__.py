@@ -251,7 +251,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args)
     except CosimError as exc:
-        print(f"cosim: error: {exc}", file=sys.stderr)
+        from ._flags import flagged
+
+        print(f"cosim: error: {flagged(args.command, exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("cosim: interrupted", file=sys.stderr)
