@@ -16,6 +16,8 @@ from .errors import ConfigError
 # design anyone simulates: about 11.6 days. The kernel's 64-bit picosecond clock holds
 # about 106 days for a whole run.
 MAX_OPERATION_NS = 1e15
+# The kernel's clock: 64-bit picoseconds, about 9.2e6 s (106 days) of simulated time.
+KERNEL_CLOCK_S = (2**63 - 1) / 1e12
 # Sizes past 2^53 bytes are not exact as the doubles the models compute them in.
 MAX_BYTES = 2.0**53
 
@@ -54,15 +56,19 @@ def _fpga(role: str, device: FpgaDevice, model: Any) -> None:
     from .standalone import fpga_timing
 
     # The longest decode step is the last token of the KV reservation; a local prefill of n
-    # tokens costs at most n such tokens, and a run that adds up past the kernel's clock is
+    # tokens costs at most n such tokens; a run that adds up past the kernel's clock is
     # refused by the kernel's own check.
     window = device.accelerator.kv_reserve_tokens or model.context_window
     timing = fpga_timing(device, model, contexts=[window - 1])
     decode_ns = timing["ns"][0]
+    group_name, names = _FPGA_TERMS.get(timing["bound"][0], ("accelerator", ("clock_mhz",)))
+    culprits = _named(role, getattr(device, group_name), f"device.{group_name}", names)
     if _too_long(decode_ns):
-        group_name, names = _FPGA_TERMS.get(timing["bound"][0], ("accelerator", ("clock_mhz",)))
-        _refuse(role, f"one draft token at context {window - 1}", decode_ns,
-                _named(role, getattr(device, group_name), f"device.{group_name}", names))
+        _refuse(role, f"one draft token at context {window - 1}", decode_ns, culprits)
+    # A local prefill is one operation of up to a window of such tokens.
+    if _too_long(decode_ns * window):
+        _refuse(role, f"a local prefill of up to {window} tokens", decode_ns * window,
+                f"{culprits}; {_named(role, model, 'model', ('context_window', 'vocab', 'params'))}")
 
 
 def _gpu(role: str, device: Any, model: Any) -> None:

@@ -13,7 +13,8 @@ from cosim.live import ProfilePolicy
 
 
 class AdaptiveStepAhead(ProfilePolicy):
-    def __init__(self, profile, seed, **kw):
+    # profile: a profile name, or the generated trace `cosim run --policy` passes.
+    def __init__(self, profile, seed=None, **kw):
         super().__init__(profile, seed=seed, **kw)
         self.kept_in_a_row = {}  # per request: drafted steps kept since the last rejection
 
@@ -33,6 +34,10 @@ class AdaptiveStepAhead(ProfilePolicy):
         if not view.of_refinement:  # the draft's own record
             self.kept_in_a_row[view.request] = self.kept_in_a_row.get(view.request, 1) + 1 if kept else 0
         return kept, score
+
+    def done(self, request):
+        super().done(request)
+        self.kept_in_a_row.pop(request, None)  # the problem has ended: its record goes
 
 
 if __name__ == "__main__":

@@ -10,7 +10,8 @@ from cosim.live import ProfilePolicy
 
 
 class RefineBudget(ProfilePolicy):
-    def __init__(self, profile, seed, budget_s, **kw):
+    # profile: a profile name, or the generated trace `cosim run --policy` passes.
+    def __init__(self, profile, seed=None, budget_s=3.0, **kw):
         super().__init__(profile, seed=seed, **kw)
         self.budget_s = budget_s
         self.started = {}  # per request: the simulated time of its first question
@@ -25,6 +26,10 @@ class RefineBudget(ProfilePolicy):
         if over and not view.of_refinement:
             return True, score  # out of budget: the draft's step stands
         return kept, score
+
+    def done(self, request):
+        super().done(request)
+        self.started.pop(request, None)  # the problem has ended: its record goes
 
 
 if __name__ == "__main__":

@@ -11,7 +11,8 @@ from cosim.live import ProfilePolicy
 
 
 class TimeBudgetAcceptance(ProfilePolicy):
-    def __init__(self, profile, seed, margin, late_s, **kw):
+    # profile: a profile name, or the generated trace `cosim run --policy` passes.
+    def __init__(self, profile, seed=None, margin=0.1, late_s=0.06, **kw):
         super().__init__(profile, seed=seed, **kw)
         self.margin, self.late_s = margin, late_s
 

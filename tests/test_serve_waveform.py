@@ -60,8 +60,8 @@ def test_the_waveform_follows_the_slot_it_is_given(served):
 @pytest.mark.parametrize("args,error", [
     (["--vcd-window", "5:10"], "--vcd-window: it chooses what --vcd writes; give --vcd too"),
     (["--vcd", "w.vcd", "--vcd-window", "5"], "--vcd-window: give START:END in seconds"),
-    (["--vcd", "w.vcd", "--vcd-window", "10:5"], "vcd_window_s: the end (5 s) must come after the start (10 s)"),
-    (["--vcd", "w.vcd", "--vcd-slot", "3"], "vcd_slot: 3, but cluster-heteroreason-u280-200 has request slots 0 to 2"),
+    (["--vcd", "w.vcd", "--vcd-window", "10:5"], "error: --vcd-window: the end (5 s) must come after the start (10 s)"),
+    (["--vcd", "w.vcd", "--vcd-slot", "3"], "error: --vcd-slot: 3, but cluster-heteroreason-u280-200 has request slots 0 to 2"),
 ])
 def test_bad_waveform_options_are_refused_before_any_work(tmp_path, args, error):
     proc = run_cli("serve", "cluster-heteroreason-u280-200", "--set", "cluster.draft.devices=3", "--requests", "4",

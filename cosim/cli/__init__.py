@@ -156,7 +156,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--timeline", help="write a Perfetto/Chrome trace-event timeline (JSON) here")
     run.add_argument("--policy", metavar="MODULE:CLASS", help="live co-simulation: CLASS(trace) decides each "
                                                                "step, verdict and backtrack as the simulation "
-                                                               "reaches it (cosim.live.Policy; FILE.py:CLASS too)")
+                                                               "reaches it (cosim.live.Policy). FILE.py:CLASS "
+                                                               "imports FILE.py with its folder on the import "
+                                                               "path: this runs the file's code, as python would")
     run.add_argument("--out", help="folder for per_problem.csv, summary.json, scenario.resolved.yaml "
                                    "(default out/<scenario name>)")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -252,7 +254,9 @@ def main(argv: list[str] | None = None) -> int:
         with _inputs.recording():  # every file read, so that no output replaces one
             return args.func(args)
     except CosimError as exc:
-        print(f"cosim: error: {exc}", file=sys.stderr)
+        from ._flags import flagged
+
+        print(f"cosim: error: {flagged(args.command, exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("cosim: interrupted", file=sys.stderr)

@@ -148,7 +148,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             write_atomically(run.staged("summary.json"), json.dumps(
                 {**result.summary, **({"intervals": to_json(found)} if found else {})}, indent=1))
             write_atomically(run.staged("scenario.resolved.yaml"), yaml.safe_dump(scn.resolved(), sort_keys=False))
-            if save_trace:
+            if save_trace and live is None:  # a live run wrote the trace its answers made there
                 workload.save(run.staged("trace.jsonl"))
             run.publish({"command": "cosim run", "scenario": scn.name, "scenario_fingerprint": scn.fingerprint(),
                          "trace": described, "trace_fingerprint": workload.fingerprint()})

@@ -32,9 +32,11 @@ def _duration(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
-def estimate(scn: Any, workload: Any, folder: Path, save_trace: bool) -> str:
+def estimate(scn: Any, workload: Any, folder: Path, save_trace: bool, sample_run: Any = None,
+             flag: str = "--problems") -> str:
     """One line: the run's time and disk, extrapolated from the first problems of the
-    workload simulated alone. ConfigError when the disk has less room than that."""
+    workload simulated alone (``sample_run(trace)``, default simulate; a serving run's
+    sample is served). ConfigError naming ``flag`` when the disk has less room than that."""
     import pyarrow as pa
 
     from .. import trace as traces
@@ -46,9 +48,10 @@ def estimate(scn: Any, workload: Any, folder: Path, save_trace: bool) -> str:
     sample = traces.Trace(workload.header, workload.problems[:SAMPLE_PROBLEMS])
     n = len(sample)
     start = time.perf_counter()
-    result = simulate(scn, sample)
+    result = simulate(scn, sample) if sample_run is None else sample_run(sample)
     seconds = (time.perf_counter() - start) * total / n
-    table = result.per_problem.to_arrow()
+    rows = getattr(result, "per_problem", None) or result.per_request
+    table = rows.to_arrow()
     sink = pa.BufferOutputStream()
     with pa.ipc.new_file(sink, table.schema) as writer:
         writer.write_table(table)
@@ -60,7 +63,8 @@ def estimate(scn: Any, workload: Any, folder: Path, save_trace: bool) -> str:
     probe = folder if folder.exists() else next(p for p in folder.parents if p.exists())
     free = shutil.disk_usage(probe).free
     if need > free:
-        raise ConfigError(f"--problems {total}: the outputs need about {_size(need)} and {probe} has "
+        raise ConfigError(f"{flag} {total}: the outputs need about {_size(need)} and {probe} has "
                           f"{_size(free)} free; give fewer problems or another --out")
-    return (f"{total} problems: about {_duration(seconds)} and {_size(need)} of disk ({_size(free)} free), "
+    noun = "requests" if sample_run is not None else "problems"
+    return (f"{total} {noun}: about {_duration(seconds)} and {_size(need)} of disk ({_size(free)} free), "
             f"measured on the first {n}")

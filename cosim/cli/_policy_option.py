@@ -1,5 +1,6 @@
 """``--policy MODULE:CLASS`` (or ``path/to/file.py:CLASS``): the live co-simulation's
-policy, made with the run's trace."""
+policy, made with the run's trace. A file's folder goes on the import path first, so a
+policy file imports the modules beside it as it does when run as a script."""
 
 from __future__ import annotations
 
@@ -10,42 +11,60 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError
+from ..errors import ConfigError, PolicyError
+from ..live._session import described
+
+
+def _module(spec: str, where: str) -> Any:
+    if not where.endswith(".py"):
+        return importlib.import_module(where)
+    path = Path(where)
+    if not path.is_file():
+        raise ConfigError(f"--policy {spec}: no file {where}")
+    folder = str(path.resolve().parent)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    unit = importlib.util.spec_from_file_location(f"cosim_policy_{path.stem}", path)
+    if unit is None or unit.loader is None:
+        raise ConfigError(f"--policy {spec}: {where} is not a Python module")
+    module = importlib.util.module_from_spec(unit)
+    sys.modules[unit.name] = module
+    unit.loader.exec_module(module)
+    return module
 
 
 def load_policy(spec: str, trace: Any) -> Any:
     """The policy class named by ``spec``, made as ``Class(trace)`` (or ``Class()`` when it
-    takes no argument)."""
+    takes no argument). Importing the module runs its code: an exception there or in the
+    constructor, SystemExit included, is a PolicyError naming the policy and where."""
     where, sep, name = spec.rpartition(":")
     if not sep or not where or not name.isidentifier():
         raise ConfigError(f"--policy {spec!r}: write MODULE:CLASS or FILE.py:CLASS")
     try:
-        if where.endswith(".py"):
-            path = Path(where)
-            if not path.is_file():
-                raise ConfigError(f"--policy {spec}: no file {where}")
-            unit = importlib.util.spec_from_file_location(f"cosim_policy_{path.stem}", path)
-            assert unit is not None and unit.loader is not None
-            module = importlib.util.module_from_spec(unit)
-            sys.modules[unit.name] = module
-            unit.loader.exec_module(module)
-        else:
-            module = importlib.import_module(where)
-    except ConfigError:
+        module = _module(spec, where)
+    except (ConfigError, KeyboardInterrupt):
         raise
-    except Exception as exc:  # noqa: BLE001 - any import failure is the option's fault
-        raise ConfigError(f"--policy {spec}: cannot import {where}: {type(exc).__name__}: {exc}") from None
+    except BaseException as exc:  # noqa: BLE001 - SystemExit too: any import failure is the policy's
+        raise PolicyError(f"policy {spec}, import of {where}: {described(exc)}") from None
     cls = getattr(module, name, None)
     if not inspect.isclass(cls):
         raise ConfigError(f"--policy {spec}: {where} has no class {name}")
-    takes_trace = len([p for p in inspect.signature(cls).parameters.values()
-                       if p.default is inspect.Parameter.empty and p.kind in (p.POSITIONAL_ONLY,
-                                                                              p.POSITIONAL_OR_KEYWORD)]) >= 1
+    try:
+        signature = inspect.signature(cls)
+    except (TypeError, ValueError):
+        signature = None
+    takes_trace = signature is not None and len(
+        [p for p in signature.parameters.values()
+         if p.default is inspect.Parameter.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]) >= 1
     try:
         policy = cls(trace) if takes_trace else cls()
-    except Exception as exc:  # noqa: BLE001
-        raise ConfigError(f"--policy {spec}: {name}({'trace' if takes_trace else ''}) failed: "
-                          f"{type(exc).__name__}: {exc}") from None
+    except KeyboardInterrupt:
+        raise
+    except PolicyError:
+        raise
+    except BaseException as exc:  # noqa: BLE001
+        raise PolicyError(f"policy {spec}, {name}.__init__({'trace' if takes_trace else ''}): "
+                          f"{described(exc)}") from None
     for method in ("draft", "refine", "verdict"):
         if not callable(getattr(policy, method, None)):
             raise ConfigError(f"--policy {spec}: {name} has no {method}() (subclass cosim.live.Policy)")

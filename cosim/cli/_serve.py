@@ -138,6 +138,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from ..outputs._safety import RunFolder, check_output
     from ..serve import run, with_arrivals
     from ._protect import check_run_outputs, later_inputs
+    from ._estimate import ESTIMATE_ABOVE, estimate
     from ..serve._run import waveform_section
     from ..serve._timeline import write_serve_timeline
 
@@ -160,6 +161,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
     requests, described = _requests(args, scn)
     seed = 0 if args.seed is None else args.seed
     with_arrivals(requests, args.rate, args.cv, seed)  # a bad rate or cv is found before any work
+    if len(requests) > ESTIMATE_ABOVE:  # what a very long run will cost, said before it starts
+        print(estimate(scn, requests, folder, False, flag="--requests" if not args.trace else "--trace",
+                       sample_run=lambda sample: run(scn, sample, rate=args.rate, cv=args.cv, seed=seed))
+              + ("" if args.trace else "; the drawn trace is not written (the manifest says how to draw it "
+                                       "again)"), flush=True)
     run_folder = RunFolder(folder)
     run_folder.aliases = {f"per_problem.{kind}": f"per_request.{kind}" for kind in ("csv", "arrow")}
     try:
@@ -196,7 +202,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
                       run_folder.staged("devices.csv"))
             write_atomically(run_folder.staged("scenario.resolved.yaml"),
                              yaml.safe_dump(scn.resolved(), sort_keys=False))
-            if not args.trace and len(requests) <= 1_000_000:
+            if not args.trace and len(requests) <= ESTIMATE_ABOVE:
                 with_arrivals(requests, args.rate, args.cv, seed).save(run_folder.staged("trace.jsonl"))
             if args.timeline:
                 labels = {role: getattr(scn, role).device.name for role in ("draft", "prm", "target")}

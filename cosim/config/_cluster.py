@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import _params
+from ._declarations import GPU_BLOCKS, PROCESSES
 from ._params import param
 from .hardware import FpgaDevice
 from ..errors import ConfigError
@@ -23,14 +24,16 @@ _ONE_OF_EACH = "source: the single-request systems, one device per role (docs/sy
 class DraftPool:
     """The draft devices (FPGA boards or GPUs), all of the scenario's draft device."""
 
-    devices: int = param("draft devices in the pool", default=1, note=_ONE_OF_EACH)
+    devices: int = param("draft devices in the pool", default=1, note=_ONE_OF_EACH, limit=PROCESSES)
     contexts_per_device: int = param(
         "requests one draft device holds at once, each with its own KV cache of the draft model's window (or "
-        "the device's kv_reserve_tokens) in the device's memory beside the weights", default=1, note="source: the single-request systems hold one context (docs/system.md)")
+        "the device's kv_reserve_tokens) in the device's memory beside the weights", default=1, note="source: the single-request systems hold one context (docs/system.md)",
+        limit=PROCESSES)
     boards_per_host_link: int = param(
         "draft boards behind one PCIe switch, sharing its link to the host (host_link); 1: each board has its "
         "own link to the host", default=1,
-        note="source: the single-request systems plug their one board into its own x16 slot (docs/system.md)")
+        note="source: the single-request systems plug their one board into its own x16 slot (docs/system.md)",
+        limit=PROCESSES)
     host_link: str = param(
         "the link a PCIe switch's boards share to the host (a built-in link or a link YAML), with "
         "boards_per_host_link > 1", rule="any", default="pcie_gen4_x16",
@@ -42,7 +45,8 @@ class DraftPool:
 class GpuPool:
     """GPUs serving one role (PRM or target), each holding the role's whole model."""
 
-    devices: int = param("GPUs in the pool, each with a copy of the model", default=1, note=_ONE_OF_EACH)
+    devices: int = param("GPUs in the pool, each with a copy of the model", default=1, note=_ONE_OF_EACH,
+                         limit=PROCESSES)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -71,7 +75,7 @@ class Batching:
         note="estimate: between the batch caps Sarathi-Serve evaluated vLLM with (32, 64, 128) and under "
              "vLLM's default max_num_seqs (128); an RTX 3090 holding the 7B target in BF16 keeps about 10.5 GB "
              "for KV cache, about 184k tokens at 56 KiB a token, a few thousand tokens for each of 64 requests; "
-             "plausible from Sarathi-Serve's 32 to vLLM's 128", range=(32, 128))
+             "plausible from Sarathi-Serve's 32 to vLLM's 128", range=(32, 128), limit=PROCESSES)
     token_budget: int = param(
         "most tokens one GPU iteration processes (tokens): prefill tokens and one per decoding sequence, "
         "together; a longer prefill is split across iterations", default=2048,
@@ -98,7 +102,7 @@ class Batching:
         "runtime_memory) / (block_size x KV bytes per token))", rule="non_negative", default=0,
         note="source: vLLM derives num_gpu_blocks from gpu_memory_utilization at start-up "
              "(Worker.determine_available_memory); 0 does the same, give the number a vLLM log reports to "
-             "match a run exactly")
+             "match a run exactly", limit=GPU_BLOCKS)
     runtime_memory_bytes: float = param(
         "GPU memory the autoregressive system's vLLM engine holds beside the weights and the KV cache "
         "(activations at the token budget, CUDA graphs, the CUDA context), left out when num_gpu_blocks is "
@@ -229,6 +233,11 @@ def gpu_blocks(scn: Any) -> int:
     available = batching.gpu_memory_utilization * gpu.memory_bytes - weights - batching.runtime_memory_bytes
     block = batching.block_size * kv_bytes_per_token(role)
     blocks = math.floor(available / block) if available > 0 else 0
+    if blocks > GPU_BLOCKS.value:
+        where = _named(gpu, "memory_bytes", f"target.device.gpu.memory_bytes")
+        raise ConfigError(f"{where}: {gpu.memory_bytes:.4g} bytes of {role.device.name} make {blocks} KV-cache blocks, "
+                          f"past the engine's limit of {GPU_BLOCKS.value} ({GPU_BLOCKS.why}); give "
+                          f"batching.num_gpu_blocks or larger blocks")
     if blocks < 2:
         where = _named(batching, "gpu_memory_utilization", "batching.gpu_memory_utilization")
         raise ConfigError(f"{where}: {batching.gpu_memory_utilization} of {role.device.name}'s {gpu.memory_bytes:.4g} "
@@ -238,8 +247,38 @@ def gpu_blocks(scn: Any) -> int:
     return blocks
 
 
+def threads(scn: Any) -> dict[str, int]:
+    """The engine's simulated threads by the parameter that makes them: a thread per device
+    and per request slot (a draft context; a sequence of the vLLM engine's batch)."""
+    c, b = scn.cluster, scn.batching
+    if scn.system == "autoregressive":
+        slots = c.target.devices * (b.max_batch if b.enabled else 1)
+        return {"cluster.target.devices": c.target.devices + (slots if not b.enabled else 0),
+                "batching.max_batch": slots if b.enabled else 0}
+    return {"cluster.draft.devices": c.draft.devices,
+            "cluster.draft.contexts_per_device": c.draft.devices * c.draft.contexts_per_device,
+            "cluster.prm.devices": c.prm.devices, "cluster.target.devices": c.target.devices}
+
+
+def check_threads(scn: Any) -> None:
+    """Devices and request slots together within the engine's limit, named by the
+    parameter that makes the most of them."""
+    made = threads(scn)
+    total = sum(made.values())
+    if total <= PROCESSES.value:
+        return
+    path = max(made, key=made.get)
+    group, _, name = path.rpartition(".")
+    owner = {"cluster.draft": scn.cluster.draft, "cluster.prm": scn.cluster.prm, "cluster.target": scn.cluster.target,
+             "batching": scn.batching}[group]
+    parts = ", ".join(f"{p} {n}" for p, n in made.items() if n)
+    raise ConfigError(f"{_named(owner, name, path)}: {getattr(owner, name)} makes {total} simulated threads in all "
+                      f"({parts}), past the engine's limit of {PROCESSES.value} ({PROCESSES.why})")
+
+
 def check(scn: Any) -> None:
     """The cluster and batching checks that need the whole scenario."""
+    check_threads(scn)
     check_batching(scn.batching)
     check_engine_only(scn)
     check_draft_contexts(scn.cluster, scn.draft)

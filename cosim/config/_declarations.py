@@ -23,6 +23,29 @@ REQUIRED: Any = _Required()  # a parameter every file must give
 
 
 @dataclass(frozen=True)
+class Limit:
+    """The largest value of a parameter the engine simulates, and why."""
+
+    value: int
+    why: str
+
+
+# The engine's limits, declared once: the parameters below and the cluster's
+# (cosim/config/_cluster.py) name them; a value past one is refused when the scenario is
+# built, naming the parameter, where it was given and the limit.
+TOKENS = Limit(2**31 - 1, "the engine counts a context's tokens in 32-bit integers")
+# Every device and every request slot is a SystemC thread with its own stack (each one
+# mapped with a guard page): Linux's default of 65530 memory maps per process holds about
+# 32,000; half that leaves room for the rest of the process.
+PROCESSES = Limit(16384, "each device and request slot is a simulated thread with its own stack; the engine "
+                         "runs at most 16384 of them")
+# The vLLM engine's block pool keeps about 40 bytes per KV block: 2^22 blocks take 170 MB.
+# With 16-token blocks that is 67M tokens of KV per GPU, past any GPU's memory.
+GPU_BLOCKS = Limit(2**22, "the engine's block pool keeps each block in memory; 2^22 blocks of 16 tokens is "
+                          "past any GPU's KV cache")
+
+
+@dataclass(frozen=True)
 class Decl:
     name: str
     type: type  # float, int, bool or str
@@ -33,6 +56,7 @@ class Decl:
     choices: tuple[str, ...] | None = None  # the words a text parameter may take
     note: str = ""  # where the default comes from: "source: ..." or "estimate: ..."
     range: tuple[float, float] | None = None  # the default's plausible (low, high); every estimate has one
+    limit: Limit | None = None  # the largest value the engine simulates
 
 
 @dataclass(frozen=True)
@@ -87,7 +111,7 @@ FPGA = Group("fpga", "FpgaAcceleratorConfig", "FpgaAcceleratorParams", "COSIM_FP
     Decl("weight_bytes_per_param", float, "bytes per weight (W8A8: 1)"),
     Decl("kv_bytes_per_element", float, "bytes per K or V element"),
     Decl("kv_reserve_tokens", int, "KV cache reserved in HBM, tokens (0: the model's window)", rule="non_negative",
-         default=0),
+         default=0, limit=TOKENS),
     Decl("kvmu", str, "the KVMU: tlm, its behavioural model, or rtl, its Verilog (rtl/kvmu.v) Verilated and "
                       "driven pin by pin, checked against the model on every operation (needs a build with "
                       "Verilator)", rule="any", default="tlm", choices=("tlm", "rtl")),
@@ -108,7 +132,7 @@ GPU = Group("gpu", "GpuConfig", "GpuParams", "COSIM_GPU_PARAMS", "A GPU serving 
     Decl("weight_bytes_per_param", float, "bytes per weight (BF16: 2)"),
     Decl("kv_bytes_per_element", float, "bytes per K or V element"),
     Decl("kv_reserve_tokens", int, "KV cache reserved, tokens (0: the model's window)", rule="non_negative",
-         default=0),
+         default=0, limit=TOKENS),
 ))
 
 MODEL = Group("model", "ModelConfig", "ModelSpec", "COSIM_MODEL_PARAMS", "A decoder-only transformer.", (
@@ -125,7 +149,7 @@ MODEL = Group("model", "ModelConfig", "ModelSpec", "COSIM_MODEL_PARAMS", "A deco
     Decl("lm_head", bool, "true: the output head projects onto the vocabulary", rule="any", default=True),
     Decl("score_head_params", float, "parameters of a scoring head instead (PRMs)", rule="non_negative",
          default=0.0),
-    Decl("context_window", int, "longest context the model supports, tokens"),
+    Decl("context_window", int, "longest context the model supports, tokens", limit=TOKENS),
 ))
 
 GROUPS = (PCIE, HBM, POWER, FPGA, GPU, MODEL)

@@ -52,17 +52,18 @@ class Cited:
 
 def param(help: str, rule: str = "positive", default: Any = dataclasses.MISSING,
           choices: tuple[str, ...] | None = None, native: bool = True, note: str = "",
-          usable: Any = None, range: tuple[float, float] | None = None) -> Any:
+          usable: Any = None, range: tuple[float, float] | None = None, limit: Any = None) -> Any:
     """Declares one parameter of a configuration dataclass (``choices``: the words a text
     parameter may take; ``native``: the C++ models take it; ``note``: where the default
     comes from, "source: ..." or "estimate: ...", for defaults no device file cites;
     ``usable``: value -> None, or what this installation lacks to use that value;
-    ``range``: the default's plausible (low, high), which every estimate declares)."""
+    ``range``: the default's plausible (low, high), which every estimate declares;
+    ``limit``: the largest value the engine simulates, a _declarations.Limit)."""
     assert rule in _RULES, rule
     assert not note or note.startswith(("source: ", "estimate: ")), note
     return dataclasses.field(default=default, metadata={"help": help, "rule": rule, "choices": choices,
                                                         "native": native, "note": note, "usable": usable,
-                                                        "range": range})
+                                                        "range": range, "limit": limit})
 
 
 def config_class(group: Any, module: str, usable: dict[str, Any] | None = None) -> type:
@@ -74,7 +75,8 @@ def config_class(group: Any, module: str, usable: dict[str, Any] | None = None) 
     for d in group.params:
         default = dataclasses.MISSING if d.default is REQUIRED else d.default
         fields.append((d.name, d.type, param(d.help, d.rule, default, choices=d.choices, native=d.native,
-                                             note=d.note, range=d.range, usable=(usable or {}).get(d.name))))
+                                             note=d.note, range=d.range, usable=(usable or {}).get(d.name),
+                                             limit=d.limit)))
     cls = dataclasses.make_dataclass(group.python, fields, frozen=True, kw_only=True)
     cls.__module__, cls.__doc__ = module, group.doc
     return cls
@@ -161,7 +163,16 @@ def _plain_number(text: str) -> float | None:
         return None
 
 
+def plain(raw: Any) -> Any:
+    """A numpy scalar as the Python bool, int or float it holds (numpy integers are taken
+    wherever an int is); anything else as it is."""
+    if type(raw).__module__ == "numpy" and getattr(raw, "ndim", None) == 0 and callable(getattr(raw, "item", None)):
+        return raw.item()
+    return raw
+
+
 def _scalar(name: str, kind: type, raw: Any, where: Where, given_as_stem: bool) -> Any:
+    raw = plain(raw)
     if kind is bool:
         if not isinstance(raw, bool):
             raise ConfigError(f"{where}: expected true or false, got {raw!r}")
@@ -255,6 +266,9 @@ def build(cls: type[T], data: Any, where: Where | None = None) -> T:
         check, text = _RULES[rule]
         if kind in (int, float) and not check(value):
             raise ConfigError(f"{key_where}: must be {text}, got {raw!r}")
+        limit = fields[name].metadata.get("limit")
+        if limit is not None and kind in (int, float) and value > limit.value:
+            raise ConfigError(f"{key_where}: {value} is past the engine's limit of {limit.value} ({limit.why})")
         values[name] = value
         cited = _citation(name, kind, data[key], value, rule, key_where, given_as_stem=key != name)
         origins[name] = dataclasses.replace(key_where, cited=cited) if cited else key_where

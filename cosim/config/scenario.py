@@ -315,7 +315,7 @@ def build_scenario(data: Mapping[str, Any] | LocatedDict, source: str = "<code>"
     if system not in SYSTEMS:
         where = data.where_of("system") if "system" in data else data.where
         raise ConfigError(f"{where}: system must be one of {', '.join(SYSTEMS)}, got {system!r}")
-    config = data.get("config", 1)
+    config = _params.plain(data.get("config", 1))
     if not isinstance(config, int) or isinstance(config, bool) or config not in CONFIG_TARGETS:
         raise ConfigError(f"{data.where_of('config')}: config must be 1 (7B target) or 2 (1.5B target), got {config!r}")
     if system == "autoregressive":

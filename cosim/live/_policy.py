@@ -13,7 +13,9 @@ The engine asks at three kinds of decision point, never per token:
   and kept otherwise.
 
 ``answer_correct(request, problem, events)``, optional, says whether the answer a run made
-is right; ``collect()``, optional, what the policy sends back from the simulation worker.
+is right (True, False or None); ``done(request)``, once the problem has ended: what the
+policy kept for it can go, so that a run's memory does not grow with its problems;
+``collect()``, optional, what the policy sends back from the simulation worker.
 """
 
 from __future__ import annotations
@@ -63,6 +65,9 @@ class Policy:
         """Whether the answer the run of request ``request`` made (``events``) is right
         (accuracy); None: not known."""
         return None
+
+    def done(self, request: int) -> None:
+        """Request ``request`` has ended (after answer_correct): drop what was kept for it."""
 
 
 class _Fixed:
@@ -154,3 +159,7 @@ class TracePolicy(Policy):
     def answer_correct(self, request: int, problem: Problem, events: tuple[Any, ...]) -> bool | None:
         # The trace's own label, when the run made the trace's events.
         return problem.answer_correct if tuple(events) == tuple(problem.events) else None
+
+    def done(self, request: int) -> None:
+        self._events.pop(request, None)
+        self._position.pop(request, None)

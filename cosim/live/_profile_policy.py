@@ -11,7 +11,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..trace import Backtrack, Draft, Problem, Refine, TraceHeader
+from ..errors import ConfigError
+from ..trace import Backtrack, Draft, Problem, Refine, Trace, TraceHeader
 from ..trace._generate import _Candidate, _Draws, _Play, _StepDraws, threshold_rule
 from ..trace._profiles import load_profile
 from ..trace._quality import correctness_probability, resolve_target
@@ -79,18 +80,34 @@ class _Events(list):
             raise self._found
 
 
+def _generated(trace: Trace, seed: Any, header: Any, target: Any, config: Any) -> tuple[Any, ...]:
+    """The profile, seed, header and target a generated trace was drawn with (its header's
+    generator note), so that request i of a run is the trace's problem i."""
+    drawn = trace.header.metadata.get("generator")
+    if not isinstance(drawn, dict) or not {"profile", "seed"} <= set(drawn):
+        raise ConfigError("ProfilePolicy: the trace was not drawn by trace.generate (its header names no "
+                          "generator); give the profile and seed it was drawn with")
+    if seed is not None and seed != drawn["seed"]:
+        raise ConfigError(f"ProfilePolicy: seed {seed} and the trace's seed {drawn['seed']} disagree")
+    return (drawn["profile"], drawn["seed"], header or trace.header,
+            target if target is not None or config is not None else drawn.get("target"))
+
+
 class ProfilePolicy(Policy):
     """The draft model, the target and the PRM as a profile's step-quality model plays
-    them; problem ``request`` of the run is generate()'s problem of that index."""
+    them; problem ``request`` of the run is generate()'s problem of that index. ``profile``
+    may be a generated trace (as ``--policy`` passes it): its profile, seed, header and
+    target are taken from its header."""
 
-    def __init__(self, profile: Any, seed: int = 0, header: TraceHeader | None = None, target: str | None = None,
-                 config: int | None = None):
+    def __init__(self, profile: Any, seed: int | None = None, header: TraceHeader | None = None,
+                 target: str | None = None, config: int | None = None):
+        if isinstance(profile, Trace):  # as --policy makes it: the draws of a generated trace
+            profile, seed, header, target = _generated(profile, seed, header, target, config)
         self.profile = load_profile(profile)
-        self.seed = seed
+        self.seed = 0 if seed is None else seed
         self.header = header or TraceHeader()
         self.target = resolve_target(target, config)
         self._states: dict[int, _State] = {}
-        self.kept: dict[int, tuple[bool, ...]] = {}  # per finished request: the quality of each kept step
 
     def state(self, view: View) -> _State:
         st = self._states.get(view.request)
@@ -218,10 +235,12 @@ class ProfilePolicy(Policy):
         threshold = self.header.backtrack_threshold if view.of_refinement else self.header.accept_threshold
         return score >= threshold, score
 
+    def done(self, request: int) -> None:
+        self._states.pop(request, None)
+
     def answer_correct(self, request: int, problem: Problem, events: tuple[Any, ...]) -> bool | None:
         st = self._states.pop(request, None)
         if st is None:
             return None
         kept = tuple(c.good for c in st.chain)
-        self.kept[request] = kept
         return st.u_correct < correctness_probability(self.profile, kept)

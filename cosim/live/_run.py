@@ -3,6 +3,8 @@ while the simulated hardware keeps time (docs/live.md)."""
 
 from __future__ import annotations
 
+import json
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -10,12 +12,13 @@ from typing import Any, Callable, Sequence
 from .. import _preflight
 from .._engine_run import run_engine
 from .._workflow import publish_vcd, system_dict, vcd_paths
-from ..outputs._atomic import writable_file, writable_folder
+from ..outputs._atomic import writable_file, writable_folder, write_atomically
 from ..outputs._timeline import write_timeline
 from ..config.scenario import Scenario
 from ..errors import ConfigError
 from ..result import Result
 from ..trace import Problem, Trace, TraceHeader
+from ..trace._parse import check_header
 from ._policy import Policy
 from ._session import LiveSession
 
@@ -47,6 +50,30 @@ def _problems(problems: Trace | Sequence[Problem]) -> Trace:
                       "trace.Problem")
 
 
+# The trace a live run's answers make, in its rows_to folder.
+MADE_TRACE = "trace.jsonl"
+
+
+def _made_file(header: TraceHeader, body: Path, path: Path, arrivals: bool) -> Trace:
+    """The made trace's file: its header (known once the run has ended), then the problems
+    the worker wrote as they ended; read back lazily, as any trace file."""
+    from ..trace import load
+    from ..trace._events import VERSION, VERSION_ARRIVALS
+
+    def write(handle: Any) -> None:
+        handle.write(json.dumps(header.to_json(VERSION_ARRIVALS if arrivals else VERSION), separators=(",", ":"),
+                                ensure_ascii=False, allow_nan=False) + "\n")
+        if body.exists():
+            with body.open(encoding="utf-8") as lines:
+                shutil.copyfileobj(lines, handle)
+
+    try:
+        write_atomically(path, write)
+    finally:
+        body.unlink(missing_ok=True)
+    return load(path)
+
+
 def cosimulate(scn: Scenario, policy: Policy, problems: Trace | Sequence[Problem], *,
                header: TraceHeader | None = None, activities: bool = False, vcd: str | Path | None = None,
                timeline: str | Path | None = None, progress: Callable[[int], None] | None = None,
@@ -56,7 +83,9 @@ def cosimulate(scn: Scenario, policy: Policy, problems: Trace | Sequence[Problem
     problems' prompts, ids and datasets are used, their events are not (a TracePolicy
     answers from them). ``header``: the algorithm's thresholds and backtracking (default:
     the trace's). The engine calls the policy once per decision, never per token.
-    ``vcd``, ``timeline``, ``activities``, ``rows_to``, ``progress``: as for simulate."""
+    ``vcd``, ``timeline``, ``activities``, ``rows_to``, ``progress``: as for simulate; with
+    ``rows_to``, the trace the answers make is written there too (trace.jsonl) as its
+    problems end, and read back from it, so that memory does not grow with the problems."""
     if not isinstance(scn, Scenario):
         raise ConfigError(f"cosimulate: expected a Scenario (cosim.load_scenario), got {type(scn).__name__}")
     for method in ("draft", "refine", "verdict"):
@@ -65,23 +94,25 @@ def cosimulate(scn: Scenario, policy: Policy, problems: Trace | Sequence[Problem
     trace = _problems(problems)
     if not trace.problems:
         raise ConfigError("cosimulate: no problems")
-    head = header or trace.header
-    if not isinstance(head, TraceHeader):
-        raise ConfigError(f"header: expected a trace.TraceHeader, got {type(head).__name__}")
+    head = check_header(trace.header if header is None else header, "header")
     if not scn.backtracking and head.backtracking:
         raise ConfigError(f"cosimulate: {scn.name} runs forward-only RSD: give header=TraceHeader(backtracking=False)")
     _preflight.check(scn)
     window = min(getattr(scn, role).model.context_window for role in ("draft", "prm", "target"))
-    session = LiveSession(policy, head, window)
     vcd_stem, vcd_partial, vcd_final = vcd_paths(vcd)
     timeline_path = writable_file(timeline, "timeline") if timeline is not None else None
     rows_folder = writable_folder(rows_to, "rows_to") if rows_to is not None else None
+    # With rows_to, the trace the answers make goes there as its problems end (trace.jsonl).
+    body = rows_folder / f".{MADE_TRACE}.part" if rows_folder is not None else None
+    session = LiveSession(policy, head, window, body)
     try:
         raw = run_engine(scn, Trace(head, trace.problems), system_dict(scn), keep=activities or timeline is not None,
                          progress=progress, live=session, rows_folder=rows_folder, vcd_stem=vcd_stem)
     except BaseException:
         if vcd_partial is not None:
             vcd_partial.unlink(missing_ok=True)
+        if body is not None:
+            body.unlink(missing_ok=True)
         raise
     outcome = raw.pop("live")
     result = Result.from_native(scn, raw)
@@ -91,7 +122,11 @@ def cosimulate(scn: Scenario, policy: Policy, problems: Trace | Sequence[Problem
         write_timeline(result, timeline_path, {r: getattr(scn, r).device.name for r in ("draft", "prm", "target")})
     meta = dict(head.metadata, live={"policy": type(policy).__name__,
                                      "overridden_verdicts": outcome["overridden"]})
-    made = Trace(TraceHeader(head.accept_threshold, head.backtrack_threshold, head.max_backtracks,
-                             head.backtracking, meta), outcome["problems"])
+    made_header = TraceHeader(head.accept_threshold, head.backtrack_threshold, head.max_backtracks,
+                              head.backtracking, meta)
+    if body is None:
+        made = Trace(made_header, outcome["problems"])
+    else:
+        made = _made_file(made_header, body, rows_folder / MADE_TRACE, outcome["arrivals"])
     return LiveResult(result, made, outcome["decisions"], outcome["policy_s"], outcome["overridden"],
                       outcome["policy"])

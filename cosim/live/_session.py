@@ -4,14 +4,20 @@ answers make recorded as a trace that replays the run."""
 
 from __future__ import annotations
 
+import json
 import math
 import numbers
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from ..errors import PolicyError
 from ..trace import Backtrack, Draft, Problem, Refine, TraceHeader
+from ..trace._events import problem_to_json
+from ..trace._io import MAX_TOKENS
 from ._policy import Policy, View
 
 ROLES = ("draft", "prm", "target")
@@ -27,10 +33,13 @@ class _Request:
 class LiveSession:
     """The policy's answers for every request in flight, and what they made."""
 
-    def __init__(self, policy: Policy, header: TraceHeader, window: int):
+    def __init__(self, policy: Policy, header: TraceHeader, window: int, body: Path | None = None):
         self.policy, self.header, self.window = policy, header, window
         self._requests: dict[int, _Request] = {}
+        # The problems the answers made: held, or (``body``) written one JSON line each as they
+        # end, so that a long run's memory does not grow with its problems.
         self.recorded: list[Problem] = []
+        self._body, self._handle, self._arrivals = body, None, False
         self.decisions = 0
         self.policy_s = 0.0
         self.overridden = 0  # verdicts that went against the PRM score the policy gave
@@ -40,21 +49,52 @@ class LiveSession:
 
     def complete(self, index: int) -> Problem:
         r = self._requests.pop(index)
-        correct = getattr(self.policy, "answer_correct", None)
-        answer = correct(index, r.problem, tuple(r.events)) if callable(correct) else None
+        steps = sum(1 for e in r.events if not isinstance(e, Backtrack) and e.accepted)
+        answer = self._call("answer_correct", r.problem, steps, index, r.problem, tuple(r.events))
+        if answer is not None and not is_bool(answer):
+            raise self._named("answer_correct", r.problem, steps,
+                              f"answer True, False or None (not known), got {answer!r}")
         done = Problem(r.problem.id, r.problem.dataset, r.problem.prompt_tokens, tuple(r.events),
                        answer if answer is None else bool(answer), r.problem.arrival_s)
-        self.recorded.append(done)
+        self._call("done", r.problem, steps, index)  # the policy may drop what it kept for the problem
+        if self._body is None:
+            self.recorded.append(done)
+        else:
+            if self._handle is None:
+                self._handle = self._body.open("w", encoding="utf-8")
+                self._arrivals = done.arrival_s is not None
+            self._handle.write(json.dumps(problem_to_json(done), separators=(",", ":"), ensure_ascii=False,
+                                          allow_nan=False) + "\n")
         return done
 
     def outcome(self) -> dict[str, Any]:
-        collect = getattr(self.policy, "collect", None)  # what a policy sends back from the worker
-        return {"problems": self.recorded, "decisions": self.decisions, "policy_s": self.policy_s,
-                "overridden": self.overridden, "policy": collect() if callable(collect) else None}
+        # What a policy sends back from the worker: collect(), once every problem has ended.
+        collected = self._call("collect", None, None)
+        if self._handle is not None:
+            self._handle.close()
+        return {"problems": self.recorded, "arrivals": self._arrivals, "decisions": self.decisions,
+                "policy_s": self.policy_s, "overridden": self.overridden, "policy": collected}
+
+    def _named(self, hook: str, problem: Problem | None, step: int | None, message: str) -> PolicyError:
+        where = "" if problem is None else f", problem {problem.id!r}, step {step}"
+        return PolicyError(f"policy {type(self.policy).__name__}.{hook}{where}: {message}")
 
     def _fail(self, view: View, message: str) -> PolicyError:
-        return PolicyError(f"policy {type(self.policy).__name__}.{view.kind}, problem {view.problem.id!r}, "
-                           f"step {view.step}: {message}")
+        return self._named(view.kind, view.problem, view.step, message)
+
+    def _call(self, hook: str, problem: Problem | None, step: int | None, *args: Any) -> Any:
+        """An optional hook of the policy called, what it raises named (None when it has none)."""
+        method = getattr(self.policy, hook, None)
+        if not callable(method):
+            return None
+        try:
+            return method(*args)
+        except PolicyError:
+            raise
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - SystemExit too: a policy does not end the run by exiting
+            raise self._named(hook, problem, step, described(exc)) from exc
 
     def decide(self, q: dict[str, Any]) -> Any:
         """The engine's question (decision_calls.cpp) in, the answer it takes out."""
@@ -68,8 +108,10 @@ class LiveSession:
             answer = method(view)
         except PolicyError:
             raise
-        except Exception as exc:  # noqa: BLE001 - named and passed on; KeyboardInterrupt goes through
-            raise self._fail(view, f"{type(exc).__name__}: {exc}") from exc
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - named and passed on, SystemExit too
+            raise self._fail(view, described(exc)) from exc
         finally:
             self.policy_s += time.perf_counter() - start
             self.decisions += 1
@@ -89,10 +131,15 @@ class LiveSession:
         least = 1 if view.kind == "refine" and not view.speculative else 0  # 0 ahead: no step-ahead work
         if answer < least:
             raise self._fail(view, f"answer at least {least} tokens, got {answer}")
-        if not view.speculative and view.problem.prompt_tokens + sum(view.chain) + answer > self.window:
-            reach = view.problem.prompt_tokens + sum(view.chain) + int(answer)
-            raise self._fail(view, f"{answer} tokens take the context to {reach}, beyond the {self.window}-token "
-                                   f"window of the models")
+        # A step asked ahead is bounded as a due one: the device drafts or refines it now, on
+        # the context the chain has now, so it must fit the window (and a trace's counts).
+        ahead = " (asked ahead)" if view.speculative else ""
+        if answer > MAX_TOKENS:
+            raise self._fail(view, f"{answer} tokens{ahead} is past the limit of {MAX_TOKENS} tokens a step")
+        reach = view.problem.prompt_tokens + sum(view.chain) + int(answer)
+        if reach > self.window:
+            raise self._fail(view, f"{answer} tokens{ahead} take the context to {reach}, beyond the "
+                                   f"{self.window}-token window of the models")
         return int(answer)
 
     def _verdict(self, view: View, r: _Request, answer: Any) -> bool:
@@ -100,15 +147,17 @@ class LiveSession:
         score: float | None = None
         if isinstance(answer, tuple) and len(answer) == 2:
             kept, score = answer
-        elif isinstance(answer, numbers.Real) and not isinstance(answer, bool):
+        elif isinstance(answer, numbers.Real) and not is_bool(answer):
             score = float(answer)
             kept = score >= threshold
         else:
             kept = answer
-        if not isinstance(kept, bool):
+        if not is_bool(kept):
             raise self._fail(view, f"answer a bool, a score in [0, 1] or (bool, score), got {answer!r}")
-        if score is not None and not (isinstance(score, numbers.Real) and 0.0 <= float(score) <= 1.0):
-            raise self._fail(view, f"the score must be in [0, 1], got {score!r}")
+        kept = bool(kept)
+        if score is not None and (is_bool(score) or not (isinstance(score, numbers.Real) and
+                                                         0.0 <= float(score) <= 1.0)):
+            raise self._fail(view, f"the score must be a number in [0, 1], got {score!r}")
         final = kept or (view.of_refinement and not view.can_backtrack)
         # The trace keeps the algorithm's rule (kept at or above the threshold; a refinement
         # that cannot be backtracked over is kept whatever its score): a verdict that goes
@@ -127,3 +176,14 @@ class LiveSession:
         else:
             r.events.append(Draft(step, tokens, float(score), kept))
         return kept
+
+
+def is_bool(value: Any) -> bool:
+    """True or False, Python's or numpy's: never a number or text that reads as one."""
+    return isinstance(value, bool | np.bool_)
+
+
+def described(exc: BaseException) -> str:
+    """An exception in one line: its class and its message's first line."""
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__

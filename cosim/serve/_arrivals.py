@@ -19,7 +19,7 @@ import numpy as np
 
 from .._args import real, whole
 from ..errors import ConfigError
-from ..trace._arrivals import MAX_ARRIVAL_S, check_times
+from ..trace._arrivals import MAX_ARRIVAL_S, MAX_ARRIVALS, check_times
 
 # The spawn key word of the arrival stream (see the module's docstring).
 _ARRIVAL_STREAM = 0xA881
@@ -29,11 +29,22 @@ def _rng(seed: Any) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence(whole(seed, "seed"), spawn_key=(_ARRIVAL_STREAM,)))
 
 
+def _count(n: Any, rate: float) -> int:
+    """The number of arrivals to draw, checked before any is: within the limit of a run's
+    requests, and (on average) within the time a run may span."""
+    count = whole(n, "n", minimum=1, maximum=MAX_ARRIVALS)
+    if count / rate > MAX_ARRIVAL_S:
+        raise ConfigError(f"rate_per_s: {count} requests at {rate:g} per second arrive over about "
+                          f"{count / rate:.3g} s, beyond the {MAX_ARRIVAL_S:g} s a run may span; raise the rate "
+                          f"or draw fewer requests")
+    return count
+
+
 def _times(gaps: np.ndarray, rate: float, n: int) -> np.ndarray:
     times = np.cumsum(gaps)
     if not times[-1] <= MAX_ARRIVAL_S:
         raise ConfigError(f"rate_per_s: {n} requests at {rate:g} per second arrive over about {n / rate:.3g} s, "
-                          f"beyond the {MAX_ARRIVAL_S:g} s a run may span; raise the rate or draw fewer (n)")
+                          f"beyond the {MAX_ARRIVAL_S:g} s a run may span; raise the rate or draw fewer requests")
     times.flags.writeable = False
     return times
 
@@ -43,7 +54,7 @@ def poisson(rate_per_s: float, n: int, seed: int) -> np.ndarray:
     exponential inter-arrival times of mean 1 / rate, the first arrival one inter-arrival
     time after 0."""
     rate = real(rate_per_s, "rate_per_s", positive=True)
-    count = whole(n, "n", minimum=1)
+    count = _count(n, rate)
     return _times(_rng(seed).exponential(1.0 / rate, count), rate, count)
 
 
@@ -55,7 +66,7 @@ def gamma(rate_per_s: float, cv: float, n: int, seed: int) -> np.ndarray:
     from ``poisson``'s for the same seed)."""
     rate = real(rate_per_s, "rate_per_s", positive=True)
     spread = real(cv, "cv", positive=True)
-    count = whole(n, "n", minimum=1)
+    count = _count(n, rate)
     shape = 1.0 / spread**2
     return _times(_rng(seed).gamma(shape, 1.0 / (rate * shape), count), rate, count)
 

@@ -75,6 +75,11 @@ def waveform_section(scn: Scenario, slot: Any, window_s: Any) -> dict[str, Any]:
         end = math.inf if window_s[1] is None else real(window_s[1], "vcd_window_s end", positive=True)
         if not end > start:
             raise ConfigError(f"vcd_window_s: the end ({end:g} s) must come after the start ({start:g} s)")
+        for what, value in (("start", start), ("end", end)):
+            if math.isfinite(value) and value > _preflight.KERNEL_CLOCK_S:
+                raise ConfigError(f"vcd_window_s: the {what} ({value:g} s) is past the kernel's clock of about "
+                                  f"{_preflight.KERNEL_CLOCK_S:.2g} s" + ("; leave the end out for the end of the run"
+                                                                          if what == "end" else ""))
     return {"slot": slot, "start_ns": start * 1e9, "end_ns": end * 1e9}
 
 

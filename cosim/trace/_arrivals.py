@@ -20,6 +20,9 @@ from ._events import Problem
 # kept within about 11.6 days (the same bound as one operation, cosim/_preflight.py) so
 # that the requests' own service always fits behind the last arrival.
 MAX_ARRIVAL_S = 1e6
+# The most requests a run draws arrivals for: their times and what the serving metrics keep
+# of each request take about 60 bytes a request in memory, 6 GB at this limit.
+MAX_ARRIVALS = 100_000_000
 
 
 def check_times(times: Any, name: str = "times_s", count: int | None = None) -> np.ndarray:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+import numbers
 import operator
 from dataclasses import dataclass
 from typing import Any
@@ -203,6 +204,11 @@ def _draw(profile: DatasetProfile, header: TraceHeader, seed: int, index: int, t
     return DrawnProblem(problem, kept_good, chance)
 
 
+def _whole(value: Any) -> Any:
+    """A numpy (or other) integer as the int it holds; anything else as it is, to be refused."""
+    return int(value) if isinstance(value, numbers.Integral) and not isinstance(value, bool) else value
+
+
 def generate(profile: Any, problems: int, seed: int = 0, backtracking: bool = True,
              header: TraceHeader | None = None, target: str | None = None, config: int | None = None) -> Trace:
     """A synthetic trace of ``problems`` problems drawn from a dataset profile.
@@ -214,6 +220,7 @@ def generate(profile: Any, problems: int, seed: int = 0, backtracking: bool = Tr
     """
     prof = load_profile(profile)
     model = resolve_target(target, config)
+    problems, seed = _whole(problems), _whole(seed)  # numpy integers are integers
     if isinstance(problems, bool) or not isinstance(problems, int) or problems <= 0:
         raise ConfigError(f"problems: must be a whole number > 0, got {problems!r}")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:

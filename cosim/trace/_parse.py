@@ -109,6 +109,39 @@ def parse_header(obj: Any, line: _Line) -> TraceHeader:
     )
 
 
+class _Given(_Line):
+    """Field checks for a value given in code, raising TraceError(name.field: ...)."""
+
+    def __init__(self, name: str):
+        super().__init__(name, 0)
+
+    def fail(self, field: str, message: str) -> TraceError:
+        return TraceError(f"{self.file}.{field}: {message}" if field else f"{self.file}: {message}")
+
+
+def _plain(value: Any) -> Any:
+    """A numpy scalar as the Python number or bool it holds; anything else as it is."""
+    item = getattr(value, "item", None)
+    return item() if type(value).__module__ == "numpy" and callable(item) and getattr(value, "ndim", 1) == 0 \
+        else value
+
+
+def check_header(header: Any, name: str = "header") -> TraceHeader:
+    """A header built in code, checked as a trace file's header line is (numpy numbers taken
+    as the numbers they hold); TraceError naming ``name`` and the field otherwise."""
+    if not isinstance(header, TraceHeader):
+        raise TraceError(f"{name}: expected a trace.TraceHeader, got {type(header).__name__}")
+    obj = {"format": FORMAT, "version": VERSION,
+           **{k: _plain(getattr(header, k)) for k in ("accept_threshold", "backtrack_threshold", "max_backtracks",
+                                                      "backtracking")}, "metadata": header.metadata}
+    checked = parse_header(obj, _Given(name))
+    try:
+        json.dumps(header.metadata, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise TraceError(f"{name}.metadata: a trace file could not hold it ({exc})") from None
+    return checked
+
+
 def _parse_event(obj: Any, line: _Line, i: int) -> Event:
     prefix = f"events[{i}]."
     if not isinstance(obj, dict):

@@ -54,6 +54,8 @@ def resolve_target(target: Any = None, config: Any = None) -> str:
     """The target model a trace is drawn for: a model name, or the scenario
     config that uses it (1: 7B, 2: 1.5B); Config 1's target when neither is given."""
     if config is not None:
+        if type(config).__module__ == "numpy" and callable(getattr(config, "item", None)):
+            config = config.item()  # a numpy integer is the int it holds
         if isinstance(config, bool) or config not in CONFIG_TARGETS:
             raise ConfigError(f"config: must be 1 (7B target) or 2 (1.5B target), got {config!r}")
         if target is not None and target != CONFIG_TARGETS[config]:
