@@ -92,6 +92,20 @@ def test_a_run_folder_holding_an_input_is_refused(inputs):
     assert sorted(p.name for p in (inputs / "o").iterdir()) == ["prof.csv"]
 
 
+@pytest.mark.parametrize("args,message", [
+    (["--trace", "o/t.jsonl"], "--out o: holds o/t.jsonl, which the run reads"),
+    (["--problems", "2", "--policy", "o/pol.py:P"], "--out o: holds o/pol.py, which the run reads"),
+    (["--trace", "o/trace.jsonl"], "--out o/trace.jsonl: is the same file as --trace"),
+])
+def test_a_run_folder_holding_a_later_input_is_refused(inputs, args, message):
+    assert run_cli("run", "s.yaml", "--problems", "2", "--out", "o", "--quiet", cwd=inputs, timeout=300).returncode == 0
+    (inputs / "o" / "t.jsonl").write_bytes((inputs / "o" / "trace.jsonl").read_bytes())
+    (inputs / "o" / "pol.py").write_bytes((inputs / "pol.py").read_bytes())
+    before = {p.name: p.read_bytes() for p in (inputs / "o").iterdir()}
+    refused(run_cli("run", "s.yaml", "--out", "o", "--quiet", *args, cwd=inputs, timeout=300), message)
+    assert {p.name: p.read_bytes() for p in (inputs / "o").iterdir()} == before
+
+
 def test_outputs_apart_from_every_input_still_run(inputs):
     before = digests(inputs)
     proc = run_cli(*RUN, "--timeline", "t.json", "--profile", "ds.yaml", cwd=inputs, timeout=300)
