@@ -9,7 +9,6 @@ under a generous timeout, and a timeout fails the test."""
 import os
 import subprocess
 import sys
-import threading
 
 import pytest
 
