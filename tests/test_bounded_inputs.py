@@ -152,3 +152,16 @@ def test_no_message_quotes_a_file_given_on_the_command_line(tmp_path, args):
     proc = cli(tmp_path, *args)
     refused(proc, "secret.")
     assert SECRET not in proc.stderr
+
+
+@pytest.mark.parametrize("text", [f"a: *{SECRET}\n", f"kind: {SECRET}\n", f"a: !<tag:{SECRET}> 1\n",
+                                  f"!!{SECRET} x\n", f"{SECRET}: [\n"])
+@pytest.mark.parametrize("use", [["run", "other.yaml", "--out", "o"],
+                                 ["run", "s.yaml", "--out", "o"],
+                                 ["run", "heteroreason-u280-200", "--profile", "other.yaml", "--out", "o"]])
+def test_no_yaml_message_quotes_what_the_file_holds(tmp_path, text, use):
+    (tmp_path / "other.yaml").write_text(text)
+    scenario_with(tmp_path, "prm: {device: other.yaml}")
+    proc = cli(tmp_path, *use)
+    refused(proc, "other.yaml")
+    assert SECRET not in proc.stderr
