@@ -16,6 +16,17 @@ def read_text(path: str | Path, limit: int = _inputs.MAX_DATA_BYTES) -> str:
     return _inputs.read_text(path, limit)
 
 
+def read_json_lines(path: str | Path) -> list[str]:
+    """The lines of a JSON Lines file read whole (read_text), each at most
+    cosim._inputs.MAX_LINE_BYTES: a longer one is an error naming the file and line."""
+    lines = read_text(path).splitlines()
+    for number, line in enumerate(lines, start=1):
+        if len(line) > _inputs.MAX_LINE_BYTES:  # characters: at least as many bytes
+            raise ConfigError(f"{path}:{number}: the line is longer than 64 MiB, the most a line of this input "
+                              f"may hold")
+    return lines
+
+
 def parse_json_line(line: str, where: str, error: type[ConfigError] = ConfigError) -> Any:
     """One JSON Lines record; ``error`` naming ``where`` (file:line) if it is not usable JSON."""
     try:

@@ -9,7 +9,6 @@ under a generous timeout, and a timeout fails the test."""
 import os
 import subprocess
 import sys
-import threading
 
 import pytest
 
@@ -56,6 +55,8 @@ def odd_files(tmp_path):
     (["trace", "profile-data", "/dev/zero"], "/dev/zero: is a device"),
     (["fit", "gpu", "zero.csv", "--model", "qwen2.5-0.5b"], "zero.csv: is a device"),
     (["model", "import", "/dev/zero"], "/dev/zero: is a device"),
+    (["plan", "heteroreason-u280-200", "--rate", "1", "--slo", "100", "--requests", "2", "--draft", "1",
+      "--prm", "1", "--target", "1", "--costs", "zero.yaml", "--out", "o"], "--costs zero.yaml: is a device"),
 ])
 def test_devices_and_fifos_are_refused_before_a_byte_is_read(odd_files, args, message):
     refused(cli(odd_files, *args), message)
@@ -100,8 +101,8 @@ def test_over_long_lines_and_files_are_errors_naming_file_and_line(tmp_path):
     (tmp_path / "long.csv").write_text("phase,tokens,context,seconds\ndecode,1,0," + "1" * 200_000 + "\n")
     refused(cli(tmp_path, "run", scenario_with(tmp_path, "target: {device: rtx3090, profile: long.csv}"),
                 "--problems", "1", "--out", "o"), "long.csv:2: the line is longer than 64 KiB")
-    (tmp_path / "big.yaml").write_text("# " + "x" * (5 << 20) + "\n")
-    refused(cli(tmp_path, "run", "big.yaml", "--out", "o"), "big.yaml: 5242883 bytes, past the 4 MiB")
+    (tmp_path / "big.yaml").write_text("# " + "x" * (2 << 20) + "\n")
+    refused(cli(tmp_path, "run", "big.yaml", "--out", "o"), "big.yaml: 2097155 bytes, past the 1 MiB")
     # A layer-times CSV goes through the same reader.
     (tmp_path / "layers.csv").write_text("layer_name,input,kv_cache,tp_size,latency(ns)\n" + "a," * 40_000 + "\n")
     refused(cli(tmp_path, "fit", "gpu", "layers.csv", "--model", "qwen2.5-0.5b"), "layers.csv:2: the line is longer")
@@ -150,4 +151,17 @@ def test_no_message_quotes_a_file_given_on_the_command_line(tmp_path, args):
     (tmp_path / "secret.yaml").write_text(f"{SECRET}\n")
     proc = cli(tmp_path, *args)
     refused(proc, "secret.")
+    assert SECRET not in proc.stderr
+
+
+@pytest.mark.parametrize("text", [f"a: *{SECRET}\n", f"kind: {SECRET}\n", f"a: !<tag:{SECRET}> 1\n",
+                                  f"!!{SECRET} x\n", f"{SECRET}: [\n"])
+@pytest.mark.parametrize("use", [["run", "other.yaml", "--out", "o"],
+                                 ["run", "s.yaml", "--out", "o"],
+                                 ["run", "heteroreason-u280-200", "--profile", "other.yaml", "--out", "o"]])
+def test_no_yaml_message_quotes_what_the_file_holds(tmp_path, text, use):
+    (tmp_path / "other.yaml").write_text(text)
+    scenario_with(tmp_path, "prm: {device: other.yaml}")
+    proc = cli(tmp_path, *use)
+    refused(proc, "other.yaml")
     assert SECRET not in proc.stderr

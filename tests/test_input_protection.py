@@ -59,6 +59,8 @@ SERVE = ["serve", "s.yaml", "--requests", "3", "--rate", "1", "--out", "o", "--q
     (SERVE + ["--timeline", "ds.yaml", "--profile", "ds.yaml"], "is the same file as --profile"),
     (["trace", "gen", "--profile", "ds.yaml", "--problems", "2", "--out", "ds.yaml"],
      "--out ds.yaml: is the same file as --profile"),
+    (["fit", "fpga", "prof.csv", "--model", "model.yaml", "--out", "model.yaml"],
+     "--out model.yaml: is the model file"),
     # Other spellings of the same file: a link to it, a path through another folder.
     (RUN + ["--timeline", "linked.yaml"], "--timeline linked.yaml: is the same file as "),
     (RUN + ["--timeline", "sub/../model.yaml"], "is the same file as "),
@@ -90,6 +92,20 @@ def test_a_run_folder_holding_an_input_is_refused(inputs):
     refused(run_cli(*RUN, cwd=inputs, timeout=300), "--out o: holds ")
     assert (inputs / "o" / "prof.csv").read_bytes() == before
     assert sorted(p.name for p in (inputs / "o").iterdir()) == ["prof.csv"]
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--trace", "o/t.jsonl"], "--out o: holds o/t.jsonl, which the run reads"),
+    (["--problems", "2", "--policy", "o/pol.py:P"], "--out o: holds o/pol.py, which the run reads"),
+    (["--trace", "o/trace.jsonl"], "--out o/trace.jsonl: is the same file as --trace"),
+])
+def test_a_run_folder_holding_a_later_input_is_refused(inputs, args, message):
+    assert run_cli("run", "s.yaml", "--problems", "2", "--out", "o", "--quiet", cwd=inputs, timeout=300).returncode == 0
+    (inputs / "o" / "t.jsonl").write_bytes((inputs / "o" / "trace.jsonl").read_bytes())
+    (inputs / "o" / "pol.py").write_bytes((inputs / "pol.py").read_bytes())
+    before = {p.name: p.read_bytes() for p in (inputs / "o").iterdir()}
+    refused(run_cli("run", "s.yaml", "--out", "o", "--quiet", *args, cwd=inputs, timeout=300), message)
+    assert {p.name: p.read_bytes() for p in (inputs / "o").iterdir()} == before
 
 
 def test_outputs_apart_from_every_input_still_run(inputs):

@@ -43,7 +43,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def cmd_fit(args: argparse.Namespace) -> int:
     out = writable_file(args.out, "--out") if args.out else None
     if out is not None:
-        for given, what in ((Path(args.measured), "the measured CSV"), (source_file(args.device), "the device file")):
+        named = [(Path(args.measured), "the measured CSV"), (source_file(args.device), "the device file")]
+        if args.model:
+            named.append((Path(args.model), "the model file"))
+        for given, what in named:
             if given.exists() and out.exists() and out.resolve().samefile(given.resolve()):
                 raise ConfigError(f"--out {out}: is {what}; write the fitted device elsewhere")
     if args.fit_kind == "fpga":

@@ -10,8 +10,6 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-import yaml
-
 from ..errors import ConfigError
 
 _VALUES = {"draft_devices": "cluster.draft.devices", "contexts_per_draft": "cluster.draft.contexts_per_device",
@@ -36,10 +34,12 @@ def counts(text: str, option: str) -> list[int]:
 def _costs(path: str | None, scn: Any) -> Any:
     if path is None:
         return scn
-    try:
-        data = yaml.safe_load(Path(path).read_text())
-    except (OSError, yaml.YAMLError) as exc:
-        raise ConfigError(f"--costs {path}: cannot read it: {exc}") from None
+    from ..config._yamlio import load_yaml
+
+    try:  # a regular file of bounded size; errors name its line and never quote it
+        data = load_yaml(path)
+    except ConfigError as exc:
+        raise ConfigError(f"--costs {exc}") from None
     if not isinstance(data, dict) or set(data) != {"draft", "prm", "target"}:
         raise ConfigError(f"--costs {path}: give a cost for each of draft, prm and target")
     return data

@@ -49,4 +49,4 @@ def check_run_outputs(folder: Path, names: tuple[str, ...], outputs: dict[str, P
     neither the working folder nor an input."""
     in_folder = {f"{what} {folder}/{name}": check_output(folder / name, what) for name in (*names, MANIFEST)}
     check_distinct({**in_folder, **outputs}, inputs_of(inputs.items()))
-    real_folder(folder, what)
+    real_folder(folder, what, [path for path in inputs.values() if path is not None])

@@ -46,8 +46,8 @@ def load_latency_profile(path: str | Path) -> LatencyProfile:
             if names not in (HEADER, BATCH_HEADER):
                 # Not quoted: a profile: path may name any file, and its first line is not
                 # for a message to show.
-                raise ConfigError(f"{path}:{line}: not a latency profile: the header must be {','.join(HEADER)} "
-                                  f"(or with ,batch)")
+                raise ConfigError(f"{path}:{line}: header must be {','.join(HEADER)} (or with ,batch); the file is "
+                                  f"not a latency profile")
             continue
         if not record or all(not cell.strip() for cell in record):
             continue

@@ -3,6 +3,7 @@ so that configuration errors can name the file, line and field."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -124,13 +125,20 @@ def load_yaml_text(text: str, file: str) -> Any:
         context = ""
         if exc.context and exc.context_mark and exc.context_mark is not mark:
             context = f" ({exc.context} on line {exc.context_mark.line + 1})"
-        raise ConfigError(f"{file}{line}: YAML syntax error: {exc.problem or exc}{context}") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{file}: YAML error: {exc}") from None
+        raise ConfigError(f"{file}{line}: YAML syntax error: {_unquoted(exc.problem or 'not YAML')}{context}") \
+            from None
+    except yaml.YAMLError:
+        raise ConfigError(f"{file}: not YAML") from None
     except RecursionError:
         raise ConfigError(f"{file}: nested too deeply to be a configuration") from None
     finally:
         loader.dispose()
+
+
+def _unquoted(problem: str) -> str:
+    """PyYAML's problem without what it quotes from the file (an alias, a tag), past four
+    characters: a message does not show what a file holds."""
+    return re.sub(r"'[^']{5,}'", "(not shown)", problem)
 
 
 def load_yaml(path: str | Path) -> Any:

@@ -117,8 +117,10 @@ def _load(what: str, ref: Any, allowed: tuple[str, ...]) -> Any:
         raise ConfigError(f"{path}: expected a mapping of parameters")
     kind = data.get("kind")
     if kind not in allowed:
+        # What it holds instead is not quoted: a reference may name any YAML file.
+        given = "it has none" if kind is None else "the file is not one"
         raise ConfigError(f"{data.where_of('kind') if 'kind' in data else path}: kind must be one of "
-                          f"{', '.join(allowed)}, got {kind!r}")
+                          f"{', '.join(allowed)}; {given}")
     body = LocatedDict({k: v for k, v in data.items() if k != "kind"}, data.where, data.lines)
     config = build(_KINDS[kind], body)
     if isinstance(config, FpgaDevice) and config.profile is not None:

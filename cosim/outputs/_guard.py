@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Iterable
 
 from .. import _inputs
 from ..errors import ConfigError
@@ -33,14 +34,15 @@ def _within(inner: str, outer: str) -> bool:
     return inner == outer or inner.startswith(outer.rstrip(os.sep) + os.sep)
 
 
-def real_folder(folder: Path, what: str) -> Path:
+def real_folder(folder: Path, what: str, inputs: Iterable[str | Path] = ()) -> Path:
     """Where a run replacing ``folder`` whole puts it (through a link), after checking that
-    the folder holds neither the working folder nor an input the command reads."""
+    the folder holds neither the working folder nor an input: one the command has read, or
+    one of ``inputs``, which it reads later."""
     real = Path(os.path.realpath(folder))
     if _within(os.path.realpath(os.getcwd()), str(real)):
         raise ConfigError(f"{what} {folder}: is the working folder or holds it; a run replaces its whole folder, "
                           f"so name a folder of its own (e.g. {what} out/run)")
-    for given in _inputs.inputs_read().values():
+    for given in (*_inputs.inputs_read().values(), *map(str, inputs)):
         if _within(os.path.realpath(given), str(real)):
             raise ConfigError(f"{what} {folder}: holds {given}, which the run reads; a run replaces its whole "
                               f"folder, so name another folder")

@@ -88,7 +88,8 @@ def check_distinct(outputs: dict[str, Path], inputs: dict[str, Path]) -> None:
     for what, path in outputs.items():
         key = _identity(Path(path))
         if key in seen:
-            raise ConfigError(f"{what} {path}: is the same file as {seen[key]}; it would be overwritten")
+            named = what if what.endswith(str(path)) else f"{what} {path}"
+            raise ConfigError(f"{named}: is the same file as {seen[key]}; it would be overwritten")
         seen[key] = what
 
 

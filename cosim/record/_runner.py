@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from ..outputs._atomic import write_atomically
-from .._files import parse_json_line, read_text
+from .._files import parse_json_line, read_json_lines
 from ..errors import ConfigError
 from ..trace import Backtrack, Draft, Problem, Refine, Trace, TraceHeader
 from ..trace._io import check_problem
@@ -112,8 +112,8 @@ def record_brsd(draft: CausalModel, target: CausalModel, prm: Scorer, problems: 
 
 def read_problems(path: str | Path, limit: int | None = None) -> list[dict[str, Any]]:
     rows = []
-    text = read_text(path)
-    for number, line in enumerate(text.splitlines(), start=1):
+    given = read_json_lines(path)
+    for number, line in enumerate(given, start=1):
         if not line.strip():
             continue
         rows.append(parse_json_line(line, f"{path}:{number}"))

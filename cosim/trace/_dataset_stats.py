@@ -17,7 +17,7 @@ import statistics
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from .._files import parse_json_line, read_text
+from .._files import parse_json_line, read_json_lines
 from ._response_fits import reward_logit_fit
 from ..errors import ConfigError
 
@@ -46,7 +46,7 @@ def default_counter() -> Callable[[str], int]:
 def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
     path = Path(path)
     rows = []
-    lines = read_text(path).splitlines()
+    lines = read_json_lines(path)
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue

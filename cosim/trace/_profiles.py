@@ -125,7 +125,7 @@ def load_profile(ref: Any) -> DatasetProfile:
         raise ConfigError(f"{path}: expected a mapping of profile parameters")
     if data.get("kind") != "dataset-profile":
         where = data.where_of("kind") if "kind" in data else path
-        raise ConfigError(f"{where}: kind must be 'dataset-profile', got {data.get('kind')!r}")
+        raise ConfigError(f"{where}: kind must be 'dataset-profile'; the file is not a dataset profile")
     body = LocatedDict({k: v for k, v in data.items() if k != "kind"}, data.where, data.lines)
     for key in body:
         if key in RETIRED:

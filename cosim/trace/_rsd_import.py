@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ._dataset_stats import STEP_DELIMITER, TOKENIZER_NOTE, default_counter, split_steps
-from .._files import parse_json_line, read_text
+from .._files import parse_json_line, read_json_lines
 from ..errors import ConfigError
 from ._events import Draft, Problem, Refine, TraceHeader
 from ..errors import TraceError
@@ -154,7 +154,7 @@ def import_rsd(path: str | Path, dataset: str, *, count: Callable[[str], int] | 
                        metadata={"source": {"format": "rsd --save_outputs", "file": str(path)},
                                  "tokenizer": note, "template_tokens": TEMPLATE_TOKENS,
                                  "discarded_draft_lengths": SPLIT_METHOD})
-    lines = read_text(path).splitlines()
+    lines = read_json_lines(path)
     problems: list[Problem] = []
     skipped: list[str] = []
     seen: set[str] = set()

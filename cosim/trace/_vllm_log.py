@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from .._files import parse_json_line, read_text
+from .._files import parse_json_line, read_json_lines
 from ..errors import TraceError
 from ._io import MAX_TOKENS, Trace
 from ._plain import plain_header, plain_problem
@@ -114,12 +114,12 @@ def read_request_log(path: str | Path) -> RequestLog:
     of the first that is malformed, lacks a field, has a count below one, a time that is
     negative or not a number, or timestamps out of order."""
     path = Path(path)
-    text = read_text(path)
+    given = read_json_lines(path)
     lines: list[int] = []
     ids: list[str] = []
     columns: dict[str, list[float]] = {name: [] for name in _FIELDS[1:]}
     with_times: bool | None = None
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(given, start=1):
         if not line.strip():
             continue
         where = f"{path}:{number}"
