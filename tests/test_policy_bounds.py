@@ -245,3 +245,16 @@ def test_a_live_run_s_memory_stays_flat_in_the_number_of_problems():
 
     small, large = peak(1000), peak(4000)
     assert large - small < 3000 * 1.0, (small, large)  # KiB for 3000 more problems
+
+
+@pytest.mark.parametrize("prompt,message", [
+    (4096, r"prompt_tokens: 4096 leave no room for a step in the 4096-token window of the models"),
+    (10**12, r"prompt_tokens: 1000000000000 leave no room"),
+    (0, r"prompt_tokens: a whole number >= 1, got 0"),
+    ("100", r"prompt_tokens: a whole number >= 1, got '100'"),
+])
+def test_problems_made_in_code_are_checked_before_the_policy_is_asked(scn, prompt, message):
+    # The run's window is the smallest of its models' (the 7B target's 4096 tokens).
+    assert min(scn.draft.model.context_window, scn.prm.model.context_window, scn.target.model.context_window) == 4096
+    with pytest.raises(cosim.ConfigError, match=rf"^problem 'a': {message}"):  # not the policy's answer
+        cosim.cosimulate(scn, ProfilePolicy("math500", seed=1), [cosim.trace.Problem("a", "math500", prompt, ())])

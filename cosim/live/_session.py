@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import PolicyError
+from ..errors import ConfigError, PolicyError
 from ..trace import Backtrack, Draft, Problem, Refine, TraceHeader
 from ..trace._events import problem_to_json
 from ..trace._io import MAX_TOKENS
@@ -45,6 +45,14 @@ class LiveSession:
         self.overridden = 0  # verdicts that went against the PRM score the policy gave
 
     def begin(self, index: int, problem: Problem) -> None:
+        # A problem made in code is checked as a trace file's would be: its prompt is a whole
+        # number of tokens that leaves room for a step in the models' window.
+        prompt = problem.prompt_tokens
+        if isinstance(prompt, bool) or not isinstance(prompt, numbers.Integral) or prompt < 1:
+            raise ConfigError(f"problem {problem.id!r}: prompt_tokens: a whole number >= 1, got {prompt!r}")
+        if prompt >= self.window:
+            raise ConfigError(f"problem {problem.id!r}: prompt_tokens: {prompt} leave no room for a step in the "
+                              f"{self.window}-token window of the models")
         self._requests[index] = _Request(problem)
 
     def complete(self, index: int) -> Problem:
