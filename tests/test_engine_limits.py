@@ -148,5 +148,10 @@ def test_numpy_integers_are_integers_wherever_an_int_is():
     assert cosim.load_scenario("heteroreason-u280-300", np.int64(2)).config == 2
     assert cosim.trace.generate("math500", 2, config=np.int64(2)).header.metadata["generator"]["target"] == \
         cosim.trace.generate("math500", 2, config=2).header.metadata["generator"]["target"]
+    numpy_header = cosim.trace.TraceHeader(np.float64(0.6), np.float64(0.65), np.int64(3))
+    drawn = cosim.trace.generate("math500", 3, seed=1, header=numpy_header)
+    assert list(drawn) == list(cosim.trace.generate("math500", 3, seed=1,
+                                                    header=cosim.trace.TraceHeader(0.6, 0.65, 3)))
+    assert type(drawn.header.max_backtracks) is int  # a file can hold it
     with pytest.raises(ConfigError, match=r"problems: must be a whole number > 0, got .*2\.5"):
         cosim.trace.generate("math500", np.float64(2.5))
