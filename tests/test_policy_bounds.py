@@ -258,3 +258,13 @@ def test_problems_made_in_code_are_checked_before_the_policy_is_asked(scn, promp
     assert min(scn.draft.model.context_window, scn.prm.model.context_window, scn.target.model.context_window) == 4096
     with pytest.raises(cosim.ConfigError, match=rf"^problem 'a': {message}"):  # not the policy's answer
         cosim.cosimulate(scn, ProfilePolicy("math500", seed=1), [cosim.trace.Problem("a", "math500", prompt, ())])
+
+
+def test_what_collect_returns_must_leave_the_worker(scn, problems):
+    class Unpicklable(TracePolicy):
+        def collect(self):
+            return lambda: "made in the worker"
+
+    with pytest.raises(cosim.PolicyError, match=r"^policy Unpicklable\.collect: what it returns cannot leave the "
+                                                r"simulation worker \(pickle: "):
+        cosim.cosimulate(scn, Unpicklable(problems), problems)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import math
 import numbers
+import pickle
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -78,6 +79,11 @@ class LiveSession:
     def outcome(self) -> dict[str, Any]:
         # What a policy sends back from the worker: collect(), once every problem has ended.
         collected = self._call("collect", None, None)
+        try:  # it crosses back from the worker
+            pickle.dumps(collected)
+        except Exception as exc:  # noqa: BLE001 - whatever pickling raises
+            raise self._named("collect", None, None, f"what it returns cannot leave the simulation worker "
+                                                     f"(pickle: {described(exc)})") from None
         if self._handle is not None:
             self._handle.close()
         return {"problems": self.recorded, "arrivals": self._arrivals, "decisions": self.decisions,
