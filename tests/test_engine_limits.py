@@ -155,3 +155,15 @@ def test_numpy_integers_are_integers_wherever_an_int_is():
     assert type(drawn.header.max_backtracks) is int  # a file can hold it
     with pytest.raises(ConfigError, match=r"problems: must be a whole number > 0, got .*2\.5"):
         cosim.trace.generate("math500", np.float64(2.5))
+
+
+def test_a_trace_built_with_numpy_numbers_saves_and_replays(tmp_path):
+    from cosim.trace import Draft, Problem, Trace, TraceHeader, TrajectoryBuilder
+
+    built = TrajectoryBuilder("a", np.int64(100)).accept(np.int64(40)).build()
+    made = Problem("b", "d", np.int64(120), (Draft(np.int64(1), np.int64(30), np.float64(0.9), np.bool_(True)),),
+                   np.bool_(True))
+    Trace(TraceHeader(), [built, made]).save(tmp_path / "t.jsonl")
+    back = cosim.trace.load(tmp_path / "t.jsonl")
+    assert list(back) == [Problem("a", "scripted", 100, (Draft(1, 40, 0.9, True),)),
+                          Problem("b", "d", 120, (Draft(1, 30, 0.9, True),), True)]

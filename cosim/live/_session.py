@@ -4,7 +4,6 @@ answers make recorded as a trace that replays the run."""
 
 from __future__ import annotations
 
-import json
 import math
 import numbers
 import pickle
@@ -18,7 +17,7 @@ import numpy as np
 from ..errors import ConfigError, PolicyError
 from ..trace import Backtrack, Draft, Problem, Refine, TraceHeader
 from ..trace._events import problem_to_json
-from ..trace._io import MAX_TOKENS
+from ..trace._io import MAX_TOKENS, _dump
 from ._policy import Policy, View
 
 ROLES = ("draft", "prm", "target")
@@ -72,8 +71,7 @@ class LiveSession:
             if self._handle is None:
                 self._handle = self._body.open("w", encoding="utf-8")
                 self._arrivals = done.arrival_s is not None
-            self._handle.write(json.dumps(problem_to_json(done), separators=(",", ":"), ensure_ascii=False,
-                                          allow_nan=False) + "\n")
+            self._handle.write(_dump(problem_to_json(done)) + "\n")
         return done
 
     def outcome(self) -> dict[str, Any]:
