@@ -167,3 +167,15 @@ def test_a_trace_built_with_numpy_numbers_saves_and_replays(tmp_path):
     back = cosim.trace.load(tmp_path / "t.jsonl")
     assert list(back) == [Problem("a", "scripted", 100, (Draft(1, 40, 0.9, True),)),
                           Problem("b", "d", 120, (Draft(1, 30, 0.9, True),), True)]
+
+
+def test_a_transfer_past_one_link_payload_names_its_parameter():
+    scn = cosim.load_scenario("heteroreason-u280-300")
+    payload = 2**32 - 1  # a TLM payload's length is an unsigned int
+    with pytest.raises(ConfigError, match=rf"control_bytes: {10**15} is past the engine's limit of {payload}"):
+        scn.with_value("serving.control_bytes", 10**15)
+    # A window of token ids in one transfer: the largest window here is the draft's 32768.
+    wide = scn.with_value("serving.token_bytes", 10**6)
+    with pytest.raises(ConfigError, match=rf"^serving\.token_bytes: 1000000 bytes a token make a window of 32768 "
+                                          rf"tokens {32768 * 10**6} bytes, past the engine's limit of {payload}"):
+        cosim.simulate(wide, cosim.trace.generate("math500", 2, seed=1))
