@@ -179,3 +179,10 @@ def test_a_transfer_past_one_link_payload_names_its_parameter():
     with pytest.raises(ConfigError, match=rf"^serving\.token_bytes: 1000000 bytes a token make a window of 32768 "
                                           rf"tokens {32768 * 10**6} bytes, past the engine's limit of {payload}"):
         cosim.simulate(wide, cosim.trace.generate("math500", 2, seed=1))
+
+
+def test_cosim_params_shows_each_limit_beside_its_parameter(tmp_path):
+    shown = run_cli("params", cwd=tmp_path).stdout
+    for name, limit in (("context_window", TOKENS), ("kv_reserve_tokens", TOKENS), ("max_batch", THREADS),
+                        ("num_gpu_blocks", GPU_BLOCKS), ("control_bytes", 2**32 - 1)):
+        assert any(line.split()[:1] == [name] and f"<= {limit})" in line for line in shown.splitlines()), name
