@@ -157,6 +157,8 @@ def test_any_exception_in_any_hook_is_a_policy_error_naming_it(scn, problems, ho
 @pytest.mark.parametrize("body,where", [
     ("import sys\nsys.exit(4)\n", "import of {file}: SystemExit: 4"),
     ("raise RuntimeError('cannot start')\n", "import of {file}: RuntimeError: cannot start"),
+    ("from cosim.errors import ConfigError\nraise ConfigError('needs a GPU')\n",
+     "import of {file}: ConfigError: needs a GPU"),
     ("from cosim.live import TracePolicy\nclass P(TracePolicy):\n    def __init__(self, trace):\n"
      "        raise SystemExit('bye')\n", "P.__init__(trace): SystemExit: bye"),
     ("from cosim.live import TracePolicy\nclass P(TracePolicy):\n    def __init__(self, trace):\n"
