@@ -6,20 +6,14 @@ import json
 from pathlib import Path
 from typing import Any
 
+from . import _inputs
 from .errors import ConfigError
 
 
-def read_text(path: str | Path) -> str:
-    """The file's text; ConfigError naming the file if it is missing, unreadable or not UTF-8."""
-    path = Path(path)
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: no such file") from None
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+def read_text(path: str | Path, limit: int = _inputs.MAX_DATA_BYTES) -> str:
+    """The file's text; ConfigError naming the file if it is missing, unreadable, not a
+    regular file, past ``limit`` bytes or not UTF-8 (cosim._inputs)."""
+    return _inputs.read_text(path, limit)
 
 
 def parse_json_line(line: str, where: str, error: type[ConfigError] = ConfigError) -> Any:

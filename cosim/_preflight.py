@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .config import _params
+from .config import _params, _profile_range
 from .config.hardware import FpgaDevice
 from .errors import ConfigError
 
@@ -153,6 +153,7 @@ def check(scn: Any) -> None:
     """ConfigError naming the parameter and its file and line if the scenario's devices,
     models or links would make an operation or a size the simulation cannot hold."""
     _token_transfers(scn)
+    _profile_range.check(scn)  # a measured profile that reaches zero time where a run can ask
     for role in ("draft", "prm", "target"):
         r = getattr(scn, role)
         _sizes(role, r)

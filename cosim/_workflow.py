@@ -13,6 +13,8 @@ from . import _preflight
 from ._engine_run import CHUNK_PROBLEMS, run_engine  # noqa: F401 - CHUNK_PROBLEMS re-exported
 from .config import _params
 from .outputs._atomic import writable_file, writable_folder
+from .outputs._guard import through_link
+from .outputs._safety import clean_stale_staging
 from .outputs._gtkwave import write_gtkw
 from .outputs._timeline import write_timeline
 from .errors import ConfigError, OutputError
@@ -93,7 +95,9 @@ def vcd_paths(vcd: str | Path | None) -> tuple[str, Path | None, Path | None]:
     # is through: a run that fails midway (a bad problem found while streaming) leaves an
     # earlier waveform at that path as it was.
     stem = vcd_path.with_suffix("") if vcd_path.suffix == ".vcd" else vcd_path
-    final = writable_file(stem.with_name(stem.name + ".vcd"), "vcd")
+    final = through_link(writable_file(stem.with_name(stem.name + ".vcd"), "vcd"))  # a link stays a link
+    stem = final.with_suffix("")
+    clean_stale_staging(final)  # a killed run's partial waveform
     partial_stem = stem.with_name(f".{stem.name}.partial-{os.getpid()}")
     return str(partial_stem), partial_stem.with_name(partial_stem.name + ".vcd"), final
 

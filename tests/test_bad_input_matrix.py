@@ -83,7 +83,7 @@ def test_bad_traces(tmp_path, name, line, message):
 
 def test_missing_files_and_unwritable_output(tmp_path):
     for args, message in ((["run", "nope.yaml"], "nope.yaml: no such file"),
-                          (["trace", "validate", "nope.jsonl"], "nope.jsonl: cannot read"),
+                          (["trace", "validate", "nope.jsonl"], "nope.jsonl: no such file"),
                           (["run", SCENARIOS / "gpu-baseline.yaml", "--out", "/proc/x"], "--out /proc/x")):
         proc = run_cli(*args, cwd=tmp_path, timeout=120)
         assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr

@@ -35,7 +35,7 @@ def cli(*args, cwd):
 
 @pytest.mark.parametrize("args,message", [
     (["run", "missing.yaml"], "missing.yaml: no such file"),
-    (["run", SCENARIO, "--trace", "missing.jsonl"], "missing.jsonl: cannot read"),
+    (["run", SCENARIO, "--trace", "missing.jsonl"], "missing.jsonl: no such file"),
     (["run", SCENARIO, "--out", "/proc/cosim-out"], "--out /proc/cosim-out: cannot create it"),
     (["sweep", SCENARIO, "--set", "fpga.clok=1"], "fpga.clok"),
     (["trace", "gen", "--profile", "aime", "--out", "x.jsonl"], "unknown dataset profile 'aime'"),

@@ -94,7 +94,7 @@ def test_a_scenario_replays_with_the_profile(measured_device):
 def test_bad_profiles_name_the_device_file_and_field(measured_device, tmp_path):
     device = measured_device()
     (device.parent / "measured.csv").unlink()
-    with pytest.raises(ConfigError, match=r"u280_measured\.yaml:\d+: .*measured\.csv: cannot read"):
+    with pytest.raises(ConfigError, match=r"u280_measured\.yaml:\d+: .*measured\.csv: no such file"):
         cosim.load_device(str(device))
     device = measured_device(projection="quadratic")
     with pytest.raises(ConfigError, match=r"u280_measured\.yaml:\d+: profile.clock_projection: one of linear, "

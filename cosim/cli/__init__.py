@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 
 from . import _commands
+from .. import _inputs
 
 from ..config import hardware
 from ..config._params import describe
@@ -251,7 +253,8 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
-        return args.func(args)
+        with _inputs.recording():  # every file read, so that no output replaces one
+            return args.func(args)
     except CosimError as exc:
         from ._flags import flagged
 
@@ -263,6 +266,13 @@ def main(argv: list[str] | None = None) -> int:
     except Terminated:
         print("cosim: terminated", file=sys.stderr)
         return 128 + signal.SIGTERM
+    except BrokenPipeError:
+        # The reader went away (`cosim validate | head`): what it wanted it has. Point
+        # stdout at /dev/null so the interpreter's final flush does not raise again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return 128 + signal.SIGPIPE
     finally:
         signal.signal(signal.SIGTERM, previous)
 

@@ -17,6 +17,7 @@ from ..outputs._safety import check_distinct, check_output, inputs_of
 from ..errors import ConfigError
 from ..result import METRICS, Result
 from ._estimate import ESTIMATE_ABOVE, estimate
+from ._protect import check_run_outputs, later_inputs
 
 
 def _scenario(args: argparse.Namespace) -> Any:
@@ -99,13 +100,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     scn = _scenario(args)
     folder = Path(args.out or _default_out(scn))
     vcd = _vcd_final(check_output(args.vcd, "--vcd")) if args.vcd else None
-    outputs = {f"--out {folder}/{name}": folder / name for name in _RUN_FILES}
+    outputs: dict[str, Path] = {}
     if vcd is not None:
         outputs.update({"--vcd": check_output(vcd, "--vcd"),
                         "the waveform's GTKWave file": check_output(vcd.with_suffix(".gtkw"), "--vcd")})
     if args.timeline:
         outputs["--timeline"] = check_output(args.timeline, "--timeline")
-    check_distinct(outputs, inputs_of([("the scenario", args.scenario), ("--trace", args.trace)]))
+    check_run_outputs(folder, _RUN_FILES, outputs, {
+        "the scenario": args.scenario, "--trace": args.trace,
+        **later_inputs(None if args.trace else args.profile, args.policy)})
     workload, described = _workload(args, scn)
     # A generated trace is written beside the results unless it would be huge: the manifest
     # says how to draw it again (profile, problems, seed, config).
@@ -127,8 +130,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
             bar, progress = finished_bar(len(workload), "run", "problem", args.quiet)
             staged_vcd = run.staged(vcd) if vcd is not None else None
-            if vcd is not None:
-                run.staged(vcd.with_suffix(".gtkw"))
+            staged_gtkw = run.staged_beside(staged_vcd, vcd.with_suffix(".gtkw")) if vcd is not None else None
             timeline = run.staged(Path(args.timeline)) if args.timeline else None
             if policy is not None:
                 from ..live import cosimulate
@@ -141,7 +143,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                                   rows_to=run.staging, progress=progress)
             bar.close()
             if vcd is not None:  # its save file names the waveform where it will be
-                write_gtkw(staged_vcd.with_suffix(".gtkw"), vcd, result.last_end_s * 1e12)
+                write_gtkw(staged_gtkw, vcd, result.last_end_s * 1e12)
             found = run_intervals(result)
             write_atomically(run.staged("summary.json"), json.dumps(
                 {**result.summary, **({"intervals": to_json(found)} if found else {})}, indent=1))
@@ -190,7 +192,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     folder = _out_folder(args.out, _default_out(scn, "sweep-"))
     check_distinct({f"--out {folder}/{name}": check_output(folder / name, "--out")
                     for name in ("sweep.csv", "sweep.parquet", "points.jsonl")},
-                   inputs_of([("the scenario", args.scenario), ("--trace", args.trace)]))
+                   inputs_of([("the scenario", args.scenario), ("--trace", args.trace),
+                              *later_inputs(None if args.trace else args.profile).items()]))
     workload, described = _workload(args, scn)
     table = sweep(scn, workload, grid, workers=args.workers, executor=args.executor, ray_address=args.ray_address,
                   out=folder, progress=not args.quiet)
@@ -259,6 +262,7 @@ def cmd_trace_gen(args: argparse.Namespace) -> int:
     if args.target is not None and args.config is not None and traces.resolve_target(config=args.config) != args.target:
         raise ConfigError(f"--target {args.target} and --config {args.config} name different targets; give one")
     out = writable_file(args.out, "--out")
+    check_distinct({"--out": out}, inputs_of(later_inputs(args.profile).items()))
     header = traces.TraceHeader(accept_threshold=args.accept_threshold, backtrack_threshold=args.backtrack_threshold,
                                 max_backtracks=args.max_backtracks)
     result = traces.generate(args.profile, args.problems, args.seed, backtracking=not args.no_backtracking,

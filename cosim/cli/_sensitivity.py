@@ -61,6 +61,7 @@ def cmd_sensitivity(args: argparse.Namespace) -> int:
     from ..outputs._atomic import writable_folder, write_atomically
     from ..outputs._safety import check_distinct, check_output, inputs_of
     from ..uncertainty._sensitivity import check_metric, sensitivity
+    from ._protect import later_inputs
 
     check_metric(args.metric)
     if args.trace and (args.profile is not None or args.problems is not None):
@@ -71,7 +72,8 @@ def cmd_sensitivity(args: argparse.Namespace) -> int:
     default = f"out/sensitivity-{scn.name}" + ("" if scn.config == 1 else f"-config{scn.config}")
     folder = writable_folder(args.out or default, "--out")
     check_distinct({f"--out {folder}/{name}": check_output(folder / name, "--out") for name in _FILES},
-                   inputs_of([("the scenario", args.scenario), ("--trace", args.trace)]))
+                   inputs_of([("the scenario", args.scenario), ("--trace", args.trace),
+                              *later_inputs(args.profile).items()]))
     trace = traces.load(args.trace) if args.trace else None
     analysis = sensitivity(scn, args.metric, profile=args.profile or "math500", problems=args.problems or 100,
                            seed=args.seed, trace=trace, method=args.method, samples=args.samples, ranges=args.range,

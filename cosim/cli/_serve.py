@@ -135,15 +135,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from ..outputs._gtkwave import write_gtkw
     from ._commands import _vcd_final
     from ..outputs._atomic import write_atomically
-    from ..outputs._safety import RunFolder, check_distinct, check_output, inputs_of
+    from ..outputs._safety import RunFolder, check_output
     from ..serve import run, with_arrivals
+    from ._protect import check_run_outputs, later_inputs
     from ._estimate import ESTIMATE_ABOVE, estimate
     from ..serve._run import waveform_section
     from ..serve._timeline import write_serve_timeline
 
     scn = _scenario(args.scenario, args.config, args.set)
     folder = Path(args.out or f"out/serve-{scn.name}" + ("" if scn.config == 1 else f"-config{scn.config}"))
-    outputs = {f"--out {folder}/{name}": folder / name for name in _SERVE_FILES}
+    outputs: dict[str, Path] = {}
     if args.timeline:
         outputs["--timeline"] = check_output(args.timeline, "--timeline")
     vcd = _vcd_final(check_output(args.vcd, "--vcd")) if args.vcd else None
@@ -155,7 +156,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if vcd is not None:
         outputs.update({"--vcd": check_output(vcd, "--vcd"),
                         "the waveform's GTKWave file": check_output(vcd.with_suffix(".gtkw"), "--vcd")})
-    check_distinct(outputs, inputs_of([("the scenario", args.scenario), ("--trace", args.trace)]))
+    check_run_outputs(folder, _SERVE_FILES, outputs, {"the scenario": args.scenario, "--trace": args.trace,
+                                                      **later_inputs(None if args.trace else args.profile)})
     requests, described = _requests(args, scn)
     seed = 0 if args.seed is None else args.seed
     with_arrivals(requests, args.rate, args.cv, seed)  # a bad rate or cv is found before any work
@@ -166,12 +168,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
               + ("" if args.trace else "; the drawn trace is not written (the manifest says how to draw it "
                                        "again)"), flush=True)
     run_folder = RunFolder(folder)
+    run_folder.aliases = {f"per_problem.{kind}": f"per_request.{kind}" for kind in ("csv", "arrow")}
     try:
         with run_folder.writing():
             bar, progress = finished_bar(len(requests), "serve", "request", args.quiet)
             staged_vcd = run_folder.staged(vcd) if vcd is not None else None
-            if vcd is not None:
-                run_folder.staged(vcd.with_suffix(".gtkw"))
+            staged_gtkw = run_folder.staged_beside(staged_vcd, vcd.with_suffix(".gtkw")) if vcd is not None else None
             result = run(scn, requests, rate=args.rate, cv=args.cv, seed=seed, slo_s=args.slo,
                          rows_to=run_folder.staging, activities=bool(args.timeline), vcd=staged_vcd,
                          vcd_slot=waveform["slot"], vcd_window_s=window, progress=progress)
@@ -181,7 +183,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
                       f"({result.last_end_s:.3f} s): the waveform holds no change", file=sys.stderr)
             if vcd is not None:  # its save file names the waveform where it will be
                 end_ps = min(result.last_end_s * 1e12, waveform["end_ns"] * 1e3)
-                write_gtkw(staged_vcd.with_suffix(".gtkw"), vcd, max(end_ps, waveform["start_ns"] * 1e3),
+                write_gtkw(staged_gtkw, vcd, max(end_ps, waveform["start_ns"] * 1e3),
                            waveform["start_ns"] * 1e3)
             for kind in ("csv", "arrow"):  # the rows streamed under the single-request names
                 os.replace(run_folder.staged(f"per_problem.{kind}"), run_folder.staged(f"per_request.{kind}"))

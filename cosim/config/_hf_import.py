@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .._files import read_text
+from .._inputs import MAX_YAML_BYTES
 from ..errors import ConfigError
 
 # model_type -> (q/k/v biases always, whether attention_bias adds q/k/v/o biases, q/k norms per head)
@@ -68,7 +69,7 @@ def _line_of(text: str, key: str) -> int:
 
 
 def _load(path: Path) -> tuple[dict[str, Any], str]:
-    text = read_text(path)
+    text = read_text(path, MAX_YAML_BYTES)
     try:
         data = json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:

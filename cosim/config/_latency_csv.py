@@ -11,12 +11,12 @@ measured at any batch needs batch 1 rows too.
 
 from __future__ import annotations
 
-import csv
 import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .._inputs import csv_records
 from ..errors import ConfigError
 
 HEADER = ("phase", "tokens", "context", "seconds")
@@ -35,56 +35,55 @@ class LatencyProfile:
 
 def load_latency_profile(path: str | Path) -> LatencyProfile:
     path = Path(path)
-    try:
-        handle = path.open(newline="", encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the latency profile: {exc.strerror}") from None
     rows: list[tuple[str, int, int, float]] = []
     batched: list[tuple[str, int, int, float, int]] = []
     seen: dict[tuple[str, int, int, int], int] = {}
-    with handle:
-        reader = csv.reader(handle)
-        header = next(reader, None)
-        names = tuple(h.strip() for h in header or [])
-        if names not in (HEADER, BATCH_HEADER):
-            raise ConfigError(f"{path}:1: header must be {','.join(HEADER)} (or with ,batch), "
-                              f"got {','.join(header or [])!r}")
-        for line, record in enumerate(reader, start=2):
-            if not record or all(not cell.strip() for cell in record):
-                continue
-            if len(record) != len(names):
-                raise ConfigError(f"{path}:{line}: expected {len(names)} fields, got {len(record)}")
-            cells = dict(zip(names, (cell.strip() for cell in record)))
-            phase = cells["phase"]
-            if phase not in ("prefill", "decode"):
-                raise ConfigError(f"{path}:{line}: phase: must be prefill or decode, got {phase!r}")
-            values: dict[str, Any] = {}
-            for field in names[1:]:
-                kind = float if field == "seconds" else int
-                try:
-                    values[field] = kind(cells[field])
-                except ValueError:
-                    raise ConfigError(f"{path}:{line}: {field}: not a {kind.__name__}: {cells[field]!r}") from None
-            batch = values.get("batch", 1)
-            if values["tokens"] <= 0:
-                raise ConfigError(f"{path}:{line}: tokens: must be > 0, got {values['tokens']}")
-            if phase == "decode" and values["tokens"] != 1:
-                raise ConfigError(f"{path}:{line}: tokens: decode rows give seconds per token, so tokens must be 1")
-            if values["context"] < 0:
-                raise ConfigError(f"{path}:{line}: context: must be >= 0, got {values['context']}")
-            if batch <= 0:
-                raise ConfigError(f"{path}:{line}: batch: must be > 0, got {batch}")
-            if not (math.isfinite(values["seconds"]) and values["seconds"] > 0):
-                raise ConfigError(f"{path}:{line}: seconds: must be a finite number > 0, got {cells['seconds']!r}")
-            key = (phase, values["tokens"], values["context"], batch)
-            if key in seen:
-                raise ConfigError(f"{path}:{line}: the same point is measured on line {seen[key]}")
-            seen[key] = line
-            point = (phase, values["tokens"], values["context"], values["seconds"])
-            if batch == 1:
-                rows.append(point)
-            else:
-                batched.append((*point, batch))
+    records = csv_records(path)
+    names: tuple[str, ...] = ()
+    for line, record in records:
+        if not names:
+            names = tuple(h.strip() for h in record)
+            if names not in (HEADER, BATCH_HEADER):
+                # Not quoted: a profile: path may name any file, and its first line is not
+                # for a message to show.
+                raise ConfigError(f"{path}:{line}: not a latency profile: the header must be {','.join(HEADER)} "
+                                  f"(or with ,batch)")
+            continue
+        if not record or all(not cell.strip() for cell in record):
+            continue
+        if len(record) != len(names):
+            raise ConfigError(f"{path}:{line}: expected {len(names)} fields, got {len(record)}")
+        cells = dict(zip(names, (cell.strip() for cell in record)))
+        phase = cells["phase"]
+        if phase not in ("prefill", "decode"):
+            raise ConfigError(f"{path}:{line}: phase: must be prefill or decode, got {phase!r}")
+        values: dict[str, Any] = {}
+        for field in names[1:]:
+            kind = float if field == "seconds" else int
+            try:
+                values[field] = kind(cells[field])
+            except ValueError:
+                raise ConfigError(f"{path}:{line}: {field}: not a {kind.__name__}: {cells[field]!r}") from None
+        batch = values.get("batch", 1)
+        if values["tokens"] <= 0:
+            raise ConfigError(f"{path}:{line}: tokens: must be > 0, got {values['tokens']}")
+        if phase == "decode" and values["tokens"] != 1:
+            raise ConfigError(f"{path}:{line}: tokens: decode rows give seconds per token, so tokens must be 1")
+        if values["context"] < 0:
+            raise ConfigError(f"{path}:{line}: context: must be >= 0, got {values['context']}")
+        if batch <= 0:
+            raise ConfigError(f"{path}:{line}: batch: must be > 0, got {batch}")
+        if not (math.isfinite(values["seconds"]) and values["seconds"] > 0):
+            raise ConfigError(f"{path}:{line}: seconds: must be a finite number > 0, got {cells['seconds']!r}")
+        key = (phase, values["tokens"], values["context"], batch)
+        if key in seen:
+            raise ConfigError(f"{path}:{line}: the same point is measured on line {seen[key]}")
+        seen[key] = line
+        point = (phase, values["tokens"], values["context"], values["seconds"])
+        if batch == 1:
+            rows.append(point)
+        else:
+            batched.append((*point, batch))
     if not rows and not batched:
         raise ConfigError(f"{path}: the latency profile has no rows")
     for phase in sorted({b[0] for b in batched} - {r[0] for r in rows}):

@@ -8,13 +8,13 @@ operators per iteration."""
 
 from __future__ import annotations
 
-import csv
 import functools
 import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .._inputs import csv_records
 from ..errors import ConfigError
 
 # LLMServingSim's dense decoders (profiler/models/llama.yaml, qwen3.yaml): per layer, the
@@ -57,19 +57,19 @@ class _Csv:
     def __init__(self, path: Path, required: tuple[str, ...]):
         self.path = path
         try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise ConfigError(f"{path}: no such file (an operator profile needs it)") from None
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"{path}: cannot read it: {exc}") from None
-        reader = csv.reader(text.splitlines())
-        header = [h.strip() for h in next(reader, [])]
+            records = list(csv_records(path))
+        except ConfigError as exc:
+            if not path.exists():
+                raise ConfigError(f"{path}: no such file (an operator profile needs it)") from None
+            raise exc from None
+        header = [h.strip() for h in records[0][1]] if records else []
         for name in required:
             if name not in header:
-                raise ConfigError(f"{path}:1: {name}: missing column (the header has {', '.join(header) or 'nothing'})")
+                # The header is not quoted: a message does not show what a file holds.
+                raise ConfigError(f"{path}:1: {name}: missing column (the header needs {', '.join(required)})")
         self.header = header
         self.rows: list[tuple[int, dict[str, str]]] = []
-        for line, record in enumerate(reader, start=2):
+        for line, record in records[1:]:
             if not record or all(not cell.strip() for cell in record):
                 continue
             if len(record) != len(header):

@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from .._files import read_text
+from .. import _inputs
 from ..errors import ConfigError
 
 
@@ -134,7 +134,7 @@ def load_yaml_text(text: str, file: str) -> Any:
 
 
 def load_yaml(path: str | Path) -> Any:
-    return load_yaml_text(read_text(path), str(path))
+    return load_yaml_text(_inputs.read_text(path, _inputs.MAX_YAML_BYTES), str(path))
 
 
 def locate(data: Any, file: str = "<dict>", path: str = "") -> Any:

@@ -15,7 +15,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Mapping
 
-from . import _cluster, _params
+from . import _cluster, _params, _profile_range
 from ._declarations import PAYLOAD
 from ._cluster import Batching, Cluster
 from ._yamlio import LocatedDict, Where, load_yaml, locate
@@ -369,6 +369,8 @@ def build_scenario(data: Mapping[str, Any] | LocatedDict, source: str = "<code>"
         **roles,
     )
     _cluster.check(scn)
+    _profile_range.check(scn, {role: str(data[role].where_of("profile")) for role in roles
+                               if isinstance(data.get(role), LocatedDict) and "profile" in data[role]})
     return scn
 
 

@@ -11,6 +11,7 @@ import yaml
 from ..config import _units
 from ..outputs._atomic import write_atomically
 from .._files import read_text
+from .._inputs import MAX_YAML_BYTES
 from ..errors import ConfigError
 from ..config.hardware import builtin_path
 
@@ -51,7 +52,7 @@ def write_fitted_device(base: Any, group: str, fitted: dict[str, dict[str, Any]]
     """Writes the device file ``base`` (a built-in name or a YAML path) with the
     values in ``fitted`` (name -> {value, source}) replaced in section ``group``."""
     path = source_file(base)
-    data = _plain(yaml.safe_load(read_text(path)))
+    data = _plain(yaml.safe_load(read_text(path, MAX_YAML_BYTES)))
     if not isinstance(data, dict) or not isinstance(data.get(group), dict):
         raise ConfigError(f"{path}: no '{group}' section to write the fitted values into")
     section = data[group]

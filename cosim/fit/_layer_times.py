@@ -11,12 +11,12 @@ framework's per-step and per-layer host overheads are not in them.
 
 from __future__ import annotations
 
-import csv
 import math
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..config._latency_csv import LatencyProfile
+from .._inputs import csv_records, peek_line
 from ..errors import ConfigError
 
 HEADER = ("layer_name", "input", "kv_cache", "tp_size", "latency(ns)")
@@ -67,60 +67,47 @@ class LayerTimes:
 
 def is_layer_times(path: str | Path) -> bool:
     """Whether ``path`` starts with the layer-times header (a cheap look at the first line)."""
-    try:
-        with Path(path).open(encoding="utf-8", newline="") as handle:
-            first = handle.readline()
-    except (OSError, UnicodeDecodeError):
-        return False
-    return tuple(cell.strip() for cell in first.strip().split(",")) == HEADER
+    first = peek_line(path)
+    return first is not None and tuple(cell.strip() for cell in first.strip().split(",")) == HEADER
 
 
 def load_layer_times(path: str | Path) -> LayerTimes:
     """Reads the layer times; errors name the file, line and field."""
     path = Path(path)
-    try:
-        handle = path.open(newline="", encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the layer times: {exc.strerror}") from None
     times: dict[tuple[str, int], float] = {}
     lines: dict[tuple[str, int], int] = {}
-    with handle:
-        reader = csv.reader(handle)
+    header: tuple[str, ...] = ()
+    for line, record in csv_records(path):
+        if not header:
+            header = tuple(cell.strip() for cell in record)
+            if header != HEADER:  # not quoted: a message does not show what a file holds
+                raise ConfigError(f"{path}:1: header must be {','.join(HEADER)}")
+            continue
+        if not record or all(not cell.strip() for cell in record):
+            continue
+        if len(record) != len(HEADER):
+            raise ConfigError(f"{path}:{line}: expected {len(HEADER)} fields, got {len(record)}")
+        op, tokens, kv, tp, ns = (cell.strip() for cell in record)
+        numbers = {}
+        for field, text in (("input", tokens), ("kv_cache", kv), ("tp_size", tp)):
+            try:
+                numbers[field] = int(text)
+            except ValueError:
+                raise ConfigError(f"{path}:{line}: {field}: not a whole number: {text!r}") from None
         try:
-            header = tuple(cell.strip() for cell in next(reader, []))
-            if header != HEADER:
-                raise ConfigError(f"{path}:1: header must be {','.join(HEADER)}, got {','.join(header)!r}")
-            for line, record in enumerate(reader, start=2):
-                if not record or all(not cell.strip() for cell in record):
-                    continue
-                if len(record) != len(HEADER):
-                    raise ConfigError(f"{path}:{line}: expected {len(HEADER)} fields, got {len(record)}")
-                op, tokens, kv, tp, ns = (cell.strip() for cell in record)
-                numbers = {}
-                for field, text in (("input", tokens), ("kv_cache", kv), ("tp_size", tp)):
-                    try:
-                        numbers[field] = int(text)
-                    except ValueError:
-                        raise ConfigError(f"{path}:{line}: {field}: not a whole number: {text!r}") from None
-                try:
-                    value = float(ns)
-                except ValueError:
-                    raise ConfigError(f"{path}:{line}: latency(ns): not a number: {ns!r}") from None
-                if not (math.isfinite(value) and value > 0):
-                    raise ConfigError(f"{path}:{line}: latency(ns): must be a finite number > 0, got {ns!r}")
-                if numbers["input"] < 1:
-                    raise ConfigError(f"{path}:{line}: input: must be >= 1, got {numbers['input']}")
-                if numbers["kv_cache"] != 0 or numbers["tp_size"] != 1:
-                    continue  # forward passes here are at an empty KV cache on one GPU
-                key = (op, numbers["input"])
-                if key in times:
-                    raise ConfigError(f"{path}:{line}: {op} at {key[1]} input tokens is measured on line "
-                                      f"{lines[key]} too")
-                times[key], lines[key] = value, line
-        except csv.Error as exc:
-            raise ConfigError(f"{path}:{reader.line_num}: not valid CSV ({exc})") from None
-        except UnicodeDecodeError as exc:
-            raise ConfigError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+            value = float(ns)
+        except ValueError:
+            raise ConfigError(f"{path}:{line}: latency(ns): not a number: {ns!r}") from None
+        if not (math.isfinite(value) and value > 0):
+            raise ConfigError(f"{path}:{line}: latency(ns): must be a finite number > 0, got {ns!r}")
+        if numbers["input"] < 1:
+            raise ConfigError(f"{path}:{line}: input: must be >= 1, got {numbers['input']}")
+        if numbers["kv_cache"] != 0 or numbers["tp_size"] != 1:
+            continue  # forward passes here are at an empty KV cache on one GPU
+        key = (op, numbers["input"])
+        if key in times:
+            raise ConfigError(f"{path}:{line}: {op} at {key[1]} input tokens is measured on line {lines[key]} too")
+        times[key], lines[key] = value, line
     if not times:
         raise ConfigError(f"{path}: no layer times at kv_cache 0 and tp_size 1")
     missing = sorted({op for op in (*LAYER_OPS, *ONCE_OPS)} - {op for op, _ in times})

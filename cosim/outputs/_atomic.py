@@ -9,6 +9,8 @@ from typing import IO, Callable
 
 from ..errors import OutputError
 
+# The temporary file's name: .NAME.tmp-PID-..., so that one a killed command left is known.
+TEMPORARY = ".tmp-"
 _UMASK = os.umask(0)
 os.umask(_UMASK)
 
@@ -18,10 +20,15 @@ def write_atomically(path: str | Path, write: Callable[[IO[str]], None] | str | 
 
     ``write`` is the whole text (or bytes), or a function that writes to the open text handle.
     """
-    path = Path(path)
+    from ._guard import refuse_input, through_link
+    from ._safety import clean_stale_staging
+
+    path = through_link(Path(path))  # a link is written through, and stays
+    refuse_input(path, str(path))
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        clean_stale_staging(path)  # what a killed command left writing it
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}{TEMPORARY}{os.getpid()}-", dir=path.parent)
     except OSError as exc:
         raise OutputError(f"{path}: cannot write: {exc.strerror}") from None
     try:

@@ -17,6 +17,7 @@ import errno
 import hashlib
 import json
 import os
+import re
 import shutil
 import stat
 import time
@@ -24,8 +25,9 @@ import uuid
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from ._atomic import write_atomically
-from ..errors import ConfigError, OutputError
+from ._atomic import TEMPORARY, write_atomically
+from ._guard import read_inputs, real_folder, refuse_input, through_link
+from ..errors import ConfigError, CosimError, OutputError
 
 MANIFEST = "manifest.json"
 _STAGING = ".staging-"
@@ -68,11 +70,12 @@ def check_output(path: str | Path, what: str) -> Path:
 def _identity(path: Path) -> tuple[Any, ...]:
     """What makes two paths the same file: device and inode when it exists, else the
     real path (links resolved)."""
+    real = os.path.realpath(path)  # a folder named on the way need not exist yet
     try:
-        info = path.stat()
+        info = os.stat(real)
         return ("inode", info.st_dev, info.st_ino)
     except OSError:
-        return ("path", os.path.realpath(path))
+        return ("path", real)
 
 
 def check_distinct(outputs: dict[str, Path], inputs: dict[str, Path]) -> None:
@@ -80,6 +83,8 @@ def check_distinct(outputs: dict[str, Path], inputs: dict[str, Path]) -> None:
     seen: dict[tuple[Any, ...], str] = {}
     for what, path in inputs.items():
         seen.setdefault(_identity(Path(path)), what)
+    for key, label in read_inputs().items():  # every file read so far: YAMLs, profiles, ...
+        seen.setdefault(key, label)
     for what, path in outputs.items():
         key = _identity(Path(path))
         if key in seen:
@@ -127,16 +132,26 @@ def _staging_prefix(path: Path) -> str:
     return f".{path.stem if path.suffix else path.name}{_STAGING}"
 
 
+def _stale_names(path: Path) -> re.Pattern[str]:
+    """The hidden names a command writing ``path`` leaves if it is killed, with the
+    command's process id: its staging (a folder, or a file beside ``path``), the partial
+    waveform SystemC writes (of the staged name too) and an atomic write's temporary file."""
+    stem = re.escape(path.stem if path.suffix else path.name)
+    return re.compile(rf"^(?:\.\.?{stem}(?:{re.escape(_STAGING)}|\.partial-)|\.{re.escape(path.name)}"
+                      rf"{re.escape(TEMPORARY)})(\d+)")
+
+
 def clean_stale_staging(path: Path) -> None:
     """Removes what commands that are gone staged for ``path`` (a folder or a file)."""
-    parent, prefix = path.parent, _staging_prefix(path)
+    parent, names = path.parent, _stale_names(path)
     if not parent.is_dir():
         return
     for entry in parent.iterdir():
-        if not entry.name.startswith(prefix):
+        match = names.match(entry.name)
+        if match is None:
             continue
-        pid = entry.name[len(prefix):].split("-", 1)[0]
-        if pid.isdigit() and _alive(int(pid)) and int(pid) != os.getpid():
+        pid = int(match.group(1))
+        if _alive(pid) and pid != os.getpid():
             continue  # another command is writing it now
         if entry.is_dir() and not entry.is_symlink():
             shutil.rmtree(entry, ignore_errors=True)
@@ -149,31 +164,35 @@ class RunFolder:
     appear in ``folder`` together, with a manifest, when ``publish`` is called."""
 
     def __init__(self, folder: str | Path, what: str = "--out"):
-        self.folder = Path(folder)
+        self.folder = Path(folder)  # as given: what messages name
         self.what = what
         self.run_id = uuid.uuid4().hex[:12]
         if self.folder.exists() and not self.folder.is_dir():
             raise ConfigError(f"{what} {self.folder}: is a file; name a folder")
-        clean_stale_staging(self.folder)
+        # Where the run goes: through a link (the link stays); never the working folder.
+        self.real = real_folder(self.folder, what)
+        clean_stale_staging(self.real)
         self._check_owned()
         try:
-            self.folder.parent.mkdir(parents=True, exist_ok=True)
-            self.staging = self.folder.parent / f"{_staging_prefix(self.folder)}{os.getpid()}-{self.run_id}"
+            self.real.parent.mkdir(parents=True, exist_ok=True)
+            self.staging = self.real.parent / f"{_staging_prefix(self.real)}{os.getpid()}-{self.run_id}"
             self.staging.mkdir()
         except OSError as exc:
             raise ConfigError(f"{what} {self.folder}: cannot create it: {exc.strerror}") from None
         self._external: dict[Path, Path] = {}  # final path outside the folder -> its staged path
+        self._shown: dict[Path, Path] = {}  # final path -> the path as given (a link's target differs)
+        self.aliases: dict[str, str] = {}  # a file written under one name and published under another
 
     def _check_owned(self) -> None:
         """A folder this replaces holds only what an earlier run wrote (its manifest says
         what): a user's own files are never swept away."""
-        if not self.folder.is_dir():
+        if not self.real.is_dir():
             return
-        present = {p.name for p in self.folder.iterdir()}
+        present = {p.name for p in self.real.iterdir()}
         if not present:
             return
         try:
-            listed = set(json.loads((self.folder / MANIFEST).read_text())["files"]) | {MANIFEST}
+            listed = set(json.loads((self.real / MANIFEST).read_text())["files"]) | {MANIFEST}
         except (OSError, ValueError, KeyError, TypeError):
             raise ConfigError(f"{self.what} {self.folder}: holds files that no cosim run wrote there (no "
                               f"{MANIFEST}); name an empty folder or an earlier run's folder") from None
@@ -183,7 +202,7 @@ class RunFolder:
                               f"name another folder")
 
     def inside(self, path: Path) -> bool:
-        return os.path.realpath(path.parent) == os.path.realpath(self.folder)
+        return os.path.realpath(path.parent) == str(self.real)
 
     def staged(self, name: str | Path) -> Path:
         """Where to write output ``name``: a file name (a str) in the folder, or a path (a
@@ -192,27 +211,56 @@ class RunFolder:
         path = Path(name)
         if (isinstance(name, str) and len(path.parts) == 1) or self.inside(path):
             return self.staging / path.name
-        if path not in self._external:
-            clean_stale_staging(path)
+        final = through_link(path)  # a link is written through, and stays
+        if final not in self._external:
+            clean_stale_staging(final)
             # The suffix stays last: writers that add one (SystemC adds .vcd) keep the name.
-            self._external[path] = path.with_name(f"{_staging_prefix(path)}{os.getpid()}-{self.run_id}{path.suffix}")
-        return self._external[path]
+            self._external[final] = final.with_name(f"{_staging_prefix(final)}{os.getpid()}-{self.run_id}"
+                                                    f"{final.suffix}")
+            self._shown[final] = path
+        return self._external[final]
+
+    def shown(self, message: str) -> str:
+        """``message`` naming the paths as the user gave them, not where they are staged."""
+        for final, staged in self._external.items():
+            given = str(self._shown.get(final, final))
+            # SystemC's partial waveform of the staged name first, then the staged name itself.
+            partial = re.escape(str(staged.with_name("." + staged.stem))) + r"\.partial-\d+" + re.escape(staged.suffix)
+            message = re.sub(partial, lambda _: given, message)
+            message = message.replace(str(staged), given)
+        for written, name in self.aliases.items():
+            message = message.replace(str(self.staging / written), str(self.folder / name))
+        message = message.replace(str(self.staging), str(self.folder))
+        return message.replace(str(self.real), str(self.folder))
+
+    def staged_beside(self, staged: Path, name: Path) -> Path:
+        """Output ``name`` staged beside the staged file ``staged``, under its own suffix:
+        a waveform's save file, which the waveform's writer puts there."""
+        final = through_link(name)
+        self._external[final] = staged.with_suffix(name.suffix)
+        self._shown[final] = name
+        return self._external[final]
 
     @contextlib.contextmanager
     def writing(self) -> Iterator[None]:
-        """Write failures under it name the final paths, not the staged ones."""
+        """Errors under it name the final paths, not the staged ones."""
         try:
             yield
-        except OutputError as exc:
-            message = str(exc)
-            for final, staged in self._external.items():
-                message = message.replace(str(staged), str(final))
-            message = message.replace(str(self.staging), str(self.folder))
-            raise OutputError(message) from None
+        except CosimError as exc:
+            message = self.shown(str(exc))
+            if message == str(exc):
+                raise
+            try:
+                renamed = type(exc)(message)
+            except Exception:  # noqa: BLE001 - a class that takes other arguments keeps its text
+                raise exc from None
+            raise renamed from None
 
     def publish(self, made_from: dict[str, Any]) -> Path:
         """Writes the manifest and puts the run in place in one step; the previous run's
         files go with the staging folder."""
+        for final in self._external:  # the last guard: nothing replaces an input
+            refuse_input(final, str(self._shown.get(final, final)))
         files = {p.name: {"bytes": p.stat().st_size, "sha256": file_digest(p)}
                  for p in sorted(self.staging.iterdir()) if p.is_file()}
         external = {str(final): file_digest(staged) for final, staged in self._external.items() if staged.exists()}
@@ -220,14 +268,14 @@ class RunFolder:
                     "files": files, "elsewhere": external}
         write_atomically(self.staging / MANIFEST, json.dumps(manifest, indent=1, default=str))
         try:
-            if self.folder.exists():
-                if not _exchange(self.staging, self.folder):
+            if self.real.exists():
+                if not _exchange(self.staging, self.real):
                     old = self.staging.with_name(self.staging.name + "-old")
-                    os.replace(self.folder, old)  # no atomic exchange here: a moment without the folder
-                    os.replace(self.staging, self.folder)
+                    os.replace(self.real, old)  # no atomic exchange here: a moment without the folder
+                    os.replace(self.staging, self.real)
                     self.staging = old
             else:
-                os.replace(self.staging, self.folder)
+                os.replace(self.staging, self.real)
             for final, staged in self._external.items():
                 if staged.exists():
                     os.replace(staged, final)

@@ -20,7 +20,8 @@ from typing import Any, Iterator
 
 from ..outputs._atomic import write_atomically
 from .._lazy import LazySequence
-from ..errors import TraceError
+from .. import _inputs
+from ..errors import ConfigError, TraceError
 from ._arrivals import ArrivalProblems, arrival_problem, arrival_times, check_times
 from ._events import VERSION, VERSION_ARRIVALS, Problem, TraceHeader, problem_to_json
 # MAX_TOKENS and check_problem are imported from here by the rest of the package.
@@ -242,11 +243,11 @@ def _stamp(info: os.stat_result) -> tuple[int, ...]:
     return (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
 
 
-def _decode(raw: bytes, path: Path, offset: int) -> str:
+def _decode(raw: bytes, path: Path, offset: int, line: int | None = None) -> str:
     try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise TraceError(f"{path}: not UTF-8 text ({exc.reason} at byte {offset + exc.start})") from None
+        return _inputs.decode(raw, path, line, offset)
+    except ConfigError as exc:
+        raise TraceError(str(exc)) from None
 
 
 def load(path: str | Path) -> Trace:
@@ -264,13 +265,13 @@ def load(path: str | Path) -> Trace:
     seen: set[str] = set()
     digest = _line_digest()
     try:
-        with path.open("rb") as handle:
+        # A regular file or a pipe (held); a device is refused and every line is bounded,
+        # so an endless stream without a newline stops at its first line.
+        with _inputs.open_input(path, streams=True) as handle:
             info = os.fstat(handle.fileno())
             regular = stat.S_ISREG(info.st_mode)
-            offset = 0
-            for number, raw in enumerate(handle, start=1):
-                start, offset = offset, offset + len(raw)
-                text = _decode(raw, path, start)
+            for number, start, raw in _inputs.read_lines(handle, path):
+                text = _decode(raw, path, start, number)
                 if not text.strip():
                     continue
                 line = _Line(str(path), number)
@@ -295,6 +296,10 @@ def load(path: str | Path) -> Trace:
                     digest.update(raw)
                 else:
                     held.append(problem)
+    except TraceError:
+        raise
+    except ConfigError as exc:  # not a file it can read
+        raise TraceError(str(exc)) from None
     except OSError as exc:
         raise TraceError(f"{path}: cannot read: {exc.strerror}") from None
     if header is None:

@@ -1,0 +1,52 @@
+"""Every input of a command kept from its outputs, checked before any work: the files it
+has read by then (the scenario and the device, model and link YAMLs and profiles it names,
+noted as they are read: cosim._inputs), the ones named on the command line, and the ones
+it reads later (a dataset profile, read now; the --policy module's file)."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from typing import Any
+
+from ..outputs._guard import real_folder
+from ..outputs._safety import MANIFEST, check_distinct, check_output, inputs_of
+
+
+def later_inputs(profile: str | None = None, policy: str | None = None) -> dict[str, Path]:
+    """The inputs read after the outputs are checked, by option: a dataset profile YAML
+    (read now, so its errors come first too) and the --policy module's file."""
+    found: dict[str, Path] = {}
+    if profile is not None and Path(profile).suffix in (".yaml", ".yml"):
+        from ..trace._profiles import load_profile
+
+        load_profile(profile)
+        found["--profile"] = Path(profile)
+    if policy:
+        where = policy.rpartition(":")[0]
+        if where.endswith(".py"):
+            found["--policy"] = Path(where)
+        elif where:
+            origin = _module_file(where)
+            if origin is not None:
+                found["--policy"] = origin
+    return found
+
+
+def _module_file(name: str) -> Path | None:
+    try:
+        spec = importlib.util.find_spec(name)
+    except Exception:  # noqa: BLE001 - a module that cannot be found is --policy's own error, later
+        return None
+    origin = getattr(spec, "origin", None)
+    return Path(origin) if origin and Path(origin).is_file() else None
+
+
+def check_run_outputs(folder: Path, names: tuple[str, ...], outputs: dict[str, Path], inputs: dict[str, Any],
+                      what: str = "--out") -> None:
+    """A run's folder (its files ``names``, and the manifest) and its other ``outputs``:
+    none is an input or another output, and the folder, replaced whole by the run, holds
+    neither the working folder nor an input."""
+    in_folder = {f"{what} {folder}/{name}": check_output(folder / name, what) for name in (*names, MANIFEST)}
+    check_distinct({**in_folder, **outputs}, inputs_of(inputs.items()))
+    real_folder(folder, what)
