@@ -137,9 +137,22 @@ def check_replay(caller: str, scn: Any, trace: Any) -> None:
                           f"draw it with backtracking=False (--no-backtracking) or give an RSD trace")
 
 
+def _token_transfers(scn: Any) -> None:
+    """The largest transfer of token ids, a window of them, within one link payload."""
+    from .config._declarations import PAYLOAD
+
+    window = max(getattr(scn, role).model.context_window for role in ("draft", "prm", "target"))
+    size = window * scn.serving.token_bytes
+    if size > PAYLOAD.value:
+        where = _params.origin(scn.serving, "token_bytes") or "serving.token_bytes"
+        raise ConfigError(f"{where}: {scn.serving.token_bytes} bytes a token make a window of {window} tokens "
+                          f"{size} bytes, past the engine's limit of {PAYLOAD.value} ({PAYLOAD.why})")
+
+
 def check(scn: Any) -> None:
     """ConfigError naming the parameter and its file and line if the scenario's devices,
     models or links would make an operation or a size the simulation cannot hold."""
+    _token_transfers(scn)
     _profile_range.check(scn)  # a measured profile that reaches zero time where a run can ask
     for role in ("draft", "prm", "target"):
         r = getattr(scn, role)

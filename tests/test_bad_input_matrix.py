@@ -125,10 +125,11 @@ def test_times_beyond_the_kernel_clock_and_kv_reservations_are_errors():
     slow = cosim.scenario("heteroreason", 1, draft={"overrides": {"accelerator.macs_per_cycle": 1e-9}})
     with pytest.raises(cosim.ConfigError, match=r"draft\.device\.accelerator\.macs_per_cycle = 1e-09"):
         cosim.simulate(slow, one)
-    # Each token 2.5e14 ns (under the limit of one operation), 40 of them past the kernel's
-    # clock of about 9.2e15 ns: refused by the kernel's own check.
+    # Each token 2.5e14 ns (under the limit of one operation): a local prefill of a window's
+    # 32768 tokens, one operation, would take 8e18 ns; refused before the run, naming it.
     slower = cosim.scenario("heteroreason", 1, draft={"overrides": {"accelerator.macs_per_cycle": 1e-5}})
-    with pytest.raises(cosim.SimulationError, match=r"cannot be simulated .*past the kernel's clock"):
+    with pytest.raises(cosim.ConfigError, match=r"a local prefill of up to 32768 tokens would take .*"
+                                                r"macs_per_cycle = 1e-05"):
         cosim.simulate(slower, one)
     small = cosim.scenario("heteroreason", 1, target={"overrides": {"gpu.kv_reserve_tokens": 10}})
     with pytest.raises(cosim.ConfigError, match=r"beyond the 10-token KV reservation .* target model"):

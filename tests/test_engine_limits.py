@@ -148,5 +148,41 @@ def test_numpy_integers_are_integers_wherever_an_int_is():
     assert cosim.load_scenario("heteroreason-u280-300", np.int64(2)).config == 2
     assert cosim.trace.generate("math500", 2, config=np.int64(2)).header.metadata["generator"]["target"] == \
         cosim.trace.generate("math500", 2, config=2).header.metadata["generator"]["target"]
+    numpy_header = cosim.trace.TraceHeader(np.float64(0.6), np.float64(0.65), np.int64(3))
+    drawn = cosim.trace.generate("math500", 3, seed=1, header=numpy_header)
+    assert list(drawn) == list(cosim.trace.generate("math500", 3, seed=1,
+                                                    header=cosim.trace.TraceHeader(0.6, 0.65, 3)))
+    assert type(drawn.header.max_backtracks) is int  # a file can hold it
     with pytest.raises(ConfigError, match=r"problems: must be a whole number > 0, got .*2\.5"):
         cosim.trace.generate("math500", np.float64(2.5))
+
+
+def test_a_trace_built_with_numpy_numbers_saves_and_replays(tmp_path):
+    from cosim.trace import Draft, Problem, Trace, TraceHeader, TrajectoryBuilder
+
+    built = TrajectoryBuilder("a", np.int64(100)).accept(np.int64(40)).build()
+    made = Problem("b", "d", np.int64(120), (Draft(np.int64(1), np.int64(30), np.float64(0.9), np.bool_(True)),),
+                   np.bool_(True))
+    Trace(TraceHeader(), [built, made]).save(tmp_path / "t.jsonl")
+    back = cosim.trace.load(tmp_path / "t.jsonl")
+    assert list(back) == [Problem("a", "scripted", 100, (Draft(1, 40, 0.9, True),)),
+                          Problem("b", "d", 120, (Draft(1, 30, 0.9, True),), True)]
+
+
+def test_a_transfer_past_one_link_payload_names_its_parameter():
+    scn = cosim.load_scenario("heteroreason-u280-300")
+    payload = 2**32 - 1  # a TLM payload's length is an unsigned int
+    with pytest.raises(ConfigError, match=rf"control_bytes: {10**15} is past the engine's limit of {payload}"):
+        scn.with_value("serving.control_bytes", 10**15)
+    # A window of token ids in one transfer: the largest window here is the draft's 32768.
+    wide = scn.with_value("serving.token_bytes", 10**6)
+    with pytest.raises(ConfigError, match=rf"^serving\.token_bytes: 1000000 bytes a token make a window of 32768 "
+                                          rf"tokens {32768 * 10**6} bytes, past the engine's limit of {payload}"):
+        cosim.simulate(wide, cosim.trace.generate("math500", 2, seed=1))
+
+
+def test_cosim_params_shows_each_limit_beside_its_parameter(tmp_path):
+    shown = run_cli("params", cwd=tmp_path).stdout
+    for name, limit in (("context_window", TOKENS), ("kv_reserve_tokens", TOKENS), ("max_batch", THREADS),
+                        ("num_gpu_blocks", GPU_BLOCKS), ("control_bytes", 2**32 - 1)):
+        assert any(line.split()[:1] == [name] and f"<= {limit})" in line for line in shown.splitlines()), name

@@ -157,6 +157,8 @@ def test_any_exception_in_any_hook_is_a_policy_error_naming_it(scn, problems, ho
 @pytest.mark.parametrize("body,where", [
     ("import sys\nsys.exit(4)\n", "import of {file}: SystemExit: 4"),
     ("raise RuntimeError('cannot start')\n", "import of {file}: RuntimeError: cannot start"),
+    ("from cosim.errors import ConfigError\nraise ConfigError('needs a GPU')\n",
+     "import of {file}: ConfigError: needs a GPU"),
     ("from cosim.live import TracePolicy\nclass P(TracePolicy):\n    def __init__(self, trace):\n"
      "        raise SystemExit('bye')\n", "P.__init__(trace): SystemExit: bye"),
     ("from cosim.live import TracePolicy\nclass P(TracePolicy):\n    def __init__(self, trace):\n"
@@ -245,3 +247,26 @@ def test_a_live_run_s_memory_stays_flat_in_the_number_of_problems():
 
     small, large = peak(1000), peak(4000)
     assert large - small < 3000 * 1.0, (small, large)  # KiB for 3000 more problems
+
+
+@pytest.mark.parametrize("prompt,message", [
+    (4096, r"prompt_tokens: 4096 leave no room for a step in the 4096-token window of the models"),
+    (10**12, r"prompt_tokens: 1000000000000 leave no room"),
+    (0, r"prompt_tokens: a whole number >= 1, got 0"),
+    ("100", r"prompt_tokens: a whole number >= 1, got '100'"),
+])
+def test_problems_made_in_code_are_checked_before_the_policy_is_asked(scn, prompt, message):
+    # The run's window is the smallest of its models' (the 7B target's 4096 tokens).
+    assert min(scn.draft.model.context_window, scn.prm.model.context_window, scn.target.model.context_window) == 4096
+    with pytest.raises(cosim.ConfigError, match=rf"^problem 'a': {message}"):  # not the policy's answer
+        cosim.cosimulate(scn, ProfilePolicy("math500", seed=1), [cosim.trace.Problem("a", "math500", prompt, ())])
+
+
+def test_what_collect_returns_must_leave_the_worker(scn, problems):
+    class Unpicklable(TracePolicy):
+        def collect(self):
+            return lambda: "made in the worker"
+
+    with pytest.raises(cosim.PolicyError, match=r"^policy Unpicklable\.collect: what it returns cannot leave the "
+                                                r"simulation worker \(pickle: "):
+        cosim.cosimulate(scn, Unpicklable(problems), problems)

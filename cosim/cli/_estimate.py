@@ -33,10 +33,11 @@ def _duration(seconds: float) -> str:
 
 
 def estimate(scn: Any, workload: Any, folder: Path, save_trace: bool, sample_run: Any = None,
-             flag: str = "--problems") -> str:
+             option: str | None = None) -> str:
     """One line: the run's time and disk, extrapolated from the first problems of the
     workload simulated alone (``sample_run(trace)``, default simulate; a serving run's
-    sample is served). ConfigError naming ``flag`` when the disk has less room than that."""
+    sample is served). ConfigError naming ``option`` (default ``--problems N``) when the disk
+    has less room than that."""
     import pyarrow as pa
 
     from .. import trace as traces
@@ -63,7 +64,7 @@ def estimate(scn: Any, workload: Any, folder: Path, save_trace: bool, sample_run
     probe = folder if folder.exists() else next(p for p in folder.parents if p.exists())
     free = shutil.disk_usage(probe).free
     if need > free:
-        raise ConfigError(f"{flag} {total}: the outputs need about {_size(need)} and {probe} has "
+        raise ConfigError(f"{option or f'--problems {total}'}: the outputs need about {_size(need)} and {probe} has "
                           f"{_size(free)} free; give fewer problems or another --out")
     noun = "requests" if sample_run is not None else "problems"
     return (f"{total} {noun}: about {_duration(seconds)} and {_size(need)} of disk ({_size(free)} free), "

@@ -9,28 +9,32 @@ import importlib.util
 import inspect
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from ..errors import ConfigError, PolicyError
 from ..live._session import described
 
 
-def _module(spec: str, where: str) -> Any:
+def _importer(spec: str, where: str) -> Callable[[], Any]:
+    """What imports the policy's module, once the option itself is checked (run it to import)."""
     if not where.endswith(".py"):
-        return importlib.import_module(where)
+        return lambda: importlib.import_module(where)
     path = Path(where)
     if not path.is_file():
         raise ConfigError(f"--policy {spec}: no file {where}")
-    folder = str(path.resolve().parent)
-    if folder not in sys.path:
-        sys.path.insert(0, folder)
     unit = importlib.util.spec_from_file_location(f"cosim_policy_{path.stem}", path)
     if unit is None or unit.loader is None:
         raise ConfigError(f"--policy {spec}: {where} is not a Python module")
-    module = importlib.util.module_from_spec(unit)
-    sys.modules[unit.name] = module
-    unit.loader.exec_module(module)
-    return module
+
+    def load() -> Any:
+        folder = str(path.resolve().parent)
+        if folder not in sys.path:
+            sys.path.insert(0, folder)
+        module = importlib.util.module_from_spec(unit)
+        sys.modules[unit.name] = module
+        unit.loader.exec_module(module)
+        return module
+    return load
 
 
 def load_policy(spec: str, trace: Any) -> Any:
@@ -40,9 +44,10 @@ def load_policy(spec: str, trace: Any) -> Any:
     where, sep, name = spec.rpartition(":")
     if not sep or not where or not name.isidentifier():
         raise ConfigError(f"--policy {spec!r}: write MODULE:CLASS or FILE.py:CLASS")
+    load = _importer(spec, where)
     try:
-        module = _module(spec, where)
-    except (ConfigError, KeyboardInterrupt):
+        module = load()
+    except KeyboardInterrupt:
         raise
     except BaseException as exc:  # noqa: BLE001 - SystemExit too: any import failure is the policy's
         raise PolicyError(f"policy {spec}, import of {where}: {described(exc)}") from None

@@ -162,7 +162,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     seed = 0 if args.seed is None else args.seed
     with_arrivals(requests, args.rate, args.cv, seed)  # a bad rate or cv is found before any work
     if len(requests) > ESTIMATE_ABOVE:  # what a very long run will cost, said before it starts
-        print(estimate(scn, requests, folder, False, flag="--requests" if not args.trace else "--trace",
+        option = f"--trace {args.trace} ({len(requests)} requests)" if args.trace else f"--requests {len(requests)}"
+        print(estimate(scn, requests, folder, False, option=option,
                        sample_run=lambda sample: run(scn, sample, rate=args.rate, cv=args.cv, seed=seed))
               + ("" if args.trace else "; the drawn trace is not written (the manifest says how to draw it "
                                        "again)"), flush=True)

@@ -39,6 +39,8 @@ TOKENS = Limit(2**31 - 1, "the engine counts a context's tokens in 32-bit intege
 # 32,000; half that leaves room for the rest of the process.
 PROCESSES = Limit(16384, "each device and request slot is a simulated thread with its own stack; the engine "
                          "runs at most 16384 of them")
+# One transfer over a link is one TLM payload, whose length is an unsigned int.
+PAYLOAD = Limit(2**32 - 1, "one transfer on a link is one TLM payload, at most 4 GiB")
 # The vLLM engine's block pool keeps about 40 bytes per KV block: 2^22 blocks take 170 MB.
 # With 16-token blocks that is 67M tokens of KV per GPU, past any GPU's memory.
 GPU_BLOCKS = Limit(2**22, "the engine's block pool keeps each block in memory; 2^22 blocks of 16 tokens is "

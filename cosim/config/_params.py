@@ -106,6 +106,7 @@ def describe(cls: type) -> list[dict[str, str]]:
                     "help": f.metadata["help"],
                     "note": f.metadata.get("note", ""),
                     "range": f.metadata.get("range"),
+                    "limit": f.metadata.get("limit"),
                 }
             )
     return rows

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from . import _cluster, _params, _profile_range
+from ._declarations import PAYLOAD
 from ._cluster import Batching, Cluster
 from ._yamlio import LocatedDict, Where, load_yaml, locate
 from ..errors import ConfigError
@@ -72,10 +73,10 @@ class Serving:
         "the PRM prefills only tokens it has not seen; off (default): it scores each step over the whole "
         "context, as reward models served through vLLM's pooling runner did without prefix caching (estimate)",
         rule="any", default=False)
-    token_bytes: int = _params.param("bytes per token id on PCIe (a 32-bit id)", default=4)
+    token_bytes: int = _params.param("bytes per token id on PCIe (a 32-bit id)", default=4, limit=PAYLOAD)
     control_bytes: int = _params.param("bytes of a verdict, command or pointer update on PCIe", default=64,
                                        note="estimate: one small DMA descriptor's payload; plausible from 32 to 256 "
-                                            "bytes", range=(32, 256))
+                                            "bytes", range=(32, 256), limit=PAYLOAD)
 
 
 @dataclass(frozen=True)

@@ -4,9 +4,9 @@ answers make recorded as a trace that replays the run."""
 
 from __future__ import annotations
 
-import json
 import math
 import numbers
+import pickle
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,10 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import PolicyError
+from ..errors import ConfigError, PolicyError
 from ..trace import Backtrack, Draft, Problem, Refine, TraceHeader
 from ..trace._events import problem_to_json
-from ..trace._io import MAX_TOKENS
+from ..trace._io import MAX_TOKENS, _dump
 from ._policy import Policy, View
 
 ROLES = ("draft", "prm", "target")
@@ -45,6 +45,14 @@ class LiveSession:
         self.overridden = 0  # verdicts that went against the PRM score the policy gave
 
     def begin(self, index: int, problem: Problem) -> None:
+        # A problem made in code is checked as a trace file's would be: its prompt is a whole
+        # number of tokens that leaves room for a step in the models' window.
+        prompt = problem.prompt_tokens
+        if isinstance(prompt, bool) or not isinstance(prompt, numbers.Integral) or prompt < 1:
+            raise ConfigError(f"problem {problem.id!r}: prompt_tokens: a whole number >= 1, got {prompt!r}")
+        if prompt >= self.window:
+            raise ConfigError(f"problem {problem.id!r}: prompt_tokens: {prompt} leave no room for a step in the "
+                              f"{self.window}-token window of the models")
         self._requests[index] = _Request(problem)
 
     def complete(self, index: int) -> Problem:
@@ -63,13 +71,17 @@ class LiveSession:
             if self._handle is None:
                 self._handle = self._body.open("w", encoding="utf-8")
                 self._arrivals = done.arrival_s is not None
-            self._handle.write(json.dumps(problem_to_json(done), separators=(",", ":"), ensure_ascii=False,
-                                          allow_nan=False) + "\n")
+            self._handle.write(_dump(problem_to_json(done)) + "\n")
         return done
 
     def outcome(self) -> dict[str, Any]:
         # What a policy sends back from the worker: collect(), once every problem has ended.
         collected = self._call("collect", None, None)
+        try:  # it crosses back from the worker
+            pickle.dumps(collected)
+        except Exception as exc:  # noqa: BLE001 - whatever pickling raises
+            raise self._named("collect", None, None, f"what it returns cannot leave the simulation worker "
+                                                     f"(pickle: {described(exc)})") from None
         if self._handle is not None:
             self._handle.close()
         return {"problems": self.recorded, "arrivals": self._arrivals, "decisions": self.decisions,

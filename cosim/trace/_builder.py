@@ -13,6 +13,8 @@ a builder call the algorithm does not allow raises at once.
 
 from __future__ import annotations
 
+import numbers
+
 from ..errors import ConfigError
 from ._events import Backtrack, Draft, Event, Problem, Refine, TraceHeader
 from ._replay import Replay, ReplayError, summarize
@@ -24,8 +26,9 @@ REJECTED_SCORE = 0.3
 class TrajectoryBuilder:
     def __init__(self, problem_id: str, prompt_tokens: int, dataset: str = "scripted",
                  answer_correct: bool | None = None, header: TraceHeader | None = None):
-        if isinstance(prompt_tokens, bool) or not isinstance(prompt_tokens, int) or prompt_tokens <= 0:
+        if isinstance(prompt_tokens, bool) or not isinstance(prompt_tokens, numbers.Integral) or prompt_tokens <= 0:
             raise ConfigError(f"{problem_id}: prompt_tokens must be a whole number > 0, got {prompt_tokens!r}")
+        prompt_tokens = int(prompt_tokens)  # a numpy integer is the int it holds
         self.id, self.prompt_tokens, self.dataset = problem_id, prompt_tokens, dataset
         self.answer_correct = answer_correct
         self.header = header or TraceHeader()

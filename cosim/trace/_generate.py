@@ -228,14 +228,15 @@ def generate(profile: Any, problems: int, seed: int = 0, backtracking: bool = Tr
     base = header or TraceHeader()
     for name in ("accept_threshold", "backtrack_threshold"):
         value = getattr(base, name)
-        if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 <= value <= 1.0:
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0.0 <= value <= 1.0:
             raise ConfigError(f"{name}: must be in [0, 1], got {value!r}")
-    if isinstance(base.max_backtracks, bool) or not isinstance(base.max_backtracks, int) or base.max_backtracks < 0:
+    max_backtracks = _whole(base.max_backtracks)
+    if isinstance(max_backtracks, bool) or not isinstance(max_backtracks, int) or max_backtracks < 0:
         raise ConfigError(f"max_backtracks: must be a whole number >= 0, got {base.max_backtracks!r}")
     head = TraceHeader(
-        accept_threshold=base.accept_threshold,
-        backtrack_threshold=base.backtrack_threshold,
-        max_backtracks=base.max_backtracks,
+        accept_threshold=float(base.accept_threshold),
+        backtrack_threshold=float(base.backtrack_threshold),
+        max_backtracks=max_backtracks,
         backtracking=backtracking,
         metadata={
             "generator": {"profile": prof.name, "problems": problems, "seed": seed, "backtracking": backtracking,

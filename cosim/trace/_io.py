@@ -150,8 +150,15 @@ def _check_writable(problem: Problem, header: TraceHeader, path: Path, ids: set[
     ids.add(problem.id)
 
 
+def _numpy(value: Any) -> Any:
+    """A numpy scalar (a count, score or flag built with numpy) as the number it holds."""
+    if type(value).__module__ == "numpy" and getattr(value, "ndim", None) == 0:
+        return value.item()
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
 def _dump(obj: Any) -> str:
-    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False, allow_nan=False, default=_numpy)
 
 
 
