@@ -57,6 +57,8 @@ def _size_text(limit: int) -> str:
 # ---- what a command read -------------------------------------------------------------
 
 _recordings: list[dict[tuple[int, int], str]] = []
+# Files a run wrote and reads back (a live run's made trace): its own outputs, not inputs.
+_own: set[tuple[int, int]] = set()
 
 
 @contextlib.contextmanager
@@ -68,6 +70,21 @@ def recording() -> Iterator[dict[tuple[int, int], str]]:
         yield seen
     finally:
         _recordings.remove(seen)
+        if not _recordings:
+            _own.clear()
+
+
+def own_output(path: str | Path) -> None:
+    """``path`` is a file the run itself wrote: reading it back does not make it an input,
+    so a later write of the run may replace it."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return
+    key = (info.st_dev, info.st_ino)
+    _own.add(key)
+    for seen in _recordings:
+        seen.pop(key, None)
 
 
 def note(path: str | Path, info: os.stat_result | None = None) -> None:
@@ -77,6 +94,8 @@ def note(path: str | Path, info: os.stat_result | None = None) -> None:
     try:
         info = info or os.stat(path)
     except OSError:
+        return
+    if (info.st_dev, info.st_ino) in _own:
         return
     for seen in _recordings:
         seen.setdefault((info.st_dev, info.st_ino), str(path))

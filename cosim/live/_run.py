@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from .. import _preflight
+from .. import _inputs, _preflight
 from .._engine_run import run_engine
 from .._workflow import publish_vcd, system_dict, vcd_paths
 from ..outputs._atomic import writable_file, writable_folder, write_atomically
@@ -71,6 +71,7 @@ def _made_file(header: TraceHeader, body: Path, path: Path, arrivals: bool) -> T
         write_atomically(path, write)
     finally:
         body.unlink(missing_ok=True)
+    _inputs.own_output(path)
     return load(path)
 
 
