@@ -6,6 +6,8 @@
 #include <exception>
 #include <string>
 
+#include <systemc>  // declares sc_main, which every test defines, with C linkage
+
 namespace check {
 
 inline int& failures() {
