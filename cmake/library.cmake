@@ -60,7 +60,14 @@ set_target_properties(heteroreason_models PROPERTIES
 # The same name inside this build as in a consumer's (tests, examples built in tree).
 add_library(heteroreason::models ALIAS heteroreason_models)
 
-install(TARGETS heteroreason_models EXPORT heteroreason_modelsTargets
+# For processes without an sc_main that host the kernel themselves (cppyy, pysystemc):
+# embed/no_sc_main.cpp says why it exists.
+add_library(heteroreason_embed SHARED embed/no_sc_main.cpp)
+set_target_properties(heteroreason_embed PROPERTIES EXPORT_NAME embed VERSION ${HETEROREASON_MODELS_VERSION}
+                      SOVERSION 0)
+add_library(heteroreason::embed ALIAS heteroreason_embed)
+
+install(TARGETS heteroreason_models heteroreason_embed EXPORT heteroreason_modelsTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})

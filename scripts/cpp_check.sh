@@ -3,7 +3,7 @@
 # this before pytest; it needs the tools `bootstrap.sh setup` installs):
 #   1. configure and build the library, its C++ unit tests and examples (build/cpp-check/);
 #   2. ctest: the unit tests and the example's log against the one worked out by hand;
-#   3. install into a temporary prefix; compile one file that includes every installed header;
+#   3. install into a fresh prefix (build/cpp-check/prefix); compile one file that includes every installed header;
 #   4. build examples/ on its own against that prefix with find_package, run its ctest, and
 #      check that nothing in it links Python.
 # Any failure fails the job.
@@ -13,8 +13,9 @@ say() { printf 'cpp_check: %s\n' "$*" >&2; }
 
 export PATH="$PWD/.venv/bin:$PATH"  # CMake and Ninja from the venv
 build=build/cpp-check
-prefix="$(mktemp -d "${TMPDIR:-/tmp}/heteroreason-prefix.XXXXXX")"
-trap 'rm -rf "$prefix"' EXIT
+# A fresh prefix each run, kept for the cppyy test (tests/test_cpp_library_cppyy.py).
+prefix="$PWD/$build/prefix"
+rm -rf "$prefix"
 
 # The parameter lists the package's build generated moments ago, when they are current;
 # otherwise CMake generates them with the venv's interpreter.
