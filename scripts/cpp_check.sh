@@ -20,7 +20,7 @@ rm -rf "$prefix"
 # The parameter lists the package's build generated moments ago, when they are current;
 # otherwise CMake generates them with the venv's interpreter.
 params=()
-generated="$(ls -t build/cp*/generated/cosim_params.hpp 2>/dev/null | head -n 1 || true)"  # the package build's (build/<wheel tag>/)
+generated="$(ls -t build/*-*-*/generated/cosim_params.hpp 2>/dev/null | head -n 1 || true)"  # the package build's (build/<python>-<abi>-<platform>/)
 if [ -n "$generated" ] && [ "$generated" -nt cosim/config/_declarations.py ] && [ "$generated" -nt scripts/gen_native_params.py ]; then
   params=(-DCOSIM_PARAMS_HEADER="$PWD/$generated")
 else
