@@ -55,8 +55,12 @@ set_target_properties(heteroreason_models PROPERTIES
   EXPORT_NAME models
   VERSION ${HETEROREASON_MODELS_VERSION}
   SOVERSION 0
-  # Found next to itself and by the system's loader once installed; no rpath into the build tree.
+  # Its one dependency, libsystemc, is on the system's library path: no rpath once installed.
   INSTALL_RPATH "")
+if(COSIM_SANITIZE)
+  # The objects carry the sanitizers' calls; whatever links them needs their runtimes.
+  target_link_options(heteroreason_models PUBLIC -fsanitize=address,undefined)
+endif()
 # The same name inside this build as in a consumer's (tests, examples built in tree).
 add_library(heteroreason::models ALIAS heteroreason_models)
 

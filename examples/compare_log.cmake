@@ -1,6 +1,7 @@
 # Runs PROGRAM and compares its standard output with the file EXPECTED, line for line
 # (cmake -DPROGRAM=... -DEXPECTED=... -P compare_log.cmake). SystemC's banner goes to
-# standard error and is not compared.
+# standard error and is not compared. The log holds no ';' (CMake's list separator), so the
+# first line that differs can be named.
 execute_process(COMMAND ${PROGRAM} OUTPUT_VARIABLE actual ERROR_VARIABLE errors RESULT_VARIABLE status)
 if(NOT status EQUAL 0)
   message(FATAL_ERROR "${PROGRAM} exited with ${status}:\n${errors}")

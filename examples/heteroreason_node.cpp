@@ -140,7 +140,7 @@ struct Node : sc_core::sc_module {
         draft("step 2'");
         verdict("step 2'", true);
 
-        std::printf("tokens: drafted %lld, synced %lld, prefilled on the U280 %lld; target decoded %lld\n",
+        std::printf("tokens: drafted %lld, synced %lld, prefilled on the U280 %lld, target decoded %lld\n",
                     static_cast<long long>(u280.tokens_drafted()), static_cast<long long>(u280.tokens_synced()),
                     static_cast<long long>(u280.tokens_prefilled()), static_cast<long long>(target.tokens_decoded()));
         std::printf("energy: u280 %.6f J, prm %.6f J, target %.6f J\n", u280.power().energy_j(),

@@ -23,8 +23,10 @@ params=()
 generated="$(ls -t build/*-*-*/generated/cosim_params.hpp 2>/dev/null | head -n 1 || true)"  # the package build's (build/<python>-<abi>-<platform>/)
 if [ -n "$generated" ] && [ "$generated" -nt cosim/config/_declarations.py ] && [ "$generated" -nt scripts/gen_native_params.py ]; then
   params=(-DCOSIM_PARAMS_HEADER="$PWD/$generated")
-else
+elif [ -x .venv/bin/python ]; then
   params=(-DCOSIM_PARAMS_HEADER= -DPython_EXECUTABLE="$PWD/.venv/bin/python")
+else
+  params=(-DCOSIM_PARAMS_HEADER=)
 fi
 
 say "building the library, its tests and examples in $build"
