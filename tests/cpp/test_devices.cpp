@@ -1,0 +1,134 @@
+// The draft accelerator and a GPU proxy in simulated time: a drafted step lasts the sum of
+// its tokens' times and moves the KVMU; shadow-sync passes and a local prefill take the
+// PCIe input; an abort stops a GPU decode at the token under way; power follows the
+// work. The times come from the formulas checked in test_fpga_decoder_timing and
+// test_gpu_timing (toy model, toy_model.hpp), worked out here by hand.
+#define SC_INCLUDE_DYNAMIC_PROCESSES
+#include <systemc>
+
+#include <heteroreason/abort_signal.hpp>
+#include <heteroreason/errors.hpp>
+#include <heteroreason/fpga_draft_accelerator.hpp>
+#include <heteroreason/gpu_proxy.hpp>
+#include <heteroreason/sim_time.hpp>
+
+#include "run_in_thread.hpp"
+#include "toy_model.hpp"
+
+namespace {
+
+cosim::HbmParams hbm() {
+    cosim::HbmParams p;
+    p.capacity_bytes = 1e6;
+    p.pseudo_channels = 4;
+    p.channel_bandwidth_gbps = 1.0;
+    p.efficiency = 0.5;
+    return p;
+}
+
+// As in test_fpga_decoder_timing: token(c) = 90,112 + 128c + 200 ns (the HBM binds).
+cosim::FpgaAcceleratorParams design() {
+    cosim::FpgaAcceleratorParams p;
+    p.clock_mhz = 100.0;
+    p.macs_per_cycle = 64.0;
+    p.hbm_ports = 2;
+    p.port_width_bits = 128.0;
+    p.port_efficiency = 0.5;
+    p.pipeline_cycles_per_layer = 10.0;
+    p.weight_bytes_per_param = 1.0;
+    p.kv_bytes_per_element = 1.0;
+    p.kv_reserve_tokens = 64;
+    p.kvmu = "tlm";
+    return p;
+}
+
+// As in test_gpu_timing (hard roofline): decode token at c = 1200 + 5,632 + 16c ns.
+cosim::GpuParams gpu() {
+    cosim::GpuParams p;
+    p.memory_bytes = 1e6;
+    p.memory_bandwidth_gbps = 128.0;
+    p.memory_efficiency = 0.5;
+    p.peak_tflops = 0.064;
+    p.compute_efficiency = 0.5;
+    p.roofline_exponent = 0.0;
+    p.request_overhead_ns = 0.0;
+    p.forward_overhead_ns = 1000.0;
+    p.layer_overhead_ns = 100.0;
+    p.weight_bytes_per_param = 2.0;
+    p.kv_bytes_per_element = 2.0;
+    p.kv_reserve_tokens = 64;
+    return p;
+}
+
+cosim::PowerParams watts(double idle, double prefill, double decode) {
+    cosim::PowerParams p;
+    p.idle_w = idle;
+    p.prefill_w = prefill;
+    p.decode_w = decode;
+    p.transfer_w = idle;
+    return p;
+}
+
+double token_ns(double c) { return 90112.0 + 128.0 * c + 200.0; }
+double gpu_token_ns(double c) { return 1200.0 + 5632.0 + 16.0 * c; }
+
+}  // namespace
+
+int sc_main(int, char*[]) {
+    // The HBM holds the weights (100,000 B) and 64 tokens of KV (64 x 128 B).
+    cosim::FpgaDraftAccelerator fpga("fpga", design(), hbm(), toy_model(), watts(10.0, 30.0, 20.0));
+    cosim::GpuProxy target("target", gpu(), toy_model(), watts(5.0, 100.0, 50.0));
+    CHECK_EQ_NUM(fpga.hbm().used_bytes(), 100000 + 64 * 128);
+    // 2 x 100,000 B of weights and 64 x 256 B of KV do not fit in 200,000 bytes.
+    cosim::GpuParams small = gpu();
+    small.memory_bytes = 200000.0;
+    CHECK_THROWS(cosim::CapacityError, "small", cosim::GpuProxy("small", small, toy_model(), watts(1, 1, 1)));
+
+    return run_in_thread([&] {
+        fpga.load_context(10);
+        // A step of 3 from 10: token(10) + token(11) + token(12).
+        const double step = token_ns(10) + token_ns(11) + token_ns(12);
+        CHECK(fpga.decode_step(3) == 3);
+        CHECK_NEAR(cosim::now_ns(), step, 1e-3);
+        const cosim::KvmuPointers p = fpga.kvmu().pointers();
+        CHECK(p.valid == 10 && p.curr == 13 && p.ahead == 13);
+        CHECK(fpga.kvmu().mode() == cosim::KvmuMode::speculation);
+        fpga.kvmu().rollback();
+        // Two shadow-sync passes from 10, then a local prefill of 4 after 12: compute
+        // (4 x 90,112 + 256 x (4x12 + 6)) / 64 x 10 = 58,480 against memory
+        // 90,112 + 16 x 128 = 92,160, plus the 200 ns pipeline.
+        fpga.sync_token();
+        fpga.sync_token();
+        fpga.prefill_local(4);
+        const double after_sync = step + token_ns(10) + token_ns(11) + 92160.0 + 200.0;
+        CHECK_NEAR(cosim::now_ns(), after_sync, 1e-3);
+        CHECK(fpga.kvmu().pointers().ahead == 16 && fpga.tokens_synced() == 2 && fpga.tokens_prefilled() == 4);
+        // Energy: decode for the step and the passes, prefill for the local prefill, idle never.
+        const double decode_ns = step + token_ns(10) + token_ns(11);
+        CHECK_NEAR(fpga.power().energy_j(), (20.0 * decode_ns + 30.0 * (92160.0 + 200.0)) * 1e-9, 1e-12);
+        // A step past the reserved KV cache is refused.
+        fpga.kvmu().accept();
+        CHECK_THROWS(cosim::KvmuError, "64 tokens", fpga.decode_step(49));
+
+        // The GPU: decode 3 from 20, aborted halfway through the second token.
+        const double t0 = cosim::now_ns();
+        cosim::AbortSignal abort;
+        const double cut = gpu_token_ns(20) + gpu_token_ns(21) / 2.0;
+        sc_core::sc_spawn([&] {
+            sc_core::wait(cosim::duration_ns(cut));
+            abort.request();
+        });
+        CHECK(target.decode(3, 20, &abort) == 1);
+        CHECK_NEAR(cosim::now_ns() - t0, cut, 1e-3);
+        CHECK(target.tokens_decoded() == 1);
+        // Unaborted: 2 tokens from 21.
+        const double t1 = cosim::now_ns();
+        CHECK(target.decode(2, 21) == 2);
+        CHECK_NEAR(cosim::now_ns() - t1, gpu_token_ns(21) + gpu_token_ns(22), 1e-3);
+        // A prefill past the context window is refused by name.
+        CHECK_THROWS(cosim::SimulationError, "context window", target.prefill(10, 510));
+        // Energy: idle until t0, decode since, 5 W and 50 W.
+        const double busy = cut + gpu_token_ns(21) + gpu_token_ns(22);
+        CHECK_NEAR(target.power().energy_j(), (5.0 * t0 + 50.0 * busy) * 1e-9, 1e-12);
+    });
+}

@@ -1,0 +1,29 @@
+// The transformer counts the timing models rest on (toy_model.hpp works them out).
+#include <heteroreason/errors.hpp>
+#include <heteroreason/model_spec.hpp>
+
+#include "check.hpp"
+#include "toy_model.hpp"
+
+int sc_main(int, char*[]) {
+    cosim::ModelSpec m = toy_model();
+    m.validate();
+    CHECK_EQ_NUM(m.linear_macs_per_token(), 90112);
+    CHECK_EQ_NUM(m.output_head_macs(), 16384);
+    CHECK_EQ_NUM(m.kv_elements_per_token(), 128);
+    CHECK_EQ_NUM(m.attention_macs_per_token(10.0), 2560);
+    CHECK(m.kv_reserve("x", 0) == 512);
+    CHECK(m.kv_reserve("x", 100) == 100);
+    CHECK_THROWS(cosim::ConfigError, "x.kv_reserve_tokens", m.kv_reserve("x", 513));
+    // A scoring head replaces the vocabulary projection.
+    m.lm_head = false;
+    m.score_head_params = 64.0;
+    CHECK_EQ_NUM(m.linear_macs_per_token(), 90112 - 16384 + 64);
+    // Grouped-query attention needs the KV heads to divide the heads.
+    m.kv_heads = 3;
+    CHECK_THROWS(cosim::ConfigError, "kv_heads", m.validate());
+    m = toy_model();
+    m.layers = 0;
+    CHECK_THROWS(cosim::ConfigError, "layers", m.validate());
+    return check_failures();
+}
