@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 import cosim
-from conftest import SCENARIOS, run_cli
+from conftest import run_cli
 from cosim.config.scenario import builtin_scenarios
 
 U280 = "heteroreason-u280-200"

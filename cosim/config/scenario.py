@@ -17,11 +17,12 @@ from typing import Any, Iterable, Mapping
 
 from . import _cluster, _params
 from ._cluster import Batching, Cluster
+from ._settings import DEPTH_WITHOUT_STEP_AHEAD, check_given
 from ._yamlio import LocatedDict, Where, load_yaml, locate
 from ..errors import ConfigError
 from ._latency_csv import load_latency_profile
 from ._operator_profile import load_operator_profile
-from .hardware import Device, GpuDevice, ModelConfig, PcieLinkConfig, kind_of, load_device, load_link, load_model
+from .hardware import Device, GpuDevice, ModelConfig, PcieLinkConfig, load_device, load_link, load_model
 
 SYSTEMS = ("gpu-baseline", "gpu-stepahead", "heteroreason", "autoregressive")
 # brsd: refinements are scored and a failing one backtracks; rsd: forward-only (refinements kept).
@@ -44,9 +45,6 @@ _PRESETS: dict[str, dict[str, Any]] = {
     "autoregressive": {"draft": "rtx3090", "sequential": False, "step_ahead": False, "step_ahead_depth": 0,
                        "prefetch_cache": False, "shadow_sync": False, "target_ahead_after_refine": False},
 }
-
-# Why a step-ahead depth given with step-ahead off is refused (after "<depth> ").
-DEPTH_WITHOUT_STEP_AHEAD = "steps ahead, but step_ahead is off: the depth would have no effect; drop one of them"
 
 # What the autoregressive system does not have: sections and parameter paths it refuses.
 _NOT_AUTOREGRESSIVE = ("draft", "prm", "toggles", "serving", "algorithm")
@@ -190,7 +188,7 @@ class Scenario:
             if len(given) == 1 and not any(text.startswith(f"{n}:") for n in (*given, *given.values())):
                 text = f"{next(iter(given.values()))}: {text}"  # what the one value changed broke
             raise ConfigError(text) from None
-        _check_given(result, given)
+        check_given(result, given)
         return result
 
     def _set(self, path: str, full: str, value: Any, label: str | None) -> Scenario:
@@ -221,43 +219,10 @@ class Scenario:
     def reloadable(self) -> dict[str, Any]:
         """The scenario as a scenario file holds it, devices, models and links inline, that
         loads (load_scenario) to this scenario and reruns to the same result: what
-        ``scenario.resolved.yaml`` holds. What a file may not give, because it would have no
-        effect, is left out: batching values while batching is off, the boards' shared host
-        link while each board has its own, the step-ahead depth while step-ahead is off, the
-        vLLM engine's values for another system, the autoregressive system's unused roles."""
-        def inline(config: Any) -> dict[str, Any]:
-            data = {"kind": kind_of(config), **dataclasses.asdict(config)}
-            if isinstance(data.get("host_link"), str):
-                data["host_link"] = _absolute(data["host_link"])
-            if isinstance(data.get("profile"), dict):
-                data["profile"]["file"] = _absolute(data["profile"]["file"])
-            return data
+        ``scenario.resolved.yaml`` holds (cosim/config/_written.py says what it leaves out)."""
+        from ._written import reloadable
 
-        def role(r: Role) -> dict[str, Any]:
-            out = {"device": inline(r.device), "model": inline(r.model), "link": inline(r.link)}
-            return {**out, "profile": r.profile} if r.profile is not None else out
-
-        toggles = dataclasses.asdict(self.toggles)
-        if not self.toggles.step_ahead:
-            del toggles["step_ahead_depth"]
-        cluster = dataclasses.asdict(self.cluster)
-        if self.cluster.draft.boards_per_host_link == 1:
-            del cluster["draft"]["host_link"]
-        else:
-            cluster["draft"]["host_link"] = _absolute(cluster["draft"]["host_link"])
-        batching = dataclasses.asdict(self.batching)
-        if not self.batching.enabled:
-            batching = {"enabled": False}
-        elif self.system != "autoregressive":
-            batching = {k: v for k, v in batching.items() if k not in _cluster.ENGINE_ONLY}
-        data: dict[str, Any] = {"name": self.name, "description": self.description, "system": self.system,
-                                "config": self.config}
-        if self.system == "autoregressive":
-            return {**data, "target": role(self.target), "cluster": {"target": cluster["target"]},
-                    "batching": batching}
-        return {**data, "algorithm": self.algorithm, "draft": role(self.draft), "prm": role(self.prm),
-                "target": role(self.target), "toggles": toggles, "serving": dataclasses.asdict(self.serving),
-                "cluster": cluster, "batching": batching}
+        return reloadable(self)
 
     def resolved(self) -> dict[str, Any]:
         """Every parameter after defaults and overrides, as plain data (written beside results)."""
@@ -272,23 +237,6 @@ class Scenario:
             "toggles": dataclasses.asdict(self.toggles), "serving": dataclasses.asdict(self.serving),
             "cluster": dataclasses.asdict(self.cluster), "batching": dataclasses.asdict(self.batching),
         }
-
-
-def _check_given(scn: Scenario, given: Mapping[str, str]) -> None:
-    """Values given together (full path -> how each was given) that would have no effect."""
-    batching = [name for full, name in given.items() if full.startswith("batching.") and full != "batching.enabled"]
-    if batching and not scn.batching.enabled:
-        raise ConfigError(f"{batching[0]}: {_cluster.BATCHING_OFF}")
-    if "cluster.draft.host_link" in given and scn.cluster.draft.boards_per_host_link == 1:
-        raise ConfigError(f"{given['cluster.draft.host_link']}: {_cluster.HOST_LINK_UNSHARED}")
-    depth = scn.toggles.step_ahead_depth
-    if "toggles.step_ahead_depth" in given and depth and not scn.toggles.step_ahead:
-        raise ConfigError(f"{given['toggles.step_ahead_depth']}: {depth} {DEPTH_WITHOUT_STEP_AHEAD}")
-
-
-def _absolute(ref: str) -> str:
-    """A YAML path made absolute (a written scenario loads from any folder); a name as it is."""
-    return str(Path(ref).resolve()) if ref.endswith((".yaml", ".yml", ".csv")) else ref
 
 
 # The sections of scenario-wide parameters (the rest belong to a role: draft, prm, target).
