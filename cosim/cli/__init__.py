@@ -259,6 +259,9 @@ def main(argv: list[str] | None = None) -> int:
         return 128 + signal.SIGTERM
     finally:
         signal.signal(signal.SIGTERM, previous)
+        from .._isolation import stop_workers
+
+        stop_workers()  # none outlives the command, wherever a signal found it
 
 
 if __name__ == "__main__":
