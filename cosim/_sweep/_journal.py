@@ -59,7 +59,7 @@ class Journal:
         except BlockingIOError:
             self.close()
             raise ConfigError(f"--out {self.path.parent}: another sweep is writing into it now ({self.path} is "
-                              f"locked); wait for it to end, or give another --out") from None
+                              f"locked by it); wait for it to end, or give another --out") from None
         try:
             self.reload()
             if self._size == 0:
@@ -137,3 +137,6 @@ class Journal:
         if self._fd is not None:
             os.close(self._fd)  # the lock goes with it
             self._fd = None
+
+    def __del__(self) -> None:
+        self.close()  # a journal dropped unclosed (an exception on the way) frees its folder

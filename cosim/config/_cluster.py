@@ -201,7 +201,8 @@ def check_host_link(cluster: Cluster) -> None:
     given = _params.origin(draft, "host_link")
     if given and draft.boards_per_host_link == 1:
         raise ConfigError(f"{given}: {HOST_LINK_UNSHARED}")
-    host_link(cluster)
+    if draft.boards_per_host_link > 1:  # else the default link, unused: no file to read per point
+        host_link(cluster)
 
 
 def check_engine_only(scn: Any) -> None:
