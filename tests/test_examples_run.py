@@ -129,7 +129,19 @@ def workspace(tmp_path, measurements):
     return tmp_path
 
 
+def python_blocks():
+    """(where, code) for each Python block of the docs, with its traces drawn tiny."""
+    found = []
+    for path in DOCS:
+        text = path.read_text()
+        for match in re.finditer(r"```python\n(.*?)```", text, re.S):
+            code = re.sub(r'(generate\("\w+", (?:problems=)?)\d+', r"\g<1>3", match.group(1))
+            found.append((f"{path.relative_to(ROOT)}:{text[:match.start()].count(chr(10)) + 2}", code))
+    return found
+
+
 BLOCKS = doc_blocks() + help_blocks()
+PYTHON = python_blocks()
 RAN: set[str] = set()  # commands that ran as written here already: the same line again is not rerun
 
 
@@ -137,6 +149,15 @@ def test_the_examples_are_found():
     wheres = [where for where, _ in BLOCKS]
     assert any(w.startswith("README.md") for w in wheres) and "cosim --help" in wheres
     assert sum(len(lines) for _, lines in BLOCKS) >= 20
+    assert len(PYTHON) >= 5 and all("generate(" not in code or re.search(r'generate\("\w+", (problems=)?3', code)
+                                    for _, code in PYTHON)
+
+
+@pytest.mark.timeout(1800)
+@pytest.mark.parametrize("where,code", PYTHON, ids=[where for where, _ in PYTHON])
+def test_each_python_example_runs_as_written(tmp_path, where, code):
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, f"{where}:\n{done.stderr[-2000:]}"
 
 
 @pytest.mark.timeout(1800)
