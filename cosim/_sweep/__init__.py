@@ -106,7 +106,9 @@ def sweep(scn: Scenario, trace: Trace, grid: dict[str, Sequence[Any]], *, worker
     """Simulates every point of ``grid`` (parameter path -> values) on ``trace``.
 
     With ``out``, finished points go to ``out/points.jsonl`` as they finish (a
-    rerun skips them) and the table to ``out/sweep.csv`` and ``out/sweep.parquet``.
+    rerun skips them; the sweep holds a lock on it while it runs) and the table to
+    ``out/sweep.csv`` and ``out/sweep.parquet``. A point that cannot run is recorded
+    with its error and the others go on (``check_points`` refuses such a grid first).
     ``serve.rate``, ``serve.cv``, ``serve.seed`` and ``serve.slo_s`` in the grid make every
     point a serving run (cosim.serve.run) and its row the serving summary.
     """
