@@ -163,7 +163,8 @@ def test_a_grid_past_the_bound_is_refused_with_its_size(tmp_path, workload):
                                                 rf"x {side} fpga.clock_mhz\), more than the {MAX_POINTS}"):
         cosim.sweep(scn, workload, grid, out=tmp_path / "sweep")
     assert not (tmp_path / "sweep").exists()
-    line = one_line_error(run_cli("sweep", U280, "--set", "pcie.bandwidth_gbps=" + ",".join(map(str, range(1, side + 1))),
+    bandwidths = ",".join(map(str, range(1, side + 1)))
+    line = one_line_error(run_cli("sweep", U280, "--set", f"pcie.bandwidth_gbps={bandwidths}",
                                   "--set", "fpga.clock_mhz=" + ",".join(map(str, range(100, 100 + side))),
                                   "--problems", "2", "--quiet", "--out", tmp_path / "cli", cwd=tmp_path))
     assert f"the grid has {side * side} points" in line and not (tmp_path / "cli").exists()
