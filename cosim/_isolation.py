@@ -22,6 +22,8 @@ from typing import Any, Callable, Iterator
 from . import errors
 
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
+# Held back from a fork until the worker is known (a stop then always finds and kills it).
+_HELD = {signal.SIGINT, signal.SIGTERM}
 
 # The SystemC banner would otherwise be printed by every worker.
 os.environ.setdefault("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1")
@@ -64,8 +66,13 @@ def _child(conn: Any, parent: int, func: Callable[..., Any], args: tuple, kwargs
     global _report
     _die_with_parent(parent)
     _report = lambda value: conn.send(("progress", value))  # noqa: E731
-    # The parent held SIGINT back across the fork; a Ctrl-C pending now arrives here.
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    # The fork happened while the parent held these signals back (_Held): a worker takes
+    # Ctrl-C as a KeyboardInterrupt, and SIGTERM ends it at once, even inside the native
+    # simulation (where a Python handler would wait for it to return), so whoever stops it
+    # that way (multiprocessing at exit, a job manager) is obeyed promptly.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _HELD)  # one that came meanwhile arrives now
     try:
         result = func(*args, **kwargs)
         conn.send(("ok", result))
@@ -121,6 +128,32 @@ def in_this_process() -> Iterator[None]:
         _in_this_process = False
 
 
+class _Held:
+    """Ctrl-C and SIGTERM held back from now until ``release()``, then raised. Blocking
+    them in this thread alone would not do: Python runs its handlers in the main thread
+    whichever thread the kernel gave the signal to (a progress bar's monitor thread, say),
+    so the main thread's handlers are replaced by ones that only note the signal. From
+    another thread, where handlers cannot change, the main thread hears the signal and
+    stops every worker (stop_workers)."""
+
+    def __init__(self) -> None:
+        self.mask = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)  # the child starts with them held
+        self.caught: list[int] = []
+        self.previous: dict[int, Any] = {}
+        if threading.current_thread() is threading.main_thread():
+            for signum in _HELD:
+                self.previous[signum] = signal.signal(signum, lambda number, frame: self.caught.append(number))
+
+    def release(self) -> None:
+        for signum, handler in self.previous.items():
+            signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
+        self.previous = {}
+        signal.pthread_sigmask(signal.SIG_SETMASK, self.mask)  # one pending in the kernel arrives now
+        for signum in dict.fromkeys(self.caught):
+            self.caught = []
+            signal.raise_signal(signum)  # its own handler runs now (Terminated, KeyboardInterrupt)
+
+
 def run_isolated(func: Callable[..., Any], *args: Any, on_progress: Callable[[Any], None] | None = None,
                  **kwargs: Any) -> Any:
     """Calls ``func(*args, **kwargs)`` in a forked child and returns its result;
@@ -135,18 +168,21 @@ def run_isolated(func: Callable[..., Any], *args: Any, on_progress: Callable[[An
     ctx = mp.get_context("fork")
     receiver, sender = ctx.Pipe(duplex=False)
     child = ctx.Process(target=_child, args=(sender, os.getpid(), func, args, kwargs), daemon=True)
-    # A Ctrl-C landing inside fork's own hooks would be swallowed ("Exception ignored"):
-    # hold it back until the fork is done, then it is raised here or in the child.
-    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    # A Ctrl-C or SIGTERM landing inside fork's own hooks would be swallowed ("Exception
+    # ignored") or raised before the worker is known, leaving it to run on: hold them back
+    # until the fork is done and the worker is watched below, then raise them there.
+    held = _Held()
     try:
         with _REAPING:
             child.start()
             _LIVE.add(child)
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-    sender.close()
+        sender.close()
+    except BaseException:
+        held.release()
+        raise
     try:
         try:
+            held.release()  # a signal held back is raised now, inside this try
             message = receiver.recv()
             while message[0] == "progress":
                 if on_progress is not None:

@@ -16,7 +16,7 @@ import cosim._workflow as workflow
 from cosim.cli import _estimate
 from cosim.outputs._arrow import csv_text
 from conftest import SCENARIOS
-from test_worker_lifetime import alive, children
+from test_worker_lifetime import EVENT_BOUND_S, children, gone_within
 
 SCENARIO = str(SCENARIOS / "heteroreason-u280-200.yaml")
 
@@ -105,14 +105,13 @@ def test_a_very_long_run_says_what_it_will_cost_first_and_stops_cleanly(tmp_path
     first = proc.stdout.readline()
     assert re.match(r"1000001 problems: about [\d.]+ (s|min|h) and [\d.]+ (MB|GB|TB) of disk \([\d.]+ \w+ free\), "
                     r"measured on the first 2000; the generated trace is not written", first), first
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + EVENT_BOUND_S
     while not children(proc.pid) and time.monotonic() < deadline:  # the run itself has begun
         time.sleep(0.05)
     workers = children(proc.pid)
     assert workers
     proc.send_signal(signal.SIGTERM)
-    proc.communicate(timeout=60)
+    proc.communicate(timeout=EVENT_BOUND_S)
     assert proc.returncode == 143
-    time.sleep(0.5)
-    assert not any(alive(w) for w in workers)
+    assert gone_within(workers, EVENT_BOUND_S)
     assert os.listdir(tmp_path) == []  # no folder, no staging, no partial rows

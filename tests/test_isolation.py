@@ -35,7 +35,8 @@ def test_a_worker_killed_by_a_signal_is_reported():
 
 @pytest.mark.coroutine_unwind
 def test_ctrl_c_in_the_worker_stops_a_long_simulation():
-    # A simulation of about a minute of wall time; SIGINT to the worker must end it in well under that.
+    # A simulation of about a minute of wall time (more on a busy machine); SIGINT to the
+    # worker must end it in well under that: half a second and its unwinding, bounded at 30 s.
     def long_run():
         timer = threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT))
         timer.start()
@@ -47,7 +48,7 @@ def test_ctrl_c_in_the_worker_stops_a_long_simulation():
     start = time.monotonic()
     with pytest.raises(KeyboardInterrupt):
         run_isolated(long_run)
-    assert time.monotonic() - start < 10
+    assert time.monotonic() - start < 30
 
 
 def test_ctrl_c_in_the_parent_kills_the_worker():
@@ -59,4 +60,4 @@ def test_ctrl_c_in_the_parent_kills_the_worker():
             standalone.kernel_floor(2_000_000_000, 1.0)
     finally:
         timer.cancel()  # never let a late signal reach another test
-    assert time.monotonic() - start < 10
+    assert time.monotonic() - start < 30

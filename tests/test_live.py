@@ -15,7 +15,7 @@ from cosim.live import Policy, ProfilePolicy, TracePolicy
 from cosim.trace import Backtrack, Refine, Trace, TraceHeader, TrajectoryBuilder
 from conftest import run_cli
 from handmodel import FAST_FPGA, all_accept_timeline
-from test_worker_lifetime import alive, children
+from test_worker_lifetime import EVENT_BOUND_S, children, gone_within
 
 SYSTEMS = ["gpu-baseline", "gpu-stepahead", "heteroreason-u280-200", "heteroreason-u280-300",
            "heteroreason-u280-flexllm", "heteroreason-v80", "heteroreason-jetson", "heteroreason-vanilla",
@@ -171,21 +171,22 @@ def test_run_with_a_policy_writes_a_trace_that_replays_the_run(tmp_path):
 
 def test_ctrl_c_during_a_policy_call_stops_the_run(tmp_path):
     slow = tmp_path / "slow.py"
+    # The policy says when it is inside its call (a file), then sleeps far past any bound below.
     slow.write_text("import time\nfrom cosim.live import TracePolicy\n\nclass Slow(TracePolicy):\n"
-                    "    def verdict(self, view):\n        time.sleep(30)\n        return super().verdict(view)\n")
+                    "    def verdict(self, view):\n        open('in_verdict', 'w').close()\n"
+                    "        time.sleep(600)\n        return super().verdict(view)\n")
     proc = subprocess.Popen([sys.executable, "-m", "cosim.cli", "run", "heteroreason-u280-200", "--problems", "2",
                              "--policy", f"{slow}:Slow", "--quiet"], cwd=tmp_path, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 60
-    while not children(proc.pid) and time.monotonic() < deadline:
+    deadline = time.monotonic() + EVENT_BOUND_S
+    while not (tmp_path / "in_verdict").exists() and time.monotonic() < deadline:
         time.sleep(0.05)
+    assert (tmp_path / "in_verdict").exists(), "the policy was never called"
     workers = children(proc.pid)
-    time.sleep(1.5)  # well inside the policy's sleep
     proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=20)
+    _, err = proc.communicate(timeout=EVENT_BOUND_S)  # far under the policy's 600 s sleep
     assert proc.returncode == 130 and "interrupted" in err and "Traceback" not in err
-    time.sleep(0.5)
-    assert not any(alive(w) for w in workers)
+    assert gone_within(workers, EVENT_BOUND_S)
 
 
 @pytest.mark.parametrize("script,args", [("policy_time_budget.py", ["--late-ms", "0", "--margin", "1"]),

@@ -89,11 +89,15 @@ def test_bad_sections_name_the_file_line_and_field(tmp_yaml, name, text, message
         cosim.load_scenario(path)
 
 
-def test_a_budget_below_the_batch_is_allowed_while_batching_is_off():
-    scn = cosim.scenario("heteroreason", batching={"max_batch": 128, "token_budget": 100})
-    assert not scn.batching.enabled
-    with pytest.raises(ConfigError, match=r"batching.enabled: batching.token_budget: 100 tokens"):
-        scn.with_value("batching.enabled", True)
+def test_batching_values_while_batching_is_off_are_refused_and_checked_when_it_is_on():
+    # Without batching they would have no effect: refused, in code as in a file.
+    with pytest.raises(ConfigError, match=r"^batching.max_batch: has no effect while batching is off"):
+        cosim.scenario("heteroreason", batching={"max_batch": 128, "token_budget": 100})
+    scn = cosim.scenario("heteroreason")
+    with pytest.raises(ConfigError, match=r"batching.token_budget: 100 tokens"):
+        scn.with_values({"batching.max_batch": 128, "batching.token_budget": 100, "batching.enabled": True})
+    on = scn.with_values({"batching.token_budget": 128, "batching.max_batch": 128, "batching.enabled": True})
+    assert (on.batching.enabled, on.batching.max_batch, on.batching.token_budget) == (True, 128, 128)
 
 
 def test_the_u280_holds_as_many_contexts_as_its_hbm_allows(tmp_yaml):

@@ -212,8 +212,8 @@ def test_boards_behind_one_switch_share_its_link_to_the_host():
 
 def test_a_host_link_without_boards_to_share_it_is_refused(tmp_yaml):
     path = tmp_yaml("h.yaml", "system: heteroreason\ncluster:\n  draft: {devices: 4, host_link: pcie_gen3_x16}\n")
-    with pytest.raises(cosim.ConfigError, match=r"h.yaml:3: cluster.draft.host_link: boards share a host link only "
-                                                r"with boards_per_host_link > 1"):
+    with pytest.raises(cosim.ConfigError, match=r"h.yaml:3: cluster.draft.host_link: boards share a host link "
+                                                r"only with cluster.draft.boards_per_host_link > 1"):
         cosim.load_scenario(path)
     bad = tmp_yaml("n.yaml", "system: heteroreason\ncluster:\n  draft: {devices: 4, boards_per_host_link: 2, "
                              "host_link: pcie_gen9}\n")

@@ -164,7 +164,7 @@ def test_the_depth_is_checked_where_it_is_given(tmp_yaml):
                                                 r"step_ahead is off"):
         cosim.load_scenario(both)
     off = cosim.scenario("heteroreason", 1, toggles={"step_ahead": False})
-    with pytest.raises(cosim.ConfigError, match="2 steps ahead, but heteroreason's step_ahead is off"):
+    with pytest.raises(cosim.ConfigError, match="2 steps ahead, but step_ahead is off"):
         off.with_value("toggles.step_ahead_depth", 2)
     assert off.with_value("toggles.step_ahead_depth", 0).toggles.step_ahead_depth == 0
 

@@ -11,6 +11,11 @@ import pytest
 
 from conftest import SCENARIOS
 
+# Every wait here is for an event (a worker appears, the command exits, a worker is gone),
+# bounded far above its normal time (well under a second, or a few for a start) so that a
+# busy machine never fails it; only a command or worker that truly hangs reaches it.
+EVENT_BOUND_S = 120
+
 
 def children(pid):
     found = []
@@ -34,7 +39,7 @@ def alive(pid):
 def start(args, tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "cosim.cli", *map(str, args)], cwd=tmp_path,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + EVENT_BOUND_S
     while time.monotonic() < deadline:
         workers = children(proc.pid)
         if workers:
@@ -43,7 +48,7 @@ def start(args, tmp_path):
             pytest.fail(f"the command ended before it started a worker: {proc.stderr.read()}")
         time.sleep(0.02)
     proc.kill()
-    pytest.fail("no worker started within a minute")
+    pytest.fail(f"no worker started within {EVENT_BOUND_S} s")
 
 
 def gone_within(pids, seconds):
@@ -64,9 +69,9 @@ def test_killing_the_command_ends_its_workers(tmp_path, how, command):
         ["sweep", scenario, "--set", "pcie.bandwidth_gbps=2,4,8,16", "--problems", "3000", "--workers", "2",
          "--quiet", "--out", tmp_path / "out"]
     proc, workers = start(args, tmp_path)
-    os.kill(proc.pid, how)
-    proc.wait(timeout=30)
-    assert gone_within(workers, 1.0), f"workers {workers} outlived their parent"
+    os.kill(proc.pid, how)  # at once: often while the command is still starting its worker
+    proc.wait(timeout=EVENT_BOUND_S)
+    assert gone_within(workers, EVENT_BOUND_S), f"workers {workers} outlived their parent"
     if how == signal.SIGTERM:
         assert proc.returncode == 128 + signal.SIGTERM
         assert "terminated" in proc.stderr.read()

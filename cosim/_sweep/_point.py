@@ -35,11 +35,9 @@ def run_point(scn: Scenario, trace: Trace, values: dict[str, Any]) -> dict[str, 
 
     row: dict[str, Any] = dict(values)
     try:
-        point = scn
         served = {SERVE_PATHS[p]: v for p, v in values.items() if p in SERVE_PATHS}
-        for path, value in values.items():
-            if path not in SERVE_PATHS:
-                point = point.with_value(path, value)
+        changed = {p: v for p, v in values.items() if p not in SERVE_PATHS}
+        point = scn.with_values(changed) if changed else scn  # together: their order never matters
         if served:
             from ..serve import run
 

@@ -139,9 +139,11 @@ def build_parser() -> argparse.ArgumentParser:
         prog="cosim",
         description="Co-simulate speculative reasoning with the draft model on an FPGA and the PRM and "
         "target models on GPUs (SystemC/TLM-2.0 models).",
-        epilog="Examples:\n  cosim run scenarios/heteroreason_u280_300.yaml --profile olympiadbench --problems 200\n"
-               "  cosim sweep scenarios/heteroreason_u280_200.yaml --set pcie.bandwidth_gbps=2,4,8,16,32 "
-               "--set fpga.clock_mhz=200,250,300 --workers 2\n  cosim report",
+        epilog="Examples (scenarios: cosim builtins, or a scenario YAML):\n"
+               "  cosim run heteroreason-u280-300 --profile olympiadbench --problems 200\n"
+               "  cosim sweep heteroreason-u280-200 --set pcie.bandwidth_gbps=2,4,8,16,32 "
+               "--set fpga.clock_mhz=200,250,300 --workers 2\n"
+               "  cosim serve cluster-heteroreason-u280-200 --rate 1.4 --requests 2000 --slo 30\n  cosim report",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -275,6 +277,9 @@ def main(argv: list[str] | None = None) -> int:
         return 128 + signal.SIGPIPE
     finally:
         signal.signal(signal.SIGTERM, previous)
+        from .._isolation import stop_workers
+
+        stop_workers()  # none outlives the command, wherever a signal found it
 
 
 if __name__ == "__main__":

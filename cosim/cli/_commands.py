@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import json
 from pathlib import Path
 from typing import Any
@@ -147,7 +145,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             found = run_intervals(result)
             write_atomically(run.staged("summary.json"), json.dumps(
                 {**result.summary, **({"intervals": to_json(found)} if found else {})}, indent=1))
-            write_atomically(run.staged("scenario.resolved.yaml"), yaml.safe_dump(scn.resolved(), sort_keys=False))
+            write_atomically(run.staged("scenario.resolved.yaml"), yaml.safe_dump(scn.reloadable(), sort_keys=False))
             if save_trace and live is None:  # a live run wrote the trace its answers made there
                 workload.save(run.staged("trace.jsonl"))
             run.publish({"command": "cosim run", "scenario": scn.name, "scenario_fingerprint": scn.fingerprint(),
@@ -170,7 +168,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_sweep(args: argparse.Namespace) -> int:
     from ._set_option import parse_set
     from .._sweep import sweep
-    from .._sweep._point import check_serve_value
+    from .._sweep import check_points
 
     scn = _scenario(args)
     grid: dict[str, list[Any]] = {}
@@ -180,15 +178,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             raise ConfigError(f"--set {path} given twice")
         if not values:
             raise ConfigError(f"--set {path}: give at least one value")
-        for value in values:  # each value alone must make a scenario: found now, not after other points ran
-            try:
-                if path.startswith("serve."):
-                    check_serve_value(path, value)
-                else:
-                    scn.with_value(path, value)
-            except ConfigError as exc:
-                raise ConfigError(f"--set {path}={value}: {exc}") from None
         grid[path] = values
+    # Every point with its values applied together, found now, not after other points ran.
+    check_points(scn, grid)
     folder = _out_folder(args.out, _default_out(scn, "sweep-"))
     check_distinct({f"--out {folder}/{name}": check_output(folder / name, "--out")
                     for name in ("sweep.csv", "sweep.parquet", "points.jsonl")},

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from ..errors import ConfigError
+from .. import errors
+from ..errors import ConfigError, CosimError
 
 _VALUES = {"draft_devices": "cluster.draft.devices", "contexts_per_draft": "cluster.draft.contexts_per_device",
            "prm_devices": "cluster.prm.devices", "target_devices": "cluster.target.devices"}
@@ -18,14 +18,20 @@ _VALUES = {"draft_devices": "cluster.draft.devices", "contexts_per_draft": "clus
 
 def counts(text: str, option: str) -> list[int]:
     """``1-8`` or ``1,2,4``: the device counts to try."""
+    from ..serve._plan import MAX_CLUSTERS
+
     try:
         if "-" in text:
             low, high = (int(x) for x in text.split("-", 1))
-            values = list(range(low, high + 1))
+            values = range(low, high + 1)
         else:
             values = [int(x) for x in text.split(",") if x.strip()]
     except ValueError:
         raise ConfigError(f"{option} {text!r}: give a range (1-8) or a list (1,2,4)") from None
+    if len(values) > MAX_CLUSTERS:  # refused before a list that long is made
+        raise ConfigError(f"{option} {text!r}: {len(values)} device counts, more than the {MAX_CLUSTERS} clusters "
+                          f"a plan searches; give a narrower range")
+    values = list(values)
     if not values or min(values) < 1:
         raise ConfigError(f"{option} {text!r}: give device counts of at least 1")
     return values
@@ -48,8 +54,21 @@ def _costs(path: str | None, scn: Any) -> Any:
 def _mapper(args: argparse.Namespace, scn: Any, trace: Any, served: dict[str, Any]) -> Callable[..., Iterable]:
     """Evaluates a round's clusters together: threads waiting on local workers, or Ray tasks."""
     if args.executor == "local":
+        from .._isolation import stop_workers
+
         pool = ThreadPoolExecutor(max_workers=args.workers)
-        return lambda evaluate, clusters: list(pool.map(evaluate, clusters))
+
+        def local(evaluate: Any, clusters: list[dict[str, int]]) -> list[float]:
+            futures = [pool.submit(evaluate, c) for c in clusters]
+            try:
+                return [f.result() for f in futures]
+            except BaseException:  # one cluster's error ends the plan: the others stop now
+                for f in futures:
+                    f.cancel()
+                stop_workers()
+                raise
+
+        return local
     from .._sweep._executors import check_ray_address, ray_results
 
     check_ray_address(args.ray_address, "ray")
@@ -60,10 +79,24 @@ def _mapper(args: argparse.Namespace, scn: Any, trace: Any, served: dict[str, An
         found: dict[str, float] = {}
         for row in ray_results(scn, trace, points, args.workers, args.ray_address):
             key = json.dumps({k: row[k] for k in points[0]}, sort_keys=True)
-            found[key] = row.get("latency_p99_s") if row.get("status") == "ok" else math.inf
+            if row.get("status") != "ok":  # an error is never a result: the plan stops with it
+                name, _, message = str(row.get("error")).partition(": ")
+                cls = getattr(errors, name, None)
+                cls = cls if isinstance(cls, type) and issubclass(cls, CosimError) else errors.SimulationError
+                cluster = {k: row[_VALUES[k]] for k in _VALUES}
+                raise cls(f"{scn.name} on {describe(scn, cluster)}: {message or row.get('error')}")
+            found[key] = row.get("latency_p99_s")
         return [found[json.dumps(p, sort_keys=True)] for p in points]
 
     return on_ray
+
+
+def describe(scn: Any, cluster: dict[str, int]) -> str:
+    """A cluster in words, as the plan's table shows it."""
+    if scn.system == "autoregressive":
+        return f"{cluster['target_devices']} target GPUs"
+    return (f"{cluster['draft_devices']} draft devices ({cluster['contexts_per_draft']} contexts each), "
+            f"{cluster['prm_devices']} PRM and {cluster['target_devices']} target GPUs")
 
 
 def gpus(scn: Any, cluster: dict[str, int]) -> int:
@@ -115,7 +148,10 @@ def run_plans(args: argparse.Namespace) -> int:
         raise ConfigError(f"--workers: must be >= 1, got {args.workers}")
     if args.executor == "local" and args.ray_address:
         raise ConfigError("--ray-address: applies to --executor ray only")
+    from ..serve._plan import check_grid_size
+
     grid = {k: counts(getattr(args, k), f"--{k}") for k in ("draft", "prm", "target")}
+    check_grid_size(*(len(set(v)) for v in grid.values()), names=("--draft", "--prm", "--target"))
     scenarios = [_scenario(name, args.config, args.set) for name in args.scenarios]
     seed = 0 if args.seed is None else args.seed
     served = {"rate": args.rate, "seed": seed, **({"cv": args.cv} if args.cv is not None else {})}
@@ -131,8 +167,8 @@ def run_plans(args: argparse.Namespace) -> int:
                 def evaluate(cluster: dict[str, int], scn: Any = scn, trace: Any = trace) -> float:
                     try:
                         return run(with_cluster(scn, cluster), trace, **served).summary.latency_p99_s
-                    except ConfigError:
-                        return math.inf  # a cluster the devices cannot hold meets nothing
+                    except CosimError as exc:  # an error is never a result: the plan stops with it
+                        raise type(exc)(f"{scn.name} on {describe(scn, cluster)}: {exc}") from None
 
                 contexts = scn.cluster.draft.contexts_per_device
                 # The target alone (the autoregressive system) varies its target pool only.

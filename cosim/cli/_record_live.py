@@ -60,7 +60,7 @@ def record_simulated(args: argparse.Namespace, problems: list[Any], header: Any,
                                 live.trace.problems)
             Recording(made, collected["timings"], collected["texts"]).write(run.staging)
             write_atomically(run.staged("summary.json"), json.dumps(live.result.summary, indent=1))
-            write_atomically(run.staged("scenario.resolved.yaml"), yaml.safe_dump(scn.resolved(), sort_keys=False))
+            write_atomically(run.staged("scenario.resolved.yaml"), yaml.safe_dump(scn.reloadable(), sort_keys=False))
             run.publish({"command": "cosim record --simulate", "scenario": scn.name,
                          "scenario_fingerprint": scn.fingerprint(), "dataset": str(args.dataset)})
     except BaseException:

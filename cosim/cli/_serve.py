@@ -75,15 +75,15 @@ def _scenario(name: str, config: int | None, settings: list[str]) -> Any:
     from ._set_option import parse_value
 
     scn = load_scenario(name, config)
+    pairs, labels = [], {}
     for option in settings:
         path, sep, text = option.partition("=")
         if not sep or not path.strip() or not text.strip():
             raise ConfigError(f"--set {option!r}: write PATH=VALUE, e.g. cluster.target.devices=2")
-        try:
-            scn = scn.with_value(path.strip(), parse_value(text))
-        except ConfigError as exc:
-            raise ConfigError(f"--set {option}: {exc}") from None
-    return scn
+        pairs.append((path.strip(), parse_value(text)))
+        labels[path.strip()] = f"--set {option.strip()}"
+    # Applied together and then checked, so the order of the --set options never matters.
+    return scn.with_values(pairs, given_as=labels) if pairs else scn
 
 
 def _requests(args: argparse.Namespace, scn: Any) -> tuple[Any, str]:
@@ -202,7 +202,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             write_csv(pa.table({k: column([d[k] for d in result.devices]) for k in keys}),
                       run_folder.staged("devices.csv"))
             write_atomically(run_folder.staged("scenario.resolved.yaml"),
-                             yaml.safe_dump(scn.resolved(), sort_keys=False))
+                             yaml.safe_dump(scn.reloadable(), sort_keys=False))
             if not args.trace and len(requests) <= ESTIMATE_ABOVE:
                 with_arrivals(requests, args.rate, args.cv, seed).save(run_folder.staged("trace.jsonl"))
             if args.timeline:

@@ -192,14 +192,21 @@ def host_link(cluster: Cluster) -> Any:
         raise ConfigError(f"{_named(draft, 'host_link', 'cluster.draft.host_link')}: {exc}") from None
 
 
+# Why a value without effect is refused (the same words from a file, from code and from --set).
+HOST_LINK_UNSHARED = ("boards share a host link only with cluster.draft.boards_per_host_link > 1: alone it would "
+                      "have no effect; give that too, or drop host_link")
+BATCHING_OFF = ("has no effect while batching is off (batching.enabled false or left out); turn batching on as well, "
+                "or drop it")
+
+
 def check_host_link(cluster: Cluster) -> None:
     """A host link given for boards that do not share one would be ignored: refused."""
     draft = cluster.draft
     given = _params.origin(draft, "host_link")
     if given and draft.boards_per_host_link == 1:
-        raise ConfigError(f"{given}: boards share a host link only with boards_per_host_link > 1; give that too, "
-                          f"or drop host_link")
-    host_link(cluster)
+        raise ConfigError(f"{given}: {HOST_LINK_UNSHARED}")
+    if draft.boards_per_host_link > 1:  # else the default link, unused: no file to read per point
+        host_link(cluster)
 
 
 def check_engine_only(scn: Any) -> None:

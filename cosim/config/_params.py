@@ -314,6 +314,12 @@ def citations(config: Any) -> dict[str, Cited]:
     return out
 
 
+def given(config: Any, name: str) -> bool:
+    """Whether parameter ``name`` of ``config`` was given (in a file, in code or on the command
+    line), not left at its default."""
+    return name in _origins_of(config)
+
+
 def origin(config: Any, name: str) -> str:
     """Where parameter ``name`` of ``config`` was given: "file:line: path", or "" (a default,
     or set in code)."""

@@ -17,7 +17,7 @@ from ._latency_csv import load_latency_profile
 from . import _params
 from ._params import build, config_class, param
 from . import _declarations
-from ._yamlio import LocatedDict, load_yaml
+from ._yamlio import LocatedDict, load_yaml, locate
 from ..errors import ConfigError
 
 
@@ -102,27 +102,40 @@ def builtin_path(what: str, name: str) -> Path:
     return _data_dir(_FOLDERS[what]) / f"{name}.yaml"
 
 
+def kind_of(config: Any) -> str:
+    """The ``kind:`` a description file gives for ``config`` (fpga, gpu, pcie or model)."""
+    return next(kind for kind, cls in _KINDS.items() if isinstance(config, cls))
+
+
 def _load(what: str, ref: Any, allowed: tuple[str, ...]) -> Any:
     if isinstance(ref, tuple(_KINDS[k] for k in allowed)):
         return ref
-    if not isinstance(ref, str | Path):
-        raise ConfigError(f"a {what} is a built-in name, a YAML path or a config object, not {type(ref).__name__}")
-    path = Path(ref)
-    if path.suffix not in (".yaml", ".yml"):
-        if str(ref) not in builtin_names(what):
-            raise ConfigError(f"unknown {what} {str(ref)!r}; built-in: {', '.join(builtin_names(what))}")
-        path = builtin_path(what, str(ref))
-    data = load_yaml(path)
+    if isinstance(ref, dict):
+        # Given inline (a written scenario.resolved.yaml): read as the file would be, its
+        # relative paths from the current folder.
+        data, path = (ref if isinstance(ref, LocatedDict) else locate(ref, "<code>")), Path("<inline>")
+    elif not isinstance(ref, str | Path):
+        raise ConfigError(f"a {what} is a built-in name, a YAML path, a mapping or a config object, not "
+                          f"{type(ref).__name__}")
+    else:
+        path = Path(ref)
+        if path.suffix not in (".yaml", ".yml"):
+            if str(ref) not in builtin_names(what):
+                raise ConfigError(f"unknown {what} {str(ref)!r}; built-in: {', '.join(builtin_names(what))}")
+            path = builtin_path(what, str(ref))
+        data = load_yaml(path)
     if not isinstance(data, LocatedDict):
         raise ConfigError(f"{path}: expected a mapping of parameters")
     kind = data.get("kind")
     if kind not in allowed:
         # What it holds instead is not quoted: a reference may name any YAML file.
         given = "it has none" if kind is None else "the file is not one"
-        raise ConfigError(f"{data.where_of('kind') if 'kind' in data else path}: kind must be one of "
-                          f"{', '.join(allowed)}; {given}")
+        place = data.where_of("kind") if "kind" in data else data.where if isinstance(ref, dict) else path
+        raise ConfigError(f"{place}: kind must be one of {', '.join(allowed)}; {given}")
     body = LocatedDict({k: v for k, v in data.items() if k != "kind"}, data.where, data.lines)
     config = build(_KINDS[kind], body)
+    if isinstance(ref, dict):
+        path = Path.cwd() / "inline"  # relative paths of an inline mapping: from the current folder
     if isinstance(config, FpgaDevice) and config.profile is not None:
         config = _with_profile_checked(config, path.parent, body)
     host_link = getattr(config, "host_link", "")

@@ -13,11 +13,12 @@ import re
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 from . import _cluster, _params, _profile_range
 from ._declarations import PAYLOAD
 from ._cluster import Batching, Cluster
+from ._settings import DEPTH_WITHOUT_STEP_AHEAD, check_given
 from ._yamlio import LocatedDict, Where, load_yaml, locate
 from ..errors import ConfigError
 from ._latency_csv import load_latency_profile
@@ -153,40 +154,76 @@ class Scenario:
         ``prm.link.bandwidth_gbps``, ``target.model.layers``, ``toggles.shadow_sync``,
         ``serving.control_bytes``, ``cluster.target.devices``, ``batching.max_batch``; ``pcie.X``,
         ``fpga.X`` and ``hbm.X`` are short for the draft device's link, accelerator and HBM."""
-        full = self.canonical_path(path)
+        return self.with_values({path: value})
+
+    def with_values(self, values: Mapping[str, Any] | Iterable[tuple[str, Any]], *,
+                    given_as: Mapping[str, str] | None = None) -> Scenario:
+        """A copy with several parameters changed (paths as ``with_value`` takes them), all
+        applied first and then checked together, so their order never changes the outcome.
+        A value that would have no effect is refused, as in a scenario file: a batching value
+        while batching stays off, ``cluster.draft.host_link`` while each board has its own
+        link, a step-ahead depth while step-ahead stays off. ``given_as``: per path, how the
+        value was given (``--set batching.max_batch=8``); errors name that."""
+        pairs = list(values.items()) if isinstance(values, Mapping) else list(values)
+        labels = dict(given_as or {})
+        given: dict[str, str] = {}
+        result = self
+        for path, value in pairs:
+            label = labels.get(path)
+            try:
+                full = self.canonical_path(path)
+            except ConfigError as exc:
+                raise ConfigError(f"{label}: {exc}" if label else str(exc)) from None
+            if full in given:
+                raise ConfigError(f"{label or path}: {full} is given twice (also as {given[full]})")
+            given[full] = label or path
+            result = result._set(path, full, value, label)
+        if self.sequential and any(dataclasses.asdict(result.toggles).values()):
+            on = next(k for k, v in dataclasses.asdict(result.toggles).items() if v)
+            raise ConfigError(f"{given.get(f'toggles.{on}', f'toggles.{on}')}: gpu-baseline is strictly sequential; "
+                              f"its toggles stay off")
+        try:
+            _cluster.check(result)
+        except ConfigError as exc:
+            text = str(exc)
+            if len(given) == 1 and not any(text.startswith(f"{n}:") for n in (*given, *given.values())):
+                text = f"{next(iter(given.values()))}: {text}"  # what the one value changed broke
+            raise ConfigError(text) from None
+        check_given(result, given)
+        return result
+
+    def _set(self, path: str, full: str, value: Any, label: str | None) -> Scenario:
+        """One parameter changed and checked alone (the whole scenario is checked after all)."""
+        name = label or path
         head, _, rest = full.partition(".")
         if self.system == "autoregressive" and (head in _NOT_AUTOREGRESSIVE or
                                                 full.startswith(("cluster.draft.", "cluster.prm."))):
-            raise ConfigError(f"{path}: the autoregressive system runs the target alone (no draft, no PRM, "
+            raise ConfigError(f"{name}: the autoregressive system runs the target alone (no draft, no PRM, "
                               f"no speculative toggles)")
+        where = Where(label, None, "") if label else None
         try:
             if head in ("draft", "prm", "target"):
                 role: Role = getattr(self, head)
                 part, _, sub = rest.partition(".")
-                changed = _params.replace(getattr(role, part), sub, value)
-                result = dataclasses.replace(self, **{head: dataclasses.replace(role, **{part: changed})})
-                if head == "draft":
-                    _cluster.check(result)  # the draft device must still hold its contexts
-                return result
-            changed = _params.replace(getattr(self, head), rest, value)
+                changed = _params.replace(getattr(role, part), sub, value, where=where)
+                return dataclasses.replace(self, **{head: dataclasses.replace(role, **{part: changed})})
+            changed = _params.replace(getattr(self, head), rest, value, where=where)
         except ConfigError as exc:
-            raise ConfigError(f"{path}: {exc}") from None
-        if head == "toggles" and self.sequential and any(dataclasses.asdict(changed).values()):
-            raise ConfigError(f"{path}: gpu-baseline is strictly sequential; its toggles stay off")
-        if full == "toggles.step_ahead_depth" and changed.step_ahead_depth and not changed.step_ahead:
-            raise ConfigError(f"{path}: {changed.step_ahead_depth} steps ahead, but {self.name}'s step_ahead is off")
-        result = dataclasses.replace(self, **{head: changed})
-        if head in ("cluster", "batching"):
-            try:
-                _cluster.check(result)
-            except ConfigError as exc:
-                raise ConfigError(str(exc) if str(exc).startswith(f"{full}:") else f"{path}: {exc}") from None
-        return result
+            raise ConfigError(f"{name}: {exc}") from None
+        return dataclasses.replace(self, **{head: changed})
 
     def fingerprint(self) -> str:
         """A digest of every resolved parameter (what a sweep's journal belongs to)."""
         text = json.dumps(self.resolved(), sort_keys=True, default=str)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    def reloadable(self) -> dict[str, Any]:
+        """The scenario as a scenario file holds it, devices, models and links inline, that
+        loads (load_scenario) to this scenario and reruns to the same result: what
+        ``scenario.resolved.yaml`` holds (cosim/config/_written.py says what it leaves out)."""
+        from ._written import reloadable
+
+        return reloadable(self)
 
     def resolved(self) -> dict[str, Any]:
         """Every parameter after defaults and overrides, as plain data (written beside results)."""
@@ -325,14 +362,18 @@ def build_scenario(data: Mapping[str, Any] | LocatedDict, source: str = "<code>"
     toggles = _params.build(Toggles, _section(data, "toggles", {k: preset[k] for k in _toggle_names()}))
     given = data.get("toggles") or {}
     if isinstance(given, dict) and not toggles.step_ahead and given.get("step_ahead_depth"):
-        raise ConfigError(f"{given.where_of('step_ahead_depth')}: {toggles.step_ahead_depth} steps ahead, but "
-                          f"step_ahead is off; drop one of them")
+        raise ConfigError(f"{given.where_of('step_ahead_depth')}: {toggles.step_ahead_depth} "
+                          f"{DEPTH_WITHOUT_STEP_AHEAD}")
     if system == "gpu-baseline" and any(dataclasses.asdict(toggles).values()):
         raise ConfigError(f"{data.where_of('toggles')}: gpu-baseline is strictly sequential; its toggles stay off "
                           f"(use gpu-stepahead or heteroreason for overlap)")
     serving = _params.build(Serving, _section(data, "serving", {}))
     cluster = _params.build(Cluster, _section(data, "cluster", {}))
     batching = _params.build(Batching, _section(data, "batching", {}))
+    unused = [f.name for f in dataclasses.fields(Batching) if f.name != "enabled" and _params.given(batching, f.name)]
+    if unused and not batching.enabled:
+        raise ConfigError(f"{_params.origin(batching, unused[0]) or 'batching.' + unused[0]}: "
+                          f"{_cluster.BATCHING_OFF}")
     roles = {}
     for role, device, model in (("draft", preset["draft"], DRAFT_MODEL), ("prm", "rtx3090", PRM_MODEL),
                                 ("target", "rtx3090", CONFIG_TARGETS[config])):

@@ -30,6 +30,10 @@ from ..config.scenario import Scenario
 from ..errors import ConfigError
 
 ROLES = ("draft", "prm", "target")
+# The most clusters a plan's grid holds. The search evaluates a few of them (tens, for the
+# default 8 x 4 x 4 grid) but keeps a state per (draft, prm) pair and scans them every
+# round; a grid past this is a mistake more often than a plan.
+MAX_CLUSTERS = 10_000
 ClusterDict = dict[str, int]  # as the engine's cluster section: draft_devices, contexts_per_draft, prm_devices, ...
 
 
@@ -77,6 +81,14 @@ def _counts(values: Any, name: str) -> tuple[int, ...]:
     if not counts:
         raise ConfigError(f"{name}: give at least one device count")
     return tuple(counts)
+
+
+def check_grid_size(draft: int, prm: int, target: int, names: tuple[str, ...] = ROLES) -> None:
+    """Refuses a grid of more than MAX_CLUSTERS clusters, saying its size."""
+    size = draft * prm * target
+    if size > MAX_CLUSTERS:
+        raise ConfigError(f"{', '.join(names)}: the grid has {size} clusters ({draft} x {prm} x {target}), more than "
+                          f"the {MAX_CLUSTERS} a plan searches; give narrower ranges")
 
 
 def _costs(costs: Mapping[str, Any] | Scenario) -> dict[str, float]:
@@ -157,6 +169,7 @@ def plan(evaluate: Callable[[ClusterDict], float], *, draft: Any, prm: Any, targ
     sum over its devices. ``map(evaluate, clusters)`` evaluates a round's clusters, at most
     ``width`` of them (default: the built-in map, one at a time)."""
     grid = (_counts(draft, "draft"), _counts(prm, "prm"), _counts(target, "target"))
+    check_grid_size(*(len(g) for g in grid))
     slo = real(slo_s, "slo_s", positive=True)
     per_device = _costs(costs)
     contexts = whole(contexts_per_draft, "contexts_per_draft", minimum=1)

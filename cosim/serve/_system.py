@@ -77,8 +77,7 @@ def with_cluster(scn: Scenario, cluster: dict[str, Any]) -> Scenario:
     unknown = sorted(set(cluster) - set(CLUSTER_PATHS))
     if unknown:
         raise ConfigError(f"cluster: unknown key {unknown[0]!r}; known: {', '.join(CLUSTER_PATHS)}")
-    for key, value in cluster.items():
-        if scn.system == "autoregressive" and key != "target_devices" and value == 1:
-            continue  # the target alone has no draft or PRM pool: one of each stands for none
-        scn = scn.with_value(CLUSTER_PATHS[key], value)
-    return scn
+    values = {CLUSTER_PATHS[key]: value for key, value in cluster.items()
+              # the target alone has no draft or PRM pool: one of each stands for none
+              if not (scn.system == "autoregressive" and key != "target_devices" and value == 1)}
+    return scn.with_values(values) if values else scn

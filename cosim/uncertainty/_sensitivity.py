@@ -161,7 +161,10 @@ def sensitivity(scn: Scenario, metric: str = "latency_s", *, profile: Any = "mat
     model = Model(scn, baseline, tuple(chosen), model_profile, problems, seed, backtracking)
     folder = writable_folder(out, "--out") if out is not None else None
     runner = PointRunner(model, workload, metric, workers, executor, ray_address, folder, progress)
-    analysis = analyse(metric, chosen, runner, method, samples, seed)
+    try:
+        analysis = analyse(metric, chosen, runner, method, samples, seed)
+    finally:
+        runner.journal.close()  # the folder's lock, held while the points run
     analysis.notes.update(scenario=scn.name, config=scn.config, baseline=baseline.name if baseline else None,
                           workload=(f"trace ({len(workload)} problems)" if trace is not None else
                                     f"{problems} problems from profile {model_profile.name} (seed {seed})"))

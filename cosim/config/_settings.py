@@ -1,0 +1,26 @@
+"""Values given together (on the command line, or to Scenario.with_values) that would have
+no effect are refused, as a scenario file that gives them is, in the same words."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from . import _cluster
+from ..errors import ConfigError
+
+# Why a step-ahead depth given with step-ahead off is refused (after "<depth> ").
+DEPTH_WITHOUT_STEP_AHEAD = "steps ahead, but step_ahead is off: the depth would have no effect; drop one of them"
+
+
+def check_given(scn: Any, given: Mapping[str, str]) -> None:
+    """``given``: full path -> how each value was given (``--set batching.max_batch=8``).
+    Only these are judged: a file's batching values stay allowed when --set turns batching
+    off, as that change itself has an effect."""
+    batching = [name for full, name in given.items() if full.startswith("batching.") and full != "batching.enabled"]
+    if batching and not scn.batching.enabled:
+        raise ConfigError(f"{batching[0]}: {_cluster.BATCHING_OFF}")
+    if "cluster.draft.host_link" in given and scn.cluster.draft.boards_per_host_link == 1:
+        raise ConfigError(f"{given['cluster.draft.host_link']}: {_cluster.HOST_LINK_UNSHARED}")
+    depth = scn.toggles.step_ahead_depth
+    if "toggles.step_ahead_depth" in given and depth and not scn.toggles.step_ahead:
+        raise ConfigError(f"{given['toggles.step_ahead_depth']}: {depth} {DEPTH_WITHOUT_STEP_AHEAD}")
