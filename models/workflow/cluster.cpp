@@ -140,16 +140,17 @@ Cluster::Cluster(const SystemSpec& spec) {
         const int b = s % boards;
         const int p = s % shape.prm_devices;
         const int t = s % shape.target_devices;
+        const std::string port_name = device_name("draft_port", s, slots);
         if (spec.draft_on_fpga && contexts > 1) {
             const std::string name = device_name("fpga", b, boards) + "_context" + std::to_string(s / boards);
             contexts_.push_back(std::make_unique<FpgaDraftAccelerator>(name.c_str(), spec.fpga, spec.hbm,
                                                                        spec.draft_model, *board_power_[b],
                                                                        spec.fpga_profile));
-            draft_units_.push_back(std::make_unique<DraftUnit>(*contexts_.back()));
+            draft_units_.push_back(std::make_unique<DraftUnit>(port_name.c_str(), *contexts_.back()));
         } else if (spec.draft_on_fpga) {
-            draft_units_.push_back(std::make_unique<DraftUnit>(*contexts_[static_cast<size_t>(b)]));
+            draft_units_.push_back(std::make_unique<DraftUnit>(port_name.c_str(), *contexts_[static_cast<size_t>(b)]));
         } else {
-            draft_units_.push_back(std::make_unique<DraftUnit>(*draft_gpu_[static_cast<size_t>(b)]));
+            draft_units_.push_back(std::make_unique<DraftUnit>(port_name.c_str(), *draft_gpu_[static_cast<size_t>(b)]));
         }
         logs_.push_back(std::make_unique<ActivityLog>());
         const size_t base_prm = static_cast<size_t>(boards);

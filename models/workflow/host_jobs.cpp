@@ -98,7 +98,7 @@ TicketPtr HostOrchestrator::decode_job(const Run& r, std::vector<int64_t> deps, 
         if (fill > 0) {
             // Context it has not seen, and cached tokens of an earlier run: one parallel prefill.
             const double start = now_ns();
-            const bool done = target.prefill(fill, context + reused - fill, &t.abort);
+            const bool done = gpu_prefill(target, fill, context + reused - fill, &t.abort);
             after = {log_.add(Role::target, ActivityKind::target_prefill, step, start, now_ns(), fill, after,
                               target.power().params().prefill_w)};
             batched_energy(after.back(), target);
@@ -169,7 +169,7 @@ int64_t HostOrchestrator::decode_batched(GpuProxy& target, RunState& live, int64
         return live.generated < live.limit && !t.abort.requested;
     };
     while (live.generated < live.limit && !t.abort.requested)
-        target.batcher()->decode(target.timing(), context + live.generated, next, &t.abort, energy_j, &work_ns);
+        gpu_batch_decode(target, context + live.generated, next, &t.abort, energy_j, work_ns);
     return decoded;
 }
 
@@ -257,9 +257,8 @@ bool HostOrchestrator::request(Role role, double overhead_ns, double idle_w, int
 
 void HostOrchestrator::accept_if_written() {
     d_.draft->settle();
-    Kvmu& kvmu = d_.draft->kvmu();
-    if (accept_pending_ >= 0 && kvmu.pointers().curr >= accept_pending_) {
-        kvmu.accept();
+    if (accept_pending_ >= 0 && d_.draft->kvmu().pointers().curr >= accept_pending_) {
+        d_.draft->verdict(Verdict::accept);
         accept_pending_ = -1;
     }
 }
@@ -361,7 +360,7 @@ TicketPtr HostOrchestrator::verify(int64_t context, int64_t tokens, uint64_t rea
         std::vector<int64_t> after = deps;
         request(Role::prm, prm.params().request_overhead_ns, prm.power().params().idle_w, step, after);
         const double start = now_ns();
-        prm.prefill(fill, at, nullptr, true);
+        gpu_prefill(prm, fill, at, nullptr, true);
         t.activity = log_.add(Role::prm, ActivityKind::verify, step, start, now_ns(), fill, after,
                               prm.power().params().prefill_w);
         batched_energy(t.activity, prm);

@@ -13,14 +13,53 @@ namespace cosim {
 HostOrchestrator::HostOrchestrator(sc_core::sc_module_name name, const WorkflowOptions& options,
                                    const WorkflowDevices& devices, ActivityLog& log, RequestDispatcher& dispatcher,
                                    int slot)
-    : sc_core::sc_module(name), options_(options), d_(devices), log_(log), dispatcher_(dispatcher), slot_(slot) {
+    : sc_core::sc_module(name),
+      prm_port("prm_port"),
+      target_port("target_port"),
+      helper_port("helper_port"),
+      options_(options),
+      d_(devices),
+      log_(log),
+      dispatcher_(dispatcher),
+      slot_(slot) {
     SC_HAS_PROCESS(HostOrchestrator);
     SC_THREAD(run);
-    d_.draft->kvmu().set_depth(options_.sequential ? 0 : options_.step_ahead_depth);
+    if (d_.prm) prm_port.bind(d_.prm->host);
+    if (d_.target) target_port.bind(d_.target->host);
+    if (d_.draft_on_target) helper_port.bind(d_.draft_on_target->host);
+}
+
+tlm_utils::simple_initiator_socket_optional<HostOrchestrator>& HostOrchestrator::port_to(const GpuProxy& gpu) {
+    if (&gpu == d_.prm) return prm_port;
+    if (&gpu == d_.target) return target_port;
+    if (&gpu == d_.draft_on_target) return helper_port;
+    throw SimulationError(std::string(name()) + ": internal: " + gpu.name() + " is not one of this slot's GPUs");
+}
+
+bool HostOrchestrator::gpu_prefill(GpuProxy& gpu, int64_t tokens, int64_t context, AbortSignal* abort, bool score) {
+    DeviceCommand c;
+    c.context = context;
+    c.abort = abort;
+    send_command(port_to(gpu), score ? DeviceOp::gpu_score : DeviceOp::gpu_prefill, tokens, c);
+    return c.ok;
+}
+
+int64_t HostOrchestrator::gpu_batch_decode(GpuProxy& gpu, int64_t context, std::function<bool()> next,
+                                           AbortSignal* abort, double& energy_j, double& work_ns) {
+    DeviceCommand c;
+    c.context = context;
+    c.abort = abort;
+    c.next = std::move(next);
+    send_command(port_to(gpu), DeviceOp::gpu_batch_decode, 1, c);
+    energy_j += c.energy_j;
+    work_ns += c.work_ns;
+    return c.produced;
 }
 
 void HostOrchestrator::run() {
     try {
+        // The host programs the draft device's step-ahead depth before its first command.
+        d_.draft->set_depth(options_.sequential ? 0 : options_.step_ahead_depth);
         Request request;
         while (dispatcher_.next(slot_, request)) {
             run_problem(request);
@@ -95,7 +134,7 @@ void HostOrchestrator::prompt_prefills() {
             std::vector<int64_t> after;
             request(role, gpu->params().request_overhead_ns, gpu->power().params().idle_w, 0, after);
             const double start = now_ns();
-            gpu->prefill(prompt, 0);
+            gpu_prefill(*gpu, prompt, 0);
             t.activity = log_.add(role, ActivityKind::prompt_prefill, 0, start, now_ns(), prompt, after,
                                   gpu->power().params().prefill_w);
             batched_energy(t.activity, *gpu);
@@ -114,7 +153,7 @@ void HostOrchestrator::phase1() {
             std::vector<int64_t> after;
             request(Role::target, helper->params().request_overhead_ns, helper->power().params().idle_w, 0, after);
             const double start = now_ns();
-            helper->prefill(prompt, 0);
+            gpu_prefill(*helper, prompt, 0);
             t.activity = log_.add(Role::target, ActivityKind::migrate, 0, start, now_ns(), prompt, after,
                                   helper->power().params().prefill_w);
             batched_energy(t.activity, *helper);
@@ -195,7 +234,7 @@ void HostOrchestrator::on_draft(int64_t k, const TraceEvent& e) {
         chain_.push_back(ChainStep{e.tokens, k});
         command_to_draft(v.activity, step);  // the pointer update needs no wait
         d_.draft->settle();                  // a step-ahead draft's tokens done so far are in the KV cache
-        d_.draft->kvmu().accept();
+        d_.draft->verdict(Verdict::accept);
         settled(k, step, v.activity);
         return;
     }
@@ -203,7 +242,7 @@ void HostOrchestrator::on_draft(int64_t k, const TraceEvent& e) {
     const Delivery cmd = command_to_draft(v.activity, step);
     at_least_units(cmd.arrival_units);
     abort_spec();
-    d_.draft->kvmu().rollback();
+    d_.draft->verdict(Verdict::reject);
     last_command_ = cmd.activity;
 }
 
@@ -308,7 +347,7 @@ void HostOrchestrator::on_backtrack(int64_t, const TraceEvent& e) {
     accept_pending_ = -1;
     chain_.pop_back();
     const int64_t position = context_len();
-    d_.draft->kvmu().initialize(position);
+    d_.draft->verdict(Verdict::backtrack, position);
     prm_cached_ = std::min(prm_cached_, position);
     target_cached_ = std::min(target_cached_, position);
     last_command_ = cmd.activity;

@@ -15,6 +15,8 @@
 #include <vector>
 
 #include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
 
 #include "activity_log.hpp"
 #include "decision_broker.hpp"
@@ -46,6 +48,13 @@ struct WorkflowDevices {
 
 class HostOrchestrator : public sc_core::sc_module {
 public:
+    // The host's initiators towards the GPUs' `host` sockets: the PRM, the target, and the
+    // draft model on the target GPU (FPGA systems' phase 1). The draft device is reached
+    // through its DraftUnit's port.
+    tlm_utils::simple_initiator_socket_optional<HostOrchestrator> prm_port;
+    tlm_utils::simple_initiator_socket_optional<HostOrchestrator> target_port;
+    tlm_utils::simple_initiator_socket_optional<HostOrchestrator> helper_port;
+
     HostOrchestrator(sc_core::sc_module_name name, const WorkflowOptions& options, const WorkflowDevices& devices,
                      ActivityLog& log, RequestDispatcher& dispatcher, int slot);
 
@@ -65,6 +74,13 @@ public:
     }
 
 private:
+    // Commands to a GPU of this slot through its port; `gpu` names which.
+    tlm_utils::simple_initiator_socket_optional<HostOrchestrator>& port_to(const GpuProxy& gpu);
+    bool gpu_prefill(GpuProxy& gpu, int64_t tokens, int64_t context, AbortSignal* abort = nullptr,
+                     bool score = false);
+    int64_t gpu_batch_decode(GpuProxy& gpu, int64_t context, std::function<bool()> next, AbortSignal* abort,
+                             double& energy_j, double& work_ns);
+
     // What the host and the target's decode job share while a run goes on.
     struct RunState {
         int64_t limit = 0;

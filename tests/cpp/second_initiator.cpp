@@ -1,0 +1,160 @@
+// A second, independent initiator: a test bench of its own (no host orchestration, no
+// Python) that binds to the FPGA draft accelerator's and a GPU proxy's TLM-2.0 target
+// sockets and drives one speculative step through them. It prints what happened, one line
+// per command with the simulated time it returned at; tests/test_tlm_sockets.py compares
+// the lines with a timeline worked by hand from the profiles below.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
+
+#include "device_command.hpp"
+#include "fpga_draft_accelerator.hpp"
+#include "gpu_proxy.hpp"
+
+using namespace cosim;
+
+namespace {
+
+double now_ms() { return sc_core::sc_time_stamp().to_seconds() * 1e3; }
+
+ModelSpec tiny_model() {
+    ModelSpec m;
+    m.name = "tiny";
+    m.layers = 2;
+    m.hidden = 64;
+    m.heads = 4;
+    m.kv_heads = 4;
+    m.head_dim = 16;
+    m.ffn = 128;
+    m.vocab = 100;
+    m.params = 1e6;
+    m.context_window = 4096;
+    return m;
+}
+
+// Flat in context: 2 ms per drafted token on the FPGA.
+FpgaProfile fpga_profile() {
+    FpgaProfile p;
+    p.table = LatencyProfile("bench", {{Phase::decode, 1, 0, 0.002}, {Phase::decode, 1, 4096, 0.002}});
+    return p;
+}
+
+// GPU: prefill 1 ms for 1 token, 6 ms for 11 (linear between); decode 1.5 ms per token.
+LatencyProfile gpu_profile() {
+    return LatencyProfile("bench", {{Phase::prefill, 1, 0, 0.001}, {Phase::prefill, 11, 0, 0.006},
+                                    {Phase::prefill, 1, 4096, 0.001}, {Phase::prefill, 11, 4096, 0.006},
+                                    {Phase::decode, 1, 0, 0.0015}, {Phase::decode, 1, 4096, 0.0015}});
+}
+
+struct Bench : sc_core::sc_module {
+    tlm_utils::simple_initiator_socket<Bench> to_fpga{"to_fpga"};
+    tlm_utils::simple_initiator_socket<Bench> to_gpu{"to_gpu"};
+    tlm_utils::simple_initiator_socket<Bench> to_gpu_abort{"to_gpu_abort"};
+    FpgaDraftAccelerator& fpga;
+    GpuProxy& gpu;
+    AbortSignal abort;
+    bool failed = false;
+
+    SC_HAS_PROCESS(Bench);
+    Bench(sc_core::sc_module_name name, FpgaDraftAccelerator& f, GpuProxy& g)
+        : sc_core::sc_module(name), fpga(f), gpu(g) {
+        SC_THREAD(drive);
+        SC_THREAD(interrupt);
+    }
+
+    // Sends a command with an annotated delay (the initiator's local time ahead of the kernel's).
+    template <typename Socket>
+    DeviceCommand send(Socket& socket, DeviceOp op, int64_t count, DeviceCommand c, double delay_ms = 0.0) {
+        CommandPayload call(op, count, c);
+        sc_core::sc_time delay(delay_ms, sc_core::SC_MS);
+        socket->b_transport(call.payload, delay);
+        if (call.payload.get_response_status() != tlm::TLM_OK_RESPONSE) failed = true;
+        // A target that took time synchronised; one that did not leaves the delay to us.
+        if (delay != sc_core::SC_ZERO_TIME) sc_core::wait(delay);
+        return c;
+    }
+
+    void kvmu(const char* after) {
+        const KvmuPointers p = fpga.kvmu().pointers();
+        std::printf("%s kvmu valid=%lld curr=%lld ahead=%lld mode=%s\n", after, static_cast<long long>(p.valid),
+                    static_cast<long long>(p.curr), static_cast<long long>(p.ahead),
+                    kvmu_mode_name(fpga.kvmu().mode()));
+    }
+
+    void drive() {
+        send(to_fpga, DeviceOp::load_context, 100, {});
+        std::printf("load_context t_ms=%.6f\n", now_ms());
+        kvmu("load_context");
+        // The bench is 1 ms ahead of the kernel when it asks for the step.
+        DeviceCommand step = send(to_fpga, DeviceOp::draft_step, 5, {}, 1.0);
+        std::printf("draft_step t_ms=%.6f produced=%lld\n", now_ms(), static_cast<long long>(step.produced));
+        kvmu("draft_step");
+        std::printf("hbm transactions=%llu busy_ns=%.3f\n",
+                    static_cast<unsigned long long>(fpga.hbm_target().transactions()), fpga.hbm_target().busy_ns());
+        DeviceCommand score;
+        score.context = 100;
+        score = send(to_gpu, DeviceOp::gpu_score, 5, score);
+        std::printf("gpu_score t_ms=%.6f ok=%d\n", now_ms(), score.ok ? 1 : 0);
+        DeviceCommand verdict;
+        verdict.verdict = Verdict::accept;
+        send(to_fpga, DeviceOp::verdict, 0, verdict);
+        std::printf("verdict t_ms=%.6f\n", now_ms());
+        kvmu("verdict");
+        DeviceCommand decode;
+        decode.context = 105;
+        decode.abort = &abort;
+        decode = send(to_gpu, DeviceOp::gpu_decode, 10, decode);
+        std::printf("gpu_decode t_ms=%.6f produced=%lld ok=%d\n", now_ms(), static_cast<long long>(decode.produced),
+                    decode.ok ? 1 : 0);
+        std::printf("%s\n", failed ? "FAILED" : "DONE");
+    }
+
+    // Another process of the bench aborts the GPU's decode through the GPU's socket.
+    void interrupt() {
+        sc_core::wait(18.0, sc_core::SC_MS);
+        DeviceCommand c;
+        c.abort = &abort;
+        send(to_gpu_abort, DeviceOp::gpu_abort, 0, c);
+        std::printf("gpu_abort t_ms=%.6f\n", now_ms());
+    }
+};
+
+}  // namespace
+
+int sc_main(int argc, char* argv[]) {
+    HbmParams hbm{8e9, 32, 14.375, 0.9};
+    FpgaAcceleratorParams fp;
+    fp.clock_mhz = 200;
+    fp.macs_per_cycle = 4096;
+    fp.hbm_ports = 4;
+    fp.port_width_bits = 256;
+    fp.port_efficiency = 0.8;
+    fp.pipeline_cycles_per_layer = 10;
+    fp.weight_bytes_per_param = 1;
+    fp.kv_bytes_per_element = 1;
+    fp.kv_reserve_tokens = 1024;
+    fp.kvmu = argc > 1 ? argv[1] : "tlm";  // the behavioural KVMU, or the Verilated RTL
+    GpuParams gp;
+    gp.memory_bytes = 24e9;
+    gp.memory_bandwidth_gbps = 1000;
+    gp.memory_efficiency = 0.8;
+    gp.peak_tflops = 100;
+    gp.compute_efficiency = 0.5;
+    gp.weight_bytes_per_param = 2;
+    gp.kv_bytes_per_element = 2;
+    gp.kv_reserve_tokens = 1024;
+    PowerParams power{10, 20, 30, 15};
+
+    FpgaDraftAccelerator fpga("fpga", fp, hbm, tiny_model(), power, fpga_profile());
+    GpuProxy gpu("gpu", gp, tiny_model(), power, gpu_profile());
+    Bench bench("bench", fpga, gpu);
+    bench.to_fpga.bind(fpga.host);
+    bench.to_gpu.bind(gpu.host);
+    bench.to_gpu_abort.bind(gpu.host);  // a second initiator on the same target socket
+    sc_core::sc_start();
+    return bench.failed ? 1 : 0;
+}
