@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "errors.hpp"
+#include "trace_replay.hpp"
 
 namespace cosim {
 
@@ -21,7 +22,8 @@ HostOrchestrator::HostOrchestrator(sc_core::sc_module_name name, const WorkflowO
       d_(devices),
       log_(log),
       dispatcher_(dispatcher),
-      slot_(slot) {
+      slot_(slot),
+      source_(std::make_unique<TraceReplay>()) {
     SC_HAS_PROCESS(HostOrchestrator);
     SC_THREAD(run);
     if (d_.prm) prm_port.bind(d_.prm->host);
@@ -99,27 +101,9 @@ std::vector<int64_t> HostOrchestrator::chain_events() const {
     return events;
 }
 
-int64_t HostOrchestrator::lookahead_draft(int64_t k, int32_t step) {
-    if (broker_ != nullptr) return ask_ahead(DecisionKind::draft, step);
-    for (int64_t j = k + 1; j < event_end_; ++j) {
-        const TraceEvent& e = events_[j];
-        if (e.kind == EventKind::draft && e.step == step) return e.tokens;
-    }
-    return 0;
-}
+int64_t HostOrchestrator::lookahead_draft(int64_t k, int32_t step) { return source_->lookahead_draft(k, step); }
 
-int64_t HostOrchestrator::lookahead_refine(int64_t k, int32_t step) {
-    // The natural length of a target run for `step` from today's context: the
-    // refinement of that step the trace will ask for from the same context, if
-    // any; else the step's draft length as a proxy. Live, the policy says.
-    if (broker_ != nullptr) return ask_ahead(DecisionKind::refine, step);
-    for (int64_t j = k + 1; j < event_end_; ++j) {
-        const TraceEvent& e = events_[j];
-        if (e.kind == EventKind::refine && e.step == step) return e.tokens;
-        if (e.kind == EventKind::backtrack && e.step < step) break;  // the context of `step` changes
-    }
-    return lookahead_draft(k, step);
-}
+int64_t HostOrchestrator::lookahead_refine(int64_t k, int32_t step) { return source_->lookahead_refine(k, step); }
 
 // ---- the workflow -----------------------------------------------------------------------------
 
@@ -355,10 +339,8 @@ void HostOrchestrator::on_backtrack(int64_t, const TraceEvent& e) {
 
 void HostOrchestrator::run_problem(const Request& request) {
     problem_ = request.problem;
-    events_ = request.chunk->events.data();
     const auto index = static_cast<int32_t>(request.index);
     request_index_ = request.index;
-    event_end_ = problem_->first_event + problem_->events;
     log_.begin_problem(index);
     chain_.clear();
     prefetch_.clear();
@@ -376,12 +358,13 @@ void HostOrchestrator::run_problem(const Request& request) {
     pm.slot = slot_;
     for (int r = 0; r < 3; ++r) pm.devices[r] = d_.index[static_cast<size_t>(r)];
 
+    const int64_t first = source_->begin(*request.chunk, *problem_);
     phase1();
-    if (broker_ == nullptr) {
-        for (int64_t k = problem_->first_event; k < event_end_; ++k) handle(k, events_[k], index);
-    } else {
-        // Live: each event is made when it is due, from the policy's answers.
-        for (int64_t k = 0; next_live(k); ++k) handle(k, live_[static_cast<size_t>(k)], index);
+    // Live, each event is made when it is due (after phase 1), from the policy's answers.
+    for (int64_t k = first;; ++k) {
+        const TraceEvent* e = source_->event(k);
+        if (e == nullptr) break;
+        handle(k, *e, index);
     }
     finish_problem();
 }

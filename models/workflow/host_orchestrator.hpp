@@ -22,6 +22,7 @@
 #include "decision_broker.hpp"
 #include "device_server.hpp"
 #include "draft_unit.hpp"
+#include "event_source.hpp"
 #include "gpu_proxy.hpp"
 #include "pcie_fabric.hpp"
 #include "problem_accounting.hpp"
@@ -67,11 +68,7 @@ public:
     std::exception_ptr error() const { return error_; }
     // Live co-simulation: the events come from `broker`'s answers, not from the trace;
     // `max_backtracks` is the algorithm's cap on them.
-    void set_decisions(DecisionBroker* broker, int32_t max_backtracks, bool scored_refinements) {
-        broker_ = broker;
-        max_backtracks_ = max_backtracks;
-        scored_refinements_ = scored_refinements;
-    }
+    void set_decisions(DecisionBroker* broker, int32_t max_backtracks, bool scored_refinements);
 
 private:
     // Commands to a GPU of this slot through its port; `gpu` names which.
@@ -184,12 +181,9 @@ private:
     int64_t speculative_length(int64_t k, int32_t step);
     void handle(int64_t k, const TraceEvent& e, int32_t index);
 
-    // Live co-simulation (host_decisions.cpp): the next event made from the policy's
-    // answers (false once the answer is complete), the verdict on event k (the trace's,
-    // or the policy's), and a length asked ahead for step-ahead work.
-    bool next_live(int64_t k);
-    bool keep(int64_t k, const TraceEvent& e);
-    int64_t ask_ahead(DecisionKind kind, int32_t step);
+    // The verdict on event k, from the event source.
+    bool keep(int64_t k, const TraceEvent& e) { return source_->keep(k, e); }
+    // What a live question says of the host's state (host_decisions.cpp).
     void fill(Decision& d, DecisionKind kind, int32_t step) const;
     int64_t context_len() const;
     std::vector<int64_t> chain_key() const;
@@ -204,12 +198,8 @@ private:
     ActivityLog& log_;
     RequestDispatcher& dispatcher_;
     const int slot_;
-    const TraceEvent* events_ = nullptr;  // the events of the request's chunk
-    DecisionBroker* broker_ = nullptr;
-    int32_t max_backtracks_ = 0;
-    bool scored_refinements_ = true;      // live: the PRM scores refinements (BRSD)
+    std::unique_ptr<EventSource> source_;  // trace replay, or live decisions
     int64_t request_index_ = 0;
-    std::vector<TraceEvent> live_;        // live: the problem's events so far
     double verdict_sent_ns_ = 0.0;        // when the step under verdict went to the PRM
     ProblemAccounting acct_;
     std::exception_ptr error_;
@@ -219,7 +209,6 @@ private:
 
     // Per problem.
     const TraceProblem* problem_ = nullptr;
-    int64_t event_end_ = 0;
     std::vector<ChainStep> chain_;
     std::deque<Spec> specs_;      // steps drafted ahead, in step order (at most the depth)
     double stall_counted_ns_ = 0.0;  // stall time is counted up to here
