@@ -8,10 +8,11 @@
 
 namespace cosim {
 
-CommandPayload::CommandPayload(DeviceOp op, int64_t count, DeviceCommand& command) : command_(&command) {
+CommandPayload::CommandPayload(DeviceOp op, int64_t count, DeviceCommand& command, uint64_t route)
+    : command_(&command) {
     data = static_cast<uint64_t>(count);
     payload.set_command(tlm::TLM_WRITE_COMMAND);
-    payload.set_address(static_cast<uint64_t>(op));
+    payload.set_address(route | static_cast<uint64_t>(op));
     payload.set_data_ptr(reinterpret_cast<unsigned char*>(&data));
     payload.set_data_length(sizeof(data));
     payload.set_streaming_width(sizeof(data));

@@ -66,7 +66,8 @@ public:
 // One command as an initiator sends it: the payload and its count, with `command` as its
 // extension, which stays the caller's (a payload frees the extensions it still holds).
 struct CommandPayload {
-    CommandPayload(DeviceOp op, int64_t count, DeviceCommand& command);
+    // `route`: the device's route on an interconnect (pcie_route), added to the address.
+    CommandPayload(DeviceOp op, int64_t count, DeviceCommand& command, uint64_t route = 0);
     ~CommandPayload() { payload.clear_extension(command_); }
     CommandPayload(const CommandPayload&) = delete;
     CommandPayload& operator=(const CommandPayload&) = delete;
@@ -84,8 +85,8 @@ private:
 // Sends one command through an initiator socket with no annotated delay: what every host
 // call is (the host's thread is at the time the command starts).
 template <typename Socket>
-void send_command(Socket& socket, DeviceOp op, int64_t count, DeviceCommand& command) {
-    CommandPayload call(op, count, command);
+void send_command(Socket& socket, DeviceOp op, int64_t count, DeviceCommand& command, uint64_t route = 0) {
+    CommandPayload call(op, count, command, route);
     sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
     socket->b_transport(call.payload, delay);
     if (call.payload.get_response_status() != tlm::TLM_OK_RESPONSE) throw_refused(call.payload);

@@ -3,7 +3,8 @@ of its own (tests/cpp/second_initiator.cpp, no host orchestration, no Python in 
 binds to the FPGA draft accelerator and to a GPU proxy, drives one speculative step through
 them (load the context, draft a step with an annotated delay, score it on the GPU, accept it,
 then a GPU decode another process aborts through the GPU's socket) and prints the time each
-command returned at. The timeline is worked here by hand from the bench's profiles."""
+command returned at. A PCIe link stands as the interconnect in front of both devices, routing
+the FPGA's commands and the abort by address. The timeline is worked here by hand from the bench's profiles."""
 
 from __future__ import annotations
 
@@ -90,3 +91,5 @@ def test_a_second_initiator_drives_a_step_with_the_hand_worked_timing(bench, kvm
     assert float(got["gpu_abort"]["t_ms"]) == pytest.approx(18.0, abs=1e-9)
     assert float(got["gpu_decode"]["t_ms"]) == pytest.approx(18.0, abs=1e-9)
     assert got["gpu_decode"]["produced"] == "2" and got["gpu_decode"]["ok"] == "0"
+    # The PCIe link forwarded the FPGA's three commands and the abort, routed by address.
+    assert got["pcie"]["forwarded"] == "4"

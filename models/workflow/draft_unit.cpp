@@ -6,17 +6,20 @@
 
 namespace cosim {
 
-DraftUnit::DraftUnit(sc_core::sc_module_name name, FpgaDraftAccelerator& fpga)
-    : sc_core::sc_module(name), port("port"), fpga_(&fpga) {
-    port.bind(fpga.host);
+DraftUnit::DraftUnit(sc_core::sc_module_name name, FpgaDraftAccelerator& fpga, PcieLink* link, uint64_t route)
+    : sc_core::sc_module(name), port("port"), route_(route), fpga_(&fpga) {
+    if (link != nullptr) port.bind(link->upstream);
+    else port.bind(fpga.host);
 }
 
-DraftUnit::DraftUnit(sc_core::sc_module_name name, GpuProxy& gpu)
+DraftUnit::DraftUnit(sc_core::sc_module_name name, GpuProxy& gpu, PcieLink* link, uint64_t route)
     : sc_core::sc_module(name),
       port("port"),
+      route_(route),
       gpu_(&gpu),
       gpu_kvmu_(std::make_unique<KvmuModel>(gpu.name(), gpu.model().context_window)) {
-    port.bind(gpu.host);
+    if (link != nullptr) port.bind(link->upstream);
+    else port.bind(gpu.host);
 }
 
 void DraftUnit::verdict(Verdict verdict, int64_t position) {

@@ -20,6 +20,7 @@
 #include "gpu_proxy.hpp"
 #include "kvmu.hpp"
 #include "kvmu_model.hpp"
+#include "pcie_link.hpp"
 #include "power.hpp"
 
 namespace cosim {
@@ -28,8 +29,11 @@ class DraftUnit : public sc_core::sc_module {
 public:
     tlm_utils::simple_initiator_socket<DraftUnit> port;
 
-    DraftUnit(sc_core::sc_module_name name, FpgaDraftAccelerator& fpga);
-    DraftUnit(sc_core::sc_module_name name, GpuProxy& gpu);
+    // Bound to the device's `host` socket through `link` (the PCIe interconnect), where the
+    // device's route is `route` (PcieLink::attach); without a link, to the device directly.
+    DraftUnit(sc_core::sc_module_name name, FpgaDraftAccelerator& fpga, PcieLink* link = nullptr,
+              uint64_t route = 0);
+    DraftUnit(sc_core::sc_module_name name, GpuProxy& gpu, PcieLink* link = nullptr, uint64_t route = 0);
 
     bool on_fpga() const { return fpga_ != nullptr; }
     // The KVMU's state (reads, observers); it changes through the commands below.
@@ -72,7 +76,7 @@ public:
     double last_work_ns() const { return last_work_ns_; }
 
 private:
-    void send(DeviceOp op, int64_t count, DeviceCommand& c) { send_command(port, op, count, c); }
+    void send(DeviceOp op, int64_t count, DeviceCommand& c) { send_command(port, op, count, c, route_); }
     void send(DeviceOp op, int64_t count) {
         DeviceCommand c;
         send(op, count, c);
@@ -82,6 +86,7 @@ private:
     // A GPU draft's decode in its GPU's iterations; its share is added to the last operation's.
     void gpu_batch_decode(int64_t context, std::function<bool()> next, AbortSignal* abort);
 
+    uint64_t route_ = 0;
     FpgaDraftAccelerator* fpga_ = nullptr;
     GpuProxy* gpu_ = nullptr;
     std::unique_ptr<Kvmu> gpu_kvmu_;

@@ -26,9 +26,14 @@ HostOrchestrator::HostOrchestrator(sc_core::sc_module_name name, const WorkflowO
       source_(std::make_unique<TraceReplay>()) {
     SC_HAS_PROCESS(HostOrchestrator);
     SC_THREAD(run);
-    if (d_.prm) prm_port.bind(d_.prm->host);
-    if (d_.target) target_port.bind(d_.target->host);
-    if (d_.draft_on_target) helper_port.bind(d_.draft_on_target->host);
+    auto bind = [](auto& port, GpuProxy* gpu, PcieLink* link) {
+        if (gpu == nullptr) return;
+        if (link != nullptr) port.bind(link->upstream);
+        else port.bind(gpu->host);
+    };
+    bind(prm_port, d_.prm, d_.prm_link);
+    bind(target_port, d_.target, d_.target_link);
+    bind(helper_port, d_.draft_on_target, d_.target_link);
 }
 
 tlm_utils::simple_initiator_socket_optional<HostOrchestrator>& HostOrchestrator::port_to(const GpuProxy& gpu) {
@@ -38,11 +43,17 @@ tlm_utils::simple_initiator_socket_optional<HostOrchestrator>& HostOrchestrator:
     throw SimulationError(std::string(name()) + ": internal: " + gpu.name() + " is not one of this slot's GPUs");
 }
 
+uint64_t HostOrchestrator::route_to(const GpuProxy& gpu) const {
+    if (&gpu == d_.prm) return d_.prm_route;
+    if (&gpu == d_.target) return d_.target_route;
+    return d_.helper_route;
+}
+
 bool HostOrchestrator::gpu_prefill(GpuProxy& gpu, int64_t tokens, int64_t context, AbortSignal* abort, bool score) {
     DeviceCommand c;
     c.context = context;
     c.abort = abort;
-    send_command(port_to(gpu), score ? DeviceOp::gpu_score : DeviceOp::gpu_prefill, tokens, c);
+    send_command(port_to(gpu), score ? DeviceOp::gpu_score : DeviceOp::gpu_prefill, tokens, c, route_to(gpu));
     return c.ok;
 }
 
@@ -52,7 +63,7 @@ int64_t HostOrchestrator::gpu_batch_decode(GpuProxy& gpu, int64_t context, std::
     c.context = context;
     c.abort = abort;
     c.next = std::move(next);
-    send_command(port_to(gpu), DeviceOp::gpu_batch_decode, 1, c);
+    send_command(port_to(gpu), DeviceOp::gpu_batch_decode, 1, c, route_to(gpu));
     energy_j += c.energy_j;
     work_ns += c.work_ns;
     return c.produced;

@@ -41,6 +41,11 @@ struct WorkflowDevices {
     DeviceServer* prm_server = nullptr;
     DeviceServer* target_server = nullptr;
     FabricPort* fabric = nullptr;
+    // The PCIe links the host's commands to the PRM and the target GPU (and the draft model
+    // on it) cross, and the GPUs' routes on them (PcieLink::attach); null: bound directly.
+    PcieLink* prm_link = nullptr;
+    PcieLink* target_link = nullptr;
+    uint64_t prm_route = 0, target_route = 0, helper_route = 0;
     std::array<int32_t, 3> index{0, 0, 0};  // which draft device, PRM GPU and target GPU of their pools
     // Other slots use these devices too: a request's energy is then its activities'
     // (the devices' meters count everyone's work).
@@ -73,6 +78,7 @@ public:
 private:
     // Commands to a GPU of this slot through its port; `gpu` names which.
     tlm_utils::simple_initiator_socket_optional<HostOrchestrator>& port_to(const GpuProxy& gpu);
+    uint64_t route_to(const GpuProxy& gpu) const;
     bool gpu_prefill(GpuProxy& gpu, int64_t tokens, int64_t context, AbortSignal* abort = nullptr,
                      bool score = false);
     int64_t gpu_batch_decode(GpuProxy& gpu, int64_t context, std::function<bool()> next, AbortSignal* abort,

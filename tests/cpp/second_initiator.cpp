@@ -14,6 +14,8 @@
 #include "device_command.hpp"
 #include "fpga_draft_accelerator.hpp"
 #include "gpu_proxy.hpp"
+#include "host_dma.hpp"
+#include "pcie_link.hpp"
 
 using namespace cosim;
 
@@ -56,20 +58,23 @@ struct Bench : sc_core::sc_module {
     tlm_utils::simple_initiator_socket<Bench> to_gpu_abort{"to_gpu_abort"};
     FpgaDraftAccelerator& fpga;
     GpuProxy& gpu;
+    PcieLink& link;
+    uint64_t fpga_route = 0, gpu_route = 0;  // the devices' routes on the PCIe link
     AbortSignal abort;
     bool failed = false;
 
     SC_HAS_PROCESS(Bench);
-    Bench(sc_core::sc_module_name name, FpgaDraftAccelerator& f, GpuProxy& g)
-        : sc_core::sc_module(name), fpga(f), gpu(g) {
+    Bench(sc_core::sc_module_name name, FpgaDraftAccelerator& f, GpuProxy& g, PcieLink& l)
+        : sc_core::sc_module(name), fpga(f), gpu(g), link(l) {
         SC_THREAD(drive);
         SC_THREAD(interrupt);
     }
 
     // Sends a command with an annotated delay (the initiator's local time ahead of the kernel's).
     template <typename Socket>
-    DeviceCommand send(Socket& socket, DeviceOp op, int64_t count, DeviceCommand c, double delay_ms = 0.0) {
-        CommandPayload call(op, count, c);
+    DeviceCommand send(Socket& socket, DeviceOp op, int64_t count, DeviceCommand c, double delay_ms = 0.0,
+                       uint64_t route = 0) {
+        CommandPayload call(op, count, c, route);
         sc_core::sc_time delay(delay_ms, sc_core::SC_MS);
         socket->b_transport(call.payload, delay);
         if (call.payload.get_response_status() != tlm::TLM_OK_RESPONSE) failed = true;
@@ -86,11 +91,11 @@ struct Bench : sc_core::sc_module {
     }
 
     void drive() {
-        send(to_fpga, DeviceOp::load_context, 100, {});
+        send(to_fpga, DeviceOp::load_context, 100, {}, 0.0, fpga_route);
         std::printf("load_context t_ms=%.6f\n", now_ms());
         kvmu("load_context");
         // The bench is 1 ms ahead of the kernel when it asks for the step.
-        DeviceCommand step = send(to_fpga, DeviceOp::draft_step, 5, {}, 1.0);
+        DeviceCommand step = send(to_fpga, DeviceOp::draft_step, 5, {}, 1.0, fpga_route);
         std::printf("draft_step t_ms=%.6f produced=%lld\n", now_ms(), static_cast<long long>(step.produced));
         kvmu("draft_step");
         std::printf("hbm transactions=%llu busy_ns=%.3f\n",
@@ -101,7 +106,7 @@ struct Bench : sc_core::sc_module {
         std::printf("gpu_score t_ms=%.6f ok=%d\n", now_ms(), score.ok ? 1 : 0);
         DeviceCommand verdict;
         verdict.verdict = Verdict::accept;
-        send(to_fpga, DeviceOp::verdict, 0, verdict);
+        send(to_fpga, DeviceOp::verdict, 0, verdict, 0.0, fpga_route);
         std::printf("verdict t_ms=%.6f\n", now_ms());
         kvmu("verdict");
         DeviceCommand decode;
@@ -110,6 +115,7 @@ struct Bench : sc_core::sc_module {
         decode = send(to_gpu, DeviceOp::gpu_decode, 10, decode);
         std::printf("gpu_decode t_ms=%.6f produced=%lld ok=%d\n", now_ms(), static_cast<long long>(decode.produced),
                     decode.ok ? 1 : 0);
+        std::printf("pcie forwarded=%llu\n", static_cast<unsigned long long>(link.commands()));
         std::printf("%s\n", failed ? "FAILED" : "DONE");
     }
 
@@ -118,7 +124,7 @@ struct Bench : sc_core::sc_module {
         sc_core::wait(18.0, sc_core::SC_MS);
         DeviceCommand c;
         c.abort = &abort;
-        send(to_gpu_abort, DeviceOp::gpu_abort, 0, c);
+        send(to_gpu_abort, DeviceOp::gpu_abort, 0, c, 0.0, gpu_route);
         std::printf("gpu_abort t_ms=%.6f\n", now_ms());
     }
 };
@@ -151,10 +157,22 @@ int sc_main(int argc, char* argv[]) {
 
     FpgaDraftAccelerator fpga("fpga", fp, hbm, tiny_model(), power, fpga_profile());
     GpuProxy gpu("gpu", gp, tiny_model(), power, gpu_profile());
-    Bench bench("bench", fpga, gpu);
-    bench.to_fpga.bind(fpga.host);
+    // A PCIe link as the interconnect in front of both devices: it routes a command by its
+    // address's top byte. The bench reaches the FPGA through it, the GPU both directly and
+    // through it (two initiators on the GPU's target socket).
+    PcieLinkParams lp;
+    lp.bandwidth_gbps = 16;
+    lp.efficiency = 0.8;
+    lp.latency_ns = 1000;
+    PcieLink link("pcie", lp);
+    HostDma dma("dma");  // the link's data side (unused here)
+    dma.socket.bind(link.socket);
+    Bench bench("bench", fpga, gpu, link);
+    bench.fpga_route = link.attach(fpga.host);
+    bench.gpu_route = link.attach(gpu.host);
+    bench.to_fpga.bind(link.upstream);
     bench.to_gpu.bind(gpu.host);
-    bench.to_gpu_abort.bind(gpu.host);  // a second initiator on the same target socket
+    bench.to_gpu_abort.bind(link.upstream);
     sc_core::sc_start();
     return bench.failed ? 1 : 0;
 }
