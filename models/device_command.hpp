@@ -18,6 +18,7 @@
 #include <tlm>
 
 #include "abort_signal.hpp"
+#include "decode_run.hpp"
 
 namespace cosim {
 
@@ -38,6 +39,7 @@ enum class DeviceOp : uint64_t {
     gpu_score = 0x110,     // a PRM's scoring: an urgent prefill
     gpu_abort = 0x118,     // requests the abort signal in the extension
     gpu_batch_decode = 0x120,  // a decode in the GPU's iterations: `next` after each token
+    gpu_decode_run = 0x128,    // a target run the host follows (`run`); answers produced
 };
 
 enum class Verdict : int { accept = 0, reject = 1, backtrack = 2 };
@@ -51,6 +53,7 @@ public:
     Verdict verdict = Verdict::accept;
     bool urgent = false;            // scheduled first by a verify-first batcher
     std::function<bool()> next;     // gpu_batch_decode: after each token, whether to go on
+    DecodeRun* run = nullptr;       // gpu_decode_run: the run the host follows
     // Out
     int64_t produced = 0;           // tokens written or decoded
     bool ok = true;                 // false: an abort cut it short

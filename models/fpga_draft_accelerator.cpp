@@ -56,6 +56,12 @@ void FpgaDraftAccelerator::init(const FpgaAcceleratorParams& params) {
     hbm_.allocate(kKvRegion, reserve * kv_bytes_per_token());
     hbm_stream_.ports = params.hbm_ports;
     hbm_stream_.port_gbps = timing_.port_gbps();
+    hbm_payload_.set_command(tlm::TLM_READ_COMMAND);
+    hbm_payload_.set_address(static_cast<uint64_t>(HbmRegion::weights));
+    hbm_payload_.set_data_ptr(nullptr);
+    hbm_payload_.set_data_length(0);  // the stream's length is HbmStream::bytes (a step may pass 4 GiB)
+    hbm_payload_.set_streaming_width(0);
+    hbm_payload_.set_extension(&hbm_stream_);
     host.register_b_transport(this, &FpgaDraftAccelerator::b_transport);
     hbm_port.bind(hbm_target_.socket);
     kvmu_port.bind(registers_.socket);
@@ -64,7 +70,7 @@ void FpgaDraftAccelerator::init(const FpgaAcceleratorParams& params) {
 double FpgaDraftAccelerator::kv_used_bytes() const { return context() * kv_bytes_per_token(); }
 
 void FpgaDraftAccelerator::kvmu_write(KvmuRegister reg, int64_t value) {
-    kvmu_access(kvmu_port, tlm::TLM_WRITE_COMMAND, reg, static_cast<uint64_t>(value));
+    kvmu_access(kvmu_port, kvmu_payload_, tlm::TLM_WRITE_COMMAND, reg, static_cast<uint64_t>(value));
 }
 
 void FpgaDraftAccelerator::kvmu_command(KvmuCmd command, int64_t arg) {
@@ -80,17 +86,12 @@ void FpgaDraftAccelerator::stream(int64_t passes, double context) {
 }
 
 void FpgaDraftAccelerator::stream_bytes(double bytes) {
-    tlm::tlm_generic_payload payload;
-    payload.set_command(tlm::TLM_READ_COMMAND);
-    payload.set_address(static_cast<uint64_t>(HbmRegion::weights));
-    payload.set_data_ptr(nullptr);
-    payload.set_data_length(0);  // the stream's length is HbmStream::bytes (a step may pass 4 GiB)
-    payload.set_streaming_width(0);
+    // A stream takes no time of its own here (the decoder's timing has it), so one payload,
+    // set up once in init(), serves them all.
     hbm_stream_.bytes = bytes;
-    payload.set_extension(&hbm_stream_);
+    hbm_payload_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
     sc_core::sc_time annotated = sc_core::SC_ZERO_TIME;
-    hbm_port->b_transport(payload, annotated);
-    payload.clear_extension(&hbm_stream_);
+    hbm_port->b_transport(hbm_payload_, annotated);
 }
 
 void FpgaDraftAccelerator::notify_token() {

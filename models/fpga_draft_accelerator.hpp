@@ -98,6 +98,12 @@ public:
 
 private:
     void init(const FpgaAcceleratorParams& params);
+    // The HBM payload holds hbm_stream_, which this object owns: take it back first.
+    struct ReleaseStream {
+        tlm::tlm_generic_payload& payload;
+        HbmStream& stream;
+        ~ReleaseStream() { payload.clear_extension(&stream); }
+    };
     double context() const { return static_cast<double>(kvmu().pointers().ahead); }
     void b_transport(int initiator, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
     void kvmu_write(KvmuRegister reg, int64_t value);
@@ -116,6 +122,11 @@ private:
     HbmTarget hbm_target_;
     KvmuRegisters registers_;  // over the behavioural model or the RTL (params.kvmu)
     HbmStream hbm_stream_;
+    // Zero-time accesses reuse one payload each; release_ takes hbm_stream_ back from
+    // hbm_payload_ before either is destroyed (a payload frees the extensions it holds).
+    tlm::tlm_generic_payload hbm_payload_;
+    tlm::tlm_generic_payload kvmu_payload_;
+    ReleaseStream release_{hbm_payload_, hbm_stream_};
     std::unique_ptr<Power> own_power_;
     Power* power_;
     int64_t tokens_drafted_ = 0;

@@ -2,6 +2,7 @@
 #include "gpu_proxy.hpp"
 
 #include <algorithm>
+#include <vector>
 
 #include "errors.hpp"
 
@@ -110,6 +111,32 @@ void GpuProxy::to_batcher(DeviceOp op, int64_t count, DeviceCommand& c) {
     call.payload.clear_extension(&model);
 }
 
+int64_t GpuProxy::decode_run(DecodeRun& run, int64_t context, AbortSignal* abort) {
+    int64_t decoded = 0;
+    uint64_t head_start = 0;  // kernel time units already spent on the token under way
+    power_->set_state(PowerState::decode);
+    while (run.generated < run.limit) {
+        // One wait up to the limit, cut short by an abort or by the host changing the
+        // limit or asking for the stream; a stream is told when each token will be done.
+        std::vector<double> durations;
+        for (int64_t i = run.generated; i < run.limit; ++i) durations.push_back(decode_token_ns(context + i));
+        if (run.streaming) {
+            run.schedule = token_ends(durations, head_start);
+            run.scheduled_from = run.generated;
+            run.token.notify(sc_core::SC_ZERO_TIME);
+        }
+        const TokenRun part = wait_tokens(durations, head_start, abort, &run.retune);
+        run.generated += part.completed;
+        decoded += part.completed;
+        head_start = part.completed == static_cast<int64_t>(durations.size()) ? 0 : part.partial_units;
+        if (part.completed > 0 && run.streaming) run.token.notify(sc_core::SC_ZERO_TIME);
+        if (part.aborted) break;
+    }
+    power_->set_state(PowerState::idle);
+    tokens_decoded_ += decoded;
+    return decoded;
+}
+
 int64_t GpuProxy::batch_decode(int64_t context, const std::function<bool()>& next, AbortSignal* abort,
                                double& energy_j, double& work_ns) {
     if (batcher_ == nullptr) throw SimulationError(std::string(name()) + ": a batched decode needs a batcher");
@@ -140,6 +167,12 @@ void GpuProxy::b_transport(int /*initiator*/, tlm::tlm_generic_payload& trans, s
             sync_annotated(delay);
             c.produced = decode(n, c.context, c.abort);
             c.ok = c.produced == n;
+            return;
+        case DeviceOp::gpu_decode_run:
+            if (c.run == nullptr) throw SimulationError(std::string(name()) + ": a decode run needs its DecodeRun");
+            sync_annotated(delay);
+            c.produced = decode_run(*c.run, c.context, c.abort);
+            c.ok = !(c.abort != nullptr && c.abort->requested);
             return;
         case DeviceOp::gpu_batch_decode:
             sync_annotated(delay);

@@ -2,7 +2,8 @@
 // One model served on one GPU, batch size 1: its timing (GpuTiming: the
 // roofline with launch overheads, or a measured profile), its memory and power.
 // TLM-2.0: the host's commands arrive on `host` (DeviceCommand: gpu_prefill, gpu_decode,
-// gpu_score, gpu_abort, gpu_batch_decode), one blocking transaction per command; with a
+// gpu_score, gpu_abort, gpu_batch_decode, gpu_decode_run), one blocking transaction per
+// command; with a
 // batcher, the work goes on through `batcher_port` to the GPU's GpuBatcher.
 #include <cstdint>
 #include <functional>
@@ -15,6 +16,7 @@
 #include <tlm_utils/simple_initiator_socket.h>
 
 #include "abort_signal.hpp"
+#include "decode_run.hpp"
 #include "device_command.hpp"
 #include "gpu_batcher.hpp"
 #include "gpu_timing.hpp"
@@ -64,6 +66,10 @@ public:
     int64_t decode(int64_t tokens, int64_t context, AbortSignal* abort = nullptr);
     // Batched: decodes a token per iteration from `context` on while `next()` says so (see
     // GpuBatcher::decode); `energy_j` and `work_ns` gain this work's share. Returns the tokens.
+    // A target run the host follows: decodes from `context` on up to run.limit as it stands,
+    // one wait for all the tokens, cut short by an abort or by the host retuning the run;
+    // publishes the tokens' schedule while the host streams them. Returns the tokens decoded.
+    int64_t decode_run(DecodeRun& run, int64_t context, AbortSignal* abort);
     int64_t batch_decode(int64_t context, const std::function<bool()>& next, AbortSignal* abort, double& energy_j,
                          double& work_ns);
 

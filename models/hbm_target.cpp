@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "sim_time.hpp"
+
 namespace cosim {
 
 HbmTarget::HbmTarget(sc_core::sc_module_name name, Hbm& memory)
@@ -36,7 +38,7 @@ void HbmTarget::b_transport(int /*port*/, tlm::tlm_generic_payload& trans, sc_co
     (trans.is_read() ? bytes_read_ : bytes_written_) += bytes;
     ++transactions_;
     busy_ns_ += ns;
-    delay += sc_core::sc_time(ns, sc_core::SC_NS);
+    delay += duration_ns(ns);
     trans.set_response_status(tlm::TLM_OK_RESPONSE);
 }
 

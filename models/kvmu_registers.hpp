@@ -59,15 +59,17 @@ private:
     uint64_t accesses_ = 0;
 };
 
-// An initiator's helper: one 8-byte register access through `socket` (zero delay).
+// An initiator's helper: one 8-byte register access through `socket` (zero delay), with a
+// payload the caller keeps (register accesses take no time, so one payload serves them all).
 template <typename Socket>
-uint64_t kvmu_access(Socket& socket, tlm::tlm_command command, KvmuRegister reg, uint64_t value = 0) {
-    tlm::tlm_generic_payload payload;
+uint64_t kvmu_access(Socket& socket, tlm::tlm_generic_payload& payload, tlm::tlm_command command, KvmuRegister reg,
+                     uint64_t value = 0) {
     payload.set_command(command);
     payload.set_address(static_cast<uint64_t>(reg));
     payload.set_data_ptr(reinterpret_cast<unsigned char*>(&value));
     payload.set_data_length(sizeof(value));
     payload.set_streaming_width(sizeof(value));
+    payload.set_byte_enable_ptr(nullptr);
     payload.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
     sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
     socket->b_transport(payload, delay);

@@ -132,28 +132,12 @@ TicketPtr HostOrchestrator::decode_job(const Run& r, std::vector<int64_t> deps, 
 }
 
 int64_t HostOrchestrator::decode_alone(GpuProxy& target, RunState& live, int64_t context, Ticket& t) {
-    int64_t decoded = 0;
-    uint64_t head_start = 0;  // kernel time units already spent on the token under way
-    target.power().set_state(PowerState::decode);
-    while (live.generated < live.limit) {
-        // One wait up to the limit, cut short by an abort or by the host changing the
-        // limit or asking for the stream; a stream is told when each token will be done.
-        std::vector<double> durations;
-        for (int64_t i = live.generated; i < live.limit; ++i) durations.push_back(target.decode_token_ns(context + i));
-        if (live.streaming) {
-            live.schedule = token_ends(durations, head_start);
-            live.scheduled_from = live.generated;
-            live.token.notify(sc_core::SC_ZERO_TIME);
-        }
-        const TokenRun part = wait_tokens(durations, head_start, &t.abort, &live.retune);
-        live.generated += part.completed;
-        decoded += part.completed;
-        head_start = part.completed == static_cast<int64_t>(durations.size()) ? 0 : part.partial_units;
-        if (part.completed > 0 && live.streaming) live.token.notify(sc_core::SC_ZERO_TIME);
-        if (part.aborted) break;
-    }
-    target.power().set_state(PowerState::idle);
-    return decoded;
+    DeviceCommand c;
+    c.context = context;
+    c.abort = &t.abort;
+    c.run = &live;
+    send_command(port_to(target), DeviceOp::gpu_decode_run, 0, c, route_to(target));
+    return c.produced;
 }
 
 int64_t HostOrchestrator::decode_batched(GpuProxy& target, RunState& live, int64_t context, Ticket& t,

@@ -20,6 +20,7 @@
 
 #include "activity_log.hpp"
 #include "decision_broker.hpp"
+#include "decode_run.hpp"
 #include "device_server.hpp"
 #include "draft_unit.hpp"
 #include "event_source.hpp"
@@ -85,16 +86,7 @@ private:
                              double& energy_j, double& work_ns);
 
     // What the host and the target's decode job share while a run goes on.
-    struct RunState {
-        int64_t limit = 0;
-        int64_t generated = 0;
-        sc_core::sc_event token;   // tokens decoded, or their schedule published
-        bool streaming = false;    // someone waits on `token` (shadow sync)
-        // While streaming: the kernel time at which each token from `scheduled_from` on
-        // will have been decoded (the run cannot change while the host streams it).
-        std::vector<uint64_t> schedule;
-        int64_t scheduled_from = 0;
-        sc_core::sc_event retune;  // `limit` or `streaming` changed under the job
+    struct RunState : DecodeRun {
         std::vector<int64_t> acts; // its decode activities
     };
     // A target run: decodes step `step` from the context identified by `key`.
@@ -144,6 +136,7 @@ private:
     TicketPtr decode_job(const Run& run, std::vector<int64_t> deps, uint64_t ready_units, bool new_request);
     // The run's tokens on a GPU of its own (one wait for all, unless cut short), or in its
     // batcher's running batch; both return the tokens decoded.
+    // The target's run, one command on its socket (GpuProxy::decode_run).
     int64_t decode_alone(GpuProxy& target, RunState& live, int64_t context, Ticket& t);
     int64_t decode_batched(GpuProxy& target, RunState& live, int64_t context, Ticket& t, double& energy_j,
                            double& work_ns);
