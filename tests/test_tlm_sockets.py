@@ -46,10 +46,14 @@ def run(exe: Path, kvmu: str) -> dict[str, dict[str, str]]:
     lines = {}
     for line in out.stdout.splitlines():
         words = line.split()
-        if len(words) >= 2 and "=" in words[-1]:
+        if len(words) >= 2 and "=" in words[-1] and words[0] != "regs":
             key = " ".join(w for w in words if "=" not in w)
             lines[key] = dict(w.split("=", 1) for w in words if "=" in w)
     assert "DONE" in out.stdout.split(), out.stdout
+    for line in out.stdout.splitlines():
+        words = line.split()
+        if words and words[0] == "regs":
+            lines["regs " + words[1]] = dict(w.split("=", 1) for w in words[2:])
     return lines
 
 
@@ -93,3 +97,28 @@ def test_a_second_initiator_drives_a_step_with_the_hand_worked_timing(bench, kvm
     assert got["gpu_decode"]["produced"] == "2" and got["gpu_decode"]["ok"] == "0"
     # The PCIe link forwarded the FPGA's three commands and the abort, routed by address.
     assert got["pcie"]["forwarded"] == "4"
+
+
+@pytest.mark.parametrize("kvmu", ["tlm", "rtl"])
+def test_the_kvmus_register_block_answers_as_its_map_says(bench, kvmu):
+    if kvmu not in _native.kvmu_implementations:
+        pytest.skip("this build has no Verilated KVMU")
+    got = run(bench, kvmu)
+
+    def regs(valid, curr, ahead, mode, mux, nmarks, mark0):
+        return {"valid": str(valid), "curr": str(curr), "ahead": str(ahead), "mode": str(mode), "mux": str(mux),
+                "nmarks": str(nmarks), "mark0": str(mark0)}
+
+    # DEPTH 2, ARG 50, CMD initialize: all pointers at 50, Initialization (0), MUX on PCIe (1).
+    assert got["regs initialize"] == regs(50, 50, 50, 0, 1, 0, 0)
+    # Speculation (1), MUX on the sampler (0); a 3-token step becomes the step under
+    # verification (curr follows ahead to 53); a 2-token step-ahead step ends at 55: one mark.
+    assert got["regs two_steps"] == regs(50, 53, 55, 1, 0, 1, 55)
+    # Accept: valid to the verified step's end, curr to the first mark; Accept mode (2).
+    assert got["regs accept"] == regs(53, 55, 55, 2, 0, 0, 0)
+    # A write to a read-only register and an unmapped address: TLM_ADDRESS_ERROR_RESPONSE
+    # (-2 in tlm_gp.h); a 4-byte access: TLM_BURST_ERROR_RESPONSE (-4).
+    assert got["errors"] == {"readonly": "-2", "unmapped": "-2", "short": "-4"}
+    # A target token while the MUX selects the sampler is refused, the state unchanged.
+    assert got["sync"] == {"refused": "1"}
+    assert got["regs refused"] == got["regs accept"]

@@ -14,7 +14,9 @@
 #include "device_command.hpp"
 #include "fpga_draft_accelerator.hpp"
 #include "gpu_proxy.hpp"
+#include "errors.hpp"
 #include "host_dma.hpp"
+#include "kvmu_registers.hpp"
 #include "pcie_link.hpp"
 
 using namespace cosim;
@@ -129,6 +131,70 @@ struct Bench : sc_core::sc_module {
     }
 };
 
+// The KVMU's register block on its own, driven by register accesses (the map in
+// docs/hardware.md); prints each read and each error response.
+struct RegisterBench : sc_core::sc_module {
+    tlm_utils::simple_initiator_socket<RegisterBench> socket{"socket"};
+
+    SC_HAS_PROCESS(RegisterBench);
+    explicit RegisterBench(sc_core::sc_module_name name) : sc_core::sc_module(name) { SC_THREAD(drive); }
+
+    tlm::tlm_response_status access(tlm::tlm_command command, uint64_t address, uint64_t& value,
+                                    unsigned length = 8) {
+        tlm::tlm_generic_payload p;
+        p.set_command(command);
+        p.set_address(address);
+        p.set_data_ptr(reinterpret_cast<unsigned char*>(&value));
+        p.set_data_length(length);
+        p.set_streaming_width(length);
+        sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+        socket->b_transport(p, delay);
+        return p.get_response_status();
+    }
+    void write(KvmuRegister reg, uint64_t value) { access(tlm::TLM_WRITE_COMMAND, static_cast<uint64_t>(reg), value); }
+    uint64_t read(KvmuRegister reg) {
+        uint64_t value = 0;
+        access(tlm::TLM_READ_COMMAND, static_cast<uint64_t>(reg), value);
+        return value;
+    }
+    void show(const char* after) {
+        std::printf("regs %s valid=%llu curr=%llu ahead=%llu mode=%llu mux=%llu nmarks=%llu mark0=%llu\n", after,
+                    static_cast<unsigned long long>(read(KvmuRegister::valid)),
+                    static_cast<unsigned long long>(read(KvmuRegister::curr)),
+                    static_cast<unsigned long long>(read(KvmuRegister::ahead)),
+                    static_cast<unsigned long long>(read(KvmuRegister::mode)),
+                    static_cast<unsigned long long>(read(KvmuRegister::mux)),
+                    static_cast<unsigned long long>(read(KvmuRegister::n_marks)),
+                    static_cast<unsigned long long>(read(KvmuRegister::mark0)));
+    }
+
+    void drive() {
+        write(KvmuRegister::depth, 2);
+        write(KvmuRegister::arg, 50);
+        write(KvmuRegister::cmd, 1);  // initialize
+        show("initialize");
+        write(KvmuRegister::cmd, 2);  // begin speculation
+        write(KvmuRegister::spec, 3);
+        write(KvmuRegister::cmd, 3);  // end step
+        write(KvmuRegister::spec, 2);
+        write(KvmuRegister::cmd, 3);  // end of a step-ahead step
+        show("two_steps");
+        write(KvmuRegister::cmd, 4);  // accept
+        show("accept");
+        uint64_t v = 7;
+        std::printf("errors readonly=%d unmapped=%d short=%d\n",
+                    access(tlm::TLM_WRITE_COMMAND, static_cast<uint64_t>(KvmuRegister::valid), v),
+                    access(tlm::TLM_READ_COMMAND, 0x1000, v), access(tlm::TLM_READ_COMMAND, 0x0, v, 4));
+        try {
+            write(KvmuRegister::sync, 1);  // a target token while the MUX selects the sampler
+            std::printf("sync accepted\n");
+        } catch (const KvmuError&) {
+            std::printf("sync refused=1\n");
+        }
+        show("refused");
+    }
+};
+
 }  // namespace
 
 int sc_main(int argc, char* argv[]) {
@@ -173,6 +239,9 @@ int sc_main(int argc, char* argv[]) {
     bench.to_fpga.bind(link.upstream);
     bench.to_gpu.bind(gpu.host);
     bench.to_gpu_abort.bind(link.upstream);
+    KvmuRegisters regs("regs", make_kvmu(fp.kvmu, "regs", 1024));
+    RegisterBench reg_bench("reg_bench");
+    reg_bench.socket.bind(regs.socket);
     sc_core::sc_start();
     return bench.failed ? 1 : 0;
 }
