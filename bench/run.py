@@ -1,12 +1,16 @@
 """The performance benchmark of the whole simulator, in one go.
 
-    .venv/bin/python bench/run.py [--json out.json] [--quick]
+    .venv/bin/python bench/run.py [--json out.json] [--quick] [--core] [--before DIR]
 
-1. the kernel floor: b_transport + wait per transaction, no model (events/s);
+1. the kernel floor: b_transport + wait per transaction, no model (events/s), and
+   heteroreason's tokens per second, events per token and floor ratio on GROWTH_BASE
+   problems (bench/core.py, in a fresh process each time; with `--before DIR`, an earlier
+   build's package in DIR is measured the same way, the two interleaved, so both figures
+   come from one run);
 2. heteroreason (U280 @ 200 MHz, Config 1) replaying 500 Math500-profile problems, VCD off;
 3. gpu-baseline on the same trace;
 4. run 2 with a VCD, and with a timeline;
-5. run 2 on 5,000 problems (growth);
+5. growth: heteroreason on GROWTH_BASE and on 10x as many problems;
 6. a 16-point sweep on 1 worker and on 2 workers;
 7. `cosim report` with its defaults;
 9. serving: 10,000 Math500-profile requests at 1.4 requests/s (below the knee) on the
@@ -24,7 +28,9 @@
    500, 5,000 and 20,000 problems, rows streamed to disk as `cosim run` does:
    flat when the trace and the rows are streamed.
 
-Simulated tokens are the tokens the devices generate (drafted + target-decoded).
+The figures of 1, 5 and 6 are each the median of REPEATS timed runs of a second or more, so
+that their ratios repeat from run to run (`--core`: only these). Simulated tokens are the
+tokens the devices generate (drafted + target-decoded).
 Wall times of runs 2-5 are the SystemC run itself, measured in the worker;
 end-to-end times (fork, trace conversion, metrics) are reported beside them.
 """
@@ -35,6 +41,7 @@ import argparse
 import json
 import platform
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -45,6 +52,9 @@ import cosim
 from cosim.cli.report import run_report
 
 PROBLEMS = 500
+GROWTH_BASE = 16_000  # problems: a run of a second or more, the machine idle or busy
+SWEEP_PROBLEMS = 600  # per sweep point: each 16-point sweep lasts a second or more, idle or busy
+REPEATS = 3
 
 
 def timed(fn):
@@ -84,6 +94,35 @@ def memory_profile(sizes: tuple[int, ...]) -> dict[str, list[float]]:
     return {"problems": list(sizes), "parent_mb": parent, "worker_mb": worker}
 
 
+def median_of(fn, repeats: int = REPEATS) -> float:
+    return statistics.median(fn() for _ in range(repeats))
+
+
+def core_figures(before: str | None, problems: int) -> dict[str, float]:
+    """bench/core.py for this build and, with `before`, for that one, interleaved."""
+    script = Path(__file__).with_name("core.py")
+
+    def once(package: str | None) -> dict:
+        cmd = [sys.executable, str(script), "--problems", str(problems), "--repeats", "1"]
+        if package:
+            cmd += ["--package", package]
+        return json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True,
+                                         cwd=tempfile.gettempdir()).stdout.splitlines()[-1])
+
+    runs: dict[str, list[dict]] = {"": [], "before_": []}
+    for _ in range(REPEATS):
+        runs[""].append(once(None))
+        if before:
+            runs["before_"].append(once(before))
+    out: dict[str, float] = {}
+    for prefix, measured in runs.items():
+        if not measured:
+            continue
+        for key in ("floor_events_per_s", "tokens_per_s", "events_per_token", "floor_ratio", "run_wall_s"):
+            out[prefix + key] = statistics.median(m[key] for m in measured)
+    return out
+
+
 def tokens(result: cosim.Result) -> int:
     return result.summary["generated_tokens"]
 
@@ -92,15 +131,33 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", help="write the numbers to this file")
     parser.add_argument("--quick", action="store_true", help="a tenth of the sizes (a smoke run)")
+    parser.add_argument("--core", action="store_true", help="only the kernel floor, growth and the sweep")
+    parser.add_argument("--before", metavar="DIR",
+                        help="also measure the cosim package (with its built extension) in DIR")
     args = parser.parse_args()
     scale = 10 if args.quick else 1
     problems = PROBLEMS // scale
     out: dict[str, float | str] = {"machine": platform.machine(), "python": platform.python_version()}
 
-    floors = [cosim.standalone.kernel_floor(2_000_000 // scale, 10.0)["events_per_s"] for _ in range(3)]
-    out["floor_events_per_s"] = max(floors)
-
     hr = cosim.load_scenario("heteroreason-u280-200")
+    out.update(core_figures(args.before, GROWTH_BASE // scale))
+    base = cosim.trace.generate("math500", GROWTH_BASE // scale, seed=1)
+    big = cosim.trace.generate("math500", GROWTH_BASE * 10 // scale, seed=1)
+    # Each ratio is the median of REPEATS pairs run back to back, so that a change in the
+    # machine's load between runs moves both sides of a pair alike.
+    out["growth_10x"] = median_of(lambda: cosim.simulate(hr, big).wall_s / cosim.simulate(hr, base).wall_s)
+    grid = {"pcie.bandwidth_gbps": [2, 4, 8, 16], "fpga.clock_mhz": [150, 200, 250, 300]}
+    small = cosim.trace.generate("math500", max(SWEEP_PROBLEMS // scale, 10), seed=2)
+    pairs = [(timed(lambda: cosim.sweep(hr, small, grid, workers=1))[1],
+              timed(lambda: cosim.sweep(hr, small, grid, workers=2))[1]) for _ in range(REPEATS)]
+    one = statistics.median(p[0] for p in pairs)
+    two = statistics.median(p[1] for p in pairs)
+    out["sweep_1w_s"], out["sweep_2w_s"] = one, two
+    out["sweep_speedup_2w"] = statistics.median(p[0] / p[1] for p in pairs)
+    if args.core:
+        report(out, args.json)
+        return
+
     base = cosim.load_scenario("gpu-baseline")
     workload = cosim.trace.generate("math500", problems, seed=1)
     runs = [timed(lambda: cosim.simulate(hr, workload)) for _ in range(3)]
@@ -108,9 +165,7 @@ def main() -> None:
     out["tokens"] = tokens(run2)
     out["run2_wall_s"] = run2.wall_s
     out["run2_end_to_end_s"] = run2_e2e
-    out["tokens_per_s"] = tokens(run2) / run2.wall_s
-    out["events_per_token"] = run2.kernel_deltas / tokens(run2)
-    out["floor_ratio"] = out["tokens_per_s"] / out["floor_events_per_s"]
+    out["run2_tokens_per_s"] = tokens(run2) / run2.wall_s
 
     run3, run3_e2e = timed(lambda: cosim.simulate(base, workload))
     out["baseline_tokens_per_s"] = tokens(run3) / run3.wall_s
@@ -122,18 +177,6 @@ def main() -> None:
         run4t, run4t_e2e = timed(lambda: cosim.simulate(hr, workload, timeline=Path(tmp) / "run.json"))
     out["vcd_overhead"] = run4v.wall_s / run2.wall_s
     out["timeline_overhead"] = run4t_e2e / run2_e2e
-
-    big = cosim.trace.generate("math500", problems * 10, seed=1)
-    run5, run5_e2e = timed(lambda: cosim.simulate(hr, big))
-    out["growth_10x"] = run5.wall_s / run2.wall_s
-    out["growth_10x_end_to_end"] = run5_e2e / run2_e2e
-
-    grid = {"pcie.bandwidth_gbps": [2, 4, 8, 16], "fpga.clock_mhz": [150, 200, 250, 300]}
-    small = cosim.trace.generate("math500", max(problems // 5, 10), seed=2)
-    _, one = timed(lambda: cosim.sweep(hr, small, grid, workers=1))
-    _, two = timed(lambda: cosim.sweep(hr, small, grid, workers=2))
-    out["sweep_1w_s"], out["sweep_2w_s"] = one, two
-    out["sweep_speedup_2w"] = one / two
 
     with tempfile.TemporaryDirectory() as tmp:
         _, report_s = timed(lambda: run_report(300 // scale, 1, tmp))
@@ -182,10 +225,14 @@ def main() -> None:
     out["memory_growth_mb_per_1k"] = max(memory["parent_mb"][-1] - memory["parent_mb"][0],
                                          memory["worker_mb"][-1] - memory["worker_mb"][0]) / extra
 
+    report(out, args.json)
+
+
+def report(out: dict, json_path: str | None) -> None:
     for key, value in out.items():
         print(f"{key:26} {value:.4g}" if isinstance(value, float) else f"{key:26} {value}")
-    if args.json:
-        Path(args.json).write_text(json.dumps(out, indent=2))
+    if json_path:
+        Path(json_path).write_text(json.dumps(out, indent=2))
 
 
 if __name__ == "__main__":

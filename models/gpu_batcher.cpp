@@ -9,7 +9,8 @@
 namespace cosim {
 
 GpuBatcher::GpuBatcher(sc_core::sc_module_name name, const BatchingParams& params, Power& power)
-    : sc_core::sc_module(name), params_(params), power_(power) {
+    : sc_core::sc_module(name), socket("socket"), params_(params), power_(power) {
+    socket.register_b_transport(this, &GpuBatcher::b_transport);
     if (params.max_batch < 1) throw ConfigError(std::string(this->name()) + ": batching.max_batch must be >= 1");
     if (params.token_budget < 1) throw ConfigError(std::string(this->name()) + ": batching.token_budget must be >= 1");
     SC_HAS_PROCESS(GpuBatcher);
@@ -55,6 +56,31 @@ int64_t GpuBatcher::decode(const GpuTiming& timing, int64_t context, const std::
     energy_j += item->energy_j;
     if (work_ns != nullptr) *work_ns += item->work_ns;
     return item->done_tokens;
+}
+
+void GpuBatcher::b_transport(int /*initiator*/, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
+    DeviceCommand& c = command_of(trans);
+    const BatchModel* model = trans.get_extension<BatchModel>();
+    if (model == nullptr || model->timing == nullptr)
+        throw SimulationError(std::string(name()) + ": a batched command needs its BatchModel extension");
+    const int64_t n = command_count(trans);
+    sync_annotated(delay);
+    trans.set_response_status(tlm::TLM_OK_RESPONSE);
+    c.energy_j = 0.0;
+    c.work_ns = 0.0;
+    switch (command_op(trans)) {
+        case DeviceOp::gpu_prefill:
+        case DeviceOp::gpu_score:
+            c.ok = prefill(*model->timing, n, c.context, c.urgent || command_op(trans) == DeviceOp::gpu_score, c.abort,
+                           c.energy_j, &c.work_ns);
+            c.produced = c.ok ? n : 0;
+            return;
+        case DeviceOp::gpu_batch_decode:
+            c.produced = decode(*model->timing, c.context, c.next, c.abort, c.energy_j, &c.work_ns);
+            c.ok = !(c.abort != nullptr && c.abort->requested);
+            return;
+        default: trans.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE); return;
+    }
 }
 
 void GpuBatcher::run() {

@@ -20,8 +20,11 @@
 #include <vector>
 
 #include <systemc>
+#include <tlm>
+#include <tlm_utils/multi_passthrough_target_socket.h>
 
 #include "abort_signal.hpp"
+#include "device_command.hpp"
 #include "gpu_timing.hpp"
 #include "power.hpp"
 
@@ -37,8 +40,20 @@ struct BatchingParams {
     double kv_budget_bytes = std::numeric_limits<double>::infinity();
 };
 
+// Which model a batcher's command is for (the models on one GPU share its batcher).
+class BatchModel : public tlm::tlm_extension<BatchModel> {
+public:
+    const GpuTiming* timing = nullptr;
+    tlm::tlm_extension_base* clone() const override { return new BatchModel(*this); }
+    void copy_from(const tlm::tlm_extension_base& other) override { *this = static_cast<const BatchModel&>(other); }
+};
+
 class GpuBatcher : public sc_core::sc_module {
 public:
+    // The GPU proxies' work (DeviceCommand gpu_prefill, gpu_score, gpu_batch_decode, with a
+    // BatchModel): each a blocking transaction that returns when its work left the batch.
+    tlm_utils::multi_passthrough_target_socket_optional<GpuBatcher> socket;
+
     GpuBatcher(sc_core::sc_module_name name, const BatchingParams& params, Power& power);
 
     // Blocking, from a request's job thread: prefills `tokens` after `context` of the model
@@ -80,6 +95,7 @@ private:
     using ItemPtr = std::shared_ptr<Item>;
 
     bool join_and_wait(const ItemPtr& item, AbortSignal* abort);
+    void b_transport(int initiator, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
     void run();
 
     BatchingParams params_;

@@ -2,6 +2,7 @@
 #include "gpu_proxy.hpp"
 
 #include <algorithm>
+#include <vector>
 
 #include "errors.hpp"
 
@@ -16,6 +17,8 @@ HbmParams memory_params(const GpuParams& p) {
 GpuProxy::GpuProxy(sc_core::sc_module_name name, const GpuParams& params, const ModelSpec& model,
                    const PowerParams& power, LatencyProfile profile)
     : sc_core::sc_module(name),
+      host("host"),
+      batcher_port("batcher_port"),
       timing_(this->name(), params, model, std::move(profile)),
       memory_(std::string(this->name()) + ".memory", memory_params(params)),
       own_power_(std::make_unique<Power>(this->name(), power)),
@@ -26,6 +29,8 @@ GpuProxy::GpuProxy(sc_core::sc_module_name name, const GpuParams& params, const 
 GpuProxy::GpuProxy(sc_core::sc_module_name name, const GpuParams& params, const ModelSpec& model,
                    Power& shared_power, LatencyProfile profile)
     : sc_core::sc_module(name),
+      host("host"),
+      batcher_port("batcher_port"),
       timing_(this->name(), params, model, std::move(profile)),
       memory_(std::string(this->name()) + ".memory", memory_params(params)),
       power_(&shared_power) {
@@ -33,6 +38,7 @@ GpuProxy::GpuProxy(sc_core::sc_module_name name, const GpuParams& params, const 
 }
 
 void GpuProxy::init() {
+    host.register_b_transport(this, &GpuProxy::b_transport);
     memory_.allocate("weights", model().params * params().weight_bytes_per_param);
     const auto reserve = static_cast<double>(model().kv_reserve(name(), params().kv_reserve_tokens));
     memory_.allocate("kv_cache", reserve * kv_bytes_per_token());
@@ -50,11 +56,14 @@ bool GpuProxy::prefill(int64_t tokens, int64_t context, AbortSignal* abort, bool
     if (batcher_ != nullptr) {
         // Requests that share this GPU wait in the batcher at once: each keeps its own share
         // until it returns, and only then makes it the last operation's.
-        double energy_j = 0.0;
-        double work_ns = 0.0;
-        done = batcher_->prefill(timing_, tokens, context, urgent, abort, energy_j, &work_ns);
-        last_energy_j_ = energy_j;
-        last_work_ns_ = work_ns;
+        DeviceCommand c;
+        c.context = context;
+        c.abort = abort;
+        c.urgent = urgent;
+        to_batcher(DeviceOp::gpu_prefill, tokens, c);
+        done = c.ok;
+        last_energy_j_ = c.energy_j;
+        last_work_ns_ = c.work_ns;
     } else {
         const double start = now_ns();
         power_->set_state(PowerState::prefill);
@@ -83,6 +92,99 @@ int64_t GpuProxy::decode(int64_t tokens, int64_t context, AbortSignal* abort) {
     }
     power_->set_state(PowerState::idle);
     return decoded;
+}
+
+void GpuProxy::set_batcher(GpuBatcher* batcher) {
+    if (batcher == nullptr) return;
+    if (batcher_ != nullptr) throw SimulationError(std::string(name()) + ": a GPU is bound to one batcher, once");
+    batcher_ = batcher;
+    batcher_port.bind(batcher->socket);
+}
+
+void GpuProxy::to_batcher(DeviceOp op, int64_t count, DeviceCommand& c) {
+    CommandPayload call(op, count, c);
+    BatchModel model;
+    model.timing = &timing_;
+    call.payload.set_extension(&model);
+    sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+    batcher_port->b_transport(call.payload, delay);
+    call.payload.clear_extension(&model);
+}
+
+int64_t GpuProxy::decode_run(DecodeRun& run, int64_t context, AbortSignal* abort) {
+    int64_t decoded = 0;
+    uint64_t head_start = 0;  // kernel time units already spent on the token under way
+    power_->set_state(PowerState::decode);
+    while (run.generated < run.limit) {
+        // One wait up to the limit, cut short by an abort or by the host changing the
+        // limit or asking for the stream; a stream is told when each token will be done.
+        std::vector<double> durations;
+        for (int64_t i = run.generated; i < run.limit; ++i) durations.push_back(decode_token_ns(context + i));
+        if (run.streaming) {
+            run.schedule = token_ends(durations, head_start);
+            run.scheduled_from = run.generated;
+            run.token.notify(sc_core::SC_ZERO_TIME);
+        }
+        const TokenRun part = wait_tokens(durations, head_start, abort, &run.retune);
+        run.generated += part.completed;
+        decoded += part.completed;
+        head_start = part.completed == static_cast<int64_t>(durations.size()) ? 0 : part.partial_units;
+        if (part.completed > 0 && run.streaming) run.token.notify(sc_core::SC_ZERO_TIME);
+        if (part.aborted) break;
+    }
+    power_->set_state(PowerState::idle);
+    tokens_decoded_ += decoded;
+    return decoded;
+}
+
+int64_t GpuProxy::batch_decode(int64_t context, const std::function<bool()>& next, AbortSignal* abort,
+                               double& energy_j, double& work_ns) {
+    if (batcher_ == nullptr) throw SimulationError(std::string(name()) + ": a batched decode needs a batcher");
+    DeviceCommand c;
+    c.context = context;
+    c.abort = abort;
+    c.next = next;
+    to_batcher(DeviceOp::gpu_batch_decode, 1, c);
+    energy_j += c.energy_j;
+    work_ns += c.work_ns;
+    return c.produced;
+}
+
+void GpuProxy::b_transport(int /*initiator*/, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
+    DeviceCommand& c = command_of(trans);
+    const int64_t n = command_count(trans);
+    trans.set_response_status(tlm::TLM_OK_RESPONSE);
+    switch (command_op(trans)) {
+        case DeviceOp::gpu_prefill:
+        case DeviceOp::gpu_score:
+            sync_annotated(delay);
+            c.ok = prefill(n, c.context, c.abort, c.urgent || command_op(trans) == DeviceOp::gpu_score);
+            c.produced = c.ok ? n : 0;
+            c.energy_j = last_energy_j_;
+            c.work_ns = last_work_ns_;
+            return;
+        case DeviceOp::gpu_decode:
+            sync_annotated(delay);
+            c.produced = decode(n, c.context, c.abort);
+            c.ok = c.produced == n;
+            return;
+        case DeviceOp::gpu_decode_run:
+            if (c.run == nullptr) throw SimulationError(std::string(name()) + ": a decode run needs its DecodeRun");
+            sync_annotated(delay);
+            c.produced = decode_run(*c.run, c.context, c.abort);
+            c.ok = !(c.abort != nullptr && c.abort->requested);
+            return;
+        case DeviceOp::gpu_batch_decode:
+            sync_annotated(delay);
+            c.energy_j = 0.0;
+            c.work_ns = 0.0;
+            c.produced = batch_decode(c.context, c.next, c.abort, c.energy_j, c.work_ns);
+            return;
+        case DeviceOp::gpu_abort:
+            if (c.abort != nullptr) c.abort->request();
+            return;
+        default: trans.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE); return;
+    }
 }
 
 }  // namespace cosim

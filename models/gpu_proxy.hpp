@@ -1,13 +1,23 @@
 #pragma once
 // One model served on one GPU, batch size 1: its timing (GpuTiming: the
 // roofline with launch overheads, or a measured profile), its memory and power.
+// TLM-2.0: the host's commands arrive on `host` (DeviceCommand: gpu_prefill, gpu_decode,
+// gpu_score, gpu_abort, gpu_batch_decode, gpu_decode_run), one blocking transaction per
+// command; with a
+// batcher, the work goes on through `batcher_port` to the GPU's GpuBatcher.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
 #include <systemc>
+#include <tlm>
+#include <tlm_utils/multi_passthrough_target_socket.h>
+#include <tlm_utils/simple_initiator_socket.h>
 
 #include "abort_signal.hpp"
+#include "decode_run.hpp"
+#include "device_command.hpp"
 #include "gpu_batcher.hpp"
 #include "gpu_timing.hpp"
 #include "hbm.hpp"
@@ -19,6 +29,9 @@ namespace cosim {
 
 class GpuProxy : public sc_core::sc_module {
 public:
+    tlm_utils::multi_passthrough_target_socket_optional<GpuProxy> host;
+    tlm_utils::simple_initiator_socket_optional<GpuProxy> batcher_port;
+
     GpuProxy(sc_core::sc_module_name name, const GpuParams& params, const ModelSpec& model, const PowerParams& power,
              LatencyProfile profile = LatencyProfile());
     // A second model on a GPU that already has a proxy: shares that GPU's power meter
@@ -35,7 +48,7 @@ public:
 
     // Serving with iteration-level batching: this GPU's work goes through `batcher`
     // (shared by the models on one GPU), which times and powers it.
-    void set_batcher(GpuBatcher* batcher) { batcher_ = batcher; }
+    void set_batcher(GpuBatcher* batcher);
     GpuBatcher* batcher() const { return batcher_; }
     // The energy the last blocking operation drew for its caller (its share of each
     // batched iteration; watts x time when not batched): read it before waiting again.
@@ -51,6 +64,14 @@ public:
     // Decodes `tokens` tokens after `context`; token_ready is notified after each.
     // An abort stops it at once; returns the tokens decoded.
     int64_t decode(int64_t tokens, int64_t context, AbortSignal* abort = nullptr);
+    // Batched: decodes a token per iteration from `context` on while `next()` says so (see
+    // GpuBatcher::decode); `energy_j` and `work_ns` gain this work's share. Returns the tokens.
+    // A target run the host follows: decodes from `context` on up to run.limit as it stands,
+    // one wait for all the tokens, cut short by an abort or by the host retuning the run;
+    // publishes the tokens' schedule while the host streams them. Returns the tokens decoded.
+    int64_t decode_run(DecodeRun& run, int64_t context, AbortSignal* abort);
+    int64_t batch_decode(int64_t context, const std::function<bool()>& next, AbortSignal* abort, double& energy_j,
+                         double& work_ns);
 
     sc_core::sc_event token_ready;  // notified per decoded token once enabled
     void enable_token_events() { token_events_ = true; }
@@ -65,6 +86,9 @@ public:
 
 private:
     void init();
+    void b_transport(int initiator, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
+    // One command to the batcher; `c` gets its answer.
+    void to_batcher(DeviceOp op, int64_t count, DeviceCommand& c);
 
     GpuTiming timing_;
     Hbm memory_;

@@ -74,7 +74,8 @@ void LinkBookings::occupy(size_t at, uint64_t start, uint64_t end) {
 }
 
 PcieLink::PcieLink(sc_core::sc_module_name name, const PcieLinkParams& params)
-    : sc_core::sc_module(name), socket("socket"), params_(params) {
+    : sc_core::sc_module(name), socket("socket"), upstream("upstream"), downstream("downstream"), params_(params) {
+    upstream.register_b_transport(this, &PcieLink::forward);
     params_.validate(std::string(this->name()));
     socket.register_b_transport(this, &PcieLink::b_transport);
 }
@@ -97,6 +98,19 @@ void PcieLink::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& de
     busy_ns_[d] += duration_ns;
     delay = sc_core::sc_time::from_value(end - now);
     trans.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+void PcieLink::forward(int /*initiator*/, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
+    const uint64_t address = trans.get_address();
+    const auto port = static_cast<int>(address >> kPcieRouteShift);
+    if (port >= attached_) {
+        trans.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+        return;
+    }
+    ++commands_;
+    trans.set_address(address & (pcie_route(1) - 1));
+    downstream[port]->b_transport(trans, delay);
+    trans.set_address(address);
 }
 
 }  // namespace cosim

@@ -19,6 +19,8 @@
 
 #include <systemc>
 #include <tlm>
+#include <tlm_utils/multi_passthrough_initiator_socket.h>
+#include <tlm_utils/multi_passthrough_target_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 
 #include "param_rules.hpp"
@@ -59,11 +61,32 @@ private:
     size_t head_ = 0;
 };
 
+// The interconnect's routing: a device command's address carries the port of its device
+// on the link in its top byte (pcie_route), its offset in the device's map below.
+constexpr int kPcieRouteShift = 56;
+constexpr uint64_t pcie_route(int port) { return static_cast<uint64_t>(port) << kPcieRouteShift; }
+
 class PcieLink : public sc_core::sc_module {
 public:
+    // Data transfers (the host's HostDma): booked per direction as above.
     tlm_utils::simple_target_socket<PcieLink> socket;
+    // The interconnect: the host's device commands arrive on `upstream` and go on through
+    // `downstream` to the device whose port their address's top byte names, the route
+    // stripped on the way (as a bus decodes an address). A forwarded command adds no
+    // time of its own: its bytes on the wire are the control transfer the host posts on
+    // `socket`, booked with the link's serialisation like any transfer.
+    tlm_utils::multi_passthrough_target_socket_optional<PcieLink> upstream;
+    tlm_utils::multi_passthrough_initiator_socket_optional<PcieLink> downstream;
 
     PcieLink(sc_core::sc_module_name name, const PcieLinkParams& params);
+
+    // Puts a device behind the link (binds `device` to `downstream`); returns its route.
+    template <typename TargetSocket>
+    uint64_t attach(TargetSocket& device) {
+        downstream.bind(device);
+        return pcie_route(attached_++);
+    }
+    uint64_t commands() const { return commands_; }
 
     const PcieLinkParams& params() const { return params_; }
     uint64_t bytes(LinkDirection dir) const { return bytes_[index(dir)]; }
@@ -75,8 +98,11 @@ public:
 private:
     static int index(LinkDirection dir) { return static_cast<int>(dir); }
     void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
+    void forward(int initiator, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
 
     PcieLinkParams params_;
+    int attached_ = 0;
+    uint64_t commands_ = 0;
     std::array<LinkBookings, kLinkDirectionCount> booked_{};
     std::array<uint64_t, kLinkDirectionCount> last_start_{};
     std::array<uint64_t, kLinkDirectionCount> bytes_{};

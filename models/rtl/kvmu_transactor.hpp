@@ -1,17 +1,18 @@
 #pragma once
-// Pin-level driver of the KVMU's RTL (rtl/kvmu.v, Verilated into a SystemC
-// module): each KVMU operation becomes the clock cycles of the block's
-// interface, and the answer is read back from its output pins.
+// Pin-level driver of the KVMU's RTL (rtl/kvmu.v, Verilated as a C++ model):
+// each KVMU operation becomes the clock cycles of the block's interface, and the
+// answer is read back from its output ports.
 //
 // The block is clocked on demand: one rising edge per command or written token,
-// evaluated at once, in zero simulated time, so that the operation's result is
+// evaluated at once through Verilator's public API (write the input ports, eval(),
+// read the output ports), in zero simulated time, so that the operation's result is
 // there when it returns, as the behavioural model's is. (A KVMU update is one
 // kernel clock cycle, a few nanoseconds, against the milliseconds of a token;
-// the timing model keeps it off the timing path either way.) The pins are
-// channels bound to the Verilated module's ports; trace() puts them in a VCD.
+// the timing model keeps it off the timing path either way.) trace() puts the
+// ports in a VCD, sampled at the end of each simulated instant.
 //
-// This is the part a register-block wrapper (a TLM target socket in front of
-// the KVMU) reuses: register writes map onto command() and write_tokens().
+// RtlKvmu wraps it as a Kvmu, and the accelerator's KvmuRegisters target socket sits
+// in front of that: register writes map onto command() and write_tokens().
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -62,13 +63,14 @@ public:
     // Every pin, under `scope` (e.g. "kvmu_rtl.valid_ptr"), and the cycle count.
     void trace(sc_core::sc_trace_file* file, const std::string& scope) const;
 
-    struct Pins;  // the channels on the block's ports and the block (the .cpp defines it)
+    struct Pins;  // the Verilated block and its ports (the .cpp defines it)
 
 private:
     KvmuRefusal cycle(uint32_t command, uint64_t arg, bool tok_we, bool tok_pcie);
 
     std::unique_ptr<Pins> pins_;
     uint64_t cycles_ = 0;
+    bool rst_n_ = true;
 };
 
 }  // namespace cosim

@@ -1,5 +1,6 @@
 #include "cluster.hpp"
 
+#include <map>
 #include <string>
 
 #include "errors.hpp"
@@ -136,24 +137,42 @@ Cluster::Cluster(const SystemSpec& spec) {
         }
     }
 
+    // A device's route on its link, attached the first time a slot asks for it.
+    std::map<const sc_core::sc_module*, uint64_t> routes;
+    auto route = [&routes](PcieLink& link, const sc_core::sc_module& device, auto& socket) {
+        auto it = routes.find(&device);
+        if (it == routes.end()) it = routes.emplace(&device, link.attach(socket)).first;
+        return it->second;
+    };
     for (int s = 0; s < slots; ++s) {
         const int b = s % boards;
         const int p = s % shape.prm_devices;
         const int t = s % shape.target_devices;
+        const std::string port_name = device_name("draft_port", s, slots);
+        const size_t base_prm = static_cast<size_t>(boards);
+        const size_t base_target = base_prm + static_cast<size_t>(shape.prm_devices);
+        // The host's commands cross each device's PCIe link (its interconnect port).
+        PcieLink& draft_link = fabric_->interconnect(static_cast<size_t>(b));
+        PcieLink& prm_link = fabric_->interconnect(base_prm + static_cast<size_t>(p));
+        PcieLink& target_link = fabric_->interconnect(base_target + static_cast<size_t>(t));
         if (spec.draft_on_fpga && contexts > 1) {
             const std::string name = device_name("fpga", b, boards) + "_context" + std::to_string(s / boards);
             contexts_.push_back(std::make_unique<FpgaDraftAccelerator>(name.c_str(), spec.fpga, spec.hbm,
                                                                        spec.draft_model, *board_power_[b],
                                                                        spec.fpga_profile));
-            draft_units_.push_back(std::make_unique<DraftUnit>(*contexts_.back()));
+            FpgaDraftAccelerator& fpga = *contexts_.back();
+            draft_units_.push_back(std::make_unique<DraftUnit>(port_name.c_str(), fpga, &draft_link,
+                                                               route(draft_link, fpga, fpga.host)));
         } else if (spec.draft_on_fpga) {
-            draft_units_.push_back(std::make_unique<DraftUnit>(*contexts_[static_cast<size_t>(b)]));
+            FpgaDraftAccelerator& fpga = *contexts_[static_cast<size_t>(b)];
+            draft_units_.push_back(std::make_unique<DraftUnit>(port_name.c_str(), fpga, &draft_link,
+                                                               route(draft_link, fpga, fpga.host)));
         } else {
-            draft_units_.push_back(std::make_unique<DraftUnit>(*draft_gpu_[static_cast<size_t>(b)]));
+            GpuProxy& gpu = *draft_gpu_[static_cast<size_t>(b)];
+            draft_units_.push_back(std::make_unique<DraftUnit>(port_name.c_str(), gpu, &draft_link,
+                                                               route(draft_link, gpu, gpu.host)));
         }
         logs_.push_back(std::make_unique<ActivityLog>());
-        const size_t base_prm = static_cast<size_t>(boards);
-        const size_t base_target = base_prm + static_cast<size_t>(shape.prm_devices);
         ports_.push_back(std::make_unique<FabricPort>(
             *fabric_, *logs_.back(),
             std::array<size_t, 3>{static_cast<size_t>(b), base_prm + static_cast<size_t>(p),
@@ -164,6 +183,11 @@ Cluster::Cluster(const SystemSpec& spec) {
         d.prm = prm_gpu_[static_cast<size_t>(p)];
         d.target = target_gpu_[static_cast<size_t>(t)];
         d.draft_on_target = spec.draft_on_fpga ? helper_gpu_[static_cast<size_t>(t)] : nullptr;
+        d.prm_link = &prm_link;
+        d.prm_route = route(prm_link, *d.prm, d.prm->host);
+        d.target_link = &target_link;
+        d.target_route = route(target_link, *d.target, d.target->host);
+        if (d.draft_on_target) d.helper_route = route(target_link, *d.draft_on_target, d.draft_on_target->host);
         d.draft_server = draft_server_[static_cast<size_t>(b)];
         d.prm_server = prm_server_[static_cast<size_t>(p)];
         d.target_server = target_server_[static_cast<size_t>(t)];

@@ -6,10 +6,56 @@
 
 namespace cosim {
 
-DraftUnit::DraftUnit(FpgaDraftAccelerator& fpga) : fpga_(&fpga) {}
+DraftUnit::DraftUnit(sc_core::sc_module_name name, FpgaDraftAccelerator& fpga, PcieLink* link, uint64_t route)
+    : sc_core::sc_module(name), port("port"), route_(route), fpga_(&fpga) {
+    if (link != nullptr) port.bind(link->upstream);
+    else port.bind(fpga.host);
+}
 
-DraftUnit::DraftUnit(GpuProxy& gpu)
-    : gpu_(&gpu), gpu_kvmu_(std::make_unique<KvmuModel>(gpu.name(), gpu.model().context_window)) {}
+DraftUnit::DraftUnit(sc_core::sc_module_name name, GpuProxy& gpu, PcieLink* link, uint64_t route)
+    : sc_core::sc_module(name),
+      port("port"),
+      route_(route),
+      gpu_(&gpu),
+      gpu_kvmu_(std::make_unique<KvmuModel>(gpu.name(), gpu.model().context_window)) {
+    if (link != nullptr) port.bind(link->upstream);
+    else port.bind(gpu.host);
+}
+
+void DraftUnit::verdict(Verdict verdict, int64_t position) {
+    if (fpga_) {
+        DeviceCommand c;
+        c.verdict = verdict;
+        send(DeviceOp::verdict, position, c);
+        return;
+    }
+    if (verdict == Verdict::accept) gpu_kvmu_->accept();
+    else if (verdict == Verdict::reject) gpu_kvmu_->rollback();
+    else gpu_kvmu_->initialize(position);
+}
+
+void DraftUnit::set_depth(int32_t depth) {
+    if (fpga_) send(DeviceOp::set_depth, depth);
+    else gpu_kvmu_->set_depth(depth);
+}
+
+void DraftUnit::gpu_batch_decode(int64_t context, std::function<bool()> next, AbortSignal* abort) {
+    DeviceCommand c;
+    c.context = context;
+    c.abort = abort;
+    c.next = std::move(next);
+    send(DeviceOp::gpu_batch_decode, 1, c);
+    last_energy_j_ += c.energy_j;
+    last_work_ns_ += c.work_ns;
+}
+
+void DraftUnit::gpu_prefill(int64_t tokens, int64_t context) {
+    DeviceCommand c;
+    c.context = context;
+    send(DeviceOp::gpu_prefill, tokens, c);
+    last_energy_j_ = c.energy_j;
+    last_work_ns_ = c.work_ns;
+}
 
 Power& DraftUnit::power() { return fpga_ ? fpga_->power() : gpu_->power(); }
 
@@ -29,7 +75,7 @@ double DraftUnit::request_overhead_ns() const { return gpu_ ? gpu_->params().req
 
 void DraftUnit::load(int64_t tokens) {
     if (fpga_) {
-        fpga_->load_context(tokens);
+        send(DeviceOp::load_context, tokens);
         return;
     }
     gpu_kvmu_->clear();
@@ -38,9 +84,7 @@ void DraftUnit::load(int64_t tokens) {
 
 void DraftUnit::prefill_prompt(int64_t tokens) {
     if (batched()) {
-        gpu_->prefill(tokens, 0);
-        last_energy_j_ = gpu_->last_energy_j();
-        last_work_ns_ = gpu_->last_work_ns();
+        gpu_prefill(tokens, 0);
         load(tokens);
         return;
     }
@@ -52,7 +96,12 @@ void DraftUnit::prefill_prompt(int64_t tokens) {
 }
 
 int64_t DraftUnit::draft(int64_t tokens, AbortSignal* abort) {
-    if (fpga_) return fpga_->decode_step(tokens, abort);
+    if (fpga_) {
+        DeviceCommand c;
+        c.abort = abort;
+        send(DeviceOp::draft_step, tokens, c);
+        return c.produced;
+    }
     Kvmu& k = *gpu_kvmu_;
     if (k.mux() == MuxSource::pcie) k.begin_speculation();
     const int64_t start = k.pointers().ahead;
@@ -65,7 +114,7 @@ int64_t DraftUnit::draft(int64_t tokens, AbortSignal* abort) {
             ++written;
             return written < tokens && !(abort != nullptr && abort->requested);
         };
-        gpu_->batcher()->decode(gpu_->timing(), start, next, abort, last_energy_j_, &last_work_ns_);
+        gpu_batch_decode(start, next, abort);
         if (written == tokens) k.end_step();
         return written;
     }
@@ -90,31 +139,28 @@ int64_t DraftUnit::draft(int64_t tokens, AbortSignal* abort) {
 }
 
 void DraftUnit::settle() {
-    if (fpga_) fpga_->settle_draft();
+    if (fpga_) send(DeviceOp::settle, 0);
     else gpu_kvmu_->speculate_tokens(gpu_in_flight_.take_due(std::numeric_limits<int64_t>::max()));
 }
 
 void DraftUnit::record_syncs(int64_t passes) {
-    if (fpga_) fpga_->record_syncs(passes);
+    if (fpga_) send(DeviceOp::sync_tokens, passes);
     else gpu_kvmu_->sync_tokens(passes);
 }
 
 void DraftUnit::sync_batched() {
     last_energy_j_ = 0.0;
     last_work_ns_ = 0.0;
-    gpu_->batcher()->decode(gpu_->timing(), position(), [] { return false; }, nullptr, last_energy_j_,
-                            &last_work_ns_);
+    gpu_batch_decode(position(), [] { return false; }, nullptr);
     record_syncs(1);
 }
 
 void DraftUnit::prefill(int64_t tokens) {
     if (fpga_) {
-        fpga_->prefill_local(tokens);
+        send(DeviceOp::prefill, tokens);
         return;
     }
-    gpu_->prefill(tokens, gpu_kvmu_->pointers().ahead);
-    last_energy_j_ = gpu_->last_energy_j();
-    last_work_ns_ = gpu_->last_work_ns();
+    gpu_prefill(tokens, gpu_kvmu_->pointers().ahead);
     gpu_kvmu_->sync_tokens(tokens);
 }
 

@@ -2,26 +2,46 @@
 // The draft device of a system, whichever it is: the FPGA accelerator (with its
 // KVMU) or a GPU serving the draft model (its prefix cache tracked by the same
 // pointer rules). Its operations block the calling SystemC thread.
+// It is the host's initiator towards the draft device: every FPGA operation is one command
+// (DeviceCommand) through `port` to the accelerator's `host` socket; a GPU draft's prefill
+// and batched decode are commands to the GPU's `host` socket.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
+
 #include "abort_signal.hpp"
+#include "device_command.hpp"
 #include "fpga_draft_accelerator.hpp"
 #include "gpu_proxy.hpp"
 #include "kvmu.hpp"
 #include "kvmu_model.hpp"
+#include "pcie_link.hpp"
 #include "power.hpp"
 
 namespace cosim {
 
-class DraftUnit {
+class DraftUnit : public sc_core::sc_module {
 public:
-    explicit DraftUnit(FpgaDraftAccelerator& fpga);
-    explicit DraftUnit(GpuProxy& gpu);
+    tlm_utils::simple_initiator_socket<DraftUnit> port;
+
+    // Bound to the device's `host` socket through `link` (the PCIe interconnect), where the
+    // device's route is `route` (PcieLink::attach); without a link, to the device directly.
+    DraftUnit(sc_core::sc_module_name name, FpgaDraftAccelerator& fpga, PcieLink* link = nullptr,
+              uint64_t route = 0);
+    DraftUnit(sc_core::sc_module_name name, GpuProxy& gpu, PcieLink* link = nullptr, uint64_t route = 0);
 
     bool on_fpga() const { return fpga_ != nullptr; }
+    // The KVMU's state (reads, observers); it changes through the commands below.
     Kvmu& kvmu() { return fpga_ ? fpga_->kvmu() : *gpu_kvmu_; }
+    // Verdicts and set-up, as commands: the step under verification accepted or rejected,
+    // a backtrack to `position`, the step-ahead depth.
+    void verdict(Verdict verdict, int64_t position = 0);
+    void set_depth(int32_t depth);
     Power& power();
     int64_t position() { return kvmu().pointers().ahead; }
     double token_ns(int64_t context) const;
@@ -56,6 +76,17 @@ public:
     double last_work_ns() const { return last_work_ns_; }
 
 private:
+    void send(DeviceOp op, int64_t count, DeviceCommand& c) { send_command(port, op, count, c, route_); }
+    void send(DeviceOp op, int64_t count) {
+        DeviceCommand c;
+        send(op, count, c);
+    }
+    // A GPU draft's prefill through its socket; its energy and time become the last operation's.
+    void gpu_prefill(int64_t tokens, int64_t context);
+    // A GPU draft's decode in its GPU's iterations; its share is added to the last operation's.
+    void gpu_batch_decode(int64_t context, std::function<bool()> next, AbortSignal* abort);
+
+    uint64_t route_ = 0;
     FpgaDraftAccelerator* fpga_ = nullptr;
     GpuProxy* gpu_ = nullptr;
     std::unique_ptr<Kvmu> gpu_kvmu_;

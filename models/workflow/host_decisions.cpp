@@ -1,12 +1,12 @@
-// Live co-simulation on the host's side: the events of a problem made one at a time from
-// a policy's answers (decision_broker.hpp), in the order trace replay reads them, so that
-// a policy answering from a trace replays it exactly.
+// Live co-simulation on the host's side: what a policy's question says of the host's state,
+// and the switch from trace replay to live decisions (live_decisions.hpp).
 #include "sim_time.hpp"
 #include "host_orchestrator.hpp"
 
 #include <string>
 
 #include "errors.hpp"
+#include "live_decisions.hpp"
 
 namespace cosim {
 
@@ -23,67 +23,15 @@ void HostOrchestrator::fill(Decision& d, DecisionKind kind, int32_t step) const 
     d.states = {d_.draft->power().state(), d_.prm->power().state(), d_.target->power().state()};
 }
 
-bool HostOrchestrator::next_live(int64_t k) {
-    if (k == 0) live_.clear();
-    const int32_t step = static_cast<int32_t>(chain_.size()) + 1;
-    const TraceEvent* last = live_.empty() ? nullptr : &live_.back();
-    TraceEvent e;
-    if (last != nullptr && last->kind == EventKind::refine && !last->accepted) {
-        // The verdict let a failed refinement go: back to the step before it.
-        e.kind = EventKind::backtrack;
-        e.step = last->step - 1;
-    } else if (last != nullptr && ((last->kind == EventKind::draft && !last->accepted) ||
-                                   last->kind == EventKind::backtrack)) {
-        Decision d;
-        fill(d, DecisionKind::refine, step);
-        broker_->ask(d);
-        if (d.answer_tokens <= 0)
-            throw ConfigError("refine: the target's step " + std::to_string(step) + " needs at least one token, got " +
-                              std::to_string(d.answer_tokens));
-        e.kind = EventKind::refine;
-        e.step = step;
-        e.tokens = static_cast<int32_t>(d.answer_tokens);
-        e.scored = scored_refinements_;
-        e.accepted = !scored_refinements_;  // forward-only keeps every refinement unscored
-    } else {
-        Decision d;
-        fill(d, DecisionKind::draft, step);
-        if (!specs_.empty() && specs_.front().step == step) d.tokens = specs_.front().tokens;  // drafted ahead
-        broker_->ask(d);
-        if (d.answer_tokens <= 0) return false;  // the answer is complete
-        if (d.tokens > 0 && d.answer_tokens != d.tokens)
-            throw ConfigError("draft: step " + std::to_string(step) + " was drafted ahead with " +
-                              std::to_string(d.tokens) + " tokens, now answered " +
-                              std::to_string(d.answer_tokens) + "; a policy answers the same step the same way");
-        e.kind = EventKind::draft;
-        e.step = step;
-        e.tokens = static_cast<int32_t>(d.answer_tokens);
-    }
-    live_.push_back(e);
-    return true;
-}
-
-bool HostOrchestrator::keep(int64_t k, const TraceEvent& e) {
-    if (broker_ == nullptr) return e.accepted;
-    Decision d;
-    fill(d, DecisionKind::verdict, e.step);
-    d.of_refinement = e.kind == EventKind::refine;
-    d.tokens = e.tokens;
-    d.waited_ns = now_ns() - verdict_sent_ns_;
-    d.can_backtrack = d.of_refinement && d.backtracks < max_backtracks_ && e.step > 1;
-    broker_->ask(d);
-    // A refinement that cannot be backtracked over is kept, whatever the verdict.
-    const bool kept = d.answer_keep || (d.of_refinement && !d.can_backtrack);
-    live_[static_cast<size_t>(k)].accepted = kept;
-    return kept;
-}
-
-int64_t HostOrchestrator::ask_ahead(DecisionKind kind, int32_t step) {
-    Decision d;
-    fill(d, kind, step);
-    d.speculative = true;
-    broker_->ask(d);
-    return d.answer_tokens > 0 ? d.answer_tokens : 0;
+void HostOrchestrator::set_decisions(DecisionBroker* broker, int32_t max_backtracks, bool scored_refinements) {
+    HostState host;
+    host.describe = [this](Decision& d, DecisionKind kind, int32_t step) { fill(d, kind, step); };
+    host.steps_kept = [this] { return static_cast<int32_t>(chain_.size()); };
+    host.drafted_ahead = [this](int32_t step) -> int64_t {
+        return !specs_.empty() && specs_.front().step == step ? specs_.front().tokens : 0;
+    };
+    host.verdict_waited_ns = [this] { return now_ns() - verdict_sent_ns_; };
+    source_ = std::make_unique<LiveDecisions>(*broker, max_backtracks, scored_refinements, std::move(host));
 }
 
 }  // namespace cosim

@@ -98,7 +98,7 @@ TicketPtr HostOrchestrator::decode_job(const Run& r, std::vector<int64_t> deps, 
         if (fill > 0) {
             // Context it has not seen, and cached tokens of an earlier run: one parallel prefill.
             const double start = now_ns();
-            const bool done = target.prefill(fill, context + reused - fill, &t.abort);
+            const bool done = gpu_prefill(target, fill, context + reused - fill, &t.abort);
             after = {log_.add(Role::target, ActivityKind::target_prefill, step, start, now_ns(), fill, after,
                               target.power().params().prefill_w)};
             batched_energy(after.back(), target);
@@ -132,28 +132,12 @@ TicketPtr HostOrchestrator::decode_job(const Run& r, std::vector<int64_t> deps, 
 }
 
 int64_t HostOrchestrator::decode_alone(GpuProxy& target, RunState& live, int64_t context, Ticket& t) {
-    int64_t decoded = 0;
-    uint64_t head_start = 0;  // kernel time units already spent on the token under way
-    target.power().set_state(PowerState::decode);
-    while (live.generated < live.limit) {
-        // One wait up to the limit, cut short by an abort or by the host changing the
-        // limit or asking for the stream; a stream is told when each token will be done.
-        std::vector<double> durations;
-        for (int64_t i = live.generated; i < live.limit; ++i) durations.push_back(target.decode_token_ns(context + i));
-        if (live.streaming) {
-            live.schedule = token_ends(durations, head_start);
-            live.scheduled_from = live.generated;
-            live.token.notify(sc_core::SC_ZERO_TIME);
-        }
-        const TokenRun part = wait_tokens(durations, head_start, &t.abort, &live.retune);
-        live.generated += part.completed;
-        decoded += part.completed;
-        head_start = part.completed == static_cast<int64_t>(durations.size()) ? 0 : part.partial_units;
-        if (part.completed > 0 && live.streaming) live.token.notify(sc_core::SC_ZERO_TIME);
-        if (part.aborted) break;
-    }
-    target.power().set_state(PowerState::idle);
-    return decoded;
+    DeviceCommand c;
+    c.context = context;
+    c.abort = &t.abort;
+    c.run = &live;
+    send_command(port_to(target), DeviceOp::gpu_decode_run, 0, c, route_to(target));
+    return c.produced;
 }
 
 int64_t HostOrchestrator::decode_batched(GpuProxy& target, RunState& live, int64_t context, Ticket& t,
@@ -169,7 +153,7 @@ int64_t HostOrchestrator::decode_batched(GpuProxy& target, RunState& live, int64
         return live.generated < live.limit && !t.abort.requested;
     };
     while (live.generated < live.limit && !t.abort.requested)
-        target.batcher()->decode(target.timing(), context + live.generated, next, &t.abort, energy_j, &work_ns);
+        gpu_batch_decode(target, context + live.generated, next, &t.abort, energy_j, work_ns);
     return decoded;
 }
 
@@ -257,9 +241,8 @@ bool HostOrchestrator::request(Role role, double overhead_ns, double idle_w, int
 
 void HostOrchestrator::accept_if_written() {
     d_.draft->settle();
-    Kvmu& kvmu = d_.draft->kvmu();
-    if (accept_pending_ >= 0 && kvmu.pointers().curr >= accept_pending_) {
-        kvmu.accept();
+    if (accept_pending_ >= 0 && d_.draft->kvmu().pointers().curr >= accept_pending_) {
+        d_.draft->verdict(Verdict::accept);
         accept_pending_ = -1;
     }
 }
@@ -361,7 +344,7 @@ TicketPtr HostOrchestrator::verify(int64_t context, int64_t tokens, uint64_t rea
         std::vector<int64_t> after = deps;
         request(Role::prm, prm.params().request_overhead_ns, prm.power().params().idle_w, step, after);
         const double start = now_ns();
-        prm.prefill(fill, at, nullptr, true);
+        gpu_prefill(prm, fill, at, nullptr, true);
         t.activity = log_.add(Role::prm, ActivityKind::verify, step, start, now_ns(), fill, after,
                               prm.power().params().prefill_w);
         batched_energy(t.activity, prm);

@@ -7,20 +7,72 @@
 #include <vector>
 
 #include "errors.hpp"
+#include "trace_replay.hpp"
 
 namespace cosim {
 
 HostOrchestrator::HostOrchestrator(sc_core::sc_module_name name, const WorkflowOptions& options,
                                    const WorkflowDevices& devices, ActivityLog& log, RequestDispatcher& dispatcher,
                                    int slot)
-    : sc_core::sc_module(name), options_(options), d_(devices), log_(log), dispatcher_(dispatcher), slot_(slot) {
+    : sc_core::sc_module(name),
+      prm_port("prm_port"),
+      target_port("target_port"),
+      helper_port("helper_port"),
+      options_(options),
+      d_(devices),
+      log_(log),
+      dispatcher_(dispatcher),
+      slot_(slot),
+      source_(std::make_unique<TraceReplay>()) {
     SC_HAS_PROCESS(HostOrchestrator);
     SC_THREAD(run);
-    d_.draft->kvmu().set_depth(options_.sequential ? 0 : options_.step_ahead_depth);
+    auto bind = [](auto& port, GpuProxy* gpu, PcieLink* link) {
+        if (gpu == nullptr) return;
+        if (link != nullptr) port.bind(link->upstream);
+        else port.bind(gpu->host);
+    };
+    bind(prm_port, d_.prm, d_.prm_link);
+    bind(target_port, d_.target, d_.target_link);
+    bind(helper_port, d_.draft_on_target, d_.target_link);
+}
+
+tlm_utils::simple_initiator_socket_optional<HostOrchestrator>& HostOrchestrator::port_to(const GpuProxy& gpu) {
+    if (&gpu == d_.prm) return prm_port;
+    if (&gpu == d_.target) return target_port;
+    if (&gpu == d_.draft_on_target) return helper_port;
+    throw SimulationError(std::string(name()) + ": internal: " + gpu.name() + " is not one of this slot's GPUs");
+}
+
+uint64_t HostOrchestrator::route_to(const GpuProxy& gpu) const {
+    if (&gpu == d_.prm) return d_.prm_route;
+    if (&gpu == d_.target) return d_.target_route;
+    return d_.helper_route;
+}
+
+bool HostOrchestrator::gpu_prefill(GpuProxy& gpu, int64_t tokens, int64_t context, AbortSignal* abort, bool score) {
+    DeviceCommand c;
+    c.context = context;
+    c.abort = abort;
+    send_command(port_to(gpu), score ? DeviceOp::gpu_score : DeviceOp::gpu_prefill, tokens, c, route_to(gpu));
+    return c.ok;
+}
+
+int64_t HostOrchestrator::gpu_batch_decode(GpuProxy& gpu, int64_t context, std::function<bool()> next,
+                                           AbortSignal* abort, double& energy_j, double& work_ns) {
+    DeviceCommand c;
+    c.context = context;
+    c.abort = abort;
+    c.next = std::move(next);
+    send_command(port_to(gpu), DeviceOp::gpu_batch_decode, 1, c, route_to(gpu));
+    energy_j += c.energy_j;
+    work_ns += c.work_ns;
+    return c.produced;
 }
 
 void HostOrchestrator::run() {
     try {
+        // The host programs the draft device's step-ahead depth before its first command.
+        d_.draft->set_depth(options_.sequential ? 0 : options_.step_ahead_depth);
         Request request;
         while (dispatcher_.next(slot_, request)) {
             run_problem(request);
@@ -60,27 +112,9 @@ std::vector<int64_t> HostOrchestrator::chain_events() const {
     return events;
 }
 
-int64_t HostOrchestrator::lookahead_draft(int64_t k, int32_t step) {
-    if (broker_ != nullptr) return ask_ahead(DecisionKind::draft, step);
-    for (int64_t j = k + 1; j < event_end_; ++j) {
-        const TraceEvent& e = events_[j];
-        if (e.kind == EventKind::draft && e.step == step) return e.tokens;
-    }
-    return 0;
-}
+int64_t HostOrchestrator::lookahead_draft(int64_t k, int32_t step) { return source_->lookahead_draft(k, step); }
 
-int64_t HostOrchestrator::lookahead_refine(int64_t k, int32_t step) {
-    // The natural length of a target run for `step` from today's context: the
-    // refinement of that step the trace will ask for from the same context, if
-    // any; else the step's draft length as a proxy. Live, the policy says.
-    if (broker_ != nullptr) return ask_ahead(DecisionKind::refine, step);
-    for (int64_t j = k + 1; j < event_end_; ++j) {
-        const TraceEvent& e = events_[j];
-        if (e.kind == EventKind::refine && e.step == step) return e.tokens;
-        if (e.kind == EventKind::backtrack && e.step < step) break;  // the context of `step` changes
-    }
-    return lookahead_draft(k, step);
-}
+int64_t HostOrchestrator::lookahead_refine(int64_t k, int32_t step) { return source_->lookahead_refine(k, step); }
 
 // ---- the workflow -----------------------------------------------------------------------------
 
@@ -95,7 +129,7 @@ void HostOrchestrator::prompt_prefills() {
             std::vector<int64_t> after;
             request(role, gpu->params().request_overhead_ns, gpu->power().params().idle_w, 0, after);
             const double start = now_ns();
-            gpu->prefill(prompt, 0);
+            gpu_prefill(*gpu, prompt, 0);
             t.activity = log_.add(role, ActivityKind::prompt_prefill, 0, start, now_ns(), prompt, after,
                                   gpu->power().params().prefill_w);
             batched_energy(t.activity, *gpu);
@@ -114,7 +148,7 @@ void HostOrchestrator::phase1() {
             std::vector<int64_t> after;
             request(Role::target, helper->params().request_overhead_ns, helper->power().params().idle_w, 0, after);
             const double start = now_ns();
-            helper->prefill(prompt, 0);
+            gpu_prefill(*helper, prompt, 0);
             t.activity = log_.add(Role::target, ActivityKind::migrate, 0, start, now_ns(), prompt, after,
                                   helper->power().params().prefill_w);
             batched_energy(t.activity, *helper);
@@ -195,7 +229,7 @@ void HostOrchestrator::on_draft(int64_t k, const TraceEvent& e) {
         chain_.push_back(ChainStep{e.tokens, k});
         command_to_draft(v.activity, step);  // the pointer update needs no wait
         d_.draft->settle();                  // a step-ahead draft's tokens done so far are in the KV cache
-        d_.draft->kvmu().accept();
+        d_.draft->verdict(Verdict::accept);
         settled(k, step, v.activity);
         return;
     }
@@ -203,7 +237,7 @@ void HostOrchestrator::on_draft(int64_t k, const TraceEvent& e) {
     const Delivery cmd = command_to_draft(v.activity, step);
     at_least_units(cmd.arrival_units);
     abort_spec();
-    d_.draft->kvmu().rollback();
+    d_.draft->verdict(Verdict::reject);
     last_command_ = cmd.activity;
 }
 
@@ -308,7 +342,7 @@ void HostOrchestrator::on_backtrack(int64_t, const TraceEvent& e) {
     accept_pending_ = -1;
     chain_.pop_back();
     const int64_t position = context_len();
-    d_.draft->kvmu().initialize(position);
+    d_.draft->verdict(Verdict::backtrack, position);
     prm_cached_ = std::min(prm_cached_, position);
     target_cached_ = std::min(target_cached_, position);
     last_command_ = cmd.activity;
@@ -316,10 +350,8 @@ void HostOrchestrator::on_backtrack(int64_t, const TraceEvent& e) {
 
 void HostOrchestrator::run_problem(const Request& request) {
     problem_ = request.problem;
-    events_ = request.chunk->events.data();
     const auto index = static_cast<int32_t>(request.index);
     request_index_ = request.index;
-    event_end_ = problem_->first_event + problem_->events;
     log_.begin_problem(index);
     chain_.clear();
     prefetch_.clear();
@@ -337,12 +369,13 @@ void HostOrchestrator::run_problem(const Request& request) {
     pm.slot = slot_;
     for (int r = 0; r < 3; ++r) pm.devices[r] = d_.index[static_cast<size_t>(r)];
 
+    const int64_t first = source_->begin(*request.chunk, *problem_);
     phase1();
-    if (broker_ == nullptr) {
-        for (int64_t k = problem_->first_event; k < event_end_; ++k) handle(k, events_[k], index);
-    } else {
-        // Live: each event is made when it is due, from the policy's answers.
-        for (int64_t k = 0; next_live(k); ++k) handle(k, live_[static_cast<size_t>(k)], index);
+    // Live, each event is made when it is due (after phase 1), from the policy's answers.
+    for (int64_t k = first;; ++k) {
+        const TraceEvent* e = source_->event(k);
+        if (e == nullptr) break;
+        handle(k, *e, index);
     }
     finish_problem();
 }

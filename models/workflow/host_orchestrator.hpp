@@ -15,11 +15,15 @@
 #include <vector>
 
 #include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
 
 #include "activity_log.hpp"
 #include "decision_broker.hpp"
+#include "decode_run.hpp"
 #include "device_server.hpp"
 #include "draft_unit.hpp"
+#include "event_source.hpp"
 #include "gpu_proxy.hpp"
 #include "pcie_fabric.hpp"
 #include "problem_accounting.hpp"
@@ -38,6 +42,11 @@ struct WorkflowDevices {
     DeviceServer* prm_server = nullptr;
     DeviceServer* target_server = nullptr;
     FabricPort* fabric = nullptr;
+    // The PCIe links the host's commands to the PRM and the target GPU (and the draft model
+    // on it) cross, and the GPUs' routes on them (PcieLink::attach); null: bound directly.
+    PcieLink* prm_link = nullptr;
+    PcieLink* target_link = nullptr;
+    uint64_t prm_route = 0, target_route = 0, helper_route = 0;
     std::array<int32_t, 3> index{0, 0, 0};  // which draft device, PRM GPU and target GPU of their pools
     // Other slots use these devices too: a request's energy is then its activities'
     // (the devices' meters count everyone's work).
@@ -46,6 +55,13 @@ struct WorkflowDevices {
 
 class HostOrchestrator : public sc_core::sc_module {
 public:
+    // The host's initiators towards the GPUs' `host` sockets: the PRM, the target, and the
+    // draft model on the target GPU (FPGA systems' phase 1). The draft device is reached
+    // through its DraftUnit's port.
+    tlm_utils::simple_initiator_socket_optional<HostOrchestrator> prm_port;
+    tlm_utils::simple_initiator_socket_optional<HostOrchestrator> target_port;
+    tlm_utils::simple_initiator_socket_optional<HostOrchestrator> helper_port;
+
     HostOrchestrator(sc_core::sc_module_name name, const WorkflowOptions& options, const WorkflowDevices& devices,
                      ActivityLog& log, RequestDispatcher& dispatcher, int slot);
 
@@ -58,24 +74,19 @@ public:
     std::exception_ptr error() const { return error_; }
     // Live co-simulation: the events come from `broker`'s answers, not from the trace;
     // `max_backtracks` is the algorithm's cap on them.
-    void set_decisions(DecisionBroker* broker, int32_t max_backtracks, bool scored_refinements) {
-        broker_ = broker;
-        max_backtracks_ = max_backtracks;
-        scored_refinements_ = scored_refinements;
-    }
+    void set_decisions(DecisionBroker* broker, int32_t max_backtracks, bool scored_refinements);
 
 private:
+    // Commands to a GPU of this slot through its port; `gpu` names which.
+    tlm_utils::simple_initiator_socket_optional<HostOrchestrator>& port_to(const GpuProxy& gpu);
+    uint64_t route_to(const GpuProxy& gpu) const;
+    bool gpu_prefill(GpuProxy& gpu, int64_t tokens, int64_t context, AbortSignal* abort = nullptr,
+                     bool score = false);
+    int64_t gpu_batch_decode(GpuProxy& gpu, int64_t context, std::function<bool()> next, AbortSignal* abort,
+                             double& energy_j, double& work_ns);
+
     // What the host and the target's decode job share while a run goes on.
-    struct RunState {
-        int64_t limit = 0;
-        int64_t generated = 0;
-        sc_core::sc_event token;   // tokens decoded, or their schedule published
-        bool streaming = false;    // someone waits on `token` (shadow sync)
-        // While streaming: the kernel time at which each token from `scheduled_from` on
-        // will have been decoded (the run cannot change while the host streams it).
-        std::vector<uint64_t> schedule;
-        int64_t scheduled_from = 0;
-        sc_core::sc_event retune;  // `limit` or `streaming` changed under the job
+    struct RunState : DecodeRun {
         std::vector<int64_t> acts; // its decode activities
     };
     // A target run: decodes step `step` from the context identified by `key`.
@@ -125,6 +136,7 @@ private:
     TicketPtr decode_job(const Run& run, std::vector<int64_t> deps, uint64_t ready_units, bool new_request);
     // The run's tokens on a GPU of its own (one wait for all, unless cut short), or in its
     // batcher's running batch; both return the tokens decoded.
+    // The target's run, one command on its socket (GpuProxy::decode_run).
     int64_t decode_alone(GpuProxy& target, RunState& live, int64_t context, Ticket& t);
     int64_t decode_batched(GpuProxy& target, RunState& live, int64_t context, Ticket& t, double& energy_j,
                            double& work_ns);
@@ -168,12 +180,9 @@ private:
     int64_t speculative_length(int64_t k, int32_t step);
     void handle(int64_t k, const TraceEvent& e, int32_t index);
 
-    // Live co-simulation (host_decisions.cpp): the next event made from the policy's
-    // answers (false once the answer is complete), the verdict on event k (the trace's,
-    // or the policy's), and a length asked ahead for step-ahead work.
-    bool next_live(int64_t k);
-    bool keep(int64_t k, const TraceEvent& e);
-    int64_t ask_ahead(DecisionKind kind, int32_t step);
+    // The verdict on event k, from the event source.
+    bool keep(int64_t k, const TraceEvent& e) { return source_->keep(k, e); }
+    // What a live question says of the host's state (host_decisions.cpp).
     void fill(Decision& d, DecisionKind kind, int32_t step) const;
     int64_t context_len() const;
     std::vector<int64_t> chain_key() const;
@@ -188,12 +197,8 @@ private:
     ActivityLog& log_;
     RequestDispatcher& dispatcher_;
     const int slot_;
-    const TraceEvent* events_ = nullptr;  // the events of the request's chunk
-    DecisionBroker* broker_ = nullptr;
-    int32_t max_backtracks_ = 0;
-    bool scored_refinements_ = true;      // live: the PRM scores refinements (BRSD)
+    std::unique_ptr<EventSource> source_;  // trace replay, or live decisions
     int64_t request_index_ = 0;
-    std::vector<TraceEvent> live_;        // live: the problem's events so far
     double verdict_sent_ns_ = 0.0;        // when the step under verdict went to the PRM
     ProblemAccounting acct_;
     std::exception_ptr error_;
@@ -203,7 +208,6 @@ private:
 
     // Per problem.
     const TraceProblem* problem_ = nullptr;
-    int64_t event_end_ = 0;
     std::vector<ChainStep> chain_;
     std::deque<Spec> specs_;      // steps drafted ahead, in step order (at most the depth)
     double stall_counted_ns_ = 0.0;  // stall time is counted up to here

@@ -42,6 +42,8 @@ public:
 
     size_t links() const { return links_.size(); }
     const PcieLink& link(size_t index) const { return *links_[index]; }
+    // The link as the interconnect the host's device commands cross (PcieLink::attach).
+    PcieLink& interconnect(size_t index) { return *links_[index]; }
 
     // Waveforms: track the bytes in flight on each link. `changed` fires at every
     // instant a watched leg starts or ends; the watcher then calls advance() and
