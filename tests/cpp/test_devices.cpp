@@ -13,52 +13,14 @@
 #include <heteroreason/sim_time.hpp>
 
 #include "run_in_thread.hpp"
+#include "toy_devices.hpp"
 #include "toy_model.hpp"
 
 namespace {
 
-cosim::HbmParams hbm() {
-    cosim::HbmParams p;
-    p.capacity_bytes = 1e6;
-    p.pseudo_channels = 4;
-    p.channel_bandwidth_gbps = 1.0;
-    p.efficiency = 0.5;
-    return p;
-}
-
-// As in test_fpga_decoder_timing: token(c) = 90,112 + 128c + 200 ns (the HBM binds).
-cosim::FpgaAcceleratorParams design() {
-    cosim::FpgaAcceleratorParams p;
-    p.clock_mhz = 100.0;
-    p.macs_per_cycle = 64.0;
-    p.hbm_ports = 2;
-    p.port_width_bits = 128.0;
-    p.port_efficiency = 0.5;
-    p.pipeline_cycles_per_layer = 10.0;
-    p.weight_bytes_per_param = 1.0;
-    p.kv_bytes_per_element = 1.0;
-    p.kv_reserve_tokens = 64;
-    p.kvmu = "tlm";
-    return p;
-}
-
-// As in test_gpu_timing (hard roofline): decode token at c = 1200 + 5,632 + 16c ns.
-cosim::GpuParams gpu() {
-    cosim::GpuParams p;
-    p.memory_bytes = 1e6;
-    p.memory_bandwidth_gbps = 128.0;
-    p.memory_efficiency = 0.5;
-    p.peak_tflops = 0.064;
-    p.compute_efficiency = 0.5;
-    p.roofline_exponent = 0.0;
-    p.request_overhead_ns = 0.0;
-    p.forward_overhead_ns = 1000.0;
-    p.layer_overhead_ns = 100.0;
-    p.weight_bytes_per_param = 2.0;
-    p.kv_bytes_per_element = 2.0;
-    p.kv_reserve_tokens = 64;
-    return p;
-}
+// The toy devices (toy_devices.hpp). FPGA, as in test_fpga_decoder_timing: token(c) =
+// 90,112 + 128c + 200 ns (the HBM binds). GPU, as in test_gpu_timing (hard roofline): a
+// decode token at context c = 1200 + 5,632 + 16c ns.
 
 cosim::PowerParams watts(double idle, double prefill, double decode) {
     cosim::PowerParams p;
@@ -76,11 +38,11 @@ double gpu_token_ns(double c) { return 1200.0 + 5632.0 + 16.0 * c; }
 
 int sc_main(int, char*[]) {
     // The HBM holds the weights (100,000 B) and 64 tokens of KV (64 x 128 B).
-    cosim::FpgaDraftAccelerator fpga("fpga", design(), hbm(), toy_model(), watts(10.0, 30.0, 20.0));
-    cosim::GpuProxy target("target", gpu(), toy_model(), watts(5.0, 100.0, 50.0));
+    cosim::FpgaDraftAccelerator fpga("fpga", toy_fpga(64), toy_hbm(1e6), toy_model(), watts(10.0, 30.0, 20.0));
+    cosim::GpuProxy target("target", toy_gpu(0.0, 1e6, 64), toy_model(), watts(5.0, 100.0, 50.0));
     CHECK_EQ_NUM(fpga.hbm().used_bytes(), 100000 + 64 * 128);
     // 2 x 100,000 B of weights and 64 x 256 B of KV do not fit in 200,000 bytes.
-    cosim::GpuParams small = gpu();
+    cosim::GpuParams small = toy_gpu(0.0, 1e6, 64);
     small.memory_bytes = 200000.0;
     CHECK_THROWS(cosim::CapacityError, "small", cosim::GpuProxy("small", small, toy_model(), watts(1, 1, 1)));
 

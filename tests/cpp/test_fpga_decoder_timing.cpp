@@ -1,47 +1,19 @@
 // The FPGA decoder's timing: token = max(compute, memory) + pipeline, with the memory side
 // capped by the ports' width x clock or by the pseudo-channels behind them, and a local
-// prefill sharing one weight stream. The toy model's counts are in toy_model.hpp.
+// prefill sharing one weight stream. The toy model and design are in toy_model.hpp and
+// toy_devices.hpp.
 #include <heteroreason/errors.hpp>
 #include <heteroreason/fpga_decoder_timing.hpp>
 
 #include "check.hpp"
+#include "toy_devices.hpp"
 #include "toy_model.hpp"
-
-namespace {
-
-cosim::HbmParams hbm(double channel_gbps, double efficiency) {
-    cosim::HbmParams p;
-    p.capacity_bytes = 1e9;
-    p.pseudo_channels = 4;
-    p.channel_bandwidth_gbps = channel_gbps;
-    p.efficiency = efficiency;
-    return p;
-}
-
-// 100 MHz (10 ns a cycle), 64 MACs a cycle, 2 ports of 128 bits at half their rate:
-// a port moves 16 B x 100 MHz x 0.5 = 0.8 GB/s; 10 pipeline cycles per layer = 200 ns.
-cosim::FpgaAcceleratorParams design() {
-    cosim::FpgaAcceleratorParams p;
-    p.clock_mhz = 100.0;
-    p.macs_per_cycle = 64.0;
-    p.hbm_ports = 2;
-    p.port_width_bits = 128.0;
-    p.port_efficiency = 0.5;
-    p.pipeline_cycles_per_layer = 10.0;
-    p.weight_bytes_per_param = 1.0;
-    p.kv_bytes_per_element = 1.0;
-    p.kv_reserve_tokens = 0;
-    p.kvmu = "tlm";
-    return p;
-}
-
-}  // namespace
 
 int sc_main(int, char*[]) {
     const cosim::ModelSpec model = toy_model();
     {
         // Channels of 1 GB/s x 0.5 cap the ports (0.8): 0.5 GB/s each, 1 GB/s for two.
-        cosim::FpgaDecoderTiming t("u", design(), hbm(1.0, 0.5), model);
+        cosim::FpgaDecoderTiming t("u", toy_fpga(), toy_hbm(1e9, 1.0, 0.5), model);
         CHECK(!t.ports_bind());
         CHECK_NEAR(t.port_gbps(), 0.5, 1e-15);
         CHECK_NEAR(t.decoder_gbps(), 1.0, 1e-15);
@@ -60,38 +32,38 @@ int sc_main(int, char*[]) {
     }
     {
         // Channels of 2 GB/s x 1.0 leave the ports (0.8) binding: 1.6 GB/s for two.
-        cosim::FpgaDecoderTiming t("u", design(), hbm(2.0, 1.0), model);
+        cosim::FpgaDecoderTiming t("u", toy_fpga(), toy_hbm(1e9, 2.0, 1.0), model);
         CHECK(t.ports_bind());
         CHECK_NEAR(t.memory_ns(10.0), (90112.0 + 1280.0) / 1.6, 1e-9);
         CHECK(t.bound(10.0) == cosim::FpgaBound::ports);
     }
     {
         // Four MACs a cycle: compute (90,112 + 2,560) / 4 x 10 = 231,680 binds.
-        cosim::FpgaAcceleratorParams p = design();
+        cosim::FpgaAcceleratorParams p = toy_fpga();
         p.macs_per_cycle = 4.0;
-        cosim::FpgaDecoderTiming t("u", p, hbm(1.0, 0.5), model);
+        cosim::FpgaDecoderTiming t("u", p, toy_hbm(1e9, 1.0, 0.5), model);
         CHECK(t.bound(10.0) == cosim::FpgaBound::macs);
         CHECK_NEAR(t.token_ns(10.0), 231680.0 + 200.0, 1e-9);
         // Twice the clock halves every term.
         p.clock_mhz = 200.0;
-        cosim::FpgaDecoderTiming fast("u", p, hbm(1.0, 0.5), model);
+        cosim::FpgaDecoderTiming fast("u", p, toy_hbm(1e9, 1.0, 0.5), model);
         CHECK_NEAR(fast.token_ns(10.0), (231680.0 + 200.0) / 2.0, 1e-9);
     }
     {
-        cosim::FpgaAcceleratorParams p = design();
+        cosim::FpgaAcceleratorParams p = toy_fpga();
         p.pipeline_cycles_per_layer = 1e6;  // 2 x 1e6 x 10 ns
-        cosim::FpgaDecoderTiming t("u", p, hbm(1.0, 0.5), model);
+        cosim::FpgaDecoderTiming t("u", p, toy_hbm(1e9, 1.0, 0.5), model);
         CHECK(t.bound(0.0) == cosim::FpgaBound::pipeline);
         CHECK_NEAR(t.token_ns(0.0), 90112.0 + 2e7, 1e-6);
     }
     {
         // More ports than pseudo-channels, or a bad value, is refused by name.
-        cosim::FpgaAcceleratorParams p = design();
+        cosim::FpgaAcceleratorParams p = toy_fpga();
         p.hbm_ports = 8;
-        CHECK_THROWS(cosim::ConfigError, "hbm_ports", cosim::FpgaDecoderTiming("u", p, hbm(1.0, 0.5), model));
-        p = design();
+        CHECK_THROWS(cosim::ConfigError, "hbm_ports", cosim::FpgaDecoderTiming("u", p, toy_hbm(1e9, 1.0, 0.5), model));
+        p = toy_fpga();
         p.clock_mhz = -1.0;
-        CHECK_THROWS(cosim::ConfigError, "u.clock_mhz", cosim::FpgaDecoderTiming("u", p, hbm(1.0, 0.5), model));
+        CHECK_THROWS(cosim::ConfigError, "u.clock_mhz", cosim::FpgaDecoderTiming("u", p, toy_hbm(1e9, 1.0, 0.5), model));
     }
     return check_failures();
 }

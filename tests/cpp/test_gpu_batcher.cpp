@@ -12,26 +12,10 @@
 #include <heteroreason/sim_time.hpp>
 
 #include "run_in_thread.hpp"
+#include "toy_devices.hpp"
 #include "toy_model.hpp"
 
 namespace {
-
-cosim::GpuParams gpu() {
-    cosim::GpuParams p;
-    p.memory_bytes = 1e9;
-    p.memory_bandwidth_gbps = 128.0;
-    p.memory_efficiency = 0.5;
-    p.peak_tflops = 0.064;
-    p.compute_efficiency = 0.5;
-    p.roofline_exponent = 0.0;
-    p.request_overhead_ns = 0.0;
-    p.forward_overhead_ns = 1000.0;
-    p.layer_overhead_ns = 100.0;
-    p.weight_bytes_per_param = 2.0;
-    p.kv_bytes_per_element = 2.0;
-    p.kv_reserve_tokens = 0;
-    return p;
-}
 
 double pair_ns(double c1, double c2) { return 1200.0 + (2.0 * 90112.0 + 256.0 * (c1 + c2)) / 16.0; }
 
@@ -45,7 +29,7 @@ int sc_main(int, char*[]) {
     watts.transfer_w = 0.0;
     cosim::Power power("gpu", watts);
     cosim::GpuBatcher batcher("batcher", cosim::BatchingParams(), power);
-    const cosim::GpuTiming timing("gpu", gpu(), toy_model());
+    const cosim::GpuTiming timing("gpu", toy_gpu(), toy_model());
 
     return run_in_thread([&] {
         double energy[2] = {0.0, 0.0};

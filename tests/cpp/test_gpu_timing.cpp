@@ -7,34 +7,12 @@
 #include <heteroreason/gpu_timing.hpp>
 
 #include "check.hpp"
+#include "toy_devices.hpp"
 #include "toy_model.hpp"
-
-namespace {
-
-// 128 GB/s x 0.5 = 64 B/ns; 0.064 TFLOP/s x 0.5 = 32 FLOP/ns = 16 MACs/ns;
-// 1000 ns a forward call + 100 ns a layer; BF16 weights and KV.
-cosim::GpuParams gpu(double exponent) {
-    cosim::GpuParams p;
-    p.memory_bytes = 1e9;
-    p.memory_bandwidth_gbps = 128.0;
-    p.memory_efficiency = 0.5;
-    p.peak_tflops = 0.064;
-    p.compute_efficiency = 0.5;
-    p.roofline_exponent = exponent;
-    p.request_overhead_ns = 0.0;
-    p.forward_overhead_ns = 1000.0;
-    p.layer_overhead_ns = 100.0;
-    p.weight_bytes_per_param = 2.0;
-    p.kv_bytes_per_element = 2.0;
-    p.kv_reserve_tokens = 0;
-    return p;
-}
-
-}  // namespace
 
 int sc_main(int, char*[]) {
     const cosim::ModelSpec model = toy_model();
-    cosim::GpuTiming hard("gpu", gpu(0.0), model);
+    cosim::GpuTiming hard("gpu", toy_gpu(0.0), model);
     CHECK_NEAR(hard.overhead_ns(), 1200.0, 1e-12);
     // Decode at c: compute (90,112 + 256c) / 16 = 5,632 + 16c; memory (2 x 90,112 + 256c) / 64
     // = 2,816 + 4c.
@@ -53,18 +31,18 @@ int sc_main(int, char*[]) {
                1e-9);
 
     // The smooth roofline, p = 2: sqrt(compute^2 + memory^2).
-    cosim::GpuTiming smooth("gpu", gpu(2.0), model);
+    cosim::GpuTiming smooth("gpu", toy_gpu(2.0), model);
     CHECK_NEAR(smooth.roofline(3.0, 4.0), 5.0, 1e-12);
     CHECK_NEAR(smooth.decode_token_ns(0), 1200.0 + std::sqrt(5632.0 * 5632.0 + 2816.0 * 2816.0), 1e-9);
 
     // A measured profile replaces the formula for the phase it covers.
     cosim::LatencyProfile measured("test", {cosim::ProfilePoint{cosim::Phase::decode, 1, 0, 1e-3, 1},
                                             cosim::ProfilePoint{cosim::Phase::decode, 1, 100, 2e-3, 1}});
-    cosim::GpuTiming profiled("gpu", gpu(0.0), model, measured);
+    cosim::GpuTiming profiled("gpu", toy_gpu(0.0), model, measured);
     CHECK_NEAR(profiled.decode_token_ns(50), 1.5e6, 1e-6);  // halfway between the points
     CHECK_NEAR(profiled.prefill_ns(4, 10), 1200.0 + 20192.0, 1e-9);
 
-    cosim::GpuParams bad = gpu(0.0);
+    cosim::GpuParams bad = toy_gpu(0.0);
     bad.memory_efficiency = 1.5;
     CHECK_THROWS(cosim::ConfigError, "gpu.memory_efficiency", cosim::GpuTiming("gpu", bad, model));
     return check_failures();
