@@ -173,8 +173,6 @@ py::dict activity_columns(const std::vector<ServedRequest>& rs) {
 struct Gpus {
     std::vector<std::unique_ptr<GpuProxy>> proxies;
     std::vector<std::unique_ptr<DeviceServer>> servers;
-    std::vector<std::unique_ptr<GpuTiming>> timings;
-    std::vector<std::unique_ptr<Power>> meters;
     std::vector<std::unique_ptr<VllmEngine>> engines;
     std::vector<AutoregressiveGpu> devices;
 };
@@ -220,16 +218,16 @@ py::dict simulate_autoregressive(const py::dict& system, const py::function& nex
         d.index = i;
         d.request_overhead_ns = gpu.request_overhead_ns;
         d.context_window = model.context_window;
+        g.proxies.push_back(std::make_unique<GpuProxy>(name.c_str(), gpu, model, power, profile, !batched));
+        d.gpu = g.proxies.back().get();
         if (batched) {
-            g.timings.push_back(std::make_unique<GpuTiming>(name, gpu, model, profile));
-            g.meters.push_back(std::make_unique<Power>(name, power));
-            g.engines.push_back(std::make_unique<VllmEngine>((name + "_engine").c_str(), sched, *g.timings.back(),
-                                                             *g.meters.back(), async));
+            // The engine is the GPU's one initiator, a command per step, and keeps the KV
+            // cache in its own blocks.
+            g.engines.push_back(std::make_unique<VllmEngine>((name + "_engine").c_str(), sched, async));
+            g.engines.back()->gpu.bind(d.gpu->host);
             d.engine = g.engines.back().get();
         } else {
-            g.proxies.push_back(std::make_unique<GpuProxy>(name.c_str(), gpu, model, power, profile));
             g.servers.push_back(std::make_unique<DeviceServer>((name + "_server").c_str()));
-            d.gpu = g.proxies.back().get();
             d.server = g.servers.back().get();
         }
         g.devices.push_back(d);
@@ -308,7 +306,7 @@ py::dict simulate_autoregressive(const py::dict& system, const py::function& nex
         entry["index"] = i;
         if (batched) {
             const VllmEngine& e = *g.engines[static_cast<size_t>(i)];
-            entry["energy_j"] = g.meters[static_cast<size_t>(i)]->energy_j();
+            entry["energy_j"] = g.proxies[static_cast<size_t>(i)]->power().energy_j();
             entry["busy_ns"] = e.busy_ns();
             entry["held_ns"] = e.busy_ns();  // the engine's steps are all it holds the GPU for
             entry["iterations"] = e.iterations();

@@ -2,6 +2,14 @@
 # the objects of cosim_models (the Verilated KVMU inside it when it was built), its
 # headers under include/heteroreason/, and a CMake package, heteroreason::models.
 # Included from the top CMakeLists.txt after cosim_models is defined.
+# In the Python wheel (scikit-build) the same layout goes under the package, at cosim/_cpp/
+# (lib/, include/heteroreason/, lib/cmake/heteroreason_models/): that folder is the prefix
+# cosim.cmake_prefix() returns. The package config finds its files relative to itself.
+if(SKBUILD)
+  set(CMAKE_INSTALL_LIBDIR cosim/_cpp/lib)
+  set(CMAKE_INSTALL_INCLUDEDIR cosim/_cpp/include)
+  set(CMAKE_INSTALL_BINDIR cosim/_cpp/bin)
+endif()
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 

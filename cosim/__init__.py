@@ -5,6 +5,7 @@ from . import live, serve, standalone, trace, uncertainty
 from .live import cosimulate
 from .config import hardware
 from .config._latency_csv import LatencyProfile, load_latency_profile
+from ._cmake_prefix import cmake_prefix
 from ._sweep import SweepTable, sweep
 from ._workflow import simulate
 from .errors import (CapacityError, ConfigError, CosimError, KvmuError, OutputError, PolicyError, SimulationError,
@@ -38,6 +39,7 @@ __all__ = [
     "Result",
     "Scenario",
     "build_scenario",
+    "cmake_prefix",
     "cosimulate",
     "live",
     "load_scenario",

@@ -13,6 +13,7 @@
 // register write) return at once with the delay unchanged.
 #include <cstdint>
 #include <functional>
+#include <vector>
 
 #include <systemc>
 #include <tlm>
@@ -21,6 +22,8 @@
 #include "decode_run.hpp"
 
 namespace cosim {
+
+struct BatchWork;  // gpu_timing.hpp
 
 // Offsets of the commands in a device's map; one device accepts its own.
 enum class DeviceOp : uint64_t {
@@ -40,6 +43,8 @@ enum class DeviceOp : uint64_t {
     gpu_abort = 0x118,     // requests the abort signal in the extension
     gpu_batch_decode = 0x120,  // a decode in the GPU's iterations: `next` after each token
     gpu_decode_run = 0x128,    // a target run the host follows (`run`); answers produced
+    gpu_request = 0x130,   // data: a lone request's output tokens after a `context`-token prompt
+    gpu_step = 0x138,      // one batched forward pass over `batch`; answers its energy and time
 };
 
 enum class Verdict : int { accept = 0, reject = 1, backtrack = 2 };
@@ -54,11 +59,15 @@ public:
     bool urgent = false;            // scheduled first by a verify-first batcher
     std::function<bool()> next;     // gpu_batch_decode: after each token, whether to go on
     DecodeRun* run = nullptr;       // gpu_decode_run: the run the host follows
+    const std::vector<BatchWork>* batch = nullptr;  // gpu_step: each sequence's share of the pass
+    bool overlap_host = false;      // gpu_step: the host's step work overlaps the pass before
     // Out
     int64_t produced = 0;           // tokens written or decoded
     bool ok = true;                 // false: an abort cut it short
     double energy_j = 0.0;          // the energy the work drew for this caller
     double work_ns = 0.0;           // the time the work kept the device computing for this caller
+    uint64_t started_units = 0;     // gpu_request: when its prefill began (the overhead waited out)
+    uint64_t first_token_units = 0; // gpu_request: when its prefill ended (the first output token)
 
     tlm::tlm_extension_base* clone() const override { return new DeviceCommand(*this); }
     void copy_from(const tlm::tlm_extension_base& other) override {

@@ -15,7 +15,7 @@ HbmParams memory_params(const GpuParams& p) {
 }  // namespace
 
 GpuProxy::GpuProxy(sc_core::sc_module_name name, const GpuParams& params, const ModelSpec& model,
-                   const PowerParams& power, LatencyProfile profile)
+                   const PowerParams& power, LatencyProfile profile, bool kv_reserve)
     : sc_core::sc_module(name),
       host("host"),
       batcher_port("batcher_port"),
@@ -23,7 +23,7 @@ GpuProxy::GpuProxy(sc_core::sc_module_name name, const GpuParams& params, const 
       memory_(std::string(this->name()) + ".memory", memory_params(params)),
       own_power_(std::make_unique<Power>(this->name(), power)),
       power_(own_power_.get()) {
-    init();
+    init(kv_reserve);
 }
 
 GpuProxy::GpuProxy(sc_core::sc_module_name name, const GpuParams& params, const ModelSpec& model,
@@ -37,9 +37,10 @@ GpuProxy::GpuProxy(sc_core::sc_module_name name, const GpuParams& params, const 
     init();
 }
 
-void GpuProxy::init() {
+void GpuProxy::init(bool kv_reserve) {
     host.register_b_transport(this, &GpuProxy::b_transport);
     memory_.allocate("weights", model().params * params().weight_bytes_per_param);
+    if (!kv_reserve) return;
     const auto reserve = static_cast<double>(model().kv_reserve(name(), params().kv_reserve_tokens));
     memory_.allocate("kv_cache", reserve * kv_bytes_per_token());
 }
@@ -150,6 +151,47 @@ int64_t GpuProxy::batch_decode(int64_t context, const std::function<bool()>& nex
     return c.produced;
 }
 
+void GpuProxy::serve_request(int64_t prompt, int64_t output, DeviceCommand& c) {
+    const double energy0 = power_->energy_j();
+    power_->set_state(PowerState::idle);
+    const double overhead = params().request_overhead_ns;
+    if (overhead > 0.0) sc_core::wait(duration_ns(overhead));
+    c.started_units = now_units();
+    power_->set_state(PowerState::prefill);
+    sc_core::wait(duration_ns(prefill_ns(prompt, 0)));
+    c.first_token_units = now_units();
+    tokens_prefilled_ += prompt;
+    if (output > 1) {
+        // Token i (i >= 1) is decoded after the prompt and the i - 1 tokens before it.
+        double decode_ns = 0.0;
+        for (int64_t i = 0; i + 1 < output; ++i) decode_ns += decode_token_ns(prompt + i);
+        power_->set_state(PowerState::decode);
+        sc_core::wait(duration_ns(decode_ns));
+        tokens_decoded_ += output - 1;
+    }
+    power_->set_state(PowerState::idle);
+    c.produced = output;
+    c.work_ns = units_to_ns(now_units() - c.started_units);
+    c.energy_j = power_->energy_j() - energy0;
+}
+
+void GpuProxy::forward_step(DeviceCommand& c) {
+    if (c.batch == nullptr || c.batch->empty())
+        throw SimulationError(std::string(name()) + ": a forward step needs its batch");
+    bool prefilling = false;
+    for (const BatchWork& w : *c.batch) prefilling = prefilling || !w.decode;
+    double ns = timing_.batch_ns(*c.batch);
+    // Measured profiles time the GPU's kernels alone: nothing of the host's to overlap.
+    if (c.overlap_host && !profiled(Phase::decode) && !profiled(Phase::prefill))
+        ns = std::max(overhead_ns(), ns - overhead_ns());
+    const PowerState state = prefilling ? PowerState::prefill : PowerState::decode;
+    power_->set_state(state);
+    sc_core::wait(duration_ns(ns));
+    power_->set_state(PowerState::idle);
+    c.work_ns = ns;
+    c.energy_j = ns * power_->params().watts(state) * kJoulesPerWattNs;
+}
+
 void GpuProxy::b_transport(int /*initiator*/, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
     DeviceCommand& c = command_of(trans);
     const int64_t n = command_count(trans);
@@ -179,6 +221,15 @@ void GpuProxy::b_transport(int /*initiator*/, tlm::tlm_generic_payload& trans, s
             c.energy_j = 0.0;
             c.work_ns = 0.0;
             c.produced = batch_decode(c.context, c.next, c.abort, c.energy_j, c.work_ns);
+            return;
+        case DeviceOp::gpu_request:
+            if (n < 1) throw SimulationError(std::string(name()) + ": a request needs at least one output token");
+            sync_annotated(delay);
+            serve_request(c.context, n, c);
+            return;
+        case DeviceOp::gpu_step:
+            sync_annotated(delay);
+            forward_step(c);
             return;
         case DeviceOp::gpu_abort:
             if (c.abort != nullptr) c.abort->request();

@@ -2,9 +2,9 @@
 // One model served on one GPU, batch size 1: its timing (GpuTiming: the
 // roofline with launch overheads, or a measured profile), its memory and power.
 // TLM-2.0: the host's commands arrive on `host` (DeviceCommand: gpu_prefill, gpu_decode,
-// gpu_score, gpu_abort, gpu_batch_decode, gpu_decode_run), one blocking transaction per
-// command; with a
-// batcher, the work goes on through `batcher_port` to the GPU's GpuBatcher.
+// gpu_score, gpu_abort, gpu_batch_decode, gpu_decode_run, gpu_request, gpu_step), one
+// blocking transaction per command; with a batcher, the work goes on through
+// `batcher_port` to the GPU's GpuBatcher.
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -32,8 +32,10 @@ public:
     tlm_utils::multi_passthrough_target_socket_optional<GpuProxy> host;
     tlm_utils::simple_initiator_socket_optional<GpuProxy> batcher_port;
 
+    // `kv_reserve` false: served by an engine that keeps the KV cache in its own blocks
+    // (VllmEngine), so the memory holds the weights and no per-request KV reserve.
     GpuProxy(sc_core::sc_module_name name, const GpuParams& params, const ModelSpec& model, const PowerParams& power,
-             LatencyProfile profile = LatencyProfile());
+             LatencyProfile profile = LatencyProfile(), bool kv_reserve = true);
     // A second model on a GPU that already has a proxy: shares that GPU's power meter
     // (one physical board, one energy integral) and its memory capacity check.
     GpuProxy(sc_core::sc_module_name name, const GpuParams& params, const ModelSpec& model, Power& shared_power,
@@ -49,6 +51,7 @@ public:
     // Serving with iteration-level batching: this GPU's work goes through `batcher`
     // (shared by the models on one GPU), which times and powers it.
     void set_batcher(GpuBatcher* batcher);
+
     GpuBatcher* batcher() const { return batcher_; }
     // The energy the last blocking operation drew for its caller (its share of each
     // batched iteration; watts x time when not batched): read it before waiting again.
@@ -72,6 +75,13 @@ public:
     int64_t decode_run(DecodeRun& run, int64_t context, AbortSignal* abort);
     int64_t batch_decode(int64_t context, const std::function<bool()>& next, AbortSignal* abort, double& energy_j,
                          double& work_ns);
+    // A lone request (gpu_request): the serving stack's overhead with the GPU idle, the
+    // prompt's prefill, then its output tokens' decodes in one wait (their times summed:
+    // nobody looks in on them). `c` answers the instants and the meter's energy over it all.
+    void serve_request(int64_t prompt, int64_t output, DeviceCommand& c);
+    // One forward pass of an iteration-level engine (gpu_step) over `c.batch`: prefill power
+    // if it holds a prefill chunk, decode otherwise; `c` answers its time and energy.
+    void forward_step(DeviceCommand& c);
 
     sc_core::sc_event token_ready;  // notified per decoded token once enabled
     void enable_token_events() { token_events_ = true; }
@@ -85,7 +95,7 @@ public:
     int64_t tokens_prefilled() const { return tokens_prefilled_; }
 
 private:
-    void init();
+    void init(bool kv_reserve = true);
     void b_transport(int initiator, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
     // One command to the batcher; `c` gets its answer.
     void to_batcher(DeviceOp op, int64_t count, DeviceCommand& c);

@@ -4,14 +4,13 @@
 #include <algorithm>
 #include <string>
 
+#include "device_command.hpp"
 #include "errors.hpp"
 
 namespace cosim {
 
-VllmEngine::VllmEngine(sc_core::sc_module_name name, const VllmSchedulerParams& params, const GpuTiming& timing,
-                       Power& power, bool async_scheduling)
-    : sc_core::sc_module(name), scheduler_(params), timing_(timing), power_(power),
-      async_(async_scheduling && !timing.profiled(Phase::decode) && !timing.profiled(Phase::prefill)) {
+VllmEngine::VllmEngine(sc_core::sc_module_name name, const VllmSchedulerParams& params, bool async_scheduling)
+    : sc_core::sc_module(name), gpu("gpu"), scheduler_(params), async_(async_scheduling) {
     SC_HAS_PROCESS(VllmEngine);
     SC_THREAD(run);
 }
@@ -36,10 +35,9 @@ void VllmEngine::run() {
 
 void VllmEngine::serve() {
     for (;;) {
-        if (scheduler_.idle() && arrived_.empty()) {
-            power_.set_state(PowerState::idle);
+        // The GPU is idle between steps (it says so after each); wait for a request.
+        if (scheduler_.idle() && arrived_.empty())
             while (arrived_.empty()) sc_core::wait(wake_);
-        }
         std::sort(arrived_.begin(), arrived_.end(),
                   [](const auto& a, const auto& b) { return a.first.uid < b.first.uid; });
         for (const auto& [spec, waiter] : arrived_) waiters_[scheduler_.add(spec)] = waiter;
@@ -54,22 +52,19 @@ void VllmEngine::serve() {
         }
         if (step.kv_limited) ++kv_limited_;
         work_.clear();
-        bool prefilling = false;
-        for (const VllmScheduler::Scheduled& x : step.scheduled) {
-            const bool decode = x.tokens == 1;
-            work_.push_back(BatchWork{x.tokens, x.computed_before, decode});
-            prefilling = prefilling || !decode;
-        }
-        double ns = timing_.batch_ns(work_);
-        if (async_) ns = std::max(timing_.overhead_ns(), ns - timing_.overhead_ns());
-        const PowerState state = prefilling ? PowerState::prefill : PowerState::decode;
-        power_.set_state(state);
-        sc_core::wait(duration_ns(ns));
+        for (const VllmScheduler::Scheduled& x : step.scheduled)
+            work_.push_back(BatchWork{x.tokens, x.computed_before, x.tokens == 1});
+        // One command per step: the GPU times, powers and waits out the forward pass.
+        DeviceCommand c;
+        c.batch = &work_;
+        c.overlap_host = async_;
+        send_command(gpu, DeviceOp::gpu_step, static_cast<int64_t>(work_.size()), c);
+        const double ns = c.work_ns;
         busy_ns_ += ns;
         ++iterations_;
         const auto n = static_cast<int64_t>(step.scheduled.size());
         batched_sequences_ += n;
-        const double share = ns * power_.params().watts(state) * kJoulesPerWattNs / static_cast<double>(n);
+        const double share = c.energy_j / static_cast<double>(n);
         for (const VllmScheduler::Scheduled& x : step.scheduled) {
             Waiter& w = *waiters_.at(x.seq);
             w.out.energy_j += share;

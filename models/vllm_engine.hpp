@@ -1,34 +1,39 @@
 #pragma once
 // One GPU serving one model as vLLM's engine does: requests join its scheduler's waiting
 // queue (vllm_scheduler.hpp: KV blocks, chunked prefill, preemption with recompute,
-// prefix caching) and every step is one forward pass over the tokens it scheduled, timed
-// by the GPU's timing (GpuTiming::batch_ns: the batch roofline, or a measured operator
-// profile) from each scheduled request's tokens and its KV before them. A step of one
-// token for a request is its decode; more is a prefill chunk. With asynchronous scheduling
-// (vLLM 0.19's default) the host prepares a step while the GPU runs the one before: a
-// roofline-timed step takes the longer of its forward overhead and its compute or memory
-// time, not their sum (measured profiles time the GPU's kernels alone). Power: prefill while a step
-// holds a prefill chunk, decode otherwise, idle between steps; each request draws an
-// equal share of every step it took part in.
+// prefix caching) and every step is one forward pass over the tokens it scheduled. The
+// engine is the host's side (vLLM's engine core): it commands each step through its
+// TLM-2.0 initiator socket `gpu`, bound to the GPU proxy's `host` target, as one gpu_step
+// command (DeviceCommand: each scheduled request's tokens and its KV before them). The GPU
+// times the pass (GpuTiming::batch_ns: the batch roofline, or a measured operator profile)
+// and powers it. A step of one token for a request is its decode; more is a prefill
+// chunk. With asynchronous scheduling (vLLM 0.19's default) the host prepares a step while
+// the GPU runs the one before: a roofline-timed step takes the longer of its forward
+// overhead and its compute or memory time, not their sum (measured profiles time the GPU's
+// kernels alone). Power: prefill while a step holds a prefill chunk, decode otherwise, idle
+// between steps; each request draws an equal share of every step it took part in.
 #include <cstdint>
 #include <exception>
 #include <unordered_map>
 #include <vector>
 
 #include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
 
 #include "gpu_timing.hpp"
-#include "power.hpp"
 #include "vllm_scheduler.hpp"
 
 namespace cosim {
 
 class VllmEngine : public sc_core::sc_module {
 public:
+    // Bound to the GPU's `host` socket (GpuProxy) before the simulation starts.
+    tlm_utils::simple_initiator_socket<VllmEngine> gpu;
+
     // `async_scheduling`: the engine's host work for a step (the roofline's forward overhead)
     // runs while the GPU computes the step before, so a step takes the longer of the two.
-    VllmEngine(sc_core::sc_module_name name, const VllmSchedulerParams& params, const GpuTiming& timing,
-               Power& power, bool async_scheduling = false);
+    VllmEngine(sc_core::sc_module_name name, const VllmSchedulerParams& params, bool async_scheduling = false);
 
     struct Outcome {
         uint64_t first_token_units = 0;  // when its prefill's step ended (the first output token)
@@ -64,8 +69,6 @@ private:
     void serve();
 
     VllmScheduler scheduler_;
-    const GpuTiming& timing_;
-    Power& power_;
     bool async_;
     // Requests that arrived since the last step, added to the waiting queue before the next
     // one in trace order (threads woken at one instant run in no fixed order).

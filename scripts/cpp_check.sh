@@ -5,7 +5,9 @@
 #   2. ctest: the unit tests and the example's log against the one worked out by hand;
 #   3. install into a fresh prefix (build/cpp-check/prefix); compile one file that includes every installed header;
 #   4. build examples/ on its own against that prefix with find_package, run its ctest, and
-#      check that nothing in it links Python.
+#      check that nothing in it links Python;
+#   5. the same against the library the Python package installed (cosim.cmake_prefix()), as a
+#      user who did `pip install heteroreason-cosim` would.
 # Any failure fails the job.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -53,5 +55,16 @@ cmake --build "$consumer" -j2
 (cd "$consumer" && ctest --output-on-failure)
 if ldd "$consumer/heteroreason_node" | grep -qi python; then
   say "error: the example links Python"; exit 1
+fi
+
+wheel_prefix="$(.venv/bin/python -c 'import cosim; print(cosim.cmake_prefix())')"
+say "building examples/ against the package's library in $wheel_prefix"
+consumer="$build/consumer-package"
+rm -rf "$consumer"
+cmake -S examples -B "$consumer" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$wheel_prefix" >/dev/null
+cmake --build "$consumer" -j2
+(cd "$consumer" && ctest --output-on-failure)
+if ! ldd "$consumer/heteroreason_node" | grep -q "$wheel_prefix/lib/libheteroreason_models"; then
+  say "error: the example did not link the package's library"; exit 1
 fi
 say "ok"

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <string>
 
+#include "device_command.hpp"
 #include "errors.hpp"
 
 namespace cosim {
@@ -11,10 +12,11 @@ namespace cosim {
 AutoregressiveHost::AutoregressiveHost(sc_core::sc_module_name name, RequestDispatcher& dispatcher, int slot,
                                        const AutoregressiveGpu& gpu, int64_t shared_prefix_tokens,
                                        std::vector<ServedRequest>& done)
-    : sc_core::sc_module(name), dispatcher_(dispatcher), slot_(slot), gpu_(gpu),
+    : sc_core::sc_module(name), gpu_port("gpu_port"), dispatcher_(dispatcher), slot_(slot), gpu_(gpu),
       shared_prefix_(shared_prefix_tokens), done_(done) {
     SC_HAS_PROCESS(AutoregressiveHost);
     SC_THREAD(run);
+    if (gpu_.engine == nullptr && gpu_.gpu != nullptr) gpu_port.bind(gpu_.gpu->host);
 }
 
 void AutoregressiveHost::run() {
@@ -66,32 +68,18 @@ void AutoregressiveHost::serve(const Request& request) {
 }
 
 void AutoregressiveHost::alone(ServedRequest& r) {
-    GpuProxy& gpu = *gpu_.gpu;
-    const int64_t prompt = r.prompt_tokens;
-    const int64_t output = r.output_tokens;
     const TicketPtr ticket = gpu_.server->submit(
         [&](Ticket&) {
-            Power& power = gpu.power();
-            const double energy0 = power.energy_j();
-            power.set_state(PowerState::idle);
-            if (gpu_.request_overhead_ns > 0.0) sc_core::wait(duration_ns(gpu_.request_overhead_ns));
-            r.overhead_end_units = now_units();
-            power.set_state(PowerState::prefill);
-            sc_core::wait(duration_ns(gpu.prefill_ns(prompt, 0)));
-            r.first_token_units = now_units();
-            if (output > 1) {
-                // Token i (i >= 1) is decoded after the prompt and the i - 1 tokens before it;
-                // one wait for them all (nobody looks in on a lone request's tokens).
-                double decode_ns = 0.0;
-                for (int64_t i = 0; i + 1 < output; ++i) decode_ns += gpu.decode_token_ns(prompt + i);
-                power.set_state(PowerState::decode);
-                sc_core::wait(duration_ns(decode_ns));
-            }
-            power.set_state(PowerState::idle);
+            // One command: the overhead, the prefill, the decodes, on the GPU.
+            DeviceCommand c;
+            c.context = r.prompt_tokens;
+            send_command(gpu_port, DeviceOp::gpu_request, r.output_tokens, c);
+            r.overhead_end_units = c.started_units;
+            r.first_token_units = c.first_token_units;
             r.end_units = now_units();
             r.busy_ns = units_to_ns(r.end_units - r.overhead_end_units);
             r.work_ns = r.busy_ns;
-            r.energy_j = power.energy_j() - energy0;
+            r.energy_j = c.energy_j;
         },
         slot_);
     await(ticket);

@@ -5,16 +5,19 @@
 // Each request slot takes requests from the dispatcher and serves them on the target GPU
 // it is bound to (slot s on GPU s mod T):
 //  - without batching, the GPU serves one request at a time (its server, FIFO across
-//    slots): the GPU's request overhead (the serving stack's work, the GPU idle), the
-//    prefill, the decodes;
+//    slots): one gpu_request command through the slot's TLM-2.0 initiator socket `gpu_port`
+//    to the GPU's `host` target: the GPU's request overhead (the serving stack's work, the
+//    GPU idle), the prefill, the decodes;
 //  - with batching, the request waits out the serving stack's overhead (the API server
 //    works beside the GPU) and joins the GPU's vLLM engine (vllm_engine.hpp), which runs
-//    every slot's requests in its steps.
+//    every slot's requests in its steps (the engine commands the GPU, one step at a time).
 #include <cstdint>
 #include <exception>
 #include <vector>
 
 #include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
 
 #include "device_server.hpp"
 #include "gpu_proxy.hpp"
@@ -46,7 +49,7 @@ struct ServedRequest {
 
 struct AutoregressiveGpu {
     int index = 0;
-    GpuProxy* gpu = nullptr;        // batch 1: the model on the GPU, timing, memory and power
+    GpuProxy* gpu = nullptr;        // the model on the GPU, timing, memory and power (batch 1: bound to gpu_port)
     DeviceServer* server = nullptr; // batch 1: one request at a time
     VllmEngine* engine = nullptr;   // batching
     double request_overhead_ns = 0.0;
@@ -55,6 +58,9 @@ struct AutoregressiveGpu {
 
 class AutoregressiveHost : public sc_core::sc_module {
 public:
+    // Batch 1: bound to the GPU's `host` socket; batched: unbound (the engine commands the GPU).
+    tlm_utils::simple_initiator_socket_optional<AutoregressiveHost> gpu_port;
+
     AutoregressiveHost(sc_core::sc_module_name name, RequestDispatcher& dispatcher, int slot,
                        const AutoregressiveGpu& gpu, int64_t shared_prefix_tokens, std::vector<ServedRequest>& done);
     std::exception_ptr error() const { return error_; }
