@@ -53,7 +53,10 @@ rm -rf "$consumer"
 cmake -S examples -B "$consumer" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
 cmake --build "$consumer" -j2
 (cd "$consumer" && ctest --output-on-failure)
-if ldd "$consumer/heteroreason_node" | grep -qi python; then
+# ldd's output is taken whole first: `grep -q` stops reading at its first match, and under
+# pipefail the writer's SIGPIPE would fail the test.
+links="$(ldd "$consumer/heteroreason_node")"
+if grep -qi python <<<"$links"; then
   say "error: the example links Python"; exit 1
 fi
 
@@ -64,7 +67,8 @@ rm -rf "$consumer"
 cmake -S examples -B "$consumer" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$wheel_prefix" >/dev/null
 cmake --build "$consumer" -j2
 (cd "$consumer" && ctest --output-on-failure)
-if ! ldd "$consumer/heteroreason_node" | grep -q "$wheel_prefix/lib/libheteroreason_models"; then
+links="$(ldd "$consumer/heteroreason_node")"
+if ! grep -q "$wheel_prefix/lib/libheteroreason_models" <<<"$links"; then
   say "error: the example did not link the package's library"; exit 1
 fi
 say "ok"
