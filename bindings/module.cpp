@@ -9,6 +9,7 @@
 
 #include "autoregressive_run.hpp"
 #include "batch_run.hpp"
+#include "crash_report.hpp"
 #include "diagnostics.hpp"
 #include "errors.hpp"
 #include "kvmu.hpp"
@@ -78,6 +79,7 @@ PYBIND11_MODULE(_native, m) {
           py::arg("points"));
     m.def("param_declarations", &cosim::bindings::param_declarations);
     m.attr("EVENT_KINDS") = cosim::bindings::event_kinds();
+    m.def("report_crashes_to", &cosim::bindings::report_crashes_to, py::arg("fd"));
     m.def("systemc_selftest", &cosim::bindings::systemc_selftest, py::arg("message"));
     m.def("time_rounding", &cosim::bindings::time_rounding, py::arg("durations_ns"));
     m.def("kernel_floor", &cosim::bindings::kernel_floor, py::arg("transactions"), py::arg("delay_ns"));

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import faulthandler
 import multiprocessing as mp
 import os
 import signal
+import tempfile
 import threading
 import traceback
 from typing import Any, Callable, Iterator
@@ -62,9 +64,17 @@ def report_progress(value: Any) -> None:
         _report(value)
 
 
-def _child(conn: Any, parent: int, func: Callable[..., Any], args: tuple, kwargs: dict) -> None:
+# What a crash report may add to WorkerCrashed: a backtrace is a few kB.
+_CRASH_REPORT_BYTES = 64 * 1024
+
+
+def _child(conn: Any, parent: int, crash_fd: int, func: Callable[..., Any], args: tuple, kwargs: dict) -> None:
     global _report
     _die_with_parent(parent)
+    # A crash leaves the Python stack (faulthandler) and the native one (the native
+    # module's handler, which runs first and hands on to faulthandler) for the parent.
+    faulthandler.enable(file=crash_fd)
+    native().report_crashes_to(crash_fd)
     _report = lambda value: conn.send(("progress", value))  # noqa: E731
     # The fork happened while the parent held these signals back (_Held): a worker takes
     # Ctrl-C as a KeyboardInterrupt, and SIGTERM ends it at once, even inside the native
@@ -165,9 +175,24 @@ def run_isolated(func: Callable[..., Any], *args: Any, on_progress: Callable[[An
             return func(*args, **kwargs)
         finally:
             _report = None
+    with _crash_report_file() as crash_report:
+        return _run_in_child(func, args, kwargs, on_progress, crash_report)
+
+
+def _crash_report_file() -> Any:
+    """Where a crashing worker leaves its backtrace: in memory where Linux allows
+    (memfd), so a full or read-only temporary folder cannot stop a run."""
+    if hasattr(os, "memfd_create"):
+        return os.fdopen(os.memfd_create("cosim-crash-report"), "w+b")
+    return tempfile.TemporaryFile()
+
+
+def _run_in_child(func: Callable[..., Any], args: tuple, kwargs: dict, on_progress: Callable[[Any], None] | None,
+                  crash_report: Any) -> Any:
     ctx = mp.get_context("fork")
     receiver, sender = ctx.Pipe(duplex=False)
-    child = ctx.Process(target=_child, args=(sender, os.getpid(), func, args, kwargs), daemon=True)
+    child = ctx.Process(target=_child, args=(sender, os.getpid(), crash_report.fileno(), func, args, kwargs),
+                        daemon=True)
     # A Ctrl-C or SIGTERM landing inside fork's own hooks would be swallowed ("Exception
     # ignored") or raised before the worker is known, leaving it to run on: hold them back
     # until the fork is done and the worker is watched below, then raise them there.
@@ -193,8 +218,12 @@ def run_isolated(func: Callable[..., Any], *args: Any, on_progress: Callable[[An
                 child.join()
                 code = child.exitcode
             how = f"signal {signal.Signals(-code).name}" if code and code < 0 else f"exit code {code}"
-            raise errors.WorkerCrashed(
-                f"the simulation worker (pid {child.pid}) died without answering ({how})") from None
+            crashed = errors.WorkerCrashed(f"the simulation worker (pid {child.pid}) died without answering ({how})")
+            crash_report.seek(0)
+            report = crash_report.read(_CRASH_REPORT_BYTES).decode("utf-8", "replace")
+            if report:
+                crashed.__notes__ = [f"in the simulation worker:\n{report.rstrip()}"]
+            raise crashed from None
         with _REAPING:
             child.join()
     except BaseException:
