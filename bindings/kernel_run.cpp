@@ -1,6 +1,7 @@
 #include "sim_time.hpp"
 #include "kernel_run.hpp"
 
+#include <algorithm>
 #include <chrono>
 
 #include <pybind11/pybind11.h>
@@ -19,6 +20,9 @@ bool g_claimed = false;
 constexpr double kTargetSliceWallS = 0.05;
 constexpr double kFirstSliceNs = 1e3;
 constexpr double kSliceGrowth = 2.0;
+// A slice never grows past 10^6 s: its end must stay within SystemC's 64-bit picosecond
+// clock (about 1.8 x 10^7 s), where a longer one would wrap.
+constexpr double kLongestSliceNs = 1e15;
 }  // namespace
 
 void claim_process() {
@@ -78,7 +82,7 @@ RunStats run_to_completion(const std::function<std::exception_ptr()>& error, con
         }
         if (PyErr_CheckSignals() != 0) throw py::error_already_set();
         const double wall = std::chrono::duration<double>(clock::now() - slice_start).count();
-        if (wall < kTargetSliceWallS) slice_ns *= kSliceGrowth;
+        if (wall < kTargetSliceWallS) slice_ns = std::min(slice_ns * kSliceGrowth, kLongestSliceNs);
         else if (wall > 2.0 * kTargetSliceWallS) slice_ns /= kSliceGrowth;
     }
     if (error()) std::rethrow_exception(error());
