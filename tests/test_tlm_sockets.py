@@ -21,8 +21,15 @@ ROOT = Path(__file__).resolve().parent.parent
 SOURCE = ROOT / "tests" / "cpp" / "second_initiator.cpp"
 
 
+def _sanitized(build: Path) -> bool:
+    # scripts/sanitize.sh's build needs the sanitizer runtime at link time: not this bench's.
+    cache = build / "CMakeCache.txt"
+    return cache.is_file() and "COSIM_SANITIZE:BOOL=ON" in cache.read_text(errors="replace")
+
+
 def _library() -> Path | None:
-    found = sorted(ROOT.glob("build/*/libcosim_models.a"), key=lambda p: p.stat().st_mtime)
+    found = sorted((p for p in ROOT.glob("build/*/libcosim_models.a") if not _sanitized(p.parent)),
+                   key=lambda p: p.stat().st_mtime)
     return found[-1] if found else None
 
 
