@@ -215,6 +215,6 @@ def run_isolated(func: Callable[..., Any], *args: Any, on_progress: Callable[[An
 def native() -> Any:
     """The native module. Its simulating calls run in a worker (run_isolated); its pure
     timing functions (fpga_timing, gpu_timing, param_declarations) run anywhere."""
-    from . import _native
+    from . import _native  # lazy: the SystemC extension loads only in a process that uses it
 
     return _native

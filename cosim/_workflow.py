@@ -14,7 +14,7 @@ from ._engine_run import CHUNK_PROBLEMS, run_engine  # noqa: F401 - CHUNK_PROBLE
 from .config import _params
 from .outputs._atomic import writable_file, writable_folder
 from .outputs._guard import through_link
-from .outputs._safety import clean_stale_staging
+from .outputs._paths import clean_stale_staging
 from .outputs._gtkwave import write_gtkw
 from .outputs._timeline import write_timeline
 from .errors import ConfigError, OutputError
@@ -24,6 +24,7 @@ from .config.hardware import FpgaDevice, GpuDevice, fpga_profile_native
 from .result import Result
 from .config.scenario import Scenario
 from .trace import Trace
+from ._system import autoregressive_system, host_link_section, serving_sections
 
 def profile_native(profile: str | None, model: Any) -> Any:
     """A role's measured profile as the native models take it: a latency CSV's rows, or a
@@ -43,8 +44,6 @@ def _gpu_section(device: GpuDevice, model: Any, link: Any, profile: str | None =
 
 def system_dict(scn: Scenario) -> dict[str, Any]:
     """The flat description the native engine takes."""
-    from .serve._system import autoregressive_system, host_link_section, serving_sections
-
     if scn.system == "autoregressive":
         t = scn.target
         return autoregressive_system(scn, _gpu_section(t.device, t.model, t.link, t.profile))

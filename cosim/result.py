@@ -13,6 +13,7 @@ from .outputs._arrow import to_pandas
 from ._lazy import LazySequence
 from ._rows import NS, ROLES, ROW_FIELDS  # noqa: F401 - re-exported
 from .errors import ConfigError
+from ._stats import _intervals
 
 if TYPE_CHECKING:
     from .config.scenario import Scenario
@@ -261,9 +262,7 @@ class Result:
     def intervals(self, baseline: Result | None = None, **options: Any) -> dict[str, Any]:
         """The 95% interval of every mean (docs/metrics.md), the speedup's too given the
         baseline's Result on the same trace: cosim.uncertainty.intervals."""
-        from .uncertainty import intervals
-
-        return intervals(self, baseline, **options)
+        return _intervals.intervals(self, baseline, **options)
 
     def with_baseline(self, baseline: Result) -> Result:
         """This result with ``speedup`` = baseline latency / this latency, per problem and overall."""

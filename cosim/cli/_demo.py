@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from typing import Callable
 
-from .. import standalone
+from .. import standalone, trace
 from ..config.hardware import load_model
+from .._workflow import simulate
+from ..config.scenario import scenario
 
 STEP_TOKENS = 64       # a typical reasoning step (MATH responses: median 36, mean 50 tokens)
 PROMPT_TOKENS = 100    # about the mean MATH500 question of 69 tokens plus a chat template
@@ -70,10 +72,6 @@ DEMO_SYSTEMS = (
 
 
 def _systems(print_fn: Callable[[str], None]) -> None:
-    from .. import trace
-    from .._workflow import simulate
-    from ..config.scenario import scenario
-
     workload = trace.generate("math500", DEMO_PROBLEMS, seed=1)
     print_fn(f"Systems on the same {DEMO_PROBLEMS} Math500-profile problems, Config 1 (7B PRM and target):")
     print_fn("")

@@ -13,18 +13,17 @@ import yaml
 
 from .. import trace as traces
 from ..errors import ConfigError
+from ..config.scenario import load_scenario
+from ..live import cosimulate
+from ..outputs._atomic import write_atomically
+from ..outputs._safety import RunFolder
+from ..record import CausalModel, Recording, ValueHeadPrm
+from ..record._live import RecordingPolicy, prompt_problems
+from ..record._runner import _questions
+from ._summary import format_summary
 
 
 def record_simulated(args: argparse.Namespace, problems: list[Any], header: Any, folder: Path) -> int:
-    from ..config.scenario import load_scenario
-    from ..live import cosimulate
-    from ..outputs._atomic import write_atomically
-    from ..outputs._safety import RunFolder
-    from ..record import CausalModel, Recording, ValueHeadPrm
-    from ..record._live import RecordingPolicy, prompt_problems
-    from ..record._runner import _questions
-    from ._commands import format_summary
-
     scn = load_scenario(args.simulate)
     if not scn.backtracking and header.backtracking:
         raise ConfigError(f"--simulate {args.simulate}: runs forward-only RSD; add --no-backtracking")

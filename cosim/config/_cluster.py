@@ -14,7 +14,7 @@ from typing import Any
 from . import _params
 from ._declarations import GPU_BLOCKS, PROCESSES
 from ._params import param
-from .hardware import FpgaDevice
+from .hardware import FpgaDevice, load_link
 from ..errors import ConfigError
 
 _ONE_OF_EACH = "source: the single-request systems, one device per role (docs/system.md)"
@@ -183,8 +183,6 @@ def check_draft_contexts(cluster: Cluster, draft: Any) -> None:
 
 def host_link(cluster: Cluster) -> Any:
     """The shared switch link of the draft boards, loaded (checked where it was given)."""
-    from .hardware import load_link
-
     draft = cluster.draft
     try:
         return load_link(draft.host_link)

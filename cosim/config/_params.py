@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 from . import _units
 from ._yamlio import LocatedDict, LocatedList, Where, locate
 from ..errors import ConfigError
+from ._declarations import REQUIRED
 
 T = TypeVar("T")
 
@@ -69,8 +70,6 @@ def param(help: str, rule: str = "positive", default: Any = dataclasses.MISSING,
 def config_class(group: Any, module: str, usable: dict[str, Any] | None = None) -> type:
     """The frozen configuration dataclass of a declared group (cosim/config/_declarations.py);
     ``usable``: per parameter name, the check of what a value needs (see `param`)."""
-    from ._declarations import REQUIRED
-
     fields = []
     for d in group.params:
         default = dataclasses.MISSING if d.default is REQUIRED else d.default

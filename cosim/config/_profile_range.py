@@ -22,6 +22,8 @@ import numpy as np
 
 from ..errors import ConfigError
 from ._latency_csv import LatencyProfile, load_latency_profile
+from . import _params
+from .hardware import FpgaDevice
 
 
 def _between(keys: Sequence[int], x: int, value_of: Callable[[int], Any]) -> Any:
@@ -126,9 +128,6 @@ def check(scn: Any, wheres: dict[str, str] | None = None) -> None:
     table) positive over the range its role can ask for; ``wheres`` names where a role's
     profile is given (file, line and field)."""
     from pathlib import Path
-
-    from . import _params
-    from .hardware import FpgaDevice
 
     for role in ("draft", "prm", "target"):
         r = getattr(scn, role)

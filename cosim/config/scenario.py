@@ -24,15 +24,13 @@ from ..errors import ConfigError
 from ._latency_csv import load_latency_profile
 from ._operator_profile import load_operator_profile
 from .hardware import Device, GpuDevice, ModelConfig, PcieLinkConfig, load_device, load_link, load_model
+from ._written import reloadable
+from ._model_names import CONFIG_TARGETS, DRAFT_MODEL, PRM_MODEL
 
 SYSTEMS = ("gpu-baseline", "gpu-stepahead", "heteroreason", "autoregressive")
 # brsd: refinements are scored and a failing one backtracks; rsd: forward-only (refinements kept).
 ALGORITHMS = ("brsd", "rsd")
 
-# Config 1 = 0.5B draft, 7B PRM, 7B target; Config 2 = the same with a 1.5B target.
-CONFIG_TARGETS = {1: "qwen2.5-math-7b", 2: "qwen2.5-math-1.5b"}
-DRAFT_MODEL = "qwen2.5-0.5b"
-PRM_MODEL = "qwen2.5-math-prm-7b"
 
 # Per system: the draft device and the toggles it implies (docs/system.md).
 _PRESETS: dict[str, dict[str, Any]] = {
@@ -221,8 +219,6 @@ class Scenario:
         """The scenario as a scenario file holds it, devices, models and links inline, that
         loads (load_scenario) to this scenario and reruns to the same result: what
         ``scenario.resolved.yaml`` holds (cosim/config/_written.py says what it leaves out)."""
-        from ._written import reloadable
-
         return reloadable(self)
 
     def resolved(self) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from typing import Any
 from ..errors import ConfigError
 from ..trace import Backtrack, Draft, Problem, Refine, Trace, TraceHeader
 from ..trace._generate import _Candidate, _Draws, _Play, _StepDraws, threshold_rule
-from ..trace._profiles import load_profile
+from ..trace._profile_files import load_profile
 from ..trace._quality import correctness_probability, resolve_target
 from ._policy import Policy, View
 

@@ -17,10 +17,11 @@ from ..outputs._timeline import write_timeline
 from ..config.scenario import Scenario
 from ..errors import ConfigError
 from ..result import Result
-from ..trace import Problem, Trace, TraceHeader
+from ..trace import Problem, Trace, TraceHeader, load
 from ..trace._parse import check_header
 from ._policy import Policy
 from ._session import LiveSession
+from ..trace._events import VERSION, VERSION_ARRIVALS
 
 
 @dataclass
@@ -57,9 +58,6 @@ MADE_TRACE = "trace.jsonl"
 def _made_file(header: TraceHeader, body: Path, path: Path, arrivals: bool) -> Trace:
     """The made trace's file: its header (known once the run has ended), then the problems
     the worker wrote as they ended; read back lazily, as any trace file."""
-    from ..trace import load
-    from ..trace._events import VERSION, VERSION_ARRIVALS
-
     def write(handle: Any) -> None:
         handle.write(json.dumps(header.to_json(VERSION_ARRIVALS if arrivals else VERSION), separators=(",", ":"),
                                 ensure_ascii=False, allow_nan=False) + "\n")

@@ -34,7 +34,8 @@ from .._lazy import LazySequence
 from ..errors import ConfigError
 from ._events import Backtrack, Draft, Event, Problem, Refine, TraceHeader
 from ._io import Trace
-from ._profiles import DatasetProfile, load_profile
+from ._profile_files import load_profile
+from ._profiles import DatasetProfile
 from ._quality import DRAFT, DrawnProblem, correctness_probability, good_step_probability, resolve_target, step_score
 
 _MAX_REDRAWS = 10_000
