@@ -9,7 +9,7 @@ import math
 from typing import Any
 
 from .config import _params, _profile_range
-from .config.hardware import FpgaDevice
+from .config.hardware import FpgaDevice, kv_bytes_per_token
 from .errors import ConfigError
 from .standalone import fpga_timing, gpu_timing
 from .config.scenario import Scenario
@@ -90,7 +90,7 @@ def _sizes(role: str, r: Any) -> None:
     group = device.accelerator if isinstance(device, FpgaDevice) else device.gpu
     path = "device.accelerator" if isinstance(device, FpgaDevice) else "device.gpu"
     weights = model.params * group.weight_bytes_per_param
-    kv = model.context_window * 2 * model.layers * model.kv_heads * model.head_dim * group.kv_bytes_per_element
+    kv = model.context_window * kv_bytes_per_token(model, group.kv_bytes_per_element)
     for what, size, owner, owner_path, names in (
             ("the weights", weights, group, path, ("weight_bytes_per_param",)),
             ("the KV cache of one window", kv, group, path, ("kv_bytes_per_element",))):
@@ -107,8 +107,7 @@ def _link(role: str, r: Any) -> None:
     link, model = r.link, r.model
     if role == "draft":
         group = r.device.accelerator if isinstance(r.device, FpgaDevice) else r.device.gpu
-        size, what = model.context_window * 2 * model.layers * model.kv_heads * model.head_dim * \
-            group.kv_bytes_per_element, "a window's KV cache"
+        size, what = model.context_window * kv_bytes_per_token(model, group.kv_bytes_per_element), "a window's KV cache"
     else:
         size, what = model.context_window * 4.0, "a window of tokens"
     ns = link.latency_ns + size / (link.bandwidth_gbps * link.efficiency)

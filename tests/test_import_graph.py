@@ -1,5 +1,7 @@
-"""The package's import graph has no cycles, and no module imports another project module
-inside a function unless that import is lazy by design (marked ``# lazy: why`` on its line).
+"""The package's import graph has no cycles, no module imports another project module
+inside a function unless that import is lazy by design (marked ``# lazy: why`` on its line),
+and no module uses another module's private names (a leading underscore): what another
+module calls is public within the package.
 
 The graph is read from the source with ``ast``: every import statement, at module level,
 inside functions and under ``if TYPE_CHECKING:``, relative imports resolved, ``from . import
@@ -84,6 +86,40 @@ def import_graph(package: Path) -> tuple[dict[str, dict[str, int]], list[str]]:
     return graph, unmarked
 
 
+def private_uses(package: Path) -> list[str]:
+    """``file:line: module.name`` for each private name of another project module used: a
+    ``from module import _name`` that is not a submodule, or ``module._name`` on a module
+    imported by name."""
+    known = modules(package)
+    found = []
+    for name, (path, is_package) in known.items():
+        tree = ast.parse(path.read_text())
+        aliases = {}  # local name -> project module it is bound to
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                base = _base(name, is_package, node.level, node.module)
+                if not (base == package.name or base.startswith(package.name + ".")):
+                    continue
+                for a in node.names:
+                    sub = f"{base}.{a.name}"
+                    if sub in known or sub in EXTENSIONS:
+                        aliases[a.asname or a.name] = sub
+                    elif a.name.startswith("_") and base != name:
+                        found.append(f"{path.relative_to(package.parent)}:{node.lineno}: {base}.{a.name}")
+            elif isinstance(node, ast.Import):
+                for a in node.names:
+                    if a.asname and a.name in known:
+                        aliases[a.asname] = a.name
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases
+                    and node.attr.startswith("_") and not node.attr.startswith("__")
+                    and aliases[node.value.id] not in EXTENSIONS
+                    and f"{aliases[node.value.id]}.{node.attr}" not in known):
+                found.append(f"{path.relative_to(package.parent)}:{node.lineno}: "
+                             f"{aliases[node.value.id]}.{node.attr}")
+    return found
+
+
 def cycles(graph: dict[str, dict[str, int]]) -> list[list[str]]:
     """One cycle through each strongly connected group of modules (Tarjan's algorithm),
     as the path of modules that closes on its first."""
@@ -157,6 +193,11 @@ def test_function_level_imports_of_project_modules_are_lazy_by_design():
                           "(import at module level; break a cycle by moving code down):\n" + "\n".join(unmarked))
 
 
+def test_no_module_uses_another_modules_private_names():
+    found = private_uses(PACKAGE)
+    assert not found, "private names used across modules (make them public):\n" + "\n".join(found)
+
+
 def _write(root: Path, files: dict[str, str]) -> Path:
     for name, text in files.items():
         path = root / name
@@ -175,6 +216,16 @@ def test_the_check_names_a_cycle_through_a_function_level_import(tmp_path):
     graph, unmarked = import_graph(package)
     assert cycles(graph) == [["cosim.a", "cosim.b", "cosim.a"]]
     assert unmarked == ["cosim/b.py:2: from . import a"]
+
+
+def test_the_check_names_private_names_used_across_modules(tmp_path):
+    package = _write(tmp_path, {
+        "cosim/__init__.py": "",
+        "cosim/a.py": "def _helper():\n    pass\n_TABLE = {}\n",
+        "cosim/b.py": "from .a import _helper\nfrom . import a\nx = a._TABLE\n",
+        "cosim/c.py": "from . import a\nx = a.__name__\n",
+    })
+    assert private_uses(package) == ["cosim/b.py:1: cosim.a._helper", "cosim/b.py:3: cosim.a._TABLE"]
 
 
 def test_the_check_counts_a_package_init_and_type_checking_imports(tmp_path):

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Callable
 
 from .. import standalone, trace
-from ..config.hardware import load_model
+from ..config.hardware import kv_bytes_per_token, load_device, load_model
 from .._workflow import simulate
 from ..config.scenario import scenario
 
@@ -18,7 +18,8 @@ CONTEXT_TOKENS = 400   # a context midway through a solution (mean response ~370
 def _rows() -> list[tuple[str, str, Callable[[], str]]]:
     draft = "qwen2.5-0.5b"
     kv_draft = load_model(draft)
-    kv_bytes = PROMPT_TOKENS * 2 * kv_draft.layers * kv_draft.kv_heads * kv_draft.head_dim  # INT8 on the FPGA
+    fpga_kv = load_device("u280").accelerator.kv_bytes_per_element  # INT8 on the FPGA
+    kv_bytes = int(PROMPT_TOKENS * kv_bytes_per_token(kv_draft, fpga_kv))
 
     def link(name: str) -> Callable[[], str]:
         return lambda: f"{standalone.transfer(name, kv_bytes).time_ns / 1e3:.2f} us"

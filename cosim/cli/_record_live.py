@@ -19,7 +19,7 @@ from ..outputs._atomic import write_atomically
 from ..outputs._safety import RunFolder
 from ..record import CausalModel, Recording, ValueHeadPrm
 from ..record._live import RecordingPolicy, prompt_problems
-from ..record._runner import _questions
+from ..record._runner import problem_questions
 from ._summary import format_summary
 
 
@@ -35,7 +35,7 @@ def record_simulated(args: argparse.Namespace, problems: list[Any], header: Any,
         tokenizer = AutoTokenizer.from_pretrained(args.draft, local_files_only=True)
     except (OSError, ValueError, KeyError) as exc:
         raise ConfigError(f"draft: {args.draft} holds no tokenizer: {str(exc).splitlines()[0][:200]}") from None
-    questions = _questions(problems)
+    questions = problem_questions(problems)
     dataset = Path(args.dataset).parent.name or "recorded"
     start = prompt_problems(lambda text: list(tokenizer(text, add_special_tokens=False)["input_ids"]), questions,
                             dataset, header)

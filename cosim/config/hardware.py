@@ -28,6 +28,12 @@ HbmConfig = config_class(_declarations.HBM, __name__)
 PowerConfig = config_class(_declarations.POWER, __name__)
 
 
+def kv_bytes_per_token(model: Any, kv_bytes_per_element: float) -> float:
+    """Bytes of K and V one token keeps in every layer of ``model`` at a device's KV
+    precision: the models' own formula (ModelSpec::kv_bytes_per_token, models/model_spec.cpp)."""
+    return native().kv_bytes_per_token(_params.native(model), float(kv_bytes_per_element))
+
+
 def rtl_kvmu_missing() -> str | None:
     """None when this build has the KVMU's RTL (fpga.kvmu: rtl), else what is missing."""
     if "rtl" in getattr(native(), "kvmu_implementations", ()):
@@ -147,7 +153,7 @@ def _load(what: str, ref: Any, allowed: tuple[str, ...]) -> Any:
 
 def _with_origins_kept(config: Any, **changes: Any) -> Any:
     changed = dataclasses.replace(config, **changes)
-    _params._set_origins(changed, _params._origins_of(config))
+    _params.set_origins(changed, _params.origins_of(config))
     return changed
 
 

@@ -18,7 +18,7 @@ from typing import Any, Iterable, Mapping
 from . import _cluster, _params, _profile_range
 from ._declarations import PAYLOAD
 from ._cluster import Batching, Cluster
-from ._settings import DEPTH_WITHOUT_STEP_AHEAD, check_given
+from ._settings import DEPTH_WITHOUT_STEP_AHEAD, NOT_AUTOREGRESSIVE, check_autoregressive, check_given
 from ._yamlio import LocatedDict, Where, load_yaml, locate
 from ..errors import ConfigError
 from ._latency_csv import load_latency_profile
@@ -44,9 +44,6 @@ _PRESETS: dict[str, dict[str, Any]] = {
     "autoregressive": {"draft": "rtx3090", "sequential": False, "step_ahead": False, "step_ahead_depth": 0,
                        "prefetch_cache": False, "shadow_sync": False, "target_ahead_after_refine": False},
 }
-
-# What the autoregressive system does not have: sections and parameter paths it refuses.
-_NOT_AUTOREGRESSIVE = ("draft", "prm", "toggles", "serving", "algorithm")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -194,7 +191,7 @@ class Scenario:
         """One parameter changed and checked alone (the whole scenario is checked after all)."""
         name = label or path
         head, _, rest = full.partition(".")
-        if self.system == "autoregressive" and (head in _NOT_AUTOREGRESSIVE or
+        if self.system == "autoregressive" and (head in NOT_AUTOREGRESSIVE or
                                                 full.startswith(("cluster.draft.", "cluster.prm."))):
             raise ConfigError(f"{name}: the autoregressive system runs the target alone (no draft, no PRM, "
                               f"no speculative toggles)")
@@ -353,7 +350,7 @@ def build_scenario(data: Mapping[str, Any] | LocatedDict, source: str = "<code>"
     if not isinstance(config, int) or isinstance(config, bool) or config not in CONFIG_TARGETS:
         raise ConfigError(f"{data.where_of('config')}: config must be 1 (7B target) or 2 (1.5B target), got {config!r}")
     if system == "autoregressive":
-        _check_autoregressive(data)
+        check_autoregressive(data)
     preset = _PRESETS[system]
     toggles = _params.build(Toggles, _section(data, "toggles", {k: preset[k] for k in _toggle_names()}))
     given = data.get("toggles") or {}
@@ -409,21 +406,6 @@ def build_scenario(data: Mapping[str, Any] | LocatedDict, source: str = "<code>"
     _profile_range.check(scn, {role: str(data[role].where_of("profile")) for role in roles
                                if isinstance(data.get(role), LocatedDict) and "profile" in data[role]})
     return scn
-
-
-def _check_autoregressive(data: LocatedDict) -> None:
-    """The autoregressive system has a target and nothing else: a draft, a PRM, toggles or
-    their pools given for it would be ignored, so they are refused."""
-    for key in _NOT_AUTOREGRESSIVE:
-        if key in data:
-            raise ConfigError(f"{data.where_of(key)}: the autoregressive system runs the target alone; it has no "
-                              f"{key} (drop it, or choose a speculative system)")
-    cluster = data.get("cluster")
-    if isinstance(cluster, LocatedDict):
-        for key in ("draft", "prm"):
-            if key in cluster:
-                raise ConfigError(f"{cluster.where_of(key)}: the autoregressive system has no {key} pool; its "
-                                  f"cluster is cluster.target.devices GPUs")
 
 
 def _scenarios_dir() -> Path:

@@ -121,8 +121,8 @@ def _given_range(name: str, parameter: str, nominal: Any, low: str, high: str, r
     for text in (low, high):
         if text.split()[0].lower().lstrip("+-") in ("nan", "inf", "infinity"):
             raise ConfigError(f"--range {name}: the ends must be finite numbers, got {text!r}")
-    ends = [_params._scalar(parameter, kind, text, here, False) for text in (low, high)]
-    check, text = _params._RULES[rule]
+    ends = [_params.parse_scalar(parameter, kind, text, here, False) for text in (low, high)]
+    check, text = _params.RULES[rule]
     for end in ends:
         if not check(end):
             raise ConfigError(f"--range {name}: {end:g} must be {text}, as {parameter} itself")
@@ -243,7 +243,7 @@ def _set_many(config: Any, changes: list[tuple[str, Any]], prefix: str) -> Any:
             leaves[head] = value
     fields = {f.name: f for f in dataclasses.fields(config)}
     for name, value in leaves.items():
-        check, text = _params._RULES[fields[name].metadata.get("rule", "any")]
+        check, text = _params.RULES[fields[name].metadata.get("rule", "any")]
         if not check(value):
             raise ConfigError(f"{prefix}{name}: must be {text}, got {value!r}")
     nested = {head: _set_many(getattr(config, head), items, f"{prefix}{head}.") for head, items in groups.items()}

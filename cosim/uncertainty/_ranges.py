@@ -138,7 +138,7 @@ def _bad_range(bounds: Any, value: Any, rule: str) -> str:
         return "is not finite"
     if low >= high:
         return "is reversed or empty; give (low, high) with low < high"
-    check, text = _params._RULES[rule]
+    check, text = _params.RULES[rule]
     if not (check(low) and check(high)):
         return f"breaks the parameter's rule ({text})"
     if not is_number(value):
