@@ -58,7 +58,7 @@ class FileRows:
     """Each batch appended to the CSV and the Arrow file in ``folder``."""
 
     def __init__(self, folder: Path, fields: tuple[str, ...] | None = None):
-        import pyarrow as pa
+        import pyarrow as pa  # lazy: pyarrow, loaded only when a table is written or read
 
         self.folder = Path(folder)
         self._fields = fields or ROW_FIELDS
@@ -81,7 +81,7 @@ class FileRows:
             self._arrow = self._pa.ipc.new_file(self._arrow_file, first.schema)
 
     def add(self, rows: dict[str, Any]) -> None:
-        import pyarrow.csv as pacsv
+        import pyarrow.csv as pacsv  # lazy: pyarrow, loaded only when a table is written or read
 
         batch = arrow_rows(rows, self._fields).to_batches()
         if not batch:
@@ -136,6 +136,6 @@ class FileRows:
 def read_rows(folder: Path) -> Any:
     """A reader of a run's rows on disk, memory-mapped: only the file's footer is read
     now, and the file can be renamed while it stays open."""
-    import pyarrow as pa
+    import pyarrow as pa  # lazy: pyarrow, loaded only when a table is written or read
 
     return pa.ipc.open_file(pa.memory_map(str(Path(folder) / ROWS_ARROW)))

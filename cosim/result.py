@@ -102,7 +102,7 @@ class Activities(LazySequence):
 
     def to_arrow(self) -> Any:
         """Every activity as an Arrow table (device and kind dictionary-encoded)."""
-        import pyarrow as pa
+        import pyarrow as pa  # lazy: pyarrow, loaded only when a table is written or read
 
         c = self._c
         names = {"device": ("device_code", self._devices), "kind": ("kind_code", self._kinds)}
@@ -140,7 +140,7 @@ _INTEGER_FIELDS = {"final_tokens", "generated_tokens", "drafted_tokens", "target
 def arrow_rows(columns: dict[str, Any], fields: tuple[str, ...] = ROW_FIELDS) -> Any:
     """Per-problem columns as an Arrow table, one column per metric in row order (null
     where accuracy or speedup is not known)."""
-    import pyarrow as pa
+    import pyarrow as pa  # lazy: pyarrow, loaded only when a table is written or read
 
     arrays = {}
     for name in fields:

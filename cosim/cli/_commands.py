@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from tqdm import tqdm
 
 from .. import trace as traces
 from ..outputs._atomic import writable_file, writable_folder, write_atomically
@@ -175,8 +176,6 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from tqdm import tqdm
-
     folder = Path(args.out or "out/report")
     run = RunFolder(folder)
     bar = tqdm(total=1, desc="report", unit="run", disable=args.quiet)
@@ -277,8 +276,6 @@ def cmd_trace_import_rsd(args: argparse.Namespace) -> int:
 
 
 def cmd_record(args: argparse.Namespace) -> int:
-    from tqdm import tqdm
-
     if args.problems < 1:
         raise ConfigError(f"--problems: must be >= 1, got {args.problems}")
     _thresholds(args)

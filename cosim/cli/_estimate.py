@@ -42,7 +42,7 @@ def estimate(scn: Any, workload: Any, folder: Path, save_trace: bool, sample_run
     workload simulated alone (``sample_run(trace)``, default simulate; a serving run's
     sample is served). ConfigError naming ``option`` (default ``--problems N``) when the disk
     has less room than that."""
-    import pyarrow as pa
+    import pyarrow as pa  # lazy: pyarrow, loaded only when a table is written or read
 
     total = len(workload)
     sample = traces.Trace(workload.header, workload.problems[:SAMPLE_PROBLEMS])

@@ -180,7 +180,7 @@ def run_plans(args: argparse.Namespace) -> int:
                                  "meets_slo": e.meets_slo})
                 if not args.quiet:
                     print(f"{scn.name}: {len(result.evaluations)} of {result.candidates} clusters simulated")
-            import pyarrow as pa
+            import pyarrow as pa  # lazy: pyarrow, loaded only when a table is written or read
 
             names = ("scenario", "draft_devices", "contexts_per_draft", "prm_devices", "target_devices", "p99_s",
                      "cost", "meets_slo")

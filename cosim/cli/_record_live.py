@@ -28,7 +28,7 @@ def record_simulated(args: argparse.Namespace, problems: list[Any], header: Any,
     if not scn.backtracking and header.backtracking:
         raise ConfigError(f"--simulate {args.simulate}: runs forward-only RSD; add --no-backtracking")
     try:
-        from transformers import AutoTokenizer
+        from transformers import AutoTokenizer  # lazy: transformers, the optional [record] extra
     except ImportError:
         raise ConfigError("recording needs transformers: pip install 'heteroreason-cosim[record]'") from None
     try:

@@ -153,7 +153,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
                                      "(BCa for means, percentile for percentiles)",
                                      **{m: iv.to_list() for m, iv in found.items()}}}
             write_atomically(run_folder.staged("summary.json"), json.dumps(summary, indent=1))
-            import pyarrow as pa
+            import pyarrow as pa  # lazy: pyarrow, loaded only when a table is written or read
 
             keys = ("role", "index", "energy_j", "busy_ns", "held_ns", "iterations", "batched_sequences",
                     "kv_limited_iterations")

@@ -16,6 +16,7 @@ from 1 to ``batching.max_batch`` when the GPUs batch and the profile measured ba
 from __future__ import annotations
 
 import bisect
+from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -127,8 +128,6 @@ def check(scn: Any, wheres: dict[str, str] | None = None) -> None:
     """Every measured latency profile of the scenario's roles (a GPU's CSV, an FPGA's decode
     table) positive over the range its role can ask for; ``wheres`` names where a role's
     profile is given (file, line and field)."""
-    from pathlib import Path
-
     for role in ("draft", "prm", "target"):
         r = getattr(scn, role)
         if isinstance(r.device, FpgaDevice):

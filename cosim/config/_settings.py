@@ -1,9 +1,12 @@
-"""Values given together (on the command line, or to Scenario.with_values) that would have
-no effect are refused, as a scenario file that gives them is, in the same words."""
+"""Checks across a scenario's values that a scenario file and Scenario.with_values (the
+command line's --set) share, in the same words: values that would have no effect are
+refused, the autoregressive system takes no draft, PRM or toggles, and gpu-baseline keeps
+its toggles off."""
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+import dataclasses
+from typing import Any, Callable, Mapping
 
 from . import _cluster
 from ._yamlio import LocatedDict
@@ -42,3 +45,11 @@ def check_autoregressive(data: LocatedDict) -> None:
             if key in cluster:
                 raise ConfigError(f"{cluster.where_of(key)}: the autoregressive system has no {key} pool; its "
                                   f"cluster is cluster.target.devices GPUs")
+
+
+def check_sequential(sequential: bool, toggles: Any, where: Callable[[str], str], hint: str = "") -> None:
+    """A strictly sequential system (gpu-baseline) keeps every toggle off; ``where(name)``
+    names the first toggle that is on, ``hint`` follows the message."""
+    on = [name for name, value in dataclasses.asdict(toggles).items() if value]
+    if sequential and on:
+        raise ConfigError(f"{where(on[0])}: gpu-baseline is strictly sequential; its toggles stay off{hint}")

@@ -18,7 +18,8 @@ from typing import Any, Iterable, Mapping
 from . import _cluster, _params, _profile_range
 from ._declarations import PAYLOAD
 from ._cluster import Batching, Cluster
-from ._settings import DEPTH_WITHOUT_STEP_AHEAD, NOT_AUTOREGRESSIVE, check_autoregressive, check_given
+from ._settings import (DEPTH_WITHOUT_STEP_AHEAD, NOT_AUTOREGRESSIVE, check_autoregressive, check_given,
+                        check_sequential)
 from ._yamlio import LocatedDict, Where, load_yaml, locate
 from ..errors import ConfigError
 from ._latency_csv import load_latency_profile
@@ -173,10 +174,7 @@ class Scenario:
                 raise ConfigError(f"{label or path}: {full} is given twice (also as {given[full]})")
             given[full] = label or path
             result = result._set(path, full, value, label)
-        if self.sequential and any(dataclasses.asdict(result.toggles).values()):
-            on = next(k for k, v in dataclasses.asdict(result.toggles).items() if v)
-            raise ConfigError(f"{given.get(f'toggles.{on}', f'toggles.{on}')}: gpu-baseline is strictly sequential; "
-                              f"its toggles stay off")
+        check_sequential(self.sequential, result.toggles, lambda on: given.get(f"toggles.{on}", f"toggles.{on}"))
         try:
             _cluster.check(result)
         except ConfigError as exc:
@@ -357,9 +355,8 @@ def build_scenario(data: Mapping[str, Any] | LocatedDict, source: str = "<code>"
     if isinstance(given, dict) and not toggles.step_ahead and given.get("step_ahead_depth"):
         raise ConfigError(f"{given.where_of('step_ahead_depth')}: {toggles.step_ahead_depth} "
                           f"{DEPTH_WITHOUT_STEP_AHEAD}")
-    if system == "gpu-baseline" and any(dataclasses.asdict(toggles).values()):
-        raise ConfigError(f"{data.where_of('toggles')}: gpu-baseline is strictly sequential; its toggles stay off "
-                          f"(use gpu-stepahead or heteroreason for overlap)")
+    check_sequential(preset["sequential"], toggles, lambda on: str(data.where_of("toggles")),
+                     " (use gpu-stepahead or heteroreason for overlap)")
     serving = _params.build(Serving, _section(data, "serving", {}))
     cluster = _params.build(Cluster, _section(data, "cluster", {}))
     batching = _params.build(Batching, _section(data, "batching", {}))

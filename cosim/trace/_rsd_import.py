@@ -185,7 +185,7 @@ def import_rsd(path: str | Path, dataset: str, *, count: Callable[[str], int] | 
 
 def _hf_counter(tokenizer: str) -> Callable[[str], int]:
     try:
-        from transformers import AutoTokenizer
+        from transformers import AutoTokenizer  # lazy: transformers, the optional [record] extra
     except ImportError:
         raise ConfigError("--tokenizer needs transformers: pip install 'heteroreason-cosim[record]'") from None
     try:

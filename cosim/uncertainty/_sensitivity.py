@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tqdm import tqdm
+
 from .. import trace as traces
 from .._sweep._executors import EXECUTORS, check_ray_address, local_results, ray_results
 from .._sweep._journal import Journal, point_key
@@ -108,8 +110,6 @@ class PointRunner:
         todo = [p for k, p in distinct.items() if self.journal.finished(k) is None]
         bar = None
         if self.progress:
-            from tqdm import tqdm
-
             bar = tqdm(total=len(distinct), initial=len(distinct) - len(todo), unit="point", desc="sensitivity")
         try:
             results = (local_results(self.model, self.trace, todo, self.workers, run_point)

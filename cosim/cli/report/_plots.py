@@ -29,7 +29,7 @@ def save(fig: Any, path: Path) -> Path:
 
 def plain_log_ticks(axis: Any) -> None:
     """A log axis labelled in plain numbers, the minor ticks at 1, 2, 3 and 5 of a decade."""
-    from matplotlib.ticker import FuncFormatter
+    from matplotlib.ticker import FuncFormatter  # lazy: matplotlib, loaded only when a figure is drawn
 
     axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
     axis.set_minor_formatter(FuncFormatter(lambda v, _: f"{v:g}" if f"{v:g}"[0] in "1235" else ""))
