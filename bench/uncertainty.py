@@ -26,7 +26,7 @@ import time
 import cosim
 from cosim.cli.report import SYSTEMS, _depends
 from cosim.uncertainty import compare
-from cosim.uncertainty._serving import serve_intervals
+from cosim._stats._serving import serve_intervals
 
 
 def median_ms(fn, runs: int = 5) -> float:

@@ -12,7 +12,9 @@
 #include "crash_report.hpp"
 #include "diagnostics.hpp"
 #include "errors.hpp"
+#include "brsd_rule.hpp"
 #include "kvmu.hpp"
+#include "model_spec.hpp"
 #include "param_dicts.hpp"
 #include "standalone_runs.hpp"
 #include "timing_eval.hpp"
@@ -78,6 +80,13 @@ PYBIND11_MODULE(_native, m) {
     m.def("gpu_timing", &cosim::bindings::gpu_timing, py::arg("gpu"), py::arg("model"), py::arg("profile"),
           py::arg("points"));
     m.def("param_declarations", &cosim::bindings::param_declarations);
+    // Pure rules the Python side shares with the models (no SystemC, run anywhere).
+    m.def("can_backtrack", &cosim::can_backtrack, py::arg("step"), py::arg("backtracks"), py::arg("max_backtracks"));
+    m.def("keeps_refinement", &cosim::keeps_refinement, py::arg("passes"), py::arg("step"), py::arg("backtracks"),
+          py::arg("max_backtracks"));
+    m.def("kv_bytes_per_token", [](const py::dict& model, double kv_bytes_per_element) {
+        return cosim::bindings::model_spec(model).kv_bytes_per_token(kv_bytes_per_element);
+    }, py::arg("model"), py::arg("kv_bytes_per_element"));
     m.attr("EVENT_KINDS") = cosim::bindings::event_kinds();
     m.def("report_crashes_to", &cosim::bindings::report_crashes_to, py::arg("fd"));
     m.def("systemc_selftest", &cosim::bindings::systemc_selftest, py::arg("message"));

@@ -244,6 +244,6 @@ def _run_in_child(func: Callable[..., Any], args: tuple, kwargs: dict, on_progre
 def native() -> Any:
     """The native module. Its simulating calls run in a worker (run_isolated); its pure
     timing functions (fpga_timing, gpu_timing, param_declarations) run anywhere."""
-    from . import _native
+    from . import _native  # lazy: the SystemC extension loads only in a process that uses it
 
     return _native

@@ -9,8 +9,12 @@ import math
 from typing import Any
 
 from .config import _params, _profile_range
-from .config.hardware import FpgaDevice
+from .config.hardware import FpgaDevice, kv_bytes_per_token
 from .errors import ConfigError
+from .standalone import fpga_timing, gpu_timing
+from .config.scenario import Scenario
+from .trace import Trace
+from .config._declarations import PAYLOAD
 
 # One operation (a token, a prefill, a transfer, a request) longer than this is not a
 # design anyone simulates: about 11.6 days. The kernel's 64-bit picosecond clock holds
@@ -53,8 +57,6 @@ def _refuse(role: str, what: str, ns: float, culprits: str) -> None:
 
 
 def _fpga(role: str, device: FpgaDevice, model: Any) -> None:
-    from .standalone import fpga_timing
-
     # The longest decode step is the last token of the KV reservation; a local prefill of n
     # tokens costs at most n such tokens; a run that adds up past the kernel's clock is
     # refused by the kernel's own check.
@@ -72,8 +74,6 @@ def _fpga(role: str, device: FpgaDevice, model: Any) -> None:
 
 
 def _gpu(role: str, device: Any, model: Any) -> None:
-    from .standalone import gpu_timing
-
     window = model.context_window
     decode_ns, prefill_ns = gpu_timing(device, model, [("decode", 1, window - 1), ("prefill", window, 0)])["ns"]
     for what, ns, term in ((f"one token at context {window - 1}", decode_ns, "decode"),
@@ -90,7 +90,7 @@ def _sizes(role: str, r: Any) -> None:
     group = device.accelerator if isinstance(device, FpgaDevice) else device.gpu
     path = "device.accelerator" if isinstance(device, FpgaDevice) else "device.gpu"
     weights = model.params * group.weight_bytes_per_param
-    kv = model.context_window * 2 * model.layers * model.kv_heads * model.head_dim * group.kv_bytes_per_element
+    kv = model.context_window * kv_bytes_per_token(model, group.kv_bytes_per_element)
     for what, size, owner, owner_path, names in (
             ("the weights", weights, group, path, ("weight_bytes_per_param",)),
             ("the KV cache of one window", kv, group, path, ("kv_bytes_per_element",))):
@@ -107,8 +107,7 @@ def _link(role: str, r: Any) -> None:
     link, model = r.link, r.model
     if role == "draft":
         group = r.device.accelerator if isinstance(r.device, FpgaDevice) else r.device.gpu
-        size, what = model.context_window * 2 * model.layers * model.kv_heads * model.head_dim * \
-            group.kv_bytes_per_element, "a window's KV cache"
+        size, what = model.context_window * kv_bytes_per_token(model, group.kv_bytes_per_element), "a window's KV cache"
     else:
         size, what = model.context_window * 4.0, "a window of tokens"
     ns = link.latency_ns + size / (link.bandwidth_gbps * link.efficiency)
@@ -122,9 +121,6 @@ def check_replay(caller: str, scn: Any, trace: Any) -> None:
     """What a run replaying ``trace`` on ``scn`` checks first (``caller`` names the run in
     the message): their types, a problem at least, the limits below, and a trace that
     does not backtrack for a forward-only scenario."""
-    from .config.scenario import Scenario
-    from .trace import Trace
-
     if not isinstance(scn, Scenario):
         raise ConfigError(f"{caller}: expected a Scenario (cosim.load_scenario), got {type(scn).__name__}")
     if not isinstance(trace, Trace):
@@ -139,8 +135,6 @@ def check_replay(caller: str, scn: Any, trace: Any) -> None:
 
 def _token_transfers(scn: Any) -> None:
     """The largest transfer of token ids, a window of them, within one link payload."""
-    from .config._declarations import PAYLOAD
-
     window = max(getattr(scn, role).model.context_window for role in ("draft", "prm", "target"))
     size = window * scn.serving.token_bytes
     if size > PAYLOAD.value:

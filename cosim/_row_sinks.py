@@ -20,7 +20,9 @@ from typing import Any, Iterator
 import numpy as np
 
 from .errors import OutputError
-from .outputs._atomic import _UMASK
+from .outputs._atomic import UMASK
+from ._rows import ROW_FIELDS
+from .result import arrow_rows
 
 ROWS_CSV = "per_problem.csv"
 ROWS_ARROW = "per_problem.arrow"
@@ -56,9 +58,7 @@ class FileRows:
     """Each batch appended to the CSV and the Arrow file in ``folder``."""
 
     def __init__(self, folder: Path, fields: tuple[str, ...] | None = None):
-        import pyarrow as pa
-
-        from ._rows import ROW_FIELDS
+        import pyarrow as pa  # lazy: pyarrow, loaded only when a table is written or read
 
         self.folder = Path(folder)
         self._fields = fields or ROW_FIELDS
@@ -71,19 +71,17 @@ class FileRows:
     def _open(self, first: Any) -> None:
         with self._writing(ROWS_CSV):
             self._csv = open(self._partial[ROWS_CSV], "wb")
-            os.fchmod(self._csv.fileno(), 0o666 & ~_UMASK)
+            os.fchmod(self._csv.fileno(), 0o666 & ~UMASK)
             header = io.StringIO()
             csv.writer(header, lineterminator="\n").writerow(first.schema.names)
             self._csv.write(header.getvalue().encode())
         with self._writing(ROWS_ARROW):
             self._arrow_file = open(self._partial[ROWS_ARROW], "wb")
-            os.fchmod(self._arrow_file.fileno(), 0o666 & ~_UMASK)
+            os.fchmod(self._arrow_file.fileno(), 0o666 & ~UMASK)
             self._arrow = self._pa.ipc.new_file(self._arrow_file, first.schema)
 
     def add(self, rows: dict[str, Any]) -> None:
-        import pyarrow.csv as pacsv
-
-        from .result import arrow_rows
+        import pyarrow.csv as pacsv  # lazy: pyarrow, loaded only when a table is written or read
 
         batch = arrow_rows(rows, self._fields).to_batches()
         if not batch:
@@ -138,6 +136,6 @@ class FileRows:
 def read_rows(folder: Path) -> Any:
     """A reader of a run's rows on disk, memory-mapped: only the file's footer is read
     now, and the file can be renamed while it stays open."""
-    import pyarrow as pa
+    import pyarrow as pa  # lazy: pyarrow, loaded only when a table is written or read
 
     return pa.ipc.open_file(pa.memory_map(str(Path(folder) / ROWS_ARROW)))

@@ -4,26 +4,21 @@ call itself, with the trace streamed in, is cosim._engine_run)."""
 
 from __future__ import annotations
 
-import os
-import re
 from pathlib import Path
 from typing import Any, Callable
 
-from . import _preflight
-from ._engine_run import CHUNK_PROBLEMS, run_engine  # noqa: F401 - CHUNK_PROBLEMS re-exported
+from ._engine_run import CHUNK_PROBLEMS  # noqa: F401 - re-exported
+from ._run_session import RunSession, check_replay
 from .config import _params
-from .outputs._atomic import writable_file, writable_folder
-from .outputs._guard import through_link
-from .outputs._safety import clean_stale_staging
-from .outputs._gtkwave import write_gtkw
-from .outputs._timeline import write_timeline
-from .errors import ConfigError, OutputError
+from .errors import ConfigError
 from .config._latency_csv import load_latency_profile
 from .config._operator_profile import load_operator_profile
 from .config.hardware import FpgaDevice, GpuDevice, fpga_profile_native
 from .result import Result
 from .config.scenario import Scenario
 from .trace import Trace
+from ._system import autoregressive_system, host_link_section, serving_sections
+
 
 def profile_native(profile: str | None, model: Any) -> Any:
     """A role's measured profile as the native models take it: a latency CSV's rows, or a
@@ -43,8 +38,6 @@ def _gpu_section(device: GpuDevice, model: Any, link: Any, profile: str | None =
 
 def system_dict(scn: Scenario) -> dict[str, Any]:
     """The flat description the native engine takes."""
-    from .serve._system import autoregressive_system, host_link_section, serving_sections
-
     if scn.system == "autoregressive":
         t = scn.target
         return autoregressive_system(scn, _gpu_section(t.device, t.model, t.link, t.profile))
@@ -81,50 +74,6 @@ def system_dict(scn: Scenario) -> dict[str, Any]:
 
 
 VCD_DETAILS = ("step", "token")
-# The comment the native waveform writer puts last (before the final time stamp).
-VCD_END = re.compile(rb"\$comment\nheteroreason-cosim: end of waveform\n\$end\n\n(#\d+\n)?$")
-
-
-def vcd_paths(vcd: str | Path | None) -> tuple[str, Path | None, Path | None]:
-    """The stem SystemC writes a waveform under (a hidden partial file), that file, and
-    where it goes once the run is through; ("", None, None) without a waveform."""
-    if vcd is None:
-        return "", None, None
-    vcd_path = writable_file(vcd, "vcd")  # as given: a device or folder is refused, not written beside
-    # SystemC appends ".vcd" itself. It writes a hidden partial file, renamed once the run
-    # is through: a run that fails midway (a bad problem found while streaming) leaves an
-    # earlier waveform at that path as it was.
-    stem = vcd_path.with_suffix("") if vcd_path.suffix == ".vcd" else vcd_path
-    final = through_link(writable_file(stem.with_name(stem.name + ".vcd"), "vcd"))  # a link stays a link
-    stem = final.with_suffix("")
-    clean_stale_staging(final)  # a killed run's partial waveform
-    partial_stem = stem.with_name(f".{stem.name}.partial-{os.getpid()}")
-    return str(partial_stem), partial_stem.with_name(partial_stem.name + ".vcd"), final
-
-
-def publish_vcd(partial: Path, final: Path, end_s: float, start_s: float = 0.0) -> None:
-    """The finished waveform in place, with its GTKWave save file beside it (opening on
-    ``start_s`` to ``end_s``)."""
-    _publish_vcd(partial, final)
-    write_gtkw(final.with_suffix(".gtkw"), final, end_s * 1e12, start_s * 1e12)
-
-
-def _publish_vcd(partial: Path, final: Path) -> None:
-    """Renames a finished waveform into place once it is known whole and on disk; SystemC's
-    writer ignores write errors, so a file without its last comment was cut short."""
-    try:
-        with partial.open("rb") as handle:
-            handle.seek(max(0, os.fstat(handle.fileno()).st_size - 256))
-            whole = VCD_END.search(handle.read()) is not None
-            os.fsync(handle.fileno())
-        if not whole:
-            raise OutputError(f"{final}: the waveform was not written whole (a full disk or a file size limit?)")
-        os.replace(partial, final)
-    except OSError as exc:
-        partial.unlink(missing_ok=True)
-        if isinstance(exc, OutputError):
-            raise
-        raise OutputError(f"{final}: writing the waveform failed: {exc.strerror or exc}") from None
 
 
 def simulate(scn: Scenario, trace: Trace, *, vcd: str | Path | None = None, timeline: str | Path | None = None,
@@ -146,29 +95,12 @@ def simulate(scn: Scenario, trace: Trace, *, vcd: str | Path | None = None, time
     result's ``per_problem`` then reads that Arrow file. ``progress``: called with
     the number of problems finished so far, every few hundred problems.
     """
-    _preflight.check_replay("simulate", scn, trace)
-    if vcd is not None and scn.system == "autoregressive":
-        raise ConfigError("vcd: the autoregressive system writes no waveform; a timeline shows its requests")
+    check_replay("simulate", scn, trace, vcd)
     if vcd_detail not in VCD_DETAILS:
         raise ConfigError(f"vcd_detail: one of {', '.join(VCD_DETAILS)}, got {vcd_detail!r}")
-    vcd_stem, vcd_partial, vcd_final = vcd_paths(vcd)
-    timeline_path = writable_file(timeline, "timeline") if timeline is not None else None
-    rows_folder = writable_folder(rows_to, "rows_to") if rows_to is not None else None
-    keep = activities or timeline_path is not None
-    system = system_dict(scn)
-    every_token = vcd_detail == "token"
-
-    try:
-        raw = run_engine(scn, trace, system, keep=keep, vcd_stem=vcd_stem, every_token=every_token,
-                         rows_folder=rows_folder, progress=progress)
-    except BaseException:
-        if vcd_partial is not None:
-            vcd_partial.unlink(missing_ok=True)
-        raise
+    session = RunSession(scn, vcd=vcd, timeline=timeline, rows_to=rows_to)
+    keep = activities or session.timeline is not None
+    raw = session.run(trace, system_dict(scn), keep=keep, every_token=vcd_detail == "token", progress=progress)
     result = Result.from_native(scn, raw)
-    if vcd_partial is not None:
-        publish_vcd(vcd_partial, vcd_final, raw["last_end_s"])
-    if timeline_path is not None:
-        labels = {role: getattr(scn, role).device.name for role in ("draft", "prm", "target")}
-        write_timeline(result, timeline_path, labels)
+    session.publish(raw["last_end_s"], result=result)
     return result

@@ -13,6 +13,7 @@ from .outputs._arrow import to_pandas
 from ._lazy import LazySequence
 from ._rows import NS, ROLES, ROW_FIELDS  # noqa: F401 - re-exported
 from .errors import ConfigError
+from ._stats import _intervals
 
 if TYPE_CHECKING:
     from .config.scenario import Scenario
@@ -101,7 +102,7 @@ class Activities(LazySequence):
 
     def to_arrow(self) -> Any:
         """Every activity as an Arrow table (device and kind dictionary-encoded)."""
-        import pyarrow as pa
+        import pyarrow as pa  # lazy: pyarrow, loaded only when a table is written or read
 
         c = self._c
         names = {"device": ("device_code", self._devices), "kind": ("kind_code", self._kinds)}
@@ -139,7 +140,7 @@ _INTEGER_FIELDS = {"final_tokens", "generated_tokens", "drafted_tokens", "target
 def arrow_rows(columns: dict[str, Any], fields: tuple[str, ...] = ROW_FIELDS) -> Any:
     """Per-problem columns as an Arrow table, one column per metric in row order (null
     where accuracy or speedup is not known)."""
-    import pyarrow as pa
+    import pyarrow as pa  # lazy: pyarrow, loaded only when a table is written or read
 
     arrays = {}
     for name in fields:
@@ -261,9 +262,7 @@ class Result:
     def intervals(self, baseline: Result | None = None, **options: Any) -> dict[str, Any]:
         """The 95% interval of every mean (docs/metrics.md), the speedup's too given the
         baseline's Result on the same trace: cosim.uncertainty.intervals."""
-        from .uncertainty import intervals
-
-        return intervals(self, baseline, **options)
+        return _intervals.intervals(self, baseline, **options)
 
     def with_baseline(self, baseline: Result) -> Result:
         """This result with ``speedup`` = baseline latency / this latency, per problem and overall."""

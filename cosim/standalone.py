@@ -15,6 +15,7 @@ from .config._latency_csv import LatencyProfile, load_latency_profile
 from .errors import ConfigError
 from .config.hardware import (FpgaDevice, GpuDevice, fpga_profile_native, load_device, load_link, load_model,
                               rtl_kvmu_missing)
+from .config._operator_profile import load_operator_profile
 
 
 class RunResult(dict):
@@ -187,8 +188,6 @@ def _profile(profile: Any, model: Any = None) -> Any:
         return None
     if isinstance(profile, str | Path) and Path(profile).is_dir():
         # A folder of measured operator times, for this model (docs/hardware.md).
-        from .config._operator_profile import load_operator_profile
-
         return load_operator_profile(profile, load_model(model)).native()
     if isinstance(profile, str | Path):
         profile = load_latency_profile(profile)

@@ -65,7 +65,7 @@ public:
     bool ports_bind() const { return ports_bind_; }  // the ports' width x clock, not the channels, cap bandwidth
     double streamed_weight_bytes() const { return model_.linear_macs_per_token() * params_.weight_bytes_per_param; }
     double stored_weight_bytes() const { return model_.params * params_.weight_bytes_per_param; }
-    double kv_bytes_per_token() const { return model_.kv_elements_per_token() * params_.kv_bytes_per_element; }
+    double kv_bytes_per_token() const { return model_.kv_bytes_per_token(params_.kv_bytes_per_element); }
     bool profiled(Phase phase) const { return profile_.table.covers(phase); }
     const FpgaAcceleratorParams& params() const { return params_; }
 

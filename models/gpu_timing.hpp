@@ -68,7 +68,7 @@ public:
     // modelled times.
     double batch_ns(const std::vector<BatchWork>& work) const;
     double streamed_weight_bytes() const { return model_.linear_macs_per_token() * params_.weight_bytes_per_param; }
-    double kv_bytes_per_token() const { return model_.kv_elements_per_token() * params_.kv_bytes_per_element; }
+    double kv_bytes_per_token() const { return model_.kv_bytes_per_token(params_.kv_bytes_per_element); }
     bool profiled(Phase phase) const { return profile_.covers(phase) || profile_.operators() != nullptr; }
     const GpuParams& params() const { return params_; }
     const ModelSpec& model() const { return model_; }

@@ -34,6 +34,10 @@ double ModelSpec::kv_elements_per_token() const {
     return 2.0 * static_cast<double>(layers * kv_heads * head_dim);
 }
 
+double ModelSpec::kv_bytes_per_token(double kv_bytes_per_element) const {
+    return kv_elements_per_token() * kv_bytes_per_element;
+}
+
 int64_t ModelSpec::kv_reserve(const std::string& where, int64_t requested) const {
     if (requested > context_window)
         throw ConfigError(where + ".kv_reserve_tokens: " + std::to_string(requested) +

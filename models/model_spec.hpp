@@ -24,6 +24,9 @@ struct ModelSpec {
     double attention_macs_per_token(double context) const;
     // K and V elements stored per token of context, all layers.
     double kv_elements_per_token() const;
+    // Bytes of those elements at `kv_bytes_per_element` (a device's KV precision): the one
+    // formula every model and check uses (Python through cosim._native.kv_bytes_per_token).
+    double kv_bytes_per_token(double kv_bytes_per_element) const;
 
     // Tokens of KV cache to reserve: `requested`, or the whole window when 0.
     // ConfigError (naming `where`) if `requested` exceeds the window.

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from cosim.errors import ConfigError
-from cosim.uncertainty._bootstrap import bootstrap, ratios
+from cosim._stats._bootstrap import bootstrap, ratios
 
 # Four problems, their latencies on a baseline and on a faster system (seconds).
 BASE = [4, 6, 5, 9]
@@ -149,7 +149,7 @@ def test_the_same_seed_gives_the_same_interval_and_another_seed_a_close_one():
 
 
 def test_a_long_run_is_resampled_in_blocks_with_the_same_interval(monkeypatch):
-    from cosim.uncertainty import _bootstrap
+    from cosim._stats import _bootstrap
 
     base, fast = _population(20_000, np.random.default_rng(8))
     cols = np.column_stack([base, fast])

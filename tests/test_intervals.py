@@ -84,7 +84,7 @@ def test_cosim_run_prints_each_mean_with_its_interval_and_writes_both_ends(tmp_p
 
 
 def test_a_run_on_disk_is_read_a_batch_at_a_time_into_the_same_blocks(tmp_path, monkeypatch):
-    from cosim.uncertainty import _bootstrap
+    from cosim._stats import _bootstrap
 
     trace = cosim.trace.generate("gsm8k", problems=1200, seed=6).in_memory()
     scn = cosim.load_scenario("heteroreason-u280-300")

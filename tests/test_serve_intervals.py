@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from cosim.uncertainty._serving import _weighted_percentile, serve_intervals
+from cosim._stats._serving import _weighted_percentile, serve_intervals
 from conftest import run_cli
 
 

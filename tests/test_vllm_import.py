@@ -11,7 +11,7 @@ import pytest
 from cosim import ConfigError
 from cosim.errors import TraceError
 from cosim.cli import main
-from cosim.serve._token_metrics import token_latency
+from cosim._token_metrics import token_latency
 from cosim.trace import load
 from cosim.trace._plain import shared_prefix_tokens
 from cosim.trace._vllm_log import import_vllm_requests, read_request_log

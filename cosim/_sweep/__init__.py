@@ -9,6 +9,8 @@ import math
 from pathlib import Path
 from typing import Any, Sequence
 
+from tqdm import tqdm
+
 from ..outputs._atomic import writable_folder
 from ..errors import ConfigError
 from ..config.scenario import Scenario
@@ -128,8 +130,6 @@ def sweep(scn: Scenario, trace: Trace, grid: dict[str, Sequence[Any]], *, worker
     todo = [p for p in points if journal.finished(point_key(p)) is None]
     bar = None
     if progress:
-        from tqdm import tqdm
-
         bar = tqdm(total=len(points), initial=len(points) - len(todo), unit="point", desc="sweep")
     try:
         results = (local_results(scn, trace, todo, workers) if executor == "local"

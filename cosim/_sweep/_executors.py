@@ -73,7 +73,7 @@ def _ray_point(scn: Scenario, trace: Trace, values: dict[str, Any], runner: Runn
 def ray_results(scn: Scenario, trace: Trace, points: list[dict[str, Any]], workers: int,
                 address: str | None, runner: Runner = run_point) -> Iterable[dict]:
     try:
-        import ray
+        import ray  # lazy: ray, the optional [ray] extra
     except ImportError:
         raise ConfigError("the ray executor needs Ray: pip install 'heteroreason-cosim[ray]'") from None
     started = False

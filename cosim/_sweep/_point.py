@@ -9,6 +9,9 @@ from ..errors import ConfigError, CosimError
 from ..result import METRICS
 from ..config.scenario import Scenario
 from ..trace import Trace
+from .._args import real, whole
+from .._workflow import simulate
+from ..serve import run
 
 # Summary values every row carries besides the metrics.
 EXTRA_COLUMNS = ("problems", "energy_j", "final_tokens", "generated_tokens")
@@ -19,8 +22,6 @@ SERVE_PATHS = {"serve.rate": "rate", "serve.cv": "cv", "serve.seed": "seed", "se
 
 def check_serve_value(path: str, value: Any) -> None:
     """A ``serve.*`` value as the serving run takes it (ConfigError naming the path)."""
-    from .._args import real, whole
-
     if path not in SERVE_PATHS:
         raise ConfigError(f"{path}: unknown serving value; one of {', '.join(SERVE_PATHS)}")
     if path == "serve.seed":
@@ -31,16 +32,12 @@ def check_serve_value(path: str, value: Any) -> None:
 
 def run_point(scn: Scenario, trace: Trace, values: dict[str, Any]) -> dict[str, Any]:
     """Simulates one point; never raises for a bad point, it reports it."""
-    from .._workflow import simulate
-
     row: dict[str, Any] = dict(values)
     try:
         served = {SERVE_PATHS[p]: v for p, v in values.items() if p in SERVE_PATHS}
         changed = {p: v for p, v in values.items() if p not in SERVE_PATHS}
         point = scn.with_values(changed) if changed else scn  # together: their order never matters
         if served:
-            from ..serve import run
-
             outcome = run(point, trace, **served)
             row.update(outcome.row())
             row.update(status="ok", error=None, wall_s=outcome.wall_s)

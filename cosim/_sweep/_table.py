@@ -44,7 +44,7 @@ class SweepTable:
         """The table with a type per column: swept values as given (numbers, booleans, or
         text where they are quantities), status and error as text, metrics as doubles,
         counts as integers; a failed point's metrics are null."""
-        import pyarrow as pa
+        import pyarrow as pa  # lazy: pyarrow, loaded only when a table is written or read
 
         def values(name: str) -> list[Any]:
             return [r.get(name) for r in self.rows]

@@ -13,13 +13,21 @@ from .. import _inputs
 from ..config import hardware
 from ..config._params import describe
 from ..errors import CosimError
+from ..config._cluster import Batching, DraftPool, GpuPool
+from ..config.scenario import Serving, Toggles, builtin_scenarios
+from ..trace import DatasetProfile, TARGETS, builtin_profiles
+from ._demo import run_demo
+from ._trace_import import add_parser as add_trace_import
+from ._serve import add_parsers as add_serve_parsers
+from ._fit import add_parser as add_fit_parser
+from ._model_cmd import add_parser as add_model_parser
+from ._validate_cmd import add_parser as add_validate_parser
+from ._sensitivity import add_parser as add_sensitivity_parser
+from ._flags import flagged
+from .._isolation import stop_workers
 
 
 def _config_classes() -> dict[str, type]:
-    from ..config._cluster import Batching, DraftPool, GpuPool
-    from ..config.scenario import Serving, Toggles
-    from ..trace import DatasetProfile
-
     return {
         "pcie": hardware.PcieLinkConfig,
         "hbm": hardware.HbmConfig,
@@ -42,8 +50,6 @@ _GROUPS = ("pcie", "hbm", "fpga", "gpu", "power", "model", "toggles", "serving",
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    from ._demo import run_demo
-
     run_demo()
     return 0
 
@@ -68,9 +74,6 @@ def _cmd_params(args: argparse.Namespace) -> int:
 
 
 def _cmd_builtins(args: argparse.Namespace) -> int:
-    from ..config.scenario import builtin_scenarios
-    from ..trace import builtin_profiles
-
     for what in ("device", "link", "model"):
         print(f"{what}s: {', '.join(hardware.builtin_names(what))}")
     print(f"dataset profiles: {', '.join(builtin_profiles())}")
@@ -88,8 +91,6 @@ def _workload_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _add_trace_commands(sub: argparse._SubParsersAction) -> None:
-    from ..trace import TARGETS, builtin_profiles
-
     tr = sub.add_parser("trace", help="workload tools: generate, check and describe traces")
     tsub = tr.add_subparsers(dest="trace_command", required=True, metavar="TRACE_COMMAND")
     gen = tsub.add_parser("gen", help="generate a synthetic trace from a dataset profile")
@@ -129,8 +130,6 @@ def _add_trace_commands(sub: argparse._SubParsersAction) -> None:
     rsd.add_argument("--threshold", type=float, default=0.7, help="the PRM acceptance threshold of the run "
                                                                    "(default 0.7)")
     rsd.set_defaults(func=_commands.cmd_trace_import_rsd)
-    from ._trace_import import add_parser as add_trace_import
-
     add_trace_import(tsub)
 
 
@@ -194,21 +193,11 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--quiet", action="store_true", help="no progress bar")
     report.set_defaults(func=_commands.cmd_report)
 
-    from ._serve import add_parsers as add_serve_parsers
-
     add_serve_parsers(sub)
     _add_trace_commands(sub)
-    from ._fit import add_parser as add_fit_parser
-
     add_fit_parser(sub)
-    from ._model_cmd import add_parser as add_model_parser
-
     add_model_parser(sub)
-    from ._validate_cmd import add_parser as add_validate_parser
-
     add_validate_parser(sub)
-    from ._sensitivity import add_parser as add_sensitivity_parser
-
     add_sensitivity_parser(sub)
 
     rec = sub.add_parser("record", help="run BRSD with real models; write the trace and measured latency profiles "
@@ -258,8 +247,6 @@ def main(argv: list[str] | None = None) -> int:
         with _inputs.recording():  # every file read, so that no output replaces one
             return args.func(args)
     except CosimError as exc:
-        from ._flags import flagged
-
         print(f"cosim: error: {flagged(args.command, exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
@@ -277,8 +264,6 @@ def main(argv: list[str] | None = None) -> int:
         return 128 + signal.SIGPIPE
     finally:
         signal.signal(signal.SIGTERM, previous)
-        from .._isolation import stop_workers
-
         stop_workers()  # none outlives the command, wherever a signal found it
 
 

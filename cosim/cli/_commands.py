@@ -8,19 +8,33 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from tqdm import tqdm
 
 from .. import trace as traces
 from ..outputs._atomic import writable_file, writable_folder, write_atomically
-from ..outputs._safety import check_distinct, check_output, inputs_of
+from ..outputs._paths import check_output
+from ..outputs._safety import RunFolder, check_distinct, inputs_of
 from ..errors import ConfigError
-from ..result import METRICS, Result
+from ..result import Result
 from ._estimate import ESTIMATE_ABOVE, estimate
 from ._protect import check_run_outputs, later_inputs
+from ..config.scenario import load_scenario
+from ..uncertainty import intervals, to_json
+from ..outputs._gtkwave import write_gtkw
+from .._workflow import simulate
+from ._policy_option import load_policy
+from ._progress import finished_bar
+from ..live import cosimulate
+from ._set_option import parse_set
+from .._sweep import check_points, sweep
+from .report import run_report
+from ..trace._dataset_stats import dataset_statistics, format_statistics
+from ..record import CausalModel, ValueHeadPrm, read_problems, record_brsd
+from ._record_live import record_simulated
+from ._summary import format_summary, vcd_final
 
 
 def _scenario(args: argparse.Namespace) -> Any:
-    from ..config.scenario import load_scenario
-
     return load_scenario(args.scenario, args.config)
 
 
@@ -51,53 +65,22 @@ def _out_folder(path: str | None, default: str) -> Path:
     return writable_folder(path or default, "--out")
 
 
-def format_summary(result: Result, title: str, intervals: dict[str, Any] | None = None) -> str:
-    """The summary, a metric a line, each mean with its 95% interval when ``intervals`` has one."""
-    lines = [title, *(["  [95% interval of the mean: bootstrap over the problems, docs/metrics.md]"]
-                      if intervals else []), ""]
-    for key in METRICS:
-        value = result.summary.get(key)
-        if value is None:
-            continue
-        iv = (intervals or {}).get(key)
-        spread = f"  [{iv.low:.4f}, {iv.high:.4f}]" if iv is not None and iv.low == iv.low else ""
-        lines.append(f"  {key:<30} {value:>12.4f}{spread}" if isinstance(value, float) else
-                     f"  {key:<30} {value:>12}")
-    for key in ("problems", "final_tokens", "generated_tokens", "energy_j"):
-        value = result.summary[key]
-        lines.append(f"  {key:<30} {value:>12.1f}" if isinstance(value, float) else f"  {key:<30} {value:>12}")
-    return "\n".join(lines)
-
-
 def run_intervals(result: Result) -> dict[str, Any]:
     """The 95% interval of every mean of a run (none for a single problem)."""
-    from ..uncertainty import intervals
-
     return intervals(result) if result.summary["problems"] >= 2 else {}
 
 
 _RUN_FILES = ("per_problem.csv", "per_problem.arrow", "summary.json", "scenario.resolved.yaml", "trace.jsonl")
 
 
-def _vcd_final(path: str | Path) -> Path:
-    """Where a --vcd lands: SystemC adds .vcd to a name without it."""
-    given = Path(path)
-    return given if given.suffix == ".vcd" else given.with_name(given.name + ".vcd")
-
-
 def cmd_run(args: argparse.Namespace) -> int:
-    from ..outputs._gtkwave import write_gtkw
-    from ..outputs._safety import RunFolder
-    from ..uncertainty import to_json
-    from .._workflow import simulate
-
     if args.vcd is None and args.vcd_detail != "step":
         raise ConfigError("--vcd-detail: applies to a waveform; add --vcd FILE")
     if args.policy and args.vcd_detail != "step":
         raise ConfigError("--vcd-detail token: a policy's run shows step detail only")
     scn = _scenario(args)
     folder = Path(args.out or _default_out(scn))
-    vcd = _vcd_final(check_output(args.vcd, "--vcd")) if args.vcd else None
+    vcd = vcd_final(check_output(args.vcd, "--vcd")) if args.vcd else None
     outputs: dict[str, Path] = {}
     if vcd is not None:
         outputs.update({"--vcd": check_output(vcd, "--vcd"),
@@ -116,23 +99,17 @@ def cmd_run(args: argparse.Namespace) -> int:
               "; the generated trace is not written (the manifest says how to draw it again)"), flush=True)
     policy = None
     if args.policy:
-        from ._policy_option import load_policy
-
         policy = load_policy(args.policy, workload)
         save_trace = True  # the trace the policy's answers made: it replays the run
     live = None
     run = RunFolder(folder)
     try:
         with run.writing():
-            from ._progress import finished_bar
-
             bar, progress = finished_bar(len(workload), "run", "problem", args.quiet)
             staged_vcd = run.staged(vcd) if vcd is not None else None
             staged_gtkw = run.staged_beside(staged_vcd, vcd.with_suffix(".gtkw")) if vcd is not None else None
             timeline = run.staged(Path(args.timeline)) if args.timeline else None
             if policy is not None:
-                from ..live import cosimulate
-
                 live = cosimulate(scn, policy, workload, vcd=staged_vcd, timeline=timeline, rows_to=run.staging,
                                   progress=progress)
                 result, workload = live.result, live.trace
@@ -166,10 +143,6 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from ._set_option import parse_set
-    from .._sweep import sweep
-    from .._sweep import check_points
-
     scn = _scenario(args)
     grid: dict[str, list[Any]] = {}
     for option in args.set:
@@ -203,11 +176,6 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from tqdm import tqdm
-
-    from ..outputs._safety import RunFolder
-    from .report import run_report
-
     folder = Path(args.out or "out/report")
     run = RunFolder(folder)
     bar = tqdm(total=1, desc="report", unit="run", disable=args.quiet)
@@ -284,8 +252,6 @@ def cmd_trace_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_trace_profile_data(args: argparse.Namespace) -> int:
-    from ..trace._dataset_stats import dataset_statistics, format_statistics
-
     for path in args.files:
         for line in format_statistics(dataset_statistics(path)):
             print(line)
@@ -310,10 +276,6 @@ def cmd_trace_import_rsd(args: argparse.Namespace) -> int:
 
 
 def cmd_record(args: argparse.Namespace) -> int:
-    from tqdm import tqdm
-
-    from ..record import CausalModel, ValueHeadPrm, read_problems, record_brsd
-
     if args.problems < 1:
         raise ConfigError(f"--problems: must be >= 1, got {args.problems}")
     _thresholds(args)
@@ -324,8 +286,6 @@ def cmd_record(args: argparse.Namespace) -> int:
     header = traces.TraceHeader(accept_threshold=args.accept_threshold, backtrack_threshold=args.backtrack_threshold,
                                 max_backtracks=args.max_backtracks, backtracking=not args.no_backtracking)
     if args.simulate:
-        from ._record_live import record_simulated
-
         return record_simulated(args, problems, header, Path(args.out or "out/record"))
     folder = _out_folder(args.out, "out/record")
     draft = CausalModel(args.draft, device=args.device, name="draft")

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from typing import Callable
 
-from .. import standalone
-from ..config.hardware import load_model
+from .. import standalone, trace
+from ..config.hardware import kv_bytes_per_token, load_device, load_model
+from .._workflow import simulate
+from ..config.scenario import scenario
 
 STEP_TOKENS = 64       # a typical reasoning step (MATH responses: median 36, mean 50 tokens)
 PROMPT_TOKENS = 100    # about the mean MATH500 question of 69 tokens plus a chat template
@@ -16,7 +18,8 @@ CONTEXT_TOKENS = 400   # a context midway through a solution (mean response ~370
 def _rows() -> list[tuple[str, str, Callable[[], str]]]:
     draft = "qwen2.5-0.5b"
     kv_draft = load_model(draft)
-    kv_bytes = PROMPT_TOKENS * 2 * kv_draft.layers * kv_draft.kv_heads * kv_draft.head_dim  # INT8 on the FPGA
+    fpga_kv = load_device("u280").accelerator.kv_bytes_per_element  # INT8 on the FPGA
+    kv_bytes = int(PROMPT_TOKENS * kv_bytes_per_token(kv_draft, fpga_kv))
 
     def link(name: str) -> Callable[[], str]:
         return lambda: f"{standalone.transfer(name, kv_bytes).time_ns / 1e3:.2f} us"
@@ -70,10 +73,6 @@ DEMO_SYSTEMS = (
 
 
 def _systems(print_fn: Callable[[str], None]) -> None:
-    from .. import trace
-    from .._workflow import simulate
-    from ..config.scenario import scenario
-
     workload = trace.generate("math500", DEMO_PROBLEMS, seed=1)
     print_fn(f"Systems on the same {DEMO_PROBLEMS} Math500-profile problems, Config 1 (7B PRM and target):")
     print_fn("")

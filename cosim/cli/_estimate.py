@@ -10,6 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
+from .. import trace as traces
+from .._workflow import simulate
+from ..outputs._arrow import csv_text
+from ..trace._events import problem_to_json
 
 # Runs with more problems than this get an estimate first.
 ESTIMATE_ABOVE = 1_000_000
@@ -38,12 +42,7 @@ def estimate(scn: Any, workload: Any, folder: Path, save_trace: bool, sample_run
     workload simulated alone (``sample_run(trace)``, default simulate; a serving run's
     sample is served). ConfigError naming ``option`` (default ``--problems N``) when the disk
     has less room than that."""
-    import pyarrow as pa
-
-    from .. import trace as traces
-    from .._workflow import simulate
-    from ..outputs._arrow import csv_text
-    from ..trace._events import problem_to_json
+    import pyarrow as pa  # lazy: pyarrow, loaded only when a table is written or read
 
     total = len(workload)
     sample = traces.Trace(workload.header, workload.problems[:SAMPLE_PROBLEMS])

@@ -7,9 +7,7 @@ from pathlib import Path
 
 from ..outputs._atomic import writable_file
 from ..errors import ConfigError
-from ..fit import fit_fpga
-from ..fit import fit_gpu
-from ..fit import write_device
+from ..fit import fit_fpga, fit_gpu, write_device
 from ..fit._device_yaml import source_file
 from ..fit._models import FPGA_PARAMS, GPU_PARAMS
 

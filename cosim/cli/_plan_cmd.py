@@ -11,6 +11,15 @@ from typing import Any, Callable, Iterable
 
 from .. import errors
 from ..errors import ConfigError, CosimError
+from ..serve._plan import MAX_CLUSTERS, check_grid_size
+from ..config._yamlio import load_yaml
+from .._isolation import stop_workers
+from .._sweep._executors import check_ray_address, ray_results
+from ..outputs._arrow import column, write_csv
+from ..outputs._atomic import write_atomically
+from ..outputs._safety import RunFolder
+from ..serve import plan, run, with_cluster
+from ._serve_inputs import arrivals_text, requests_of, scenario_with_settings
 
 _VALUES = {"draft_devices": "cluster.draft.devices", "contexts_per_draft": "cluster.draft.contexts_per_device",
            "prm_devices": "cluster.prm.devices", "target_devices": "cluster.target.devices"}
@@ -18,8 +27,6 @@ _VALUES = {"draft_devices": "cluster.draft.devices", "contexts_per_draft": "clus
 
 def counts(text: str, option: str) -> list[int]:
     """``1-8`` or ``1,2,4``: the device counts to try."""
-    from ..serve._plan import MAX_CLUSTERS
-
     try:
         if "-" in text:
             low, high = (int(x) for x in text.split("-", 1))
@@ -40,8 +47,6 @@ def counts(text: str, option: str) -> list[int]:
 def _costs(path: str | None, scn: Any) -> Any:
     if path is None:
         return scn
-    from ..config._yamlio import load_yaml
-
     try:  # a regular file of bounded size; errors name its line and never quote it
         data = load_yaml(path)
     except ConfigError as exc:
@@ -54,8 +59,6 @@ def _costs(path: str | None, scn: Any) -> Any:
 def _mapper(args: argparse.Namespace, scn: Any, trace: Any, served: dict[str, Any]) -> Callable[..., Iterable]:
     """Evaluates a round's clusters together: threads waiting on local workers, or Ray tasks."""
     if args.executor == "local":
-        from .._isolation import stop_workers
-
         pool = ThreadPoolExecutor(max_workers=args.workers)
 
         def local(evaluate: Any, clusters: list[dict[str, int]]) -> list[float]:
@@ -69,8 +72,6 @@ def _mapper(args: argparse.Namespace, scn: Any, trace: Any, served: dict[str, An
                 raise
 
         return local
-    from .._sweep._executors import check_ray_address, ray_results
-
     check_ray_address(args.ray_address, "ray")
 
     def on_ray(evaluate: Any, clusters: list[dict[str, int]]) -> list[float]:
@@ -138,21 +139,13 @@ def equal_resources(reference: Any, best: Any, scn: Any, evaluate: Callable[[dic
 
 
 def run_plans(args: argparse.Namespace) -> int:
-    from ..outputs._arrow import column, write_csv
-    from ..outputs._atomic import write_atomically
-    from ..outputs._safety import RunFolder
-    from ..serve import plan, run, with_cluster
-    from ._serve import _arrivals_text, _requests, _scenario
-
     if args.workers < 1:
         raise ConfigError(f"--workers: must be >= 1, got {args.workers}")
     if args.executor == "local" and args.ray_address:
         raise ConfigError("--ray-address: applies to --executor ray only")
-    from ..serve._plan import check_grid_size
-
     grid = {k: counts(getattr(args, k), f"--{k}") for k in ("draft", "prm", "target")}
     check_grid_size(*(len(set(v)) for v in grid.values()), names=("--draft", "--prm", "--target"))
-    scenarios = [_scenario(name, args.config, args.set) for name in args.scenarios]
+    scenarios = [scenario_with_settings(name, args.config, args.set) for name in args.scenarios]
     seed = 0 if args.seed is None else args.seed
     served = {"rate": args.rate, "seed": seed, **({"cv": args.cv} if args.cv is not None else {})}
     folder = Path(args.out or "out/plan")
@@ -161,7 +154,7 @@ def run_plans(args: argparse.Namespace) -> int:
     try:
         with run_folder.writing():
             for scn in scenarios:
-                trace, described = _requests(args, scn)
+                trace, described = requests_of(args, scn)
                 trace = trace.in_memory() if len(trace) <= 20_000 else trace
 
                 def evaluate(cluster: dict[str, int], scn: Any = scn, trace: Any = trace) -> float:
@@ -187,12 +180,12 @@ def run_plans(args: argparse.Namespace) -> int:
                                  "meets_slo": e.meets_slo})
                 if not args.quiet:
                     print(f"{scn.name}: {len(result.evaluations)} of {result.candidates} clusters simulated")
-            import pyarrow as pa
+            import pyarrow as pa  # lazy: pyarrow, loaded only when a table is written or read
 
             names = ("scenario", "draft_devices", "contexts_per_draft", "prm_devices", "target_devices", "p99_s",
                      "cost", "meets_slo")
             write_csv(pa.table({k: column([r[k] for r in rows]) for k in names}), run_folder.staged("plan.csv"))
-            report = {"rate": args.rate, "arrivals": _arrivals_text(args), "slo_s": args.slo, "requests": described,
+            report = {"rate": args.rate, "arrivals": arrivals_text(args), "slo_s": args.slo, "requests": described,
                       "plans": [{"scenario": scn.name, "cluster": r.cluster, "cost": r.cost, "p99_s": r.p99_s,
                                  "costs": r.costs, "candidates": r.candidates, "evaluated": len(r.evaluations),
                                  "with_the_first_plans_resources": c}
@@ -203,7 +196,7 @@ def run_plans(args: argparse.Namespace) -> int:
     except BaseException:
         run_folder.discard()
         raise
-    print(f"\ncheapest cluster with p99 <= {args.slo:g} s at {_arrivals_text(args)} ({described}):\n")
+    print(f"\ncheapest cluster with p99 <= {args.slo:g} s at {arrivals_text(args)} ({described}):\n")
     print(f"  {'scenario':<28} {'draft':>5} {'prm':>4} {'target':>6} {'GPUs':>5} {'cost':>9} {'p99 s':>8}")
     for scn, r in plans:
         if r.cluster is None:

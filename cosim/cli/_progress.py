@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from tqdm import tqdm
+
 
 def finished_bar(total: int, desc: str, unit: str, quiet: bool) -> tuple[Any, Callable[[int], None]]:
     """A bar of ``total`` items (hidden with ``quiet``; it leaves no line when closed) and
     the callback that sets it to the number finished so far."""
-    from tqdm import tqdm
-
     bar = tqdm(total=total, desc=desc, unit=unit, disable=quiet, leave=False)
 
     def progress(done: int) -> None:

@@ -10,7 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from ..outputs._guard import real_folder
-from ..outputs._safety import MANIFEST, check_distinct, check_output, inputs_of
+from ..outputs._paths import check_output
+from ..outputs._safety import MANIFEST, check_distinct, inputs_of
+from ..trace._profile_files import load_profile
 
 
 def later_inputs(profile: str | None = None, policy: str | None = None) -> dict[str, Path]:
@@ -18,8 +20,6 @@ def later_inputs(profile: str | None = None, policy: str | None = None) -> dict[
     (read now, so its errors come first too) and the --policy module's file."""
     found: dict[str, Path] = {}
     if profile is not None and Path(profile).suffix in (".yaml", ".yml"):
-        from ..trace._profiles import load_profile
-
         load_profile(profile)
         found["--profile"] = Path(profile)
     if policy:

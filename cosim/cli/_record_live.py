@@ -13,30 +13,29 @@ import yaml
 
 from .. import trace as traces
 from ..errors import ConfigError
+from ..config.scenario import load_scenario
+from ..live import cosimulate
+from ..outputs._atomic import write_atomically
+from ..outputs._safety import RunFolder
+from ..record import CausalModel, Recording, ValueHeadPrm
+from ..record._live import RecordingPolicy, prompt_problems
+from ..record._runner import problem_questions
+from ._summary import format_summary
 
 
 def record_simulated(args: argparse.Namespace, problems: list[Any], header: Any, folder: Path) -> int:
-    from ..config.scenario import load_scenario
-    from ..live import cosimulate
-    from ..outputs._atomic import write_atomically
-    from ..outputs._safety import RunFolder
-    from ..record import CausalModel, Recording, ValueHeadPrm
-    from ..record._live import RecordingPolicy, prompt_problems
-    from ..record._runner import _questions
-    from ._commands import format_summary
-
     scn = load_scenario(args.simulate)
     if not scn.backtracking and header.backtracking:
         raise ConfigError(f"--simulate {args.simulate}: runs forward-only RSD; add --no-backtracking")
     try:
-        from transformers import AutoTokenizer
+        from transformers import AutoTokenizer  # lazy: transformers, the optional [record] extra
     except ImportError:
         raise ConfigError("recording needs transformers: pip install 'heteroreason-cosim[record]'") from None
     try:
         tokenizer = AutoTokenizer.from_pretrained(args.draft, local_files_only=True)
     except (OSError, ValueError, KeyError) as exc:
         raise ConfigError(f"draft: {args.draft} holds no tokenizer: {str(exc).splitlines()[0][:200]}") from None
-    questions = _questions(problems)
+    questions = problem_questions(problems)
     dataset = Path(args.dataset).parent.name or "recorded"
     start = prompt_problems(lambda text: list(tokenizer(text, add_special_tokens=False)["input_ids"]), questions,
                             dataset, header)

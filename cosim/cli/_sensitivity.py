@@ -11,14 +11,22 @@ import json
 from typing import Any
 
 from ..errors import ConfigError
+from ..result import METRICS
+from .. import trace as traces
+from ..config.scenario import load_scenario
+from ..outputs._atomic import writable_folder, write_atomically
+from ..outputs._paths import check_output
+from ..outputs._safety import check_distinct, inputs_of
+from ..uncertainty._sensitivity import check_metric, sensitivity
+from ._protect import later_inputs
+from ._tornado import tornado
+from ..uncertainty._factors import describe_range
 
 _FILES = ("sensitivity.json", "sensitivity.csv", "tornado.png", "points.jsonl")
 TOP = 15  # factors printed and drawn (every one is in the JSON and CSV)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    from ..result import METRICS
-
     p = sub.add_parser("sensitivity", help="which estimates a figure depends on: its sensitivity to the plausible "
                                            "ranges of the parameters (SALib Morris or Sobol)",
                        epilog="Examples:\n  cosim sensitivity heteroreason-u280-200 --metric speedup --workers 2\n"
@@ -56,13 +64,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_sensitivity(args: argparse.Namespace) -> int:
-    from .. import trace as traces
-    from ..config.scenario import load_scenario
-    from ..outputs._atomic import writable_folder, write_atomically
-    from ..outputs._safety import check_distinct, check_output, inputs_of
-    from ..uncertainty._sensitivity import check_metric, sensitivity
-    from ._protect import later_inputs
-
     check_metric(args.metric)
     if args.trace and (args.profile is not None or args.problems is not None):
         raise ConfigError("--trace replays a file: --profile and --problems would be ignored; drop them")
@@ -82,8 +83,6 @@ def cmd_sensitivity(args: argparse.Namespace) -> int:
     result = analysis.to_json()
     write_atomically(folder / "sensitivity.json", json.dumps(result, indent=1))
     write_atomically(folder / "sensitivity.csv", _csv(result))
-    from ._tornado import tornado
-
     tornado(analysis, folder / "tornado.png", TOP)
     print(_table(analysis, result))
     print(f"\nwrote {folder}/sensitivity.json, sensitivity.csv, tornado.png, points.jsonl (a rerun skips finished "
@@ -104,8 +103,6 @@ def _csv(result: dict[str, Any]) -> str:
 
 
 def _table(analysis: Any, result: dict[str, Any]) -> str:
-    from ..uncertainty._factors import describe_range
-
     name = {"morris": f"Morris screening, {analysis.samples} trajectories",
             "sobol": f"Sobol indices, {analysis.samples} base samples"}[analysis.method]
     index = "mu*" if analysis.method == "morris" else "ST"

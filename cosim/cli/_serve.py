@@ -9,11 +9,26 @@ import math
 import os
 import sys
 from pathlib import Path
-from typing import Any
 
 import yaml
 
 from ..errors import ConfigError
+from ._progress import finished_bar
+from ..outputs._arrow import column, write_csv
+from ..outputs._gtkwave import write_gtkw
+from ._summary import vcd_final
+from ..outputs._atomic import write_atomically
+from ..outputs._paths import check_output
+from ..outputs._safety import RunFolder
+from ..serve import run, with_arrivals
+from ._protect import check_run_outputs, later_inputs
+from . import _estimate
+from ..serve._run import waveform_section
+from ..serve._timeline import write_serve_timeline
+from .._stats._serving import BLOCKS, serve_intervals
+from .._token_metrics import format_latency
+from ._plan_cmd import run_plans
+from ._serve_inputs import arrivals_text, requests_of, scenario_with_settings
 
 _SERVE_FILES = ("per_request.csv", "per_request.arrow", "summary.json", "devices.csv", "scenario.resolved.yaml",
                 "trace.jsonl")
@@ -70,43 +85,6 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     plan.set_defaults(func=cmd_plan)
 
 
-def _scenario(name: str, config: int | None, settings: list[str]) -> Any:
-    from ..config.scenario import load_scenario
-    from ._set_option import parse_value
-
-    scn = load_scenario(name, config)
-    pairs, labels = [], {}
-    for option in settings:
-        path, sep, text = option.partition("=")
-        if not sep or not path.strip() or not text.strip():
-            raise ConfigError(f"--set {option!r}: write PATH=VALUE, e.g. cluster.target.devices=2")
-        pairs.append((path.strip(), parse_value(text)))
-        labels[path.strip()] = f"--set {option.strip()}"
-    # Applied together and then checked, so the order of the --set options never matters.
-    return scn.with_values(pairs, given_as=labels) if pairs else scn
-
-
-def _requests(args: argparse.Namespace, scn: Any) -> tuple[Any, str]:
-    from .. import trace as traces
-
-    if args.trace:
-        if args.profile is not None or args.requests is not None:
-            raise ConfigError("--trace serves a file: --profile and --requests would be ignored; drop them")
-        loaded = traces.load(args.trace)
-        if args.rate is None and loaded.arrivals() is None:
-            raise ConfigError(f"--trace {args.trace}: carries no arrival times (trace version 1); give --rate")
-        return loaded, f"trace {args.trace}"
-    if args.rate is None:
-        raise ConfigError("--rate: give the arrival rate (requests per second), or a --trace with arrival times")
-    count = 1000 if args.requests is None else args.requests
-    if count < 1:
-        raise ConfigError(f"--requests: must be >= 1, got {count}")
-    profile = args.profile or "math500"
-    drawn = traces.generate(profile, count, 0 if args.seed is None else args.seed, backtracking=scn.backtracking,
-                            config=scn.config)
-    return drawn, f"{count} requests from profile {profile}"
-
-
 def _vcd_window(text: str | None) -> tuple[float, float | None] | None:
     """START:END seconds (END may be left out: to the end of the run)."""
     if text is None:
@@ -123,31 +101,13 @@ def _vcd_window(text: str | None) -> tuple[float, float | None] | None:
     return window
 
 
-def _arrivals_text(args: argparse.Namespace) -> str:
-    if args.rate is None:
-        return "the trace's arrival times"
-    return f"{args.rate:g}/s " + ("Poisson" if args.cv is None else f"Gamma (cv {args.cv:g})")
-
-
 def cmd_serve(args: argparse.Namespace) -> int:
-    from ._progress import finished_bar
-    from ..outputs._arrow import column, write_csv
-    from ..outputs._gtkwave import write_gtkw
-    from ._commands import _vcd_final
-    from ..outputs._atomic import write_atomically
-    from ..outputs._safety import RunFolder, check_output
-    from ..serve import run, with_arrivals
-    from ._protect import check_run_outputs, later_inputs
-    from ._estimate import ESTIMATE_ABOVE, estimate
-    from ..serve._run import waveform_section
-    from ..serve._timeline import write_serve_timeline
-
-    scn = _scenario(args.scenario, args.config, args.set)
+    scn = scenario_with_settings(args.scenario, args.config, args.set)
     folder = Path(args.out or f"out/serve-{scn.name}" + ("" if scn.config == 1 else f"-config{scn.config}"))
     outputs: dict[str, Path] = {}
     if args.timeline:
         outputs["--timeline"] = check_output(args.timeline, "--timeline")
-    vcd = _vcd_final(check_output(args.vcd, "--vcd")) if args.vcd else None
+    vcd = vcd_final(check_output(args.vcd, "--vcd")) if args.vcd else None
     for option, value in (("--vcd-slot", args.vcd_slot), ("--vcd-window", args.vcd_window)):
         if value is not None and vcd is None:
             raise ConfigError(f"{option}: it chooses what --vcd writes; give --vcd too")
@@ -158,12 +118,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
                         "the waveform's GTKWave file": check_output(vcd.with_suffix(".gtkw"), "--vcd")})
     check_run_outputs(folder, _SERVE_FILES, outputs, {"the scenario": args.scenario, "--trace": args.trace,
                                                       **later_inputs(None if args.trace else args.profile)})
-    requests, described = _requests(args, scn)
+    requests, described = requests_of(args, scn)
     seed = 0 if args.seed is None else args.seed
     with_arrivals(requests, args.rate, args.cv, seed)  # a bad rate or cv is found before any work
-    if len(requests) > ESTIMATE_ABOVE:  # what a very long run will cost, said before it starts
+    if len(requests) > _estimate.ESTIMATE_ABOVE:  # what a very long run will cost, said before it starts
         option = f"--trace {args.trace} ({len(requests)} requests)" if args.trace else f"--requests {len(requests)}"
-        print(estimate(scn, requests, folder, False, option=option,
+        print(_estimate.estimate(scn, requests, folder, False, option=option,
                        sample_run=lambda sample: run(scn, sample, rate=args.rate, cv=args.cv, seed=seed))
               + ("" if args.trace else "; the drawn trace is not written (the manifest says how to draw it "
                                        "again)"), flush=True)
@@ -187,15 +147,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
                            waveform["start_ns"] * 1e3)
             for kind in ("csv", "arrow"):  # the rows streamed under the single-request names
                 os.replace(run_folder.staged(f"per_problem.{kind}"), run_folder.staged(f"per_request.{kind}"))
-            from ..uncertainty._serving import BLOCKS, serve_intervals
-
             found = serve_intervals(result)
-            summary = {**result.row(), "arrivals": _arrivals_text(args), "request_metrics": result.request_summary,
+            summary = {**result.row(), "arrivals": arrivals_text(args), "request_metrics": result.request_summary,
                        "intervals": {"level": 0.95, "method": f"bootstrap over {BLOCKS} blocks of consecutive requests "
                                      "(BCa for means, percentile for percentiles)",
                                      **{m: iv.to_list() for m, iv in found.items()}}}
             write_atomically(run_folder.staged("summary.json"), json.dumps(summary, indent=1))
-            import pyarrow as pa
+            import pyarrow as pa  # lazy: pyarrow, loaded only when a table is written or read
 
             keys = ("role", "index", "energy_j", "busy_ns", "held_ns", "iterations", "batched_sequences",
                     "kv_limited_iterations")
@@ -203,20 +161,20 @@ def cmd_serve(args: argparse.Namespace) -> int:
                       run_folder.staged("devices.csv"))
             write_atomically(run_folder.staged("scenario.resolved.yaml"),
                              yaml.safe_dump(scn.reloadable(), sort_keys=False))
-            if not args.trace and len(requests) <= ESTIMATE_ABOVE:
+            if not args.trace and len(requests) <= _estimate.ESTIMATE_ABOVE:
                 with_arrivals(requests, args.rate, args.cv, seed).save(run_folder.staged("trace.jsonl"))
             if args.timeline:
                 labels = {role: getattr(scn, role).device.name for role in ("draft", "prm", "target")}
                 write_serve_timeline(result, run_folder.staged(Path(args.timeline)), labels)
             run_folder.publish({"command": "cosim serve", "scenario": scn.name,
                                 "scenario_fingerprint": scn.fingerprint(), "requests": described,
-                                "arrivals": _arrivals_text(args), "seed": seed,
+                                "arrivals": arrivals_text(args), "seed": seed,
                                 "trace_fingerprint": requests.fingerprint()})
     except BaseException:
         run_folder.discard()
         raise
     s = result.summary
-    print(f"{scn.name} ({scn.system}, Config {scn.config}) serving {described} at {_arrivals_text(args)}:\n")
+    print(f"{scn.name} ({scn.system}, Config {scn.config}) serving {described} at {arrivals_text(args)}:\n")
     print(f"  latency p50 / p90 / p99 / max   {s.latency_p50_s:8.2f} {s.latency_p90_s:8.2f} "
           f"{s.latency_p99_s:8.2f} {s.latency_max_s:8.2f} s")
     print(f"  queueing mean / p99             {s.queueing_mean_s:8.2f} {s.queueing_p99_s:8.2f} s")
@@ -232,8 +190,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
               + (f" [{slo.low:.1%}, {slo.high:.1%}]" if slo else ""))
     print(f"  energy                          {s.energy_j_per_token:8.3f} J/token (idle included)")
     if s.tokens is not None:
-        from ..serve._token_metrics import format_latency
-
         print("  per token, as vLLM's benchmark reports it:")
         print("\n".join("    " + line for line in format_latency(s.tokens).splitlines()))
     for role, pool in s.pools.items():
@@ -249,6 +205,4 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    from ._plan_cmd import run_plans
-
     return run_plans(args)

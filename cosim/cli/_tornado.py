@@ -7,10 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..uncertainty._factors import describe_range
+
 
 def tornado(analysis: Any, path: Path, top: int) -> Path:
-    from .report._plots import _save, plt
-    from ..uncertainty._factors import describe_range
+    from .report._plots import save, plt  # lazy: matplotlib, loaded only when a figure is drawn
 
     ranked = analysis.ranking[:top][::-1]  # the first at the top
     by_name = {f.name: f for f in analysis.factors}
@@ -32,4 +33,4 @@ def tornado(analysis: Any, path: Path, top: int) -> Path:
     ax.legend(fontsize=7, loc="lower right")
     ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
-    return _save(fig, path)
+    return save(fig, path)

@@ -9,7 +9,7 @@ from pathlib import Path
 from ..errors import ConfigError
 from ..outputs._atomic import writable_file
 from ..outputs._safety import check_distinct, inputs_of
-from ..serve._token_metrics import format_latency
+from .._token_metrics import format_latency
 from ..trace._vllm_log import CLOCKS, read_request_log
 
 

@@ -8,13 +8,13 @@ import json
 from pathlib import Path
 
 from ..outputs._atomic import writable_folder, write_atomically
+from ..validation import CASES, case_names
+from .. import validation
 
 EXAMPLE = "cosim validate --out out/validation"
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    from ..validation import CASES, case_names
-
     cases = "\n".join(f"  {name}: {CASES[module]}" for name, module in zip(case_names(), CASES))
     p = sub.add_parser("validate", help="compare the models with measured hardware: a table of measured, predicted "
                                         "and error, and a figure",
@@ -30,8 +30,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from .. import validation
-
     folder = writable_folder(Path(args.out), "--out")
     rows = validation.run(args.case)
     print(validation.format_table(rows))

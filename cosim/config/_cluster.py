@@ -14,7 +14,7 @@ from typing import Any
 from . import _params
 from ._declarations import GPU_BLOCKS, PROCESSES
 from ._params import param
-from .hardware import FpgaDevice
+from .hardware import FpgaDevice, kv_bytes_per_token, load_link
 from ..errors import ConfigError
 
 _ONE_OF_EACH = "source: the single-request systems, one device per role (docs/system.md)"
@@ -155,7 +155,7 @@ def draft_memory(role: Any) -> dict[str, Any]:
         what = "memory"
     reserve = design.kv_reserve_tokens or model.context_window
     why = f"the window of {model.name}" if reserve == model.context_window else f"kv_reserve_tokens of {device.name}"
-    kv_per_token = 2 * model.layers * model.kv_heads * model.head_dim * design.kv_bytes_per_element
+    kv_per_token = kv_bytes_per_token(model, design.kv_bytes_per_element)
     return {"weights": model.params * design.weight_bytes_per_param, "context": reserve * kv_per_token,
             "reserve": reserve, "why": why, "capacity": getattr(group, name), "what": what,
             "capacity_at": _named(group, name, f"{path}.{name}")}
@@ -183,8 +183,6 @@ def check_draft_contexts(cluster: Cluster, draft: Any) -> None:
 
 def host_link(cluster: Cluster) -> Any:
     """The shared switch link of the draft boards, loaded (checked where it was given)."""
-    from .hardware import load_link
-
     draft = cluster.draft
     try:
         return load_link(draft.host_link)
@@ -222,10 +220,9 @@ def check_engine_only(scn: Any) -> None:
                               f"(docs/serving.md)")
 
 
-def kv_bytes_per_token(role: Any) -> float:
+def _role_kv_bytes_per_token(role: Any) -> float:
     """Bytes of K and V one token keeps in every layer, on the role's GPU."""
-    model = role.model
-    return 2.0 * model.layers * model.kv_heads * model.head_dim * role.device.gpu.kv_bytes_per_element
+    return kv_bytes_per_token(role.model, role.device.gpu.kv_bytes_per_element)
 
 
 def gpu_blocks(scn: Any) -> int:
@@ -238,7 +235,7 @@ def gpu_blocks(scn: Any) -> int:
     gpu = role.device.gpu
     weights = role.model.params * gpu.weight_bytes_per_param
     available = batching.gpu_memory_utilization * gpu.memory_bytes - weights - batching.runtime_memory_bytes
-    block = batching.block_size * kv_bytes_per_token(role)
+    block = batching.block_size * _role_kv_bytes_per_token(role)
     blocks = math.floor(available / block) if available > 0 else 0
     if blocks > GPU_BLOCKS.value:
         where = _named(gpu, "memory_bytes", f"target.device.gpu.memory_bytes")

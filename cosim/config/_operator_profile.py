@@ -16,6 +16,7 @@ from typing import Any
 
 from .._inputs import csv_records
 from ..errors import ConfigError
+from ._yamlio import LocatedDict, load_yaml
 
 # LLMServingSim's dense decoders (profiler/models/llama.yaml, qwen3.yaml): per layer, the
 # pre-attention norm, the projections, rotary embedding, the post-attention norm and the MLP;
@@ -124,8 +125,6 @@ def _by_layer(csvfile: _Csv, key: str, known: tuple[str, ...], scale: float) -> 
 
 def _yaml_meta(path: Path, model: Any) -> None:
     """meta.yaml: a mapping; its model shape, when it gives one, must be the role's model."""
-    from ._yamlio import LocatedDict, load_yaml
-
     meta = load_yaml(path)
     if not isinstance(meta, LocatedDict):
         raise ConfigError(f"{path}: expected a mapping (LLMServingSim's meta.yaml)")

@@ -15,11 +15,12 @@ from typing import Any, TypeVar
 from . import _units
 from ._yamlio import LocatedDict, LocatedList, Where, locate
 from ..errors import ConfigError
+from ._declarations import REQUIRED
 
 T = TypeVar("T")
 
 # Rules a value must satisfy; each maps to a predicate and how to say it.
-_RULES: dict[str, tuple[Any, str]] = {
+RULES: dict[str, tuple[Any, str]] = {
     "positive": (lambda v: v > 0, "> 0"),
     "non_negative": (lambda v: v >= 0, ">= 0"),
     "fraction": (lambda v: 0 < v <= 1, "in (0, 1]"),
@@ -59,7 +60,7 @@ def param(help: str, rule: str = "positive", default: Any = dataclasses.MISSING,
     ``usable``: value -> None, or what this installation lacks to use that value;
     ``range``: the default's plausible (low, high), which every estimate declares;
     ``limit``: the largest value the engine simulates, a _declarations.Limit)."""
-    assert rule in _RULES, rule
+    assert rule in RULES, rule
     assert not note or note.startswith(("source: ", "estimate: ")), note
     return dataclasses.field(default=default, metadata={"help": help, "rule": rule, "choices": choices,
                                                         "native": native, "note": note, "usable": usable,
@@ -69,8 +70,6 @@ def param(help: str, rule: str = "positive", default: Any = dataclasses.MISSING,
 def config_class(group: Any, module: str, usable: dict[str, Any] | None = None) -> type:
     """The frozen configuration dataclass of a declared group (cosim/config/_declarations.py);
     ``usable``: per parameter name, the check of what a value needs (see `param`)."""
-    from ._declarations import REQUIRED
-
     fields = []
     for d in group.params:
         default = dataclasses.MISSING if d.default is REQUIRED else d.default
@@ -102,7 +101,7 @@ def describe(cls: type) -> list[dict[str, str]]:
                 {
                     "name": f.name,
                     "unit": _units.canonical_unit(f.name),
-                    "rule": " | ".join(choices) if choices else _RULES[f.metadata["rule"]][1],
+                    "rule": " | ".join(choices) if choices else RULES[f.metadata["rule"]][1],
                     "help": f.metadata["help"],
                     "note": f.metadata.get("note", ""),
                     "range": f.metadata.get("range"),
@@ -141,9 +140,9 @@ def _citation(name: str, kind: type, raw: Any, value: Any, rule: str, where: Whe
     ends = []
     for i, end in enumerate(bounds):
         end_where = bounds.where_of(i) if isinstance(bounds, LocatedList) else here.child(i, None)
-        ends.append(_scalar(name, kind, end, end_where, given_as_stem))
+        ends.append(parse_scalar(name, kind, end, end_where, given_as_stem))
     low, high = ends
-    check, text = _RULES[rule]
+    check, text = RULES[rule]
     for end in ends:
         if not check(end):
             raise ConfigError(f"{here}: {end:g} must be {text}, as {name} itself")
@@ -172,7 +171,7 @@ def plain(raw: Any) -> Any:
     return raw
 
 
-def _scalar(name: str, kind: type, raw: Any, where: Where, given_as_stem: bool) -> Any:
+def parse_scalar(name: str, kind: type, raw: Any, where: Where, given_as_stem: bool) -> Any:
     raw = plain(raw)
     if kind is bool:
         if not isinstance(raw, bool):
@@ -188,7 +187,7 @@ def _scalar(name: str, kind: type, raw: Any, where: Where, given_as_stem: bool) 
     if isinstance(raw, str):
         number = _plain_number(raw)
         if number is not None:  # YAML 1.1 reads 7.6e9 and 3e2 (no dot, no exponent sign) as text
-            return _scalar(name, kind, number, where, given_as_stem)
+            return parse_scalar(name, kind, number, where, given_as_stem)
         if suffix is None:
             raise ConfigError(f"{where}: expected a plain number (dimensionless), got {raw!r}")
         try:
@@ -255,7 +254,7 @@ def build(cls: type[T], data: Any, where: Where | None = None) -> T:
                 raise ConfigError(f"{key_where}: expected a mapping of {group.__name__} parameters")
             values[name] = build(group, raw if isinstance(raw, LocatedDict) else locate(raw), key_where)
             continue
-        value = _scalar(name, kind, raw, key_where, given_as_stem=key != name)
+        value = parse_scalar(name, kind, raw, key_where, given_as_stem=key != name)
         choices = fields[name].metadata.get("choices")
         if choices and value not in choices:
             raise ConfigError(f"{key_where}: one of {', '.join(choices)}, got {raw!r}")
@@ -264,7 +263,7 @@ def build(cls: type[T], data: Any, where: Where | None = None) -> T:
         if lacking:
             raise ConfigError(f"{key_where}: {value} needs {lacking}")
         rule = fields[name].metadata.get("rule", "any")
-        check, text = _RULES[rule]
+        check, text = RULES[rule]
         if kind in (int, float) and not check(value):
             raise ConfigError(f"{key_where}: must be {text}, got {raw!r}")
         limit = fields[name].metadata.get("limit")
@@ -279,7 +278,7 @@ def build(cls: type[T], data: Any, where: Where | None = None) -> T:
         raise ConfigError(f"{where}: missing parameter {missing[0]!r}" + (f" (and {len(missing) - 1} more)"
                                                                              if len(missing) > 1 else ""))
     config = cls(**values)
-    _set_origins(config, origins)  # where each given value came from (errors name it)
+    set_origins(config, origins)  # where each given value came from (errors name it)
     return config
 
 
@@ -288,20 +287,20 @@ def build(cls: type[T], data: Any, where: Where | None = None) -> T:
 _ORIGINS: dict[int, dict[str, Where]] = {}
 
 
-def _set_origins(config: Any, origins: dict[str, Where]) -> None:
+def set_origins(config: Any, origins: dict[str, Where]) -> None:
     key = id(config)
     _ORIGINS[key] = origins
     weakref.finalize(config, _ORIGINS.pop, key, None)
 
 
-def _origins_of(config: Any) -> dict[str, Where]:
+def origins_of(config: Any) -> dict[str, Where]:
     return _ORIGINS.get(id(config), {})
 
 
 def citations(config: Any) -> dict[str, Cited]:
     """How each parameter of ``config`` is cited: as the file (or override) that gave it cites
     it, or, for a default no file gave, as its declaration's note says (cosim/config)."""
-    origins = _origins_of(config)
+    origins = origins_of(config)
     out = {}
     for f in dataclasses.fields(config):
         where = origins.get(f.name)
@@ -317,13 +316,13 @@ def citations(config: Any) -> dict[str, Cited]:
 def given(config: Any, name: str) -> bool:
     """Whether parameter ``name`` of ``config`` was given (in a file, in code or on the command
     line), not left at its default."""
-    return name in _origins_of(config)
+    return name in origins_of(config)
 
 
 def origin(config: Any, name: str) -> str:
     """Where parameter ``name`` of ``config`` was given: "file:line: path", or "" (a default,
     or set in code)."""
-    where = _origins_of(config).get(name)
+    where = origins_of(config).get(name)
     return str(where) if where is not None and where.file not in ("", "<dict>", "<code>") else ""
 
 
@@ -369,7 +368,7 @@ def replace(config: T, path: str, value: Any, _prefix: str = "", where: Where | 
             raise ConfigError(f"{here}: not a group of parameters" + (f" (groups: {', '.join(choices)})"
                                                                       if choices else ""))
         changed = dataclasses.replace(config, **{head: replace(current, rest, value, f"{here}.", where)})
-        _set_origins(changed, _origins_of(config))
+        set_origins(changed, origins_of(config))
         return changed
     data = {f.name: getattr(config, f.name) for f in dataclasses.fields(config) if f.init}
     data = {k: (dataclasses.asdict(v) if dataclasses.is_dataclass(v) else v) for k, v in data.items()}
@@ -381,11 +380,11 @@ def replace(config: T, path: str, value: Any, _prefix: str = "", where: Where | 
     data.pop(name, None)
     data[head] = value
     changed = build(type(config), locate(data, "", _prefix.rstrip(".")))
-    origins = dict(_origins_of(config))
+    origins = dict(origins_of(config))
     origins.pop(name, None)
-    given = _origins_of(changed).get(name)  # a value given as a cited mapping keeps its citation
+    given = origins_of(changed).get(name)  # a value given as a cited mapping keeps its citation
     cited = given.cited if given is not None else None
     # The new value is no longer the default: its place (or the code) stands in the origins.
     origins[name] = dataclasses.replace(where or Where("<code>", None, f"{_prefix}{name}"), cited=cited)
-    _set_origins(changed, origins)
+    set_origins(changed, origins)
     return changed

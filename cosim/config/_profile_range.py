@@ -16,12 +16,15 @@ from 1 to ``batching.max_batch`` when the GPUs batch and the profile measured ba
 from __future__ import annotations
 
 import bisect
+from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from ..errors import ConfigError
 from ._latency_csv import LatencyProfile, load_latency_profile
+from . import _params
+from .hardware import FpgaDevice
 
 
 def _between(keys: Sequence[int], x: int, value_of: Callable[[int], Any]) -> Any:
@@ -125,11 +128,6 @@ def check(scn: Any, wheres: dict[str, str] | None = None) -> None:
     """Every measured latency profile of the scenario's roles (a GPU's CSV, an FPGA's decode
     table) positive over the range its role can ask for; ``wheres`` names where a role's
     profile is given (file, line and field)."""
-    from pathlib import Path
-
-    from . import _params
-    from .hardware import FpgaDevice
-
     for role in ("draft", "prm", "target"):
         r = getattr(scn, role)
         if isinstance(r.device, FpgaDevice):

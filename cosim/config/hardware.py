@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any, Union
 
 from ._latency_csv import load_latency_profile
-from . import _params
+from . import _declarations, _params
 from ._params import build, config_class, param
-from . import _declarations
 from ._yamlio import LocatedDict, load_yaml, locate
 from ..errors import ConfigError
+from .._isolation import native
 
 
 # The groups of parameters the native models take, each declared once in
@@ -26,11 +26,17 @@ from ..errors import ConfigError
 PcieLinkConfig = config_class(_declarations.PCIE, __name__)
 HbmConfig = config_class(_declarations.HBM, __name__)
 PowerConfig = config_class(_declarations.POWER, __name__)
+
+
+def kv_bytes_per_token(model: Any, kv_bytes_per_element: float) -> float:
+    """Bytes of K and V one token keeps in every layer of ``model`` at a device's KV
+    precision: the models' own formula (ModelSpec::kv_bytes_per_token, models/model_spec.cpp)."""
+    return native().kv_bytes_per_token(_params.native(model), float(kv_bytes_per_element))
+
+
 def rtl_kvmu_missing() -> str | None:
     """None when this build has the KVMU's RTL (fpga.kvmu: rtl), else what is missing."""
-    from .. import _native
-
-    if "rtl" in getattr(_native, "kvmu_implementations", ()):
+    if "rtl" in getattr(native(), "kvmu_implementations", ()):
         return None
     return ("the Verilated KVMU (rtl/kvmu.v), which this build lacks: Verilator was not found when the "
             "extension was built (install verilator, then rerun `bash scripts/bootstrap.sh setup`)")
@@ -147,7 +153,7 @@ def _load(what: str, ref: Any, allowed: tuple[str, ...]) -> Any:
 
 def _with_origins_kept(config: Any, **changes: Any) -> Any:
     changed = dataclasses.replace(config, **changes)
-    _params._set_origins(changed, _params._origins_of(config))
+    _params.set_origins(changed, _params.origins_of(config))
     return changed
 
 

@@ -18,21 +18,20 @@ from typing import Any, Iterable, Mapping
 from . import _cluster, _params, _profile_range
 from ._declarations import PAYLOAD
 from ._cluster import Batching, Cluster
-from ._settings import DEPTH_WITHOUT_STEP_AHEAD, check_given
+from ._settings import (DEPTH_WITHOUT_STEP_AHEAD, NOT_AUTOREGRESSIVE, check_autoregressive, check_given,
+                        check_sequential)
 from ._yamlio import LocatedDict, Where, load_yaml, locate
 from ..errors import ConfigError
 from ._latency_csv import load_latency_profile
 from ._operator_profile import load_operator_profile
 from .hardware import Device, GpuDevice, ModelConfig, PcieLinkConfig, load_device, load_link, load_model
+from ._written import reloadable
+from ._model_names import CONFIG_TARGETS, DRAFT_MODEL, PRM_MODEL
 
 SYSTEMS = ("gpu-baseline", "gpu-stepahead", "heteroreason", "autoregressive")
 # brsd: refinements are scored and a failing one backtracks; rsd: forward-only (refinements kept).
 ALGORITHMS = ("brsd", "rsd")
 
-# Config 1 = 0.5B draft, 7B PRM, 7B target; Config 2 = the same with a 1.5B target.
-CONFIG_TARGETS = {1: "qwen2.5-math-7b", 2: "qwen2.5-math-1.5b"}
-DRAFT_MODEL = "qwen2.5-0.5b"
-PRM_MODEL = "qwen2.5-math-prm-7b"
 
 # Per system: the draft device and the toggles it implies (docs/system.md).
 _PRESETS: dict[str, dict[str, Any]] = {
@@ -46,9 +45,6 @@ _PRESETS: dict[str, dict[str, Any]] = {
     "autoregressive": {"draft": "rtx3090", "sequential": False, "step_ahead": False, "step_ahead_depth": 0,
                        "prefetch_cache": False, "shadow_sync": False, "target_ahead_after_refine": False},
 }
-
-# What the autoregressive system does not have: sections and parameter paths it refuses.
-_NOT_AUTOREGRESSIVE = ("draft", "prm", "toggles", "serving", "algorithm")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -178,10 +174,7 @@ class Scenario:
                 raise ConfigError(f"{label or path}: {full} is given twice (also as {given[full]})")
             given[full] = label or path
             result = result._set(path, full, value, label)
-        if self.sequential and any(dataclasses.asdict(result.toggles).values()):
-            on = next(k for k, v in dataclasses.asdict(result.toggles).items() if v)
-            raise ConfigError(f"{given.get(f'toggles.{on}', f'toggles.{on}')}: gpu-baseline is strictly sequential; "
-                              f"its toggles stay off")
+        check_sequential(self.sequential, result.toggles, lambda on: given.get(f"toggles.{on}", f"toggles.{on}"))
         try:
             _cluster.check(result)
         except ConfigError as exc:
@@ -196,7 +189,7 @@ class Scenario:
         """One parameter changed and checked alone (the whole scenario is checked after all)."""
         name = label or path
         head, _, rest = full.partition(".")
-        if self.system == "autoregressive" and (head in _NOT_AUTOREGRESSIVE or
+        if self.system == "autoregressive" and (head in NOT_AUTOREGRESSIVE or
                                                 full.startswith(("cluster.draft.", "cluster.prm."))):
             raise ConfigError(f"{name}: the autoregressive system runs the target alone (no draft, no PRM, "
                               f"no speculative toggles)")
@@ -221,8 +214,6 @@ class Scenario:
         """The scenario as a scenario file holds it, devices, models and links inline, that
         loads (load_scenario) to this scenario and reruns to the same result: what
         ``scenario.resolved.yaml`` holds (cosim/config/_written.py says what it leaves out)."""
-        from ._written import reloadable
-
         return reloadable(self)
 
     def resolved(self) -> dict[str, Any]:
@@ -357,16 +348,15 @@ def build_scenario(data: Mapping[str, Any] | LocatedDict, source: str = "<code>"
     if not isinstance(config, int) or isinstance(config, bool) or config not in CONFIG_TARGETS:
         raise ConfigError(f"{data.where_of('config')}: config must be 1 (7B target) or 2 (1.5B target), got {config!r}")
     if system == "autoregressive":
-        _check_autoregressive(data)
+        check_autoregressive(data)
     preset = _PRESETS[system]
     toggles = _params.build(Toggles, _section(data, "toggles", {k: preset[k] for k in _toggle_names()}))
     given = data.get("toggles") or {}
     if isinstance(given, dict) and not toggles.step_ahead and given.get("step_ahead_depth"):
         raise ConfigError(f"{given.where_of('step_ahead_depth')}: {toggles.step_ahead_depth} "
                           f"{DEPTH_WITHOUT_STEP_AHEAD}")
-    if system == "gpu-baseline" and any(dataclasses.asdict(toggles).values()):
-        raise ConfigError(f"{data.where_of('toggles')}: gpu-baseline is strictly sequential; its toggles stay off "
-                          f"(use gpu-stepahead or heteroreason for overlap)")
+    check_sequential(preset["sequential"], toggles, lambda on: str(data.where_of("toggles")),
+                     " (use gpu-stepahead or heteroreason for overlap)")
     serving = _params.build(Serving, _section(data, "serving", {}))
     cluster = _params.build(Cluster, _section(data, "cluster", {}))
     batching = _params.build(Batching, _section(data, "batching", {}))
@@ -413,21 +403,6 @@ def build_scenario(data: Mapping[str, Any] | LocatedDict, source: str = "<code>"
     _profile_range.check(scn, {role: str(data[role].where_of("profile")) for role in roles
                                if isinstance(data.get(role), LocatedDict) and "profile" in data[role]})
     return scn
-
-
-def _check_autoregressive(data: LocatedDict) -> None:
-    """The autoregressive system has a target and nothing else: a draft, a PRM, toggles or
-    their pools given for it would be ignored, so they are refused."""
-    for key in _NOT_AUTOREGRESSIVE:
-        if key in data:
-            raise ConfigError(f"{data.where_of(key)}: the autoregressive system runs the target alone; it has no "
-                              f"{key} (drop it, or choose a speculative system)")
-    cluster = data.get("cluster")
-    if isinstance(cluster, LocatedDict):
-        for key in ("draft", "prm"):
-            if key in cluster:
-                raise ConfigError(f"{cluster.where_of(key)}: the autoregressive system has no {key} pool; its "
-                                  f"cluster is cluster.target.devices GPUs")
 
 
 def _scenarios_dir() -> Path:

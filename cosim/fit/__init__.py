@@ -20,6 +20,7 @@ from ._device_yaml import write_fitted_device
 from ._layer_times import LayerTimes, is_layer_times, load_layer_times
 from ._models import bounds_at, fpga_problem, gpu_problem
 from ._solver import least_squares
+from ._operator_points import operator_points
 
 __all__ = ["FitResult", "fit_fpga", "fit_gpu", "write_device"]
 
@@ -119,8 +120,6 @@ def fit_gpu(measured: Any, device: Any = "rtx3090", model: Any = "qwen2.5-math-7
     operators = isinstance(measured, str | Path) and Path(measured).is_dir()
     kernels_only = operators or isinstance(measured, LayerTimes)
     if operators:
-        from ._operator_points import operator_points
-
         profile = operator_points(measured, cfg, spec)
     else:
         profile = measured.profile(spec.layers) if kernels_only else _profile(measured)

@@ -13,27 +13,27 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..trace import Backtrack, Draft, Problem, Refine, Trace, TraceHeader
-from ..trace._generate import _Candidate, _Draws, _Play, _StepDraws, threshold_rule
-from ..trace._profiles import load_profile
+from ..trace._generate import Candidate, Draws, Play, StepDraws, threshold_rule
+from ..trace._profile_files import load_profile
 from ..trace._quality import correctness_probability, resolve_target
 from ._policy import Policy, View
 
 
 @dataclass
 class _State:
-    draws: _Draws
+    draws: Draws
     steps: int                 # planned steps of the solution
     budget: int                # tokens the chain may hold beyond the prompt
     u_correct: float
-    chain: list[_Candidate] = field(default_factory=list)
+    chain: list[Candidate] = field(default_factory=list)
     attempts: dict[int, int] = field(default_factory=dict)
-    current: dict[int, _StepDraws] = field(default_factory=dict)  # the draws of each step's latest attempt
-    pending: _Candidate | None = None  # the step under verdict
+    current: dict[int, StepDraws] = field(default_factory=dict)  # the draws of each step's latest attempt
+    pending: Candidate | None = None  # the step under verdict
     pending_kind: str = ""
     backtracks: int = 0
-    drawn: dict[tuple[int, int], _StepDraws] = field(default_factory=dict)  # keyed draws, made once
+    drawn: dict[tuple[int, int], StepDraws] = field(default_factory=dict)  # keyed draws, made once
 
-    def draw(self, step: int, attempt: int) -> _StepDraws:
+    def draw(self, step: int, attempt: int) -> StepDraws:
         key = (step, attempt)
         d = self.drawn.get(key)
         if d is None:
@@ -46,10 +46,10 @@ class _State:
     def fits(self, tokens: int) -> bool:
         return self.used() + tokens <= self.budget
 
-    def peek(self, step: int) -> _StepDraws:
+    def peek(self, step: int) -> StepDraws:
         return self.draw(step, self.attempts.get(step, 0))
 
-    def take(self, step: int) -> _StepDraws:
+    def take(self, step: int) -> StepDraws:
         attempt = self.attempts.get(step, 0)
         self.attempts[step] = attempt + 1
         self.current[step] = self.draw(step, attempt)
@@ -112,7 +112,7 @@ class ProfilePolicy(Policy):
     def state(self, view: View) -> _State:
         st = self._states.get(view.request)
         if st is None:
-            draws = _Draws(self.profile, self.seed, view.request, self.target)
+            draws = Draws(self.profile, self.seed, view.request, self.target)
             prompt, steps, u_correct = draws.problem()
             st = _State(draws, steps, self.profile.max_context_tokens - prompt, u_correct)
             self._states[view.request] = st
@@ -133,8 +133,8 @@ class ProfilePolicy(Policy):
                                             of_refinement=of_refinement, can_backtrack=can_backtrack)
                 return self.decide(ahead, score)[0]
         events = _Events(last, _Found(), lambda: (len(play.chain), play.backtracks))
-        play = _Play(h, st.draw, st.steps, st.budget, keeps, events, list(st.chain), dict(st.attempts),
-                     st.backtracks)
+        play = Play(h, st.draw, st.steps, st.budget, keeps, events, list(st.chain), dict(st.attempts),
+                    st.backtracks)
         try:
             pending, kind = st.pending, st.pending_kind
             step = len(play.chain) + 1

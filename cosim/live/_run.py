@@ -10,17 +10,17 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from .. import _inputs, _preflight
-from .._engine_run import run_engine
-from .._workflow import publish_vcd, system_dict, vcd_paths
-from ..outputs._atomic import writable_file, writable_folder, write_atomically
-from ..outputs._timeline import write_timeline
+from .._run_session import RunSession
+from .._workflow import system_dict
+from ..outputs._atomic import write_atomically
 from ..config.scenario import Scenario
 from ..errors import ConfigError
 from ..result import Result
-from ..trace import Problem, Trace, TraceHeader
+from ..trace import Problem, Trace, TraceHeader, load
 from ..trace._parse import check_header
 from ._policy import Policy
 from ._session import LiveSession
+from ..trace._events import VERSION, VERSION_ARRIVALS
 
 
 @dataclass
@@ -57,9 +57,6 @@ MADE_TRACE = "trace.jsonl"
 def _made_file(header: TraceHeader, body: Path, path: Path, arrivals: bool) -> Trace:
     """The made trace's file: its header (known once the run has ended), then the problems
     the worker wrote as they ended; read back lazily, as any trace file."""
-    from ..trace import load
-    from ..trace._events import VERSION, VERSION_ARRIVALS
-
     def write(handle: Any) -> None:
         handle.write(json.dumps(header.to_json(VERSION_ARRIVALS if arrivals else VERSION), separators=(",", ":"),
                                 ensure_ascii=False, allow_nan=False) + "\n")
@@ -100,27 +97,16 @@ def cosimulate(scn: Scenario, policy: Policy, problems: Trace | Sequence[Problem
         raise ConfigError(f"cosimulate: {scn.name} runs forward-only RSD: give header=TraceHeader(backtracking=False)")
     _preflight.check(scn)
     window = min(getattr(scn, role).model.context_window for role in ("draft", "prm", "target"))
-    vcd_stem, vcd_partial, vcd_final = vcd_paths(vcd)
-    timeline_path = writable_file(timeline, "timeline") if timeline is not None else None
-    rows_folder = writable_folder(rows_to, "rows_to") if rows_to is not None else None
+    session = RunSession(scn, vcd=vcd, timeline=timeline, rows_to=rows_to)
+    rows_folder = session.rows_folder
     # With rows_to, the trace the answers make goes there as its problems end (trace.jsonl).
     body = rows_folder / f".{MADE_TRACE}.part" if rows_folder is not None else None
-    session = LiveSession(policy, head, window, body)
-    try:
-        raw = run_engine(scn, Trace(head, trace.problems), system_dict(scn), keep=activities or timeline is not None,
-                         progress=progress, live=session, rows_folder=rows_folder, vcd_stem=vcd_stem)
-    except BaseException:
-        if vcd_partial is not None:
-            vcd_partial.unlink(missing_ok=True)
-        if body is not None:
-            body.unlink(missing_ok=True)
-        raise
+    live = LiveSession(policy, head, window, body)
+    raw = session.run(Trace(head, trace.problems), system_dict(scn), staged=body,
+                      keep=activities or timeline is not None, progress=progress, live=live)
     outcome = raw.pop("live")
     result = Result.from_native(scn, raw)
-    if vcd_partial is not None:
-        publish_vcd(vcd_partial, vcd_final, raw["last_end_s"])
-    if timeline_path is not None:
-        write_timeline(result, timeline_path, {r: getattr(scn, r).device.name for r in ("draft", "prm", "target")})
+    session.publish(raw["last_end_s"], result=result)
     meta = dict(head.metadata, live={"policy": type(policy).__name__,
                                      "overridden_verdicts": outcome["overridden"]})
     made_header = TraceHeader(head.accept_threshold, head.backtrack_threshold, head.max_backtracks,

@@ -14,10 +14,11 @@ from typing import Any
 
 import numpy as np
 
+from .._isolation import native
 from ..errors import ConfigError, PolicyError
 from ..trace import Backtrack, Draft, Problem, Refine, TraceHeader
 from ..trace._events import problem_to_json
-from ..trace._io import MAX_TOKENS, _dump
+from ..trace._io import MAX_TOKENS, json_text
 from ._policy import Policy, View
 
 ROLES = ("draft", "prm", "target")
@@ -71,7 +72,7 @@ class LiveSession:
             if self._handle is None:
                 self._handle = self._body.open("w", encoding="utf-8")
                 self._arrivals = done.arrival_s is not None
-            self._handle.write(_dump(problem_to_json(done)) + "\n")
+            self._handle.write(json_text(problem_to_json(done)) + "\n")
         return done
 
     def outcome(self) -> dict[str, Any]:
@@ -170,7 +171,9 @@ class LiveSession:
         if score is not None and (is_bool(score) or not (isinstance(score, numbers.Real) and
                                                          0.0 <= float(score) <= 1.0)):
             raise self._fail(view, f"the score must be a number in [0, 1], got {score!r}")
-        final = kept or (view.of_refinement and not view.can_backtrack)
+        # BRSD's rule (models/workflow/brsd_rule.hpp), as the engine applies it to this answer.
+        final = native().keeps_refinement(kept, view.step, view.backtracks, self.header.max_backtracks) \
+            if view.of_refinement else kept
         # The trace keeps the algorithm's rule (kept at or above the threshold; a refinement
         # that cannot be backtracked over is kept whatever its score): a verdict that goes
         # against the score is written with the nearest score that agrees with it.

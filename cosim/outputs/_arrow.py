@@ -14,7 +14,7 @@ from ..errors import ConfigError
 
 def column(values: Any, kind: Any = None) -> Any:
     """An Arrow array; values that mix numbers and text (swept quantities) become text."""
-    import pyarrow as pa
+    import pyarrow as pa  # lazy: pyarrow, loaded only when a table is written or read
 
     if kind is not None:
         return pa.array(values, type=kind)
@@ -26,7 +26,7 @@ def column(values: Any, kind: Any = None) -> Any:
 
 def to_pandas(table: Any) -> Any:
     try:
-        import pandas  # noqa: F401
+        import pandas  # noqa: F401 - lazy: pandas, optional, for to_pandas only
     except ImportError:
         raise ConfigError("to_pandas() needs pandas: pip install pandas") from None
     return table.to_pandas()
@@ -34,7 +34,7 @@ def to_pandas(table: Any) -> Any:
 
 def csv_text(table: Any) -> str:
     """CSV quoted only where a value needs it (the header too, which pyarrow would always quote)."""
-    import pyarrow.csv as pacsv
+    import pyarrow.csv as pacsv  # lazy: pyarrow, loaded only when a table is written or read
 
     header = io.StringIO()
     csv.writer(header, lineterminator="\n").writerow(table.column_names)
@@ -48,7 +48,7 @@ def write_csv(table: Any, path: Path) -> Path:
 
 
 def write_parquet(table: Any, path: Path) -> Path:
-    import pyarrow.parquet as pq
+    import pyarrow.parquet as pq  # lazy: pyarrow, loaded only when a table is written or read
 
     buffer = io.BytesIO()
     pq.write_table(table, buffer)

@@ -7,12 +7,14 @@ import tempfile
 from pathlib import Path
 from typing import IO, Callable
 
-from ..errors import OutputError
+from ..errors import ConfigError, OutputError
+from ._guard import refuse_input, through_link
+from ._paths import TEMPORARY, check_output, clean_stale_staging
 
-# The temporary file's name: .NAME.tmp-PID-..., so that one a killed command left is known.
-TEMPORARY = ".tmp-"
-_UMASK = os.umask(0)
-os.umask(_UMASK)
+# The process's umask, read once (reading it means setting it): files made through
+# mkstemp or opened for streaming get the mode an ordinary open() would give them.
+UMASK = os.umask(0)
+os.umask(UMASK)
 
 
 def write_atomically(path: str | Path, write: Callable[[IO[str]], None] | str | bytes) -> Path:
@@ -20,9 +22,6 @@ def write_atomically(path: str | Path, write: Callable[[IO[str]], None] | str | 
 
     ``write`` is the whole text (or bytes), or a function that writes to the open text handle.
     """
-    from ._guard import refuse_input, through_link
-    from ._safety import clean_stale_staging
-
     path = through_link(Path(path))  # a link is written through, and stays
     refuse_input(path, str(path))
     try:
@@ -32,7 +31,7 @@ def write_atomically(path: str | Path, write: Callable[[IO[str]], None] | str | 
     except OSError as exc:
         raise OutputError(f"{path}: cannot write: {exc.strerror}") from None
     try:
-        os.fchmod(fd, 0o666 & ~_UMASK)
+        os.fchmod(fd, 0o666 & ~UMASK)
         if isinstance(write, bytes):
             with os.fdopen(fd, "wb") as raw:
                 raw.write(write)
@@ -59,8 +58,6 @@ def write_atomically(path: str | Path, write: Callable[[IO[str]], None] | str | 
 def writable_folder(folder: str | Path, what: str) -> Path:
     """Creates ``folder`` if needed and checks that files can be written in it;
     ConfigError naming ``what`` (an option or parameter) otherwise."""
-    from ..errors import ConfigError
-
     folder = Path(folder)
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -76,10 +73,8 @@ def writable_folder(folder: str | Path, what: str) -> Path:
 
 
 def writable_file(path: str | Path, what: str) -> Path:
-    """``path`` can take an output (cosim._outputs.check_output: a regular file or nothing
+    """``path`` can take an output (cosim.outputs._paths.check_output: a regular file or nothing
     yet, not read-only) in a folder files can be written to."""
-    from ._safety import check_output
-
     path = check_output(path, what)
     writable_folder(path.parent, f"{what} {path}: the folder")
     return path

@@ -9,6 +9,8 @@ import math
 from importlib import resources
 from pathlib import Path
 
+from ._atomic import write_atomically
+
 # GTKWave's trace flags (its save file format writes them in hex after '@').
 _DEC, _RJUSTIFY, _BLANK, _FTRANSLATED = 0x4, 0x20, 0x200, 0x2000
 _ANALOG_STEP, _BLANK_STRETCH, _GROUP_BEGIN, _GROUP_END = 0x8000, 0x20000, 0x800000, 0x1000000
@@ -100,8 +102,6 @@ def gtkw_text(vcd: Path, end_ps: float, start_ps: float = 0.0, rtl_pins: bool = 
 
 def write_gtkw(path: Path, vcd: Path, end_ps: float, start_ps: float = 0.0) -> Path:
     """Writes the save file ``path`` for the waveform ``vcd``, opening on ``start_ps`` to ``end_ps``."""
-    from ._atomic import write_atomically
-
     # The waveform may still be staged beside the save file, under its final name later.
     rtl_pins = any(_has_scope(v, "kvmu_rtl") for v in (path.with_suffix(".vcd"), vcd))
     return write_atomically(path, gtkw_text(vcd, end_ps, start_ps, rtl_pins))

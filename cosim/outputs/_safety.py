@@ -19,52 +19,17 @@ import json
 import os
 import re
 import shutil
-import stat
 import time
 import uuid
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from ._atomic import TEMPORARY, write_atomically
+from ._atomic import write_atomically
 from ._guard import read_inputs, real_folder, refuse_input, through_link
+from ._paths import clean_stale_staging, staging_prefix
 from ..errors import ConfigError, CosimError, OutputError
 
 MANIFEST = "manifest.json"
-_STAGING = ".staging-"
-
-
-def _kind(mode: int) -> str:
-    for test, name in ((stat.S_ISDIR, "a folder"), (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"),
-                       (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket")):
-        if test(mode):
-            return name
-    return "not a regular file"
-
-
-def check_output(path: str | Path, what: str) -> Path:
-    """``path`` can take an output: a regular file or nothing yet, not read-only, in a
-    folder that exists or can be made. ConfigError naming ``what`` otherwise."""
-    text = str(path)
-    if not text.strip():
-        raise ConfigError(f"{what}: give a file name")
-    if text.endswith(os.sep):
-        raise ConfigError(f"{what} {text}: names a folder; name a file")
-    path = Path(path)
-    try:
-        info = path.stat()
-    except FileNotFoundError:
-        info = None
-    except OSError as exc:
-        raise ConfigError(f"{what} {path}: cannot use it: {exc.strerror}") from None
-    if info is not None:
-        if not stat.S_ISREG(info.st_mode):
-            raise ConfigError(f"{what} {path}: is {_kind(info.st_mode)}; name a regular file")
-        if not info.st_mode & 0o222:
-            raise ConfigError(f"{what} {path}: is read-only; it is not replaced")
-    parent = path.parent
-    if parent.exists() and not parent.is_dir():
-        raise ConfigError(f"{what} {path}: {parent} is not a folder")
-    return path
 
 
 def _identity(path: Path) -> tuple[Any, ...]:
@@ -119,47 +84,6 @@ def _exchange(a: Path, b: Path) -> bool:
     raise OSError(code, os.strerror(code), str(b))
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def _staging_prefix(path: Path) -> str:
-    return f".{path.stem if path.suffix else path.name}{_STAGING}"
-
-
-def _stale_names(path: Path) -> re.Pattern[str]:
-    """The hidden names a command writing ``path`` leaves if it is killed, with the
-    command's process id: its staging (a folder, or a file beside ``path``), the partial
-    waveform SystemC writes (of the staged name too) and an atomic write's temporary file."""
-    stem = re.escape(path.stem if path.suffix else path.name)
-    return re.compile(rf"^(?:\.\.?{stem}(?:{re.escape(_STAGING)}|\.partial-)|\.{re.escape(path.name)}"
-                      rf"{re.escape(TEMPORARY)})(\d+)")
-
-
-def clean_stale_staging(path: Path) -> None:
-    """Removes what commands that are gone staged for ``path`` (a folder or a file)."""
-    parent, names = path.parent, _stale_names(path)
-    if not parent.is_dir():
-        return
-    for entry in parent.iterdir():
-        match = names.match(entry.name)
-        if match is None:
-            continue
-        pid = int(match.group(1))
-        if _alive(pid) and pid != os.getpid():
-            continue  # another command is writing it now
-        if entry.is_dir() and not entry.is_symlink():
-            shutil.rmtree(entry, ignore_errors=True)
-        else:
-            entry.unlink(missing_ok=True)
-
-
 class RunFolder:
     """The output folder of one run: its files are written under ``staged(name)`` and
     appear in ``folder`` together, with a manifest, when ``publish`` is called."""
@@ -176,7 +100,7 @@ class RunFolder:
         self._check_owned()
         try:
             self.real.parent.mkdir(parents=True, exist_ok=True)
-            self.staging = self.real.parent / f"{_staging_prefix(self.real)}{os.getpid()}-{self.run_id}"
+            self.staging = self.real.parent / f"{staging_prefix(self.real)}{os.getpid()}-{self.run_id}"
             self.staging.mkdir()
         except OSError as exc:
             raise ConfigError(f"{what} {self.folder}: cannot create it: {exc.strerror}") from None
@@ -216,7 +140,7 @@ class RunFolder:
         if final not in self._external:
             clean_stale_staging(final)
             # The suffix stays last: writers that add one (SystemC adds .vcd) keep the name.
-            self._external[final] = final.with_name(f"{_staging_prefix(final)}{os.getpid()}-{self.run_id}"
+            self._external[final] = final.with_name(f"{staging_prefix(final)}{os.getpid()}-{self.run_id}"
                                                     f"{final.suffix}")
             self._shown[final] = path
         return self._external[final]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
+from .._isolation import native
 from ..trace import Backtrack, Draft, Refine, TraceHeader
 from ._models import CausalModel, Scorer
 
@@ -69,7 +70,8 @@ class BrsdRun:
                     yield Refine(step, len(refined), None, True)
                     break
                 rscore = self.prm(self.context(), refined)
-                kept = rscore >= head.backtrack_threshold or backtracks >= head.max_backtracks or step == 1
+                kept = native().keeps_refinement(bool(rscore >= head.backtrack_threshold), step, backtracks,
+                                                 head.max_backtracks)
                 if kept:
                     chain.append(refined)
                     done = refined_eos

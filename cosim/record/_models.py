@@ -18,7 +18,7 @@ STEP_DELIMITER = "\n\n"
 
 def _torch() -> Any:
     try:
-        import torch
+        import torch  # lazy: torch, the optional [record] extra
     except ImportError:
         raise ConfigError("recording needs torch and transformers: pip install 'heteroreason-cosim[record]'") from None
     return torch
@@ -41,7 +41,7 @@ class CausalModel:
         torch = _torch()
         if isinstance(model, str | Path):
             try:
-                from transformers import AutoModelForCausalLM, AutoTokenizer
+                from transformers import AutoModelForCausalLM, AutoTokenizer  # lazy: the [record] extra
             except ImportError:
                 raise ConfigError("recording needs transformers: pip install 'heteroreason-cosim[record]'") from None
             path = Path(model)

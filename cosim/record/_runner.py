@@ -52,7 +52,7 @@ def final_answer(text: str) -> str | None:
     return found[-1].strip() if found else None
 
 
-def _questions(problems: Iterable[Any]) -> list[tuple[str, str | None]]:
+def problem_questions(problems: Iterable[Any]) -> list[tuple[str, str | None]]:
     out = []
     for i, p in enumerate(problems):
         if isinstance(p, str):
@@ -77,7 +77,7 @@ def record_brsd(draft: CausalModel, target: CausalModel, prm: Scorer, problems: 
         raise ConfigError("max_step_tokens and max_steps must be >= 1")
     if draft.tokenizer.get_vocab() != target.tokenizer.get_vocab():
         raise ConfigError("draft and target must share a tokenizer (speculative decoding works on token ids)")
-    items = _questions(problems)
+    items = problem_questions(problems)
     recorded: list[Problem] = []
     texts: list[str] = []
     skipped: list[str] = []

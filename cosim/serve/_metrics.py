@@ -22,7 +22,7 @@ import numpy as np
 
 from .._args import real, whole
 from ..errors import ConfigError
-from ._token_metrics import TokenLatency, token_latency
+from .._token_metrics import TokenLatency, token_latency
 
 PERCENTILE_METHOD = "linear"
 ROLES = ("draft", "prm", "target")
@@ -72,7 +72,7 @@ class ServeSummary:
     mean_in_system: float  # time-average number of requests between arrival and end, over the span
     mean_in_queue: float  # the same between arrival and start
     pools: dict[str, PoolStats]  # by role: draft, prm, target (the autoregressive system: target)
-    # TTFT, TPOT and end-to-end latency as vLLM's benchmark reports them (_token_metrics.py);
+    # TTFT, TPOT and end-to-end latency as vLLM's benchmark reports them (cosim/_token_metrics.py);
     # None for systems that report no first token (the speculative ones).
     tokens: TokenLatency | None = None
 

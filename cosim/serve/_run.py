@@ -11,12 +11,11 @@ from typing import Any, Callable
 
 from .. import _preflight
 from .._args import real, whole
-from .._engine_run import run_engine
 from .._rows import SERVE_ROW_FIELDS
-from .._workflow import publish_vcd, system_dict, vcd_paths
+from .._run_session import RunSession, check_replay
+from .._workflow import system_dict
 from ..config.scenario import Scenario
 from ..errors import ConfigError
-from ..outputs._atomic import writable_folder
 from ..result import Activities, PerProblem
 from ..trace import Trace
 from ._arrivals import gamma, poisson
@@ -97,28 +96,18 @@ def run(scn: Scenario, trace: Trace, *, rate: float | None = None, cv: float | N
     requests and of the devices it is bound to (which other slots share), changing only
     within ``vcd_window_s`` (start, end) seconds of simulated time if given; ``progress``:
     called with the requests finished so far."""
-    _preflight.check_replay("serve", scn, trace)
-    if vcd is not None and scn.system == "autoregressive":
-        raise ConfigError("vcd: the autoregressive system writes no waveform; a timeline shows its requests")
+    check_replay("serve", scn, trace, vcd)
     if slo_s is not None:
         slo_s = real(slo_s, "slo_s", positive=True)
     requests = with_arrivals(trace, rate, cv, seed)
-    rows_folder = writable_folder(rows_to, "rows_to") if rows_to is not None else None
     system = system_dict(scn)
     window = waveform_section(scn, vcd_slot, vcd_window_s)
     if vcd is not None:
         system["waveform"] = window
-    vcd_stem, vcd_partial, vcd_final = vcd_paths(vcd)
-    try:
-        raw = run_engine(scn, requests, system, keep=activities, rows_folder=rows_folder,
-                         progress=progress, serving=True, vcd_stem=vcd_stem)
-    except BaseException:
-        if vcd_partial is not None:
-            vcd_partial.unlink(missing_ok=True)
-        raise
-    if vcd_partial is not None:
-        end_s = min(raw["last_end_s"], window["end_ns"] / 1e9)
-        publish_vcd(vcd_partial, vcd_final, max(end_s, window["start_ns"] / 1e9), window["start_ns"] / 1e9)
+    session = RunSession(scn, vcd=vcd, rows_to=rows_to)
+    raw = session.run(requests, system, keep=activities, progress=progress, serving=True)
+    start_s = window["start_ns"] / 1e9
+    session.publish(max(min(raw["last_end_s"], window["end_ns"] / 1e9), start_s), start_s)
     rows, n = raw["rows"], raw["summary"]["problems"]
     per_request = (PerProblem(rows, fields=SERVE_ROW_FIELDS) if isinstance(rows, dict)
                    else PerProblem(reader=rows, rows=n, fields=SERVE_ROW_FIELDS))

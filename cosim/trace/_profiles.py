@@ -8,16 +8,12 @@ shape and passing its path wherever a profile name is taken.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from importlib import resources
-from pathlib import Path
 from typing import Any
 
-from ..config._params import build, param
-from ..config._yamlio import LocatedDict, load_yaml
+from ..config._params import param
 from ..errors import ConfigError
 from ._events import TraceHeader
 from ._io import MAX_TOKENS
-from ._quality import DRAFT, reject_probability
 
 # The paper this models: the PRM rejects typically below 30% of draft steps (at its default thresholds).
 MAX_REJECT_PROBABILITY = 0.3
@@ -70,7 +66,8 @@ class DatasetProfile:
         "responses (the report's target alone); 0: no data for this dataset", rule="non_negative", default=0.0)
 
     def check(self, where_of: Any) -> None:
-        """Checks across parameters; ``where_of(field)`` names a field's place."""
+        """Checks across parameters; ``where_of(field)`` names a field's place (the draft's
+        reject rate, which needs the step-quality model, is checked by load_profile)."""
         if self.target_7b_alone_accuracy > 1:
             raise ConfigError(f"{where_of('target_7b_alone_accuracy')}: a share, at most 1, got "
                               f"{self.target_7b_alone_accuracy}")
@@ -80,11 +77,6 @@ class DatasetProfile:
         if self.prm_good_logit_mean <= self.prm_bad_logit_mean:
             raise ConfigError(f"{where_of('prm_good_logit_mean')}: {self.prm_good_logit_mean} must be above "
                               f"prm_bad_logit_mean ({self.prm_bad_logit_mean}): the PRM scores good steps higher")
-        rejected = reject_probability(self, DRAFT, REFERENCE_THRESHOLD)
-        if rejected >= MAX_REJECT_PROBABILITY:
-            raise ConfigError(f"{where_of('draft_good_step_probability')}: {self.draft_good_step_probability} "
-                              f"gives a draft reject rate of {rejected:.3f} at threshold {REFERENCE_THRESHOLD}, "
-                              f"not below {MAX_REJECT_PROBABILITY} (typical of the PRM on draft steps)")
         for stem in ("prompt_tokens", "steps", "step_tokens"):
             median, top = getattr(self, f"{stem}_median"), getattr(self, f"{stem}_max")
             if top < median:
@@ -98,38 +90,3 @@ class DatasetProfile:
         if longest_first > self.max_context_tokens:
             raise ConfigError(f"{where_of('max_context_tokens')}: {self.max_context_tokens} cannot hold the "
                               f"longest prompt and first step ({longest_first} tokens)")
-
-
-def _profiles_dir() -> Path:
-    return Path(str(resources.files("cosim") / "data" / "profiles"))
-
-
-def builtin_profiles() -> list[str]:
-    return sorted(p.stem for p in _profiles_dir().glob("*.yaml"))
-
-
-def load_profile(ref: Any) -> DatasetProfile:
-    """A profile: built-in name (``math500``), YAML path, or DatasetProfile."""
-    if isinstance(ref, DatasetProfile):
-        ref.check(lambda name: f"profile {ref.name!r}: {name}")
-        return ref
-    if not isinstance(ref, str | Path):
-        raise ConfigError(f"a profile is a name, a YAML path or a DatasetProfile, not {type(ref).__name__}")
-    path = Path(ref)
-    if path.suffix not in (".yaml", ".yml"):
-        if str(ref) not in builtin_profiles():
-            raise ConfigError(f"unknown dataset profile {str(ref)!r}; built-in: {', '.join(builtin_profiles())}")
-        path = _profiles_dir() / f"{ref}.yaml"
-    data = load_yaml(path)
-    if not isinstance(data, LocatedDict):
-        raise ConfigError(f"{path}: expected a mapping of profile parameters")
-    if data.get("kind") != "dataset-profile":
-        where = data.where_of("kind") if "kind" in data else path
-        raise ConfigError(f"{where}: kind must be 'dataset-profile'; the file is not a dataset profile")
-    body = LocatedDict({k: v for k, v in data.items() if k != "kind"}, data.where, data.lines)
-    for key in body:
-        if key in RETIRED:
-            raise ConfigError(f"{body.where_of(key)}: no longer a parameter: {RETIRED[key]}")
-    profile = build(DatasetProfile, body)
-    profile.check(lambda name: str(body.where_of(name)) if name in body else f"{path}: {name}")
-    return profile

@@ -25,14 +25,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 from ..errors import ConfigError
-from ..config.scenario import CONFIG_TARGETS
+from ..config._model_names import CONFIG_TARGETS
 from ._events import Backtrack, Draft, Event, Problem, Refine
-
-if TYPE_CHECKING:
-    from ._profiles import DatasetProfile
+from ._profiles import DatasetProfile
 
 DRAFT = "draft"
 # Profile field with each writer's probability of a good step.

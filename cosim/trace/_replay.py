@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .._isolation import native
 from ._events import Backtrack, Draft, Event, Problem, Refine, TraceHeader
 
 
@@ -132,8 +133,9 @@ class Replay:
             if event.score is None:
                 self._fail("score", "with backtracking the PRM scores every refinement: score is missing")
             passes = event.score >= self.header.backtrack_threshold
-            can_backtrack = self.backtracks < self.header.max_backtracks and event.step > 1
-            expected = passes or not can_backtrack
+            rule, cap = native(), self.header.max_backtracks  # BRSD's rule, models/workflow/brsd_rule.hpp
+            can_backtrack = rule.can_backtrack(event.step, self.backtracks, cap)
+            expected = rule.keeps_refinement(passes, event.step, self.backtracks, cap)
             if event.accepted != expected:
                 why = ("score >= the backtracking threshold" if passes else
                        "no backtrack is possible (cap reached or first step), so it is kept" if not can_backtrack

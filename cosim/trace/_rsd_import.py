@@ -23,9 +23,8 @@ from typing import Any, Callable
 
 from ._dataset_stats import STEP_DELIMITER, TOKENIZER_NOTE, default_counter, split_steps
 from .._files import parse_json_line, read_json_lines
-from ..errors import ConfigError
+from ..errors import ConfigError, TraceError
 from ._events import Draft, Problem, Refine, TraceHeader
-from ..errors import TraceError
 from ._io import MAX_TOKENS, Trace, check_storable
 
 # Qwen2.5-Math's chat template around each question (estimate, as in the dataset profiles).
@@ -186,7 +185,7 @@ def import_rsd(path: str | Path, dataset: str, *, count: Callable[[str], int] | 
 
 def _hf_counter(tokenizer: str) -> Callable[[str], int]:
     try:
-        from transformers import AutoTokenizer
+        from transformers import AutoTokenizer  # lazy: transformers, the optional [record] extra
     except ImportError:
         raise ConfigError("--tokenizer needs transformers: pip install 'heteroreason-cosim[record]'") from None
     try:

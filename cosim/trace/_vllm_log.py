@@ -27,6 +27,7 @@ from .._files import parse_json_line, read_json_lines
 from ..errors import TraceError
 from ._io import MAX_TOKENS, Trace
 from ._plain import plain_header, plain_problem
+from .._token_metrics import token_latency
 
 CLOCKS = ("client", "engine")
 TIMESTAMPS = ("queued_ts", "scheduled_ts", "first_token_ts", "last_token_ts")
@@ -85,8 +86,6 @@ class RequestLog:
     def measured(self) -> Any:
         """The run's TTFT, TPOT and end-to-end latency as vLLM measured them: from queued_ts
         to first_token_ts and last_token_ts (cosim.serve.token_latency)."""
-        from ..serve._token_metrics import token_latency
-
         ts = self._need_timestamps("the measured latencies")
         return token_latency(ts["queued_ts"], ts["first_token_ts"], ts["last_token_ts"], self.output_tokens)
 

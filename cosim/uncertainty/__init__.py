@@ -3,16 +3,10 @@ problems, paired between systems that replay the same problems), the declared ra
 of the parameters that are estimates, and the sensitivity of a figure to them
 (docs/metrics.md, docs/uncertainty.md)."""
 
-from ._bootstrap import LEVEL, RESAMPLES, SEED, Intervals, bootstrap, ratios
-from ._intervals import METRICS, Comparison, Interval, compare, intervals, to_json
-from ._serving import serve_intervals
-
-
-def sensitivity(*args, **kwargs):  # noqa: ANN002, ANN003 - the signature is _sensitivity.sensitivity's
-    """``cosim sensitivity`` in Python: see cosim.uncertainty._sensitivity.sensitivity."""
-    from ._sensitivity import sensitivity as run
-
-    return run(*args, **kwargs)
+from .._stats._bootstrap import LEVEL, RESAMPLES, SEED, Intervals, bootstrap, ratios
+from .._stats._intervals import METRICS, Comparison, Interval, compare, intervals, to_json
+from .._stats._serving import serve_intervals
+from ._sensitivity import sensitivity
 
 
 __all__ = ["LEVEL", "METRICS", "RESAMPLES", "SEED", "Comparison", "Interval", "Intervals", "bootstrap", "compare",

@@ -93,10 +93,10 @@ def _problem(factors: Sequence[Factor]) -> dict[str, Any]:
 def design(factors: Sequence[Factor], method: str, samples: int, seed: int) -> np.ndarray:
     """The points SALib samples: one row per point, one column per factor."""
     if method == "morris":
-        from SALib.sample import morris
+        from SALib.sample import morris  # lazy: SALib (scipy), for an analysis only
 
         return morris.sample(_problem(factors), samples, num_levels=LEVELS, seed=seed)
-    from SALib.sample import sobol
+    from SALib.sample import sobol  # lazy: SALib (scipy), for an analysis only
 
     return sobol.sample(_problem(factors), samples, calc_second_order=False, seed=seed)
 
@@ -129,12 +129,12 @@ def analyse(metric: str, factors: Sequence[Factor], evaluate: Evaluate, method: 
                           f"speedup without a baseline); choose another --metric")
     problem = _problem(factors)
     if method == "morris":
-        from SALib.analyze import morris as analyser
+        from SALib.analyze import morris as analyser  # lazy: SALib (scipy), for an analysis only
 
         found = analyser.analyze(problem, x, y, num_levels=LEVELS, seed=seed, print_to_console=False)
         index, conf, first = found["mu_star"], found["mu_star_conf"], found["sigma"]
     else:
-        from SALib.analyze import sobol as analyser
+        from SALib.analyze import sobol as analyser  # lazy: SALib (scipy), for an analysis only
 
         found = analyser.analyze(problem, y, calc_second_order=False, seed=seed, print_to_console=False)
         index, conf, first = found["ST"], found["ST_conf"], found["S1"]

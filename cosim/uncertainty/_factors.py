@@ -14,11 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..config import _params, _units
+from ..config import _cluster, _params, _units
 from ..config._yamlio import Where
 from ..config.scenario import Scenario
 from ..errors import ConfigError
 from ._ranges import cited_values, is_number
+from ..trace import DatasetProfile
 
 ROLES = ("draft", "prm", "target")
 PARTS = ("device", "link", "model")
@@ -120,8 +121,8 @@ def _given_range(name: str, parameter: str, nominal: Any, low: str, high: str, r
     for text in (low, high):
         if text.split()[0].lower().lstrip("+-") in ("nan", "inf", "infinity"):
             raise ConfigError(f"--range {name}: the ends must be finite numbers, got {text!r}")
-    ends = [_params._scalar(parameter, kind, text, here, False) for text in (low, high)]
-    check, text = _params._RULES[rule]
+    ends = [_params.parse_scalar(parameter, kind, text, here, False) for text in (low, high)]
+    check, text = _params.RULES[rule]
     for end in ends:
         if not check(end):
             raise ConfigError(f"--range {name}: {end:g} must be {text}, as {parameter} itself")
@@ -199,8 +200,6 @@ def factors(scn: Scenario, baseline: Scenario | None = None, profile: Any = None
 
 
 def _profile_rule(entry: _Found) -> str:
-    from ..trace import DatasetProfile
-
     return {f.name: f for f in dataclasses.fields(DatasetProfile)}[entry.profile_field].metadata.get("rule", "any")
 
 
@@ -208,8 +207,6 @@ def apply(scn: Scenario, chosen: list[Factor], values: dict[str, float], baselin
     """The scenario (or its baseline) with each factor's value set wherever the factor applies.
     A role's values are set on its configurations together and the scenario checked once (as
     with_value checks it), so a point costs one check, not one per path."""
-    from ..config import _cluster
-
     by_part: dict[tuple[str, str], list[tuple[str, Any]]] = {}
     for f in chosen:
         if f.name not in values:
@@ -246,7 +243,7 @@ def _set_many(config: Any, changes: list[tuple[str, Any]], prefix: str) -> Any:
             leaves[head] = value
     fields = {f.name: f for f in dataclasses.fields(config)}
     for name, value in leaves.items():
-        check, text = _params._RULES[fields[name].metadata.get("rule", "any")]
+        check, text = _params.RULES[fields[name].metadata.get("rule", "any")]
         if not check(value):
             raise ConfigError(f"{prefix}{name}: must be {text}, got {value!r}")
     nested = {head: _set_many(getattr(config, head), items, f"{prefix}{head}.") for head, items in groups.items()}

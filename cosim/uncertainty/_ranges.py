@@ -13,9 +13,11 @@ import math
 from pathlib import Path
 from typing import Any, Iterator
 
-from ..config import _params
+from ..config import _declarations, _params, hardware
 from ..config._params import Cited
 from ..errors import ConfigError
+from ..config.scenario import builtin_scenarios, load_scenario
+from ..trace import builtin_profiles, load_profile
 
 # The modules whose configuration classes declare parameters (param() or the declarations).
 DECLARING_MODULES = ("cosim.config.hardware", "cosim.config.scenario", "cosim.config._cluster",
@@ -40,10 +42,6 @@ def is_number(value: Any) -> bool:
 
 def _shipped_configs() -> Iterator[tuple[str, Any]]:
     """Every shipped description, loaded (a load error is a problem too)."""
-    from ..config import hardware
-    from ..config.scenario import builtin_scenarios, load_scenario
-    from ..trace import builtin_profiles, load_profile
-
     loaders = {"device": hardware.load_device, "link": hardware.load_link, "model": hardware.load_model}
     for what, load in loaders.items():
         for name in hardware.builtin_names(what):
@@ -100,8 +98,6 @@ def declaring_classes() -> list[type]:
 
 def _declared_at(cls: type, name: str) -> str:
     """file:line of a parameter's declaration (the declarations list for generated classes)."""
-    from ..config import _declarations
-
     if cls.__name__ in {group.python for group in _declarations.GROUPS}:
         source, needle = _declarations, f'"{name}"'
     else:
@@ -142,7 +138,7 @@ def _bad_range(bounds: Any, value: Any, rule: str) -> str:
         return "is not finite"
     if low >= high:
         return "is reversed or empty; give (low, high) with low < high"
-    check, text = _params._RULES[rule]
+    check, text = _params.RULES[rule]
     if not (check(low) and check(high)):
         return f"breaks the parameter's rule ({text})"
     if not is_number(value):

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tqdm import tqdm
+
 from .. import trace as traces
 from .._sweep._executors import EXECUTORS, check_ray_address, local_results, ray_results
 from .._sweep._journal import Journal, point_key
@@ -21,6 +23,8 @@ from ..errors import ConfigError, CosimError
 from ..result import METRICS
 from ._analysis import Analysis, analyse
 from ._factors import Factor, apply, apply_profile, factors as find_factors
+from .._workflow import simulate
+from ..outputs._atomic import writable_folder
 
 BASELINE = "gpu-baseline"
 EXTRA = ("energy_j", "final_tokens", "generated_tokens")
@@ -51,8 +55,6 @@ def check_metric(metric: str) -> None:
 def run_point(model: Model, trace: traces.Trace, values: dict[str, float]) -> dict[str, Any]:
     """One point: the scenario (and baseline) with the factors' values; never raises for a bad
     point, it reports it."""
-    from .._workflow import simulate
-
     row: dict[str, Any] = dict(values)
     try:
         if model.profile is not None and any(f.profile_field and values.get(f.name, f.nominal) != f.nominal
@@ -94,8 +96,6 @@ class PointRunner:
     def __init__(self, model: Model, trace: traces.Trace, metric: str, workers: int, executor: str,
                  ray_address: str | None, folder: Path | None, progress: bool):
         if model.baseline is not None and model.baseline_latency_s is None:
-            from .._workflow import simulate
-
             nominal = simulate(model.baseline, trace).summary["latency_s"]
             model = dataclasses.replace(model, baseline_latency_s=nominal)
         self.model, self.trace, self.metric = model, trace, metric
@@ -110,8 +110,6 @@ class PointRunner:
         todo = [p for k, p in distinct.items() if self.journal.finished(k) is None]
         bar = None
         if self.progress:
-            from tqdm import tqdm
-
             bar = tqdm(total=len(distinct), initial=len(distinct) - len(todo), unit="point", desc="sensitivity")
         try:
             results = (local_results(self.model, self.trace, todo, self.workers, run_point)
@@ -142,8 +140,6 @@ def sensitivity(scn: Scenario, metric: str = "latency_s", *, profile: Any = "mat
     the profile's ranged parameters are factors too). ``ranges`` adds or narrows factors
     (``NAME=LOW:HIGH``), ``only`` keeps the factors matching its patterns. With ``out``, points are
     journalled in ``out/points.jsonl`` as they finish and a rerun skips them."""
-    from ..outputs._atomic import writable_folder
-
     check_metric(metric)
     if executor not in EXECUTORS:
         raise ConfigError(f"executor must be one of {', '.join(EXECUTORS)}, got {executor!r}")

@@ -93,12 +93,12 @@ def csv_text(rows: list[Row]) -> str:
 def write_figure(rows: list[Row], path: Path) -> Path:
     """Predicted against measured, one panel per unit (log axes), each case its own marker;
     the diagonal is a perfect prediction, the band +-10%."""
-    import matplotlib
+    import matplotlib  # lazy: matplotlib, loaded only when a figure is drawn
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # lazy: matplotlib, loaded only when a figure is drawn
 
-    from matplotlib.ticker import FuncFormatter
+    from matplotlib.ticker import FuncFormatter  # lazy: matplotlib, loaded only when a figure is drawn
 
     # One panel per case (its variants together) and unit: cases live at scales decades apart;
     # a case whose quantities span more than three decades (TTFT against TPOT) gets one per quantity.

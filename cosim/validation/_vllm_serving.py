@@ -24,6 +24,11 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from ..fit import fit_gpu
+from ..config.scenario import build_scenario
+from ..serve import run
+from ..trace._vllm_log import read_request_log
+
 CASE = "rtx4090-vllm"
 DEVICE, MODEL = "rtx4090", "llama-3.1-8b"
 # The quantities of the table: per statistic, TTFT and TPOT, and end-to-end latency's mean and p99.
@@ -49,14 +54,10 @@ def vllm_settings() -> dict[str, Any]:
 
 def fitted_device() -> Any:
     """The RTX 4090 with the efficiencies fitted to its own operator profile."""
-    from ..fit import fit_gpu
-
     return fit_gpu(folder() / "profile", DEVICE, MODEL).device
 
 
 def scenario(variant: str) -> Any:
-    from ..config.scenario import build_scenario
-
     target: dict[str, Any] = {"device": DEVICE, "model": MODEL}
     if variant == "profile":
         target["profile"] = str(folder() / "profile")
@@ -68,9 +69,6 @@ def scenario(variant: str) -> Any:
 
 @functools.lru_cache(maxsize=1)
 def measured_and_predicted() -> tuple[Any, dict[str, Any]]:
-    from ..serve import run
-    from ..trace._vllm_log import read_request_log
-
     log = read_request_log(folder() / "vllm" / "requests.jsonl")
     trace = log.to_trace("engine")
     return log.measured(), {variant: run(scenario(variant), trace) for variant in VARIANTS}

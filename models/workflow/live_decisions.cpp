@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "brsd_rule.hpp"
 #include "errors.hpp"
 
 namespace cosim {
@@ -57,10 +58,11 @@ bool LiveDecisions::keep(int64_t k, const TraceEvent& e) {
     d.of_refinement = e.kind == EventKind::refine;
     d.tokens = e.tokens;
     d.waited_ns = host_.verdict_waited_ns();
-    d.can_backtrack = d.of_refinement && d.backtracks < max_backtracks_ && e.step > 1;
+    d.can_backtrack = d.of_refinement && can_backtrack(e.step, d.backtracks, max_backtracks_);
     broker_.ask(d);
-    // A refinement that cannot be backtracked over is kept, whatever the verdict.
-    const bool kept = d.answer_keep || (d.of_refinement && !d.can_backtrack);
+    // A refinement that cannot be backtracked over is kept, whatever the verdict (brsd_rule.hpp).
+    const bool kept = d.of_refinement ? keeps_refinement(d.answer_keep, e.step, d.backtracks, max_backtracks_)
+                                      : d.answer_keep;
     live_[static_cast<size_t>(k)].accepted = kept;
     return kept;
 }

@@ -9,8 +9,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from . import _depends, _design_space, _intervals, _serving, _target_alone
-from . import _accuracy as accuracy
+from . import _accuracy as accuracy, _depends, _design_space, _intervals, _serving, _target_alone
 from ... import trace as traces
 from ...outputs._atomic import write_atomically
 from ..._workflow import simulate
@@ -31,8 +30,8 @@ SWEEP_CLOCK = [150, 200, 250, 300, 350, 400]  # MHz
 
 def run_report(problems: int = 300, seed: int = 1, out: str | Path = "out/report",
                progress: Callable[[int, int, str], None] | None = None) -> dict[str, Any]:
-    from ._plots import write_figures
-    from ._plots_accuracy import write_accuracy_figures
+    from ._plots import write_figures  # lazy: matplotlib, loaded only when a figure is drawn
+    from ._plots_accuracy import write_accuracy_figures  # lazy: matplotlib, as above
 
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)

@@ -22,6 +22,7 @@ from ...uncertainty._analysis import one_at_a_time
 from ...uncertainty._factors import describe_range, factors
 from ...uncertainty._sensitivity import BASELINE, Model, PointRunner
 from . import _intervals
+from ..._sweep._journal import point_key
 
 SYSTEM = _intervals.HEADLINE
 DATASET = "math500"
@@ -38,8 +39,6 @@ def _band(runner: PointRunner, nominal: dict[str, float], top: list[dict[str, An
     down = {**nominal, **{t["name"]: (t["low"] if t["at_low"] <= t["at_high"] else t["high"]) for t in top}}
     up = {**nominal, **{t["name"]: (t["high"] if t["at_low"] <= t["at_high"] else t["low"]) for t in top}}
     runner([down, up])
-    from ..._sweep._journal import point_key
-
     return [runner.rows[point_key(down)][metric], runner.rows[point_key(up)][metric]]
 
 
@@ -55,8 +54,6 @@ def depends(problems: int, seed: int, tick: Callable[[str], None]) -> dict[str, 
         runner = PointRunner(model, trace, "speedup", WORKERS, "local", None, None, False)
         points = one_at_a_time(chosen)
         runner(points)
-        from ..._sweep._journal import point_key
-
         rows = [runner.rows[point_key(p)] for p in points]
         entry: dict[str, Any] = {"config": config, "estimates": len(chosen), "metrics": {}}
         for metric in METRICS:

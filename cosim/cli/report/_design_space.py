@@ -12,6 +12,7 @@ from ... import trace as traces
 from ..._workflow import simulate
 from ...config.scenario import Scenario, load_scenario
 from ...standalone import fpga_timing
+from ._intervals import error_bars
 
 # MACs per cycle of the swept design: from a few lanes to more than its 16 HBM ports can feed.
 MACS = (16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 16384)
@@ -86,8 +87,7 @@ def markdown(space: dict[str, Any]) -> list[str]:
 
 
 def figure(space: dict[str, Any], path: Path) -> Path:
-    from ._intervals import error_bars
-    from ._plots import _plain_log_ticks, _save, plt
+    from ._plots import plain_log_ticks, save, plt  # lazy: matplotlib, loaded only when a figure is drawn
 
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.4))
     rates = [p["decode_tok_s"] for p in space["curve"]]
@@ -103,11 +103,11 @@ def figure(space: dict[str, Any], path: Path) -> Path:
         ax.set_xscale("log")
         ax.set_yscale("log")  # the slow end is an order of magnitude above the region that matters
         for axis in (ax.xaxis, ax.yaxis):
-            _plain_log_ticks(axis)
+            plain_log_ticks(axis)
         ax.set_xlabel(f"draft decode rate (tokens/s at a {space['rate_context']}-token context)")
         ax.set_ylabel(label)
         ax.grid(alpha=0.3, which="both")
     axes[1].legend(fontsize=8, loc="upper right")
     fig.suptitle(f"Where a draft accelerator pays off ({space['dataset']}, Config {space['config']})")
     fig.tight_layout()
-    return _save(fig, path)
+    return save(fig, path)

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from ...uncertainty import compare
-from ...uncertainty._bootstrap import LEVEL, RESAMPLES, SEED, bootstrap
+from ..._stats._bootstrap import LEVEL, RESAMPLES, SEED, bootstrap
 
 HEADLINE = "heteroreason-u280-200"  # the system whose speedup the report leads with
 BASELINE = "gpu-baseline"

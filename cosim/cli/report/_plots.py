@@ -10,10 +10,12 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from ._intervals import error_bars
+
 DPI = 120
 
 
-def _save(fig: Any, path: Path) -> Path:
+def save(fig: Any, path: Path) -> Path:
     """Writes the figure whole or not at all."""
     tmp = path.with_name(f".{path.name}.tmp.png")
     try:
@@ -25,9 +27,9 @@ def _save(fig: Any, path: Path) -> Path:
     return path
 
 
-def _plain_log_ticks(axis: Any) -> None:
+def plain_log_ticks(axis: Any) -> None:
     """A log axis labelled in plain numbers, the minor ticks at 1, 2, 3 and 5 of a decade."""
-    from matplotlib.ticker import FuncFormatter
+    from matplotlib.ticker import FuncFormatter  # lazy: matplotlib, loaded only when a figure is drawn
 
     axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
     axis.set_minor_formatter(FuncFormatter(lambda v, _: f"{v:g}" if f"{v:g}"[0] in "1235" else ""))
@@ -35,8 +37,6 @@ def _plain_log_ticks(axis: Any) -> None:
 
 def _grouped(ax: Any, records: list[dict], config: int, metric: str, systems: list[str], datasets: list[str],
              ylabel: str) -> None:
-    from ._intervals import error_bars
-
     width = 0.8 / len(systems)
     for i, system in enumerate(systems):
         shown = [next(r for r in records if r["system"] == system and r["dataset"] == d and r["config"] == config)
@@ -65,7 +65,7 @@ def _per_config(report: dict, metric: str, ylabel: str, title: str, path: Path,
     fig.suptitle(title + (f" ({', '.join(skip)}: left out, an order of magnitude off the scale)" if skip else "")
                  + "; whiskers: 95% interval over the problems")
     fig.tight_layout()
-    return _save(fig, path)
+    return save(fig, path)
 
 
 def _breakdown(report: dict, path: Path) -> Path:
@@ -94,12 +94,10 @@ def _breakdown(report: dict, path: Path) -> Path:
     ax.set_title("gpu-baseline latency breakdown (C1: 7B target, C2: 1.5B target)")
     ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
     fig.tight_layout()
-    return _save(fig, path)
+    return save(fig, path)
 
 
 def _sweep(sweep: dict, xlabel: str, path: Path) -> Path:
-    from ._intervals import error_bars
-
     ok = [r for r in sweep["rows"] if r["status"] == "ok"]
     fig, ax = plt.subplots(figsize=(6, 4))
     ax.errorbar([r["value"] for r in ok], [r["latency_s"] for r in ok], yerr=error_bars(ok, "latency_s"), marker="o",
@@ -110,7 +108,7 @@ def _sweep(sweep: dict, xlabel: str, path: Path) -> Path:
     ax.set_title(f"{sweep['system']}, {sweep['dataset']}, Config {sweep['config']}")
     ax.grid(alpha=0.3)
     fig.tight_layout()
-    return _save(fig, path)
+    return save(fig, path)
 
 
 def write_figures(report: dict[str, Any], folder: Path) -> list[Path]:

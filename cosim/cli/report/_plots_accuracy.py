@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ._intervals import error_bars
-from ._plots import _save, plt
+from ._plots import save, plt
 
 _STYLE = {"brsd": ("-", "o", "BRSD"), "rsd": ("--", "s", "RSD")}
 
@@ -39,7 +39,7 @@ def accuracy_latency(report: dict[str, Any], path: Path) -> Path:
     fig.suptitle(f"Accuracy vs latency, acceptance threshold {min(sweep['thresholds']):g} to "
                  f"{max(sweep['thresholds']):g} (labels at points; {sweep['dataset']})")
     fig.tight_layout()
-    return _save(fig, path)
+    return save(fig, path)
 
 
 def write_accuracy_figures(report: dict[str, Any], folder: Path) -> list[Path]:

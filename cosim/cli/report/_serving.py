@@ -11,7 +11,7 @@ from . import _intervals
 from ... import trace as traces
 from ...config.scenario import load_scenario
 from ...serve import run
-from ...uncertainty._serving import BLOCKS, serve_intervals
+from ..._stats._serving import BLOCKS, serve_intervals
 
 DATASET = "math500"
 RATES = (0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5)  # requests per second
@@ -72,7 +72,7 @@ def markdown(serve: dict[str, Any]) -> list[str]:
 
 
 def figure(serve: dict[str, Any], path: Path) -> Path:
-    from ._plots import _plain_log_ticks, _save, plt
+    from ._plots import plain_log_ticks, save, plt  # lazy: matplotlib, loaded only when a figure is drawn
 
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.4))
     for (label, points), marker in zip(serve["curves"].items(), ("o", "s", "^")):
@@ -84,7 +84,7 @@ def figure(serve: dict[str, Any], path: Path) -> Path:
     axes[1].plot(serve["rates"], serve["rates"], color="black", linestyle=":", linewidth=1, label="served = offered")
 
     axes[0].set_yscale("log")  # the knee: a few seconds below it, minutes of queueing above
-    _plain_log_ticks(axes[0].yaxis)
+    plain_log_ticks(axes[0].yaxis)
     for ax, ylabel in zip(axes, ("p99 latency (s)", "requests served per second", "J per final-chain token "
                                                                                    "(idle included)")):
         ax.set_xlabel("offered rate (requests/s)")
@@ -93,4 +93,4 @@ def figure(serve: dict[str, Any], path: Path) -> Path:
     axes[1].legend(fontsize=8, loc="upper left")
     fig.suptitle(f"Serving at scale: the latency-throughput knee ({serve['dataset']})")
     fig.tight_layout()
-    return _save(fig, path)
+    return save(fig, path)

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..config import _params
-from ..config._cluster import host_link
-from ..config.scenario import Scenario
+from .config import _params
+from .config._cluster import gpu_blocks, host_link
+from .config.scenario import Scenario
+from .errors import ConfigError
 
 
 def host_link_section(scn: Scenario) -> dict[str, Any]:
@@ -16,7 +17,6 @@ def host_link_section(scn: Scenario) -> dict[str, Any]:
     the host, and that link."""
     return {"boards_per_host_link": int(scn.cluster.draft.boards_per_host_link),
             "link": _params.native(host_link(scn.cluster))}
-from ..errors import ConfigError
 
 
 def serving_sections(scn: Scenario) -> dict[str, dict[str, Any]]:
@@ -47,8 +47,6 @@ def autoregressive_system(scn: Scenario, target: dict[str, Any]) -> dict[str, An
     """What the native autoregressive run takes (bindings/autoregressive_run.hpp): the target's
     GPU section (``target``, as system_dict makes it), its pool, and the batching, with the vLLM
     engine's KV blocks per GPU (given, or derived from gpu_memory_utilization)."""
-    from ..config._cluster import gpu_blocks
-
     batching = scn.batching
     return {
         "system": "autoregressive",

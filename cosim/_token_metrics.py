@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ConfigError
+from .errors import ConfigError
 
 PERCENTILES = (90, 95, 99)
 QUANTITIES = ("ttft", "tpot", "e2el")

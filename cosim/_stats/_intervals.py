@@ -1,6 +1,6 @@
 """Sampling intervals of a run's metrics: every whole-run metric (docs/metrics.md) is a
 ratio of sums over problems, so its interval is the bootstrap of that ratio over the
-run's problems (cosim.uncertainty._bootstrap). Runs of several systems on the same
+run's problems (cosim._stats._bootstrap). Runs of several systems on the same
 trace are resampled together, problem by problem, so a speedup (the baseline's latency
 sum over a system's) and a ratio between any two systems are paired: both sides see the
 same resampled problems.
