@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import cosim
-import cosim._workflow as workflow
+import cosim._engine_run as engine_run
 from cosim.errors import ConfigError
 from cosim.trace import Trace, TraceHeader, TrajectoryBuilder
 
@@ -43,14 +43,18 @@ def test_results_do_not_depend_on_how_the_trace_is_chunked(monkeypatch):
     scn = cosim.scenario("heteroreason", 1)
     trace = cosim.trace.generate("olympiadbench", 12, seed=4)
     whole = cosim.simulate(scn, trace)
-    monkeypatch.setattr(workflow, "CHUNK_PROBLEMS", 5)  # the worker is forked after this
-    chunked = cosim.simulate(scn, trace)
+    monkeypatch.setattr(engine_run, "CHUNK_PROBLEMS", 5)  # the worker is forked after this
+    seen = []
+    chunked = cosim.simulate(scn, trace, progress=seen.append)
+    # Progress comes as each later chunk is asked for, with the problems finished so far
+    # (one slot takes a chunk once the last one is done): 5, 10, then the last 2.
+    assert seen == [5, 10, 12]
     assert chunked.per_problem == whole.per_problem
     assert chunked.summary == whole.summary
 
 
 def test_a_bad_problem_past_the_first_chunk_is_still_named(monkeypatch):
-    monkeypatch.setattr(workflow, "CHUNK_PROBLEMS", 2)
+    monkeypatch.setattr(engine_run, "CHUNK_PROBLEMS", 2)
     problems = []
     for i, tokens in enumerate([40, 30, 50, 20, 40_000]):
         problems.append(TrajectoryBuilder(f"p{i}", 100).accept(tokens).build())
@@ -103,7 +107,7 @@ def test_a_run_that_fails_midway_leaves_an_earlier_waveform_as_it_was(tmp_path, 
     path = tmp_path / "run.vcd"
     cosim.simulate(scn, good, vcd=path)
     before = path.read_bytes()
-    monkeypatch.setattr(workflow, "CHUNK_PROBLEMS", 1)
+    monkeypatch.setattr(engine_run, "CHUNK_PROBLEMS", 1)
     bad = Trace(TraceHeader(), [TrajectoryBuilder("a", 100).accept(40).build(),
                                 TrajectoryBuilder("b", 100).accept(40_000).build()])
     with pytest.raises(ConfigError, match="problem 'b'"):
