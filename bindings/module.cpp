@@ -12,6 +12,7 @@
 #include "diagnostics.hpp"
 #include "errors.hpp"
 #include "kvmu.hpp"
+#include "metric_columns.hpp"
 #include "param_dicts.hpp"
 #include "standalone_runs.hpp"
 #include "timing_eval.hpp"
@@ -77,6 +78,7 @@ PYBIND11_MODULE(_native, m) {
     m.def("gpu_timing", &cosim::bindings::gpu_timing, py::arg("gpu"), py::arg("model"), py::arg("profile"),
           py::arg("points"));
     m.def("param_declarations", &cosim::bindings::param_declarations);
+    m.def("exported_columns", &cosim::bindings::exported_columns);
     m.attr("EVENT_KINDS") = cosim::bindings::event_kinds();
     m.def("systemc_selftest", &cosim::bindings::systemc_selftest, py::arg("message"));
     m.def("time_rounding", &cosim::bindings::time_rounding, py::arg("durations_ns"));

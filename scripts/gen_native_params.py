@@ -1,10 +1,14 @@
-"""Writes the C++ parameter lists from cosim/config/_declarations.py (run by CMake).
+"""Writes the C++ lists of everything declared once in Python (run by CMake).
 
-    python scripts/gen_native_params.py OUT.hpp
+    python scripts/gen_native_params.py OUT.hpp [DECLARATIONS.py [SCHEMA_DIR]]
 
-Each group becomes an X-macro list `X(type, name, rule, default)` of the parameters the
-native models take; models/param_rules.hpp turns a list into struct fields, checks and
-dict readers. Only the standard library is used: the build environment has nothing else.
+From cosim/config/_declarations.py, each parameter group becomes an X-macro list
+`X(type, name, rule, default)` of the parameters the native models take;
+models/param_rules.hpp turns a list into struct fields, checks and dict readers. From
+cosim/schema/ come the engine's per-problem columns (ProblemMetrics, exported by the
+binding), each device's columns, and the toggles and sections the engine reads
+(cosim/schema/_columns.py, _rows.py, _toggles.py). Only the standard library is used: the
+build environment has nothing else.
 """
 
 from __future__ import annotations
@@ -16,11 +20,16 @@ from pathlib import Path
 CPP_TYPES = {float: "double", int: "int64_t", bool: "bool", str: "std::string"}
 
 
-def declarations(path: Path):
-    spec = importlib.util.spec_from_file_location("cosim_declarations", path)
+def load(path: Path, name: str):
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses look their module up while they are built
     spec.loader.exec_module(module)
+    return module
+
+
+def declarations(path: Path):
+    module = load(path, "cosim_declarations")
     return module.GROUPS, module.REQUIRED
 
 
@@ -51,11 +60,36 @@ def render(groups, required) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _string(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def render_columns(engine, devices) -> str:
+    """The engine's per-problem columns, X(type, field, kind, column0, column1, column2):
+    kind value or instant* has one column, per_role one per device role; and each device's
+    columns, X(type, name, runs)."""
+    lines = ["// ProblemMetrics: what the engine reports per problem (cosim/schema/_columns.py).",
+             "// X(type, field, kind, column0, column1, column2); kind: value, instant, instant_or_none, per_role.",
+             "#define COSIM_PROBLEM_METRICS(X) \\"]
+    for e in engine:
+        names = list(e.columns) + [""] * (3 - len(e.columns))
+        ctype = "uint64_t" if e.kind.startswith("instant") else e.type
+        lines.append(f"    X({ctype}, {e.field}, {e.kind}, {', '.join(_string(n) for n in names)}) \\")
+    lines += ["", "// DeviceMetrics: each device over the whole run (cosim/schema/_rows.py).",
+              "// X(type, name, runs); runs: all, autoregressive or vllm.", "#define COSIM_DEVICE_METRICS(X) \\"]
+    for d in devices:
+        lines.append(f"    X({'std::string' if d.type == 'text' else d.type}, {d.name}, {d.runs}) \\")
+    return "\n".join(lines) + "\n\n"
+
+
 def main() -> None:
     out = Path(sys.argv[1])
-    source = Path(sys.argv[2]) if len(sys.argv) > 2 else \
-        Path(__file__).resolve().parent.parent / "cosim" / "config" / "_declarations.py"
-    text = render(*declarations(source))
+    root = Path(__file__).resolve().parent.parent / "cosim"
+    source = Path(sys.argv[2]) if len(sys.argv) > 2 else root / "config" / "_declarations.py"
+    schema = Path(sys.argv[3]) if len(sys.argv) > 3 else root / "schema"
+    columns = load(schema / "_columns.py", "cosim_schema_columns")
+    rows = load(schema / "_rows.py", "cosim_schema_rows")
+    text = render(*declarations(source)) + render_columns(columns.ENGINE, rows.DEVICES)
     out.parent.mkdir(parents=True, exist_ok=True)
     if not out.exists() or out.read_text() != text:  # unchanged: nothing recompiles
         out.write_text(text)
