@@ -78,6 +78,7 @@ py::dict request_columns(const std::vector<ServedRequest>& rs) {
         m.devices[2] = r.target_device;
         m.start_units = r.start_units;
         m.first_token_units = r.first_token_units;
+        m.first_accept_units = r.first_token_units;  // every token it writes is kept
         m.end_units = r.end_units;
         m.generated_tokens = m.target_tokens = r.output_tokens;
         m.busy_ns[2] = r.busy_ns;

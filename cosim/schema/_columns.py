@@ -85,6 +85,8 @@ ENGINE = (
     _roles("energy_j", "double", "each device's energy over the problem, idle included"),
     EngineColumn("offchain_energy_j", "double", "energy of work whose tokens never reach the final chain"),
     EngineColumn("stepahead_waste_j", "double", "energy above idle of step-ahead drafts that were discarded"),
+    EngineColumn("first_accept", "uint64_t", "when the host first kept a step: a drafted step's accepting verdict "
+                 "or a kept refinement reached it (the target alone: its first output token)", "instant_or_none"),
 )
 
 

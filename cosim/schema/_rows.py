@@ -101,6 +101,11 @@ COLUMNS: tuple[Column, ...] = (
                 "(on a batching GPU its share of each iteration)", table="serve"),
     Column("preemptions", "", "the vLLM engine: times it was preempted", "int", "serve"),
     Column("recomputed_tokens", "tokens", "the vLLM engine: tokens its preemptions recomputed", "int", "serve"),
+    Column("first_accept_s", "s", "seconds from the request's start (its arrival when served) until the host "
+           "first keeps one of its steps: the PRM's accepting verdict on a drafted step, or a refinement kept "
+           "(unscored, or scored and accepted), reaching the host, a step later reverted by a backtrack "
+           "included; the target alone keeps every token it writes, so its first accepted step is its first "
+           "output token (= `ttft_s`)", unknown=True, elapsed="first_accept"),
 )
 
 
