@@ -80,6 +80,7 @@ PYBIND11_MODULE(_native, m) {
     m.def("param_declarations", &cosim::bindings::param_declarations);
     m.def("exported_columns", &cosim::bindings::exported_columns);
     m.attr("EVENT_KINDS") = cosim::bindings::event_kinds();
+    m.attr("DECISION_KINDS") = cosim::bindings::decision_kinds();
     m.def("systemc_selftest", &cosim::bindings::systemc_selftest, py::arg("message"));
     m.def("time_rounding", &cosim::bindings::time_rounding, py::arg("durations_ns"));
     m.def("kernel_floor", &cosim::bindings::kernel_floor, py::arg("transactions"), py::arg("delay_ns"));

@@ -22,6 +22,7 @@
 #include "kernel_run.hpp"
 #include "metric_columns.hpp"
 #include "param_dicts.hpp"
+#include "param_rules.hpp"
 #include "pcie_fabric.hpp"
 #include "waveform_probe.hpp"
 
@@ -36,19 +37,19 @@ py::dict section(const py::dict& d, const char* key) {
     return d[key].cast<py::dict>();
 }
 
+// The options the declarations mark as read (cosim/schema/_toggles.py), each by its declared
+// name and checked by its declared rule.
 WorkflowOptions read_options(const py::dict& d) {
     WorkflowOptions o;
-    o.sequential = d["sequential"].cast<bool>();
-    o.step_ahead_depth = d["step_ahead_depth"].cast<int32_t>();
-    o.step_ahead_refine = d["step_ahead_refine"].cast<bool>();
-    o.target_ahead_after_refine = d["target_ahead_after_refine"].cast<bool>();
-    o.prefetch_cache = d["prefetch_cache"].cast<bool>();
-    o.shadow_sync = d["shadow_sync"].cast<bool>();
-    o.prm_prefix_cache = d["prm_prefix_cache"].cast<bool>();
-    o.token_bytes = d["token_bytes"].cast<int64_t>();
-    o.control_bytes = d["control_bytes"].cast<int64_t>();
-    require_positive("options.token_bytes", static_cast<double>(o.token_bytes));
-    require_positive("options.control_bytes", static_cast<double>(o.control_bytes));
+    const std::string where = "options";
+#define COSIM_READ_OPTION(type, name, init, rule, read)                              \
+    if (read) {                                                                      \
+        if (!d.contains(#name)) throw ConfigError(where + "." #name ": missing");    \
+        o.name = d[#name].cast<type>();                                              \
+        ::cosim::check_##rule(where + "." #name, static_cast<double>(o.name));       \
+    }
+    COSIM_WORKFLOW_OPTIONS(COSIM_READ_OPTION)
+#undef COSIM_READ_OPTION
     return o;
 }
 
@@ -403,6 +404,12 @@ py::dict simulate_workflow(const py::dict& system, const py::function& next_chun
 py::dict event_kinds() {
     py::dict out;
     for (int k = 0; k < kEventKindCount; ++k) out[event_kind_name(static_cast<EventKind>(k))] = k;
+    return out;
+}
+
+py::dict decision_kinds() {
+    py::dict out;
+    for (int k = 0; k < kDecisionKindCount; ++k) out[decision_kind_name(static_cast<DecisionKind>(k))] = k;
     return out;
 }
 

@@ -6,7 +6,7 @@ From cosim/config/_declarations.py, each parameter group becomes an X-macro list
 `X(type, name, rule, default)` of the parameters the native models take;
 models/param_rules.hpp turns a list into struct fields, checks and dict readers. From
 cosim/schema/ come the engine's per-problem columns (ProblemMetrics, exported by the
-binding), each device's columns, and the toggles and sections the engine reads
+binding), each device's columns, the host's options and the event and decision kinds
 (cosim/schema/_columns.py, _rows.py, _toggles.py). Only the standard library is used: the
 build environment has nothing else.
 """
@@ -82,6 +82,22 @@ def render_columns(engine, devices) -> str:
     return "\n".join(lines) + "\n\n"
 
 
+def render_options(options, event_kinds, decision_kinds) -> str:
+    """WorkflowOptions' fields, X(type, name, default, rule, read) (read: 1 when the binding
+    reads it from the engine's options section), and the event and decision kinds,
+    X(name) in the order of their codes."""
+    lines = ["// WorkflowOptions: the host's switches (cosim/schema/_toggles.py).",
+             "// X(type, name, default, rule, read); read: 1 when the binding reads it from `options`.",
+             "#define COSIM_WORKFLOW_OPTIONS(X) \\"]
+    for o in options:
+        lines.append(f"    X({o.type}, {o.name}, {o.default}, {o.rule}, {int(o.read)}) \\")
+    for macro, kinds, what in (("COSIM_EVENT_KINDS", event_kinds, "the trace's event kinds"),
+                               ("COSIM_DECISION_KINDS", decision_kinds, "a live run's questions")):
+        lines += ["", f"// {what}, X(name) in the order of their codes.", f"#define {macro}(X) \\"]
+        lines += [f"    X({k}) \\" for k in kinds]
+    return "\n".join(lines) + "\n\n"
+
+
 def main() -> None:
     out = Path(sys.argv[1])
     root = Path(__file__).resolve().parent.parent / "cosim"
@@ -89,7 +105,11 @@ def main() -> None:
     schema = Path(sys.argv[3]) if len(sys.argv) > 3 else root / "schema"
     columns = load(schema / "_columns.py", "cosim_schema_columns")
     rows = load(schema / "_rows.py", "cosim_schema_rows")
-    text = render(*declarations(source)) + render_columns(columns.ENGINE, rows.DEVICES)
+    # The toggles build on the declarations' classes, which they import by this name when read by path.
+    load(root / "config" / "_declarations.py", "cosim_config_declarations")
+    toggles = load(schema / "_toggles.py", "cosim_schema_toggles")
+    text = (render(*declarations(source)) + render_columns(columns.ENGINE, rows.DEVICES) +
+            render_options(toggles.OPTIONS, toggles.EVENT_KINDS, toggles.DECISION_KINDS))
     out.parent.mkdir(parents=True, exist_ok=True)
     if not out.exists() or out.read_text() != text:  # unchanged: nothing recompiles
         out.write_text(text)

@@ -117,3 +117,76 @@ def test_a_toy_column_declared_once_is_a_cpp_field_and_an_exported_name(tmp_path
     printed = [line.split() for line in done.stdout.splitlines()]
     assert printed[-2:] == [["toy_ns", "toy_ns"], ["toy_seen_units", "toy_seen_ps"]]
     assert [p[0] for p in printed[:-2]] == [e.field for e in schema.ENGINE]
+
+
+def test_the_engines_event_and_decision_kinds_are_the_declared_ones():
+    from cosim.schema import _toggles
+
+    assert dict(native().EVENT_KINDS) == {k: i for i, k in enumerate(_toggles.EVENT_KINDS)}
+    assert dict(native().DECISION_KINDS) == {k: i for i, k in enumerate(_toggles.DECISION_KINDS)}
+
+
+def test_toggles_and_serving_are_the_declared_parameters():
+    from cosim.config.scenario import Serving, Toggles
+    from cosim.schema import _toggles
+
+    for cls, group in ((Toggles, _toggles.TOGGLES), (Serving, _toggles.SERVING)):
+        fields = dataclasses.fields(cls)
+        assert [f.name for f in fields] == [d.name for d in group.params]
+        assert [f.metadata["help"] for f in fields] == [d.help for d in group.params]
+
+
+@pytest.mark.parametrize("system", ["gpu-baseline", "heteroreason", "gpu-stepahead"])
+def test_the_engine_is_handed_exactly_the_options_it_reads_from_their_declared_sources(system):
+    from cosim._workflow import system_dict
+    from cosim.schema import _toggles
+
+    scn = cosim.scenario(system, 1)
+    options = system_dict(scn)["options"]
+    read = [o for o in _toggles.OPTIONS if o.read]
+    assert set(options) == {o.name for o in read}
+    toggles = {d.name for d in _toggles.TOGGLES.params}
+    serving = {d.name for d in _toggles.SERVING.params}
+    for o in read:
+        section, _, name = o.source.partition(".")
+        assert o.source == "system" or name in (toggles if section == "toggles" else serving), o.name
+        if section == "serving":  # passed as given
+            assert options[o.name] == getattr(scn.serving, name)
+
+
+def test_a_bad_option_is_refused_by_its_declared_name_and_rule():
+    from cosim._workflow import system_dict
+    from cosim.errors import ConfigError
+
+    system = system_dict(cosim.scenario("heteroreason", 1))
+    system["options"]["token_bytes"] = 0
+    # The options are read before anything is simulated: the engine refuses at once.
+    with pytest.raises(ConfigError, match=r"^options\.token_bytes: must be a finite number > 0, got 0"):
+        native().simulate_workflow(system, lambda finished: None, False, "", False, None, 0, False)
+    del system["options"]["control_bytes"]
+    system["options"]["token_bytes"] = 4
+    with pytest.raises(ConfigError, match=r"^options\.control_bytes: missing"):
+        native().simulate_workflow(system, lambda finished: None, False, "", False, None, 0, False)
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
+def test_the_generated_options_and_kinds_follow_the_declarations(tmp_path):
+    from cosim.schema import _toggles
+
+    header = tmp_path / "gen" / "cosim_params.hpp"
+    subprocess.run([sys.executable, ROOT / "scripts" / "gen_native_params.py", header], check=True)
+    (tmp_path / "opts.cpp").write_text(
+        '#include <cstdio>\n#include "workflow_inputs.hpp"\n'
+        "#define NAME(type, name, init, rule, read) std::printf(\"%s %d\\n\", #name, read);\n"
+        "#define KIND(name) std::printf(\"kind %s %d\\n\", #name, static_cast<int>(cosim::EventKind::name));\n"
+        "int main() {\n  cosim::WorkflowOptions o;\n  COSIM_WORKFLOW_OPTIONS(NAME)\n  COSIM_EVENT_KINDS(KIND)\n"
+        "  return o.token_bytes == 4 && o.control_bytes == 64 && o.step_ahead_depth == 1 ? 0 : 1;\n}\n")
+    exe = tmp_path / "opts"
+    subprocess.run(["g++", "-std=c++17", f"-I{ROOT / 'models'}", f"-I{ROOT / 'models' / 'workflow'}",
+                    f"-I{header.parent}", tmp_path / "opts.cpp", "-o", exe], check=True)
+    done = subprocess.run([exe], capture_output=True, text=True)
+    assert done.returncode == 0
+    lines = [line.split() for line in done.stdout.splitlines()]
+    assert [(n, int(r)) for n, r in (x for x in lines if x[0] != "kind")] == \
+        [(o.name, int(o.read)) for o in _toggles.OPTIONS]
+    assert [(x[1], int(x[2])) for x in lines if x[0] == "kind"] == list(zip(_toggles.EVENT_KINDS, range(3)))

@@ -9,14 +9,18 @@
 
 namespace cosim {
 
-enum class EventKind : int { draft = 0, refine = 1, backtrack = 2 };
-constexpr int kEventKindCount = 3;
+// The trace's event kinds, declared in cosim/schema/_toggles.py (EVENT_KINDS): their codes
+// are their places in the list, the trace's `kind` column.
+#define COSIM_EVENT_KIND_ENUM(name) name,
+enum class EventKind : int { COSIM_EVENT_KINDS(COSIM_EVENT_KIND_ENUM) };
+#undef COSIM_EVENT_KIND_ENUM
+#define COSIM_EVENT_KIND_COUNT(name) +1
+constexpr int kEventKindCount = 0 COSIM_EVENT_KINDS(COSIM_EVENT_KIND_COUNT);
+#undef COSIM_EVENT_KIND_COUNT
 inline const char* event_kind_name(EventKind kind) {
-    switch (kind) {
-        case EventKind::draft: return "draft";
-        case EventKind::refine: return "refine";
-        case EventKind::backtrack: return "backtrack";
-    }
+#define COSIM_EVENT_KIND_NAME(name) if (kind == EventKind::name) return #name;
+    COSIM_EVENT_KINDS(COSIM_EVENT_KIND_NAME)
+#undef COSIM_EVENT_KIND_NAME
     return "?";
 }
 
@@ -41,19 +45,14 @@ struct TraceChunk {
     std::vector<TraceProblem> problems;
     std::vector<int64_t> arrival_ns;  // per problem, nondecreasing; empty: every problem arrives at 0
 };
+// The host's switches, declared in cosim/schema/_toggles.py (OPTIONS) with the scenario value
+// each comes from: sequential (gpu-baseline), the toggles, the serving section's PRM prefix
+// cache and PCIe payload sizes, and what the engine sets itself.
+#define COSIM_OPTION_FIELD(type, name, init, rule, read) type name = init;
 struct WorkflowOptions {
-    bool sequential = false;          // gpu-baseline: every operation waits for the previous one
-    int32_t step_ahead_depth = 1;     // steps the draft device may draft ahead of the verdict (0-2)
-    bool step_ahead_refine = true;    // the target starts step i once step i-1 is settled
-    bool target_ahead_after_refine = true; // ... or, after its own refinement of step i-1, once that ends
-    bool prefetch_cache = true;       // interrupted target runs are kept for reuse
-    bool shadow_sync = true;          // refined tokens stream into the draft device as decoded
-    bool prm_prefix_cache = false;    // the PRM prefills only unseen tokens (else the whole context)
-    bool draft_prompt_on_target = false; // the draft model's prompt prefill runs on the target GPU (FPGA drafts)
-    int64_t token_bytes = 4;          // a 32-bit token id
-    int64_t control_bytes = 64;       // a verdict, command or pointer update
-    bool keep_activities = false;     // return every activity (timelines)
+    COSIM_WORKFLOW_OPTIONS(COSIM_OPTION_FIELD)
 };
+#undef COSIM_OPTION_FIELD
 
 // A field of ProblemMetrics per declared engine column (cosim/schema/_columns.py, generated
 // into cosim_params.hpp): instants in kernel units, exactly (a start is never before its
