@@ -64,6 +64,11 @@ def _string(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+def _comment(text: str) -> str:
+    """A declaration's help as a comment inside a macro line, for whoever reads the header."""
+    return " /* " + text.replace("*/", "* /") + " */" if text else ""
+
+
 def render_columns(engine, devices) -> str:
     """The engine's per-problem columns, X(type, field, kind, column0, column1, column2):
     kind value or instant* has one column, per_role one per device role; and each device's
@@ -74,11 +79,11 @@ def render_columns(engine, devices) -> str:
     for e in engine:
         names = list(e.columns) + [""] * (3 - len(e.columns))
         ctype = "uint64_t" if e.kind.startswith("instant") else e.type
-        lines.append(f"    X({ctype}, {e.field}, {e.kind}, {', '.join(_string(n) for n in names)}) \\")
+        lines.append(f"    X({ctype}, {e.field}, {e.kind}, {', '.join(_string(n) for n in names)}){_comment(e.help)} \\")
     lines += ["", "// DeviceMetrics: each device over the whole run (cosim/schema/_rows.py).",
               "// X(type, name, runs); runs: all, autoregressive or vllm.", "#define COSIM_DEVICE_METRICS(X) \\"]
     for d in devices:
-        lines.append(f"    X({'std::string' if d.type == 'text' else d.type}, {d.name}, {d.runs}) \\")
+        lines.append(f"    X({'std::string' if d.type == 'text' else d.type}, {d.name}, {d.runs}){_comment(d.help)} \\")
     return "\n".join(lines) + "\n\n"
 
 
@@ -90,7 +95,7 @@ def render_options(options, event_kinds, decision_kinds) -> str:
              "// X(type, name, default, rule, read); read: 1 when the binding reads it from `options`.",
              "#define COSIM_WORKFLOW_OPTIONS(X) \\"]
     for o in options:
-        lines.append(f"    X({o.type}, {o.name}, {o.default}, {o.rule}, {int(o.read)}) \\")
+        lines.append(f"    X({o.type}, {o.name}, {o.default}, {o.rule}, {int(o.read)}){_comment(o.help)} \\")
     for macro, kinds, what in (("COSIM_EVENT_KINDS", event_kinds, "the trace's event kinds"),
                                ("COSIM_DECISION_KINDS", decision_kinds, "a live run's questions")):
         lines += ["", f"// {what}, X(name) in the order of their codes.", f"#define {macro}(X) \\"]
