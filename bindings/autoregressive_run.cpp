@@ -12,6 +12,7 @@
 #include "autoregressive_host.hpp"
 #include "errors.hpp"
 #include "kernel_run.hpp"
+#include "metric_columns.hpp"
 #include "param_dicts.hpp"
 
 namespace py = pybind11;
@@ -63,52 +64,31 @@ TraceChunk read_chunk(const py::dict& problems) {
     return chunk;
 }
 
-template <typename T>
-py::array column(const std::vector<ServedRequest>& rs, T get) {
-    using Value = decltype(get(rs.front()));
-    py::array_t<Value> out(static_cast<py::ssize_t>(rs.size()));
-    auto v = out.template mutable_unchecked<1>();
-    for (size_t i = 0; i < rs.size(); ++i) v(static_cast<py::ssize_t>(i)) = get(rs[i]);
-    return out;
-}
-
-template <typename T>
-py::array filled(size_t n, T value) {
-    py::array_t<T> out(static_cast<py::ssize_t>(n));
-    auto v = out.template mutable_unchecked<1>();
-    for (size_t i = 0; i < n; ++i) v(static_cast<py::ssize_t>(i)) = value;
-    return out;
-}
-
-// The finished requests as the columns simulate_workflow returns (no draft, no PRM).
+// The finished requests as the columns simulate_workflow returns: each one's numbers in a
+// ProblemMetrics (no draft, no PRM; its first output token is its first accepted step).
 py::dict request_columns(const std::vector<ServedRequest>& rs) {
-    py::dict m;
-    const size_t n = rs.size();
-    m["request"] = column(rs, [](const ServedRequest& r) { return r.request; });
-    m["arrival_ps"] = column(rs, [](const ServedRequest& r) { return units_to_ps(r.arrival_units); });
-    m["slot"] = column(rs, [](const ServedRequest& r) { return r.slot; });
-    m["draft_device"] = filled<int32_t>(n, -1);
-    m["prm_device"] = filled<int32_t>(n, -1);
-    m["target_device"] = column(rs, [](const ServedRequest& r) { return r.target_device; });
-    m["start_ps"] = column(rs, [](const ServedRequest& r) { return units_to_ps(r.start_units); });
-    m["first_token_ps"] = column(rs, [](const ServedRequest& r) { return units_to_ps(r.first_token_units); });
-    m["end_ps"] = column(rs, [](const ServedRequest& r) { return units_to_ps(r.end_units); });
-    m["generated_tokens"] = column(rs, [](const ServedRequest& r) { return r.output_tokens; });
-    m["target_tokens"] = column(rs, [](const ServedRequest& r) { return r.output_tokens; });
-    for (const char* zero : {"drafted_tokens", "discarded_step_ahead_tokens", "reused_tokens"})
-        m[zero] = filled<int64_t>(n, 0);
-    for (const char* zero : {"verdicts", "stalled_verdicts", "backtracks"}) m[zero] = filled<int32_t>(n, 0);
-    for (const char* zero : {"stall_ns", "comm_critical_ns", "offchain_energy_j", "stepahead_waste_j",
-                             "busy_ns_draft", "busy_ns_prm", "energy_j_draft", "energy_j_prm", "work_ns_draft",
-                             "work_ns_prm"})
-        m[zero] = filled<double>(n, 0.0);
-    m["busy_ns_target"] = column(rs, [](const ServedRequest& r) { return r.busy_ns; });
-    m["work_ns_target"] = column(rs, [](const ServedRequest& r) { return r.work_ns; });
-    m["energy_j_target"] = column(rs, [](const ServedRequest& r) { return r.energy_j; });
-    m["preemptions"] = column(rs, [](const ServedRequest& r) { return r.preemptions; });
-    m["recomputed_tokens"] = column(rs, [](const ServedRequest& r) { return r.recomputed_tokens; });
-    m["cached_prompt_tokens"] = column(rs, [](const ServedRequest& r) { return r.cached_prompt_tokens; });
-    return m;
+    std::vector<ProblemMetrics> ms(rs.size());
+    for (size_t i = 0; i < rs.size(); ++i) {
+        const ServedRequest& r = rs[i];
+        ProblemMetrics& m = ms[i];
+        m.request = r.request;
+        m.arrival_units = r.arrival_units;
+        m.slot = r.slot;
+        m.devices[0] = m.devices[1] = -1;
+        m.devices[2] = r.target_device;
+        m.start_units = r.start_units;
+        m.first_token_units = r.first_token_units;
+        m.first_accept_units = r.first_token_units;  // every token it writes is kept
+        m.end_units = r.end_units;
+        m.generated_tokens = m.target_tokens = r.output_tokens;
+        m.busy_ns[2] = r.busy_ns;
+        m.work_ns[2] = r.work_ns;
+        m.energy_j[2] = r.energy_j;
+        m.preemptions = r.preemptions;
+        m.recomputed_tokens = r.recomputed_tokens;
+        m.cached_prompt_tokens = r.cached_prompt_tokens;
+    }
+    return metric_columns(ms);
 }
 
 // Each request's activities on its GPU: the serving stack's wait, the prefill that gave
@@ -301,29 +281,24 @@ py::dict simulate_autoregressive(const py::dict& system, const py::function& nex
     out["problems"] = take();
     py::list devices;
     for (int i = 0; i < count; ++i) {
-        py::dict entry;
-        entry["role"] = "target";
-        entry["index"] = i;
+        DeviceMetrics entry;
+        entry.role = "target";
+        entry.index = i;
+        entry.energy_j = g.proxies[static_cast<size_t>(i)]->power().energy_j();
         if (batched) {
             const VllmEngine& e = *g.engines[static_cast<size_t>(i)];
-            entry["energy_j"] = g.proxies[static_cast<size_t>(i)]->power().energy_j();
-            entry["busy_ns"] = e.busy_ns();
-            entry["held_ns"] = e.busy_ns();  // the engine's steps are all it holds the GPU for
-            entry["iterations"] = e.iterations();
-            entry["batched_sequences"] = e.batched_sequences();
-            entry["kv_limited_iterations"] = e.kv_limited_iterations();
-            entry["preemptions"] = e.preemptions();
-            entry["kv_blocks"] = e.usable_blocks();
+            entry.busy_ns = e.busy_ns();
+            entry.held_ns = e.busy_ns();  // the engine's steps are all it holds the GPU for
+            entry.iterations = e.iterations();
+            entry.batched_sequences = e.batched_sequences();
+            entry.kv_limited_iterations = e.kv_limited_iterations();
+            entry.preemptions = e.preemptions();
+            entry.kv_blocks = e.usable_blocks();
         } else {
-            entry["energy_j"] = g.proxies[static_cast<size_t>(i)]->power().energy_j();
-            entry["busy_ns"] = busy[static_cast<size_t>(i)];
-            entry["held_ns"] = g.servers[static_cast<size_t>(i)]->held_ns();  // its requests' overheads too
-            entry["iterations"] = 0;
-            entry["batched_sequences"] = 0;
-            entry["kv_limited_iterations"] = 0;
-            entry["preemptions"] = 0;
+            entry.busy_ns = busy[static_cast<size_t>(i)];
+            entry.held_ns = g.servers[static_cast<size_t>(i)]->held_ns();  // its requests' overheads too
         }
-        devices.append(entry);
+        devices.append(device_entry(entry, batched ? DeviceRun::vllm : DeviceRun::autoregressive));
     }
     out["devices"] = devices;
     if (keep_activities) out["activities"] = activity_columns(kept);

@@ -15,6 +15,7 @@
 #include "brsd_rule.hpp"
 #include "kvmu.hpp"
 #include "model_spec.hpp"
+#include "metric_columns.hpp"
 #include "param_dicts.hpp"
 #include "standalone_runs.hpp"
 #include "timing_eval.hpp"
@@ -89,6 +90,8 @@ PYBIND11_MODULE(_native, m) {
     }, py::arg("model"), py::arg("kv_bytes_per_element"));
     m.attr("EVENT_KINDS") = cosim::bindings::event_kinds();
     m.def("report_crashes_to", &cosim::bindings::report_crashes_to, py::arg("fd"));
+    m.def("exported_columns", &cosim::bindings::exported_columns);
+    m.attr("DECISION_KINDS") = cosim::bindings::decision_kinds();
     m.def("systemc_selftest", &cosim::bindings::systemc_selftest, py::arg("message"));
     m.def("time_rounding", &cosim::bindings::time_rounding, py::arg("durations_ns"));
     m.def("kernel_floor", &cosim::bindings::kernel_floor, py::arg("transactions"), py::arg("delay_ns"));

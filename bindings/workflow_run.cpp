@@ -20,7 +20,9 @@
 #include "decision_calls.hpp"
 #include "host_orchestrator.hpp"
 #include "kernel_run.hpp"
+#include "metric_columns.hpp"
 #include "param_dicts.hpp"
+#include "param_rules.hpp"
 #include "pcie_fabric.hpp"
 #include "waveform_probe.hpp"
 
@@ -35,19 +37,19 @@ py::dict section(const py::dict& d, const char* key) {
     return d[key].cast<py::dict>();
 }
 
+// The options the declarations mark as read (cosim/schema/_toggles.py), each by its declared
+// name and checked by its declared rule.
 WorkflowOptions read_options(const py::dict& d) {
     WorkflowOptions o;
-    o.sequential = d["sequential"].cast<bool>();
-    o.step_ahead_depth = d["step_ahead_depth"].cast<int32_t>();
-    o.step_ahead_refine = d["step_ahead_refine"].cast<bool>();
-    o.target_ahead_after_refine = d["target_ahead_after_refine"].cast<bool>();
-    o.prefetch_cache = d["prefetch_cache"].cast<bool>();
-    o.shadow_sync = d["shadow_sync"].cast<bool>();
-    o.prm_prefix_cache = d["prm_prefix_cache"].cast<bool>();
-    o.token_bytes = d["token_bytes"].cast<int64_t>();
-    o.control_bytes = d["control_bytes"].cast<int64_t>();
-    require_positive("options.token_bytes", static_cast<double>(o.token_bytes));
-    require_positive("options.control_bytes", static_cast<double>(o.control_bytes));
+    const std::string where = "options";
+#define COSIM_READ_OPTION(type, name, init, rule, read)                              \
+    if (read) {                                                                      \
+        if (!d.contains(#name)) throw ConfigError(where + "." #name ": missing");    \
+        o.name = d[#name].cast<type>();                                              \
+        ::cosim::check_##rule(where + "." #name, static_cast<double>(o.name));       \
+    }
+    COSIM_WORKFLOW_OPTIONS(COSIM_READ_OPTION)
+#undef COSIM_READ_OPTION
     return o;
 }
 
@@ -111,52 +113,6 @@ std::vector<int64_t> read_arrivals(const py::dict& table, size_t problems) {
         out[static_cast<size_t>(i)] = v(i);
     }
     return out;
-}
-
-template <typename T>
-py::array column(const std::vector<ProblemMetrics>& ms, T get) {
-    using Value = decltype(get(ms.front()));
-    py::array_t<Value> out(static_cast<py::ssize_t>(ms.size()));
-    auto v = out.template mutable_unchecked<1>();
-    for (size_t i = 0; i < ms.size(); ++i) v(static_cast<py::ssize_t>(i)) = get(ms[i]);
-    return out;
-}
-
-// The engine's numbers of finished problems, one column each.
-py::dict metric_columns(const std::vector<ProblemMetrics>& ms) {
-    py::dict metrics;
-    metrics["request"] = column(ms, [](const ProblemMetrics& m) { return m.request; });
-    // Request times in whole picoseconds (the kernel's units): exact over the kernel's whole clock.
-    metrics["arrival_ps"] = column(ms, [](const ProblemMetrics& m) { return units_to_ps(m.arrival_units); });
-    metrics["slot"] = column(ms, [](const ProblemMetrics& m) { return m.slot; });
-    metrics["draft_device"] = column(ms, [](const ProblemMetrics& m) { return m.devices[0]; });
-    metrics["prm_device"] = column(ms, [](const ProblemMetrics& m) { return m.devices[1]; });
-    metrics["target_device"] = column(ms, [](const ProblemMetrics& m) { return m.devices[2]; });
-    metrics["start_ps"] = column(ms, [](const ProblemMetrics& m) { return units_to_ps(m.start_units); });
-    metrics["end_ps"] = column(ms, [](const ProblemMetrics& m) { return units_to_ps(m.end_units); });
-    metrics["generated_tokens"] = column(ms, [](const ProblemMetrics& m) { return m.generated_tokens; });
-    metrics["drafted_tokens"] = column(ms, [](const ProblemMetrics& m) { return m.drafted_tokens; });
-    metrics["discarded_step_ahead_tokens"] =
-        column(ms, [](const ProblemMetrics& m) { return m.discarded_step_ahead_tokens; });
-    metrics["target_tokens"] = column(ms, [](const ProblemMetrics& m) { return m.target_tokens; });
-    metrics["reused_tokens"] = column(ms, [](const ProblemMetrics& m) { return m.reused_tokens; });
-    metrics["verdicts"] = column(ms, [](const ProblemMetrics& m) { return m.verdicts; });
-    metrics["stalled_verdicts"] = column(ms, [](const ProblemMetrics& m) { return m.stalled_verdicts; });
-    metrics["backtracks"] = column(ms, [](const ProblemMetrics& m) { return m.backtracks; });
-    metrics["stall_ns"] = column(ms, [](const ProblemMetrics& m) { return m.stall_ns; });
-    metrics["comm_critical_ns"] = column(ms, [](const ProblemMetrics& m) { return m.comm_critical_ns; });
-    metrics["offchain_energy_j"] = column(ms, [](const ProblemMetrics& m) { return m.offchain_energy_j; });
-    metrics["stepahead_waste_j"] = column(ms, [](const ProblemMetrics& m) { return m.stepahead_waste_j; });
-    const char* roles[3] = {"draft", "prm", "target"};
-    for (int r = 0; r < 3; ++r) {
-        metrics[py::str(std::string("busy_ns_") + roles[r])] =
-            column(ms, [r](const ProblemMetrics& m) { return m.busy_ns[r]; });
-        metrics[py::str(std::string("energy_j_") + roles[r])] =
-            column(ms, [r](const ProblemMetrics& m) { return m.energy_j[r]; });
-        metrics[py::str(std::string("work_ns_") + roles[r])] =
-            column(ms, [r](const ProblemMetrics& m) { return m.work_ns[r]; });
-    }
-    return metrics;
 }
 
 ClusterShape read_cluster(const py::dict& system) {
@@ -368,18 +324,18 @@ py::dict simulate_workflow(const py::dict& system, const py::function& next_chun
     // transferred (its meter's time out of idle) and the time jobs held it.
     py::list devices;
     for (const Cluster::Device& d : cluster.devices()) {
-        py::dict entry;
-        entry["role"] = d.role;
-        entry["index"] = d.index;
-        entry["energy_j"] = d.power->energy_j();
-        entry["busy_ns"] = d.power->time_ns(PowerState::prefill) + d.power->time_ns(PowerState::decode) +
-                           d.power->time_ns(PowerState::transfer);
+        DeviceMetrics entry;
+        entry.role = d.role;
+        entry.index = d.index;
+        entry.energy_j = d.power->energy_j();
+        entry.busy_ns = d.power->time_ns(PowerState::prefill) + d.power->time_ns(PowerState::decode) +
+                        d.power->time_ns(PowerState::transfer);
         // A batching GPU is held by its iterations alone; other devices by their jobs.
-        entry["held_ns"] = d.batcher ? d.batcher->busy_ns() : d.server->held_ns();
-        entry["iterations"] = d.batcher ? d.batcher->iterations() : 0;
-        entry["batched_sequences"] = d.batcher ? d.batcher->batched_sequences() : 0;
-        entry["kv_limited_iterations"] = d.batcher ? d.batcher->kv_limited_iterations() : 0;
-        devices.append(entry);
+        entry.held_ns = d.batcher ? d.batcher->busy_ns() : d.server->held_ns();
+        entry.iterations = d.batcher ? d.batcher->iterations() : 0;
+        entry.batched_sequences = d.batcher ? d.batcher->batched_sequences() : 0;
+        entry.kv_limited_iterations = d.batcher ? d.batcher->kv_limited_iterations() : 0;
+        devices.append(device_entry(entry, DeviceRun::workflow));
     }
     out["devices"] = devices;
     if (keep_activities) {
@@ -448,6 +404,12 @@ py::dict simulate_workflow(const py::dict& system, const py::function& next_chun
 py::dict event_kinds() {
     py::dict out;
     for (int k = 0; k < kEventKindCount; ++k) out[event_kind_name(static_cast<EventKind>(k))] = k;
+    return out;
+}
+
+py::dict decision_kinds() {
+    py::dict out;
+    for (int k = 0; k < kDecisionKindCount; ++k) out[decision_kind_name(static_cast<DecisionKind>(k))] = k;
     return out;
 }
 

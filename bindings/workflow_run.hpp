@@ -22,5 +22,7 @@ pybind11::dict simulate_workflow(const pybind11::dict& system, const pybind11::f
                                  const pybind11::object& decide, int max_backtracks, bool scored_refinements);
 // The trace event kinds by name: their codes in the `kind` column.
 pybind11::dict event_kinds();
+// A live run's question kinds by name, as the policy's View.kind names them.
+pybind11::dict decision_kinds();
 
 }  // namespace cosim::bindings

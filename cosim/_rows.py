@@ -12,39 +12,25 @@ from typing import Any
 
 import numpy as np
 
+from .schema import COLUMNS, SUMS, TOTALS, row_fields
+
 NS = 1e-9
 PS_PER_NS = 1000
 PS_PER_S = 1e12  # divided by, so that a whole number of seconds is exact
 ROLES = ("draft", "prm", "target")
 
 # Summed in problem order, each as plain floats (numpy's pairwise sum rounds differently).
-_TOTAL_KEYS = (
-    "latency_ns", "final_tokens", "generated_tokens", "energy_j", "stall_ns", "stalled_verdicts", "verdicts",
-    "comm_ns", "stepahead_waste_j", "offchain_energy_j", "accepted_draft_tokens", "target_trace_tokens",
-    *(f"busy_{r}" for r in ROLES), *(f"energy_j_{r}" for r in ROLES), "steps", "backtracks",
-    "correct", "labelled",
-)
+_TOTAL_KEYS = tuple(name for name, _ in SUMS)
+_PRIVATE_SUMS = frozenset(name for name, shown in SUMS if not shown)
 
-
-# The per-problem rows, in column order.
-ROW_FIELDS = (
-    "id", "dataset", "latency_s", "goodput_tok_s", "energy_j", "energy_j_per_token", "energy_j_per_generated_token",
-    "speedup", "stall_ratio", "stall_step_share", "comm_share", "wasted_energy_share", "offchain_energy_share",
-    "breakdown_draft",
-    "breakdown_prm", "breakdown_target", "acceptance_rate", "steps_per_problem", "backtracks_per_problem",
-    "accuracy", "final_tokens", "generated_tokens", "drafted_tokens", "target_tokens",
-    "discarded_step_ahead_tokens", "reused_tokens", "energy_j_draft", "energy_j_prm", "energy_j_target", "start_s",
-    "end_s", "ttft_s", "tpot_s",
-    # The denominators of the token- and verdict-weighted metrics (acceptance_rate, stall_step_share),
-    # so that every whole-run metric is a ratio of sums of rows (cosim.uncertainty resamples them).
-    "verdicts", "accepted_draft_tokens", "target_trace_tokens",
-)
+# The per-problem rows, in column order (cosim/schema/_rows.py declares them).
+ROW_FIELDS = row_fields("problem")
 # Served requests' rows add these (cosim.serve): where each request waited and ran, and the
 # time its work kept each of its devices computing or transferring (the pools' busy time).
-SERVE_FIELDS = ("request", "arrival_s", "queue_s", "service_s", "slot", "draft_device", "prm_device",
-                "target_device", "busy_s_draft", "busy_s_prm", "busy_s_target", "preemptions",
-                "recomputed_tokens")
-SERVE_ROW_FIELDS = ROW_FIELDS + SERVE_FIELDS
+SERVE_ROW_FIELDS = row_fields("serve")
+SERVE_FIELDS = tuple(c.name for c in COLUMNS if c.table == "serve")
+# Row columns measured from the request's start to an engine instant, with no code of their own.
+_ELAPSED = tuple((c.name, c.elapsed + "_ps") for c in COLUMNS if c.elapsed)
 
 
 def problem_rows(engine: dict[str, Any], trace: dict[str, Any],
@@ -97,16 +83,18 @@ def problem_rows(engine: dict[str, Any], trace: dict[str, Any],
         "accepted_draft_tokens": np.asarray(trace["accepted_draft_tokens"]).astype(np.int64),
         "target_trace_tokens": np.asarray(trace["target_tokens"]).astype(np.int64),
     }
-    # Time to the first output token and per output token after it (docs/metrics.md): the
-    # autoregressive system reports its first token; the speculative systems have none.
-    if "first_token_ps" in cols:
-        first_ps = cols["first_token_ps"].astype(np.int64)
-        since_ps = cols["arrival_ps"].astype(np.int64) if serving else start_ps
-        rows["ttft_s"] = (first_ps - since_ps) / PS_PER_S
-        with np.errstate(invalid="ignore", divide="ignore"):
-            rows["tpot_s"] = np.where(final > 1, (end_ps - first_ps) / PS_PER_S / (final - 1), np.nan)
-    else:
-        rows["ttft_s"] = rows["tpot_s"] = np.full(n, np.nan)
+    # Times from the request's start (its arrival when served) to an instant the engine
+    # reports (docs/metrics.md); NaN where the instant never came (-1).
+    since_ps = cols["arrival_ps"].astype(np.int64) if serving else start_ps
+    for name, instant in _ELAPSED:
+        at_ps = cols[instant].astype(np.int64)
+        rows[name] = np.where(at_ps >= 0, (at_ps - since_ps) / PS_PER_S, np.nan)
+    # Per output token after the first: the autoregressive system reports its first token;
+    # the speculative systems have none.
+    first_ps = cols["first_token_ps"].astype(np.int64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rows["tpot_s"] = np.where((final > 1) & (first_ps >= 0), (end_ps - first_ps) / PS_PER_S / (final - 1),
+                                  np.nan)
     if serving:
         arrival_ps = cols["arrival_ps"].astype(np.int64)
         rows["latency_s"] = (end_ps - arrival_ps) / PS_PER_S
@@ -118,8 +106,7 @@ def problem_rows(engine: dict[str, Any], trace: dict[str, Any],
                                                        for r in ROLES},
             **{f"busy_s_{r}": cols[f"work_ns_{r}"] * NS for r in ROLES},
             # The autoregressive system's vLLM engine: preemptions and the tokens they recomputed.
-            **{name: cols[name].astype(np.int64) if name in cols else np.zeros(n, dtype=np.int64)
-               for name in ("preemptions", "recomputed_tokens")},
+            **{name: cols[name].astype(np.int64) for name in ("preemptions", "recomputed_tokens")},
         })
     adds = {
         "latency_ns": latency_ns, "final_tokens": final, "generated_tokens": cols["generated_tokens"],
@@ -156,32 +143,26 @@ class Totals:
 
     def public(self) -> dict[str, float]:
         """The sums a Result shows as ``totals``."""
-        return {k: v for k, v in self.sums.items() if k not in ("energy_j_draft", "energy_j_prm", "energy_j_target",
-                                                                 "steps", "backtracks", "correct", "labelled")}
+        return {k: v for k, v in self.sums.items() if k not in _PRIVATE_SUMS}
 
     def summary(self) -> dict[str, Any]:
-        """The run's metrics (docs/metrics.md): ratios of the sums, never means of ratios."""
-        tt, n = self.sums, self.problems
-        accepted_plus_target = tt["accepted_draft_tokens"] + tt["target_trace_tokens"]
-        return {
-            "latency_s": tt["latency_ns"] * NS / n,
-            "goodput_tok_s": tt["final_tokens"] / (tt["latency_ns"] * NS),
-            "energy_j_per_token": tt["energy_j"] / tt["final_tokens"],
-            "energy_j_per_generated_token": tt["energy_j"] / tt["generated_tokens"],
-            "speedup": None,
-            "stall_ratio": tt["stall_ns"] / tt["latency_ns"],
-            "stall_step_share": tt["stalled_verdicts"] / tt["verdicts"] if tt["verdicts"] else 0.0,
-            "comm_share": tt["comm_ns"] / tt["latency_ns"],
-            "wasted_energy_share": tt["stepahead_waste_j"] / tt["energy_j"],
-            "offchain_energy_share": tt["offchain_energy_j"] / tt["energy_j"],
-            **{f"breakdown_{r}": tt[f"busy_{r}"] / tt["latency_ns"] for r in ROLES},
-            **{f"energy_j_{r}": tt[f"energy_j_{r}"] for r in ROLES},
-            "acceptance_rate": tt["accepted_draft_tokens"] / accepted_plus_target if accepted_plus_target else 0.0,
-            "steps_per_problem": tt["steps"] / n,
-            "backtracks_per_problem": tt["backtracks"] / n,
-            "accuracy": tt["correct"] / tt["labelled"] if tt["labelled"] else None,
-            "problems": n,
-            "energy_j": tt["energy_j"],
-            "final_tokens": int(tt["final_tokens"]),
-            "generated_tokens": int(tt["generated_tokens"]),
-        }
+        """The run's metrics (docs/metrics.md): ratios of the sums, never means of ratios,
+        each as cosim/schema/_rows.py's TOTALS says."""
+        return {t.name: _total(t, self.sums, self.problems) for t in TOTALS}
+
+
+def _total(t: Any, sums: dict[str, float], n: int) -> Any:
+    if t.how == "none":
+        return None
+    if t.how == "count":
+        return n
+    if t.how == "sum":
+        return int(sums[t.of]) if t.integer else sums[t.of]
+    if t.how == "mean":
+        return sums[t.of] * t.scale / n if t.scale != 1.0 else sums[t.of] / n
+    per = sums[t.per[0]]
+    for name in t.per[1:]:
+        per += sums[name]
+    if t.empty != "raise" and not per:
+        return t.empty
+    return sums[t.of] / (per * t.scale) if t.scale != 1.0 else sums[t.of] / per

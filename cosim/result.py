@@ -14,33 +14,13 @@ from ._lazy import LazySequence
 from ._rows import NS, ROLES, ROW_FIELDS  # noqa: F401 - re-exported
 from .errors import ConfigError
 from ._stats import _intervals
+from .schema import COLUMNS
 
 if TYPE_CHECKING:
     from .config.scenario import Scenario
 
 # The metrics by name (docs/metrics.md), in the order tables show them.
-METRICS = (
-    "latency_s",
-    "goodput_tok_s",
-    "energy_j_per_token",
-    "energy_j_per_generated_token",
-    "speedup",
-    "stall_ratio",
-    "stall_step_share",
-    "comm_share",
-    "wasted_energy_share",
-    "offchain_energy_share",
-    "breakdown_draft",
-    "breakdown_prm",
-    "breakdown_target",
-    "acceptance_rate",
-    "steps_per_problem",
-    "backtracks_per_problem",
-    "accuracy",
-    "energy_j_draft",
-    "energy_j_prm",
-    "energy_j_target",
-)
+METRICS = tuple(c.name for c in COLUMNS if c.metric)
 
 
 @dataclass(frozen=True)
@@ -131,10 +111,8 @@ class KvmuRecord:
     mode: str
 
 
-_MAYBE_UNKNOWN = {"accuracy", "speedup", "ttft_s", "tpot_s"}
-_INTEGER_FIELDS = {"final_tokens", "generated_tokens", "drafted_tokens", "target_tokens",
-                   "discarded_step_ahead_tokens", "reused_tokens", "steps_per_problem", "backtracks_per_problem",
-                   "verdicts", "accepted_draft_tokens", "target_trace_tokens", "preemptions", "recomputed_tokens"}
+_MAYBE_UNKNOWN = {c.name for c in COLUMNS if c.unknown}
+_INTEGER_FIELDS = {c.name for c in COLUMNS if c.type == "int"}
 
 
 def arrow_rows(columns: dict[str, Any], fields: tuple[str, ...] = ROW_FIELDS) -> Any:

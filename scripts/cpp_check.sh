@@ -23,7 +23,13 @@ rm -rf "$prefix"
 # otherwise CMake generates them with the venv's interpreter.
 params=()
 generated="$(ls -t build/*-*-*/generated/cosim_params.hpp 2>/dev/null | head -n 1 || true)"  # the package build's (build/<python>-<abi>-<platform>/)
-if [ -n "$generated" ] && [ "$generated" -nt cosim/config/_declarations.py ] && [ "$generated" -nt scripts/gen_native_params.py ]; then
+current() {  # the generated header is newer than every declaration it comes from
+  local source
+  for source in cosim/config/_declarations.py scripts/gen_native_params.py cosim/schema/*.py; do
+    [ "$1" -nt "$source" ] || return 1
+  done
+}
+if [ -n "$generated" ] && current "$generated"; then
   params=(-DCOSIM_PARAMS_HEADER="$PWD/$generated")
 elif [ -x .venv/bin/python ]; then
   params=(-DCOSIM_PARAMS_HEADER= -DPython_EXECUTABLE="$PWD/.venv/bin/python")

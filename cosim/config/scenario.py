@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from . import _cluster, _params, _profile_range
-from ._declarations import PAYLOAD
 from ._cluster import Batching, Cluster
 from ._settings import (DEPTH_WITHOUT_STEP_AHEAD, NOT_AUTOREGRESSIVE, check_autoregressive, check_given,
                         check_sequential)
 from ._yamlio import LocatedDict, Where, load_yaml, locate
 from ..errors import ConfigError
+from ..schema._toggles import SERVING, TOGGLES
 from ._latency_csv import load_latency_profile
 from ._operator_profile import load_operator_profile
 from .hardware import Device, GpuDevice, ModelConfig, PcieLinkConfig, load_device, load_link, load_model
@@ -47,33 +47,9 @@ _PRESETS: dict[str, dict[str, Any]] = {
 }
 
 
-@dataclass(frozen=True, kw_only=True)
-class Toggles:
-    step_ahead: bool = _params.param("draft one step ahead of the verdict, and start the target on step i once "
-                                     "step i-1 is settled", rule="any")
-    step_ahead_depth: int = _params.param(
-        "with step_ahead: how many steps the draft device may draft beyond the step under verification: "
-        "0 (only the target works ahead), 1 (the published design) or 2 (an extension: the KVMU keeps "
-        "the extra step boundary, docs/system.md)", rule="depth")
-    prefetch_cache: bool = _params.param("keep interrupted target runs and reuse them when the context matches",
-                                         rule="any")
-    shadow_sync: bool = _params.param("stream refined tokens into the draft device while the target decodes "
-                                      "(off: vanilla local prefill afterwards)", rule="any")
-    target_ahead_after_refine: bool = _params.param(
-        "with step_ahead: once the target's refinement of a step ends, it starts the next step at once, "
-        "before the refinement's verdict, as the workflow describes (off: it waits for that verdict)", rule="any")
-
-
-@dataclass(frozen=True, kw_only=True)
-class Serving:
-    prm_prefix_cache: bool = _params.param(
-        "the PRM prefills only tokens it has not seen; off (default): it scores each step over the whole "
-        "context, as reward models served through vLLM's pooling runner did without prefix caching (estimate)",
-        rule="any", default=False)
-    token_bytes: int = _params.param("bytes per token id on PCIe (a 32-bit id)", default=4, limit=PAYLOAD)
-    control_bytes: int = _params.param("bytes of a verdict, command or pointer update on PCIe", default=64,
-                                       note="estimate: one small DMA descriptor's payload; plausible from 32 to 256 "
-                                            "bytes", range=(32, 256), limit=PAYLOAD)
+# The toggles and the serving section, declared in cosim/schema/_toggles.py.
+Toggles = _params.config_class(TOGGLES, __name__)
+Serving = _params.config_class(SERVING, __name__)
 
 
 @dataclass(frozen=True)

@@ -3,11 +3,9 @@
 namespace cosim {
 
 const char* decision_kind_name(DecisionKind kind) {
-    switch (kind) {
-        case DecisionKind::draft: return "draft";
-        case DecisionKind::refine: return "refine";
-        case DecisionKind::verdict: return "verdict";
-    }
+#define COSIM_DECISION_KIND_NAME(name) if (kind == DecisionKind::name) return #name;
+    COSIM_DECISION_KINDS(COSIM_DECISION_KIND_NAME)
+#undef COSIM_DECISION_KIND_NAME
     return "?";
 }
 

@@ -13,6 +13,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "cosim_params.hpp"
+
 #include <systemc>
 
 #include "kvmu.hpp"
@@ -20,7 +22,13 @@
 
 namespace cosim {
 
-enum class DecisionKind : int { draft = 0, refine = 1, verdict = 2 };
+// A live run's questions, declared in cosim/schema/_toggles.py (DECISION_KINDS).
+#define COSIM_DECISION_KIND_ENUM(name) name,
+enum class DecisionKind : int { COSIM_DECISION_KINDS(COSIM_DECISION_KIND_ENUM) };
+#undef COSIM_DECISION_KIND_ENUM
+#define COSIM_DECISION_KIND_COUNT(name) +1
+constexpr int kDecisionKindCount = 0 COSIM_DECISION_KINDS(COSIM_DECISION_KIND_COUNT);
+#undef COSIM_DECISION_KIND_COUNT
 const char* decision_kind_name(DecisionKind kind);
 
 struct Decision {

@@ -243,6 +243,8 @@ void HostOrchestrator::on_draft(int64_t k, const TraceEvent& e) {
 
 void HostOrchestrator::settled(int64_t k, int32_t step, int64_t cause) {
     last_settle_ = cause;
+    // The host keeps a step now: the accepting verdict (or the kept refinement) is here.
+    if (m().first_accept_units == kNoInstant) m().first_accept_units = now_units();
     if (!options_.step_ahead_refine || options_.sequential) return;
     if (run_.ticket && run_.step == step + 1 && run_.key == chain_key()) return;  // started after a refinement
     stop_run();

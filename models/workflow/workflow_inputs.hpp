@@ -5,16 +5,22 @@
 #include <cstdint>
 #include <vector>
 
+#include "cosim_params.hpp"
+
 namespace cosim {
 
-enum class EventKind : int { draft = 0, refine = 1, backtrack = 2 };
-constexpr int kEventKindCount = 3;
+// The trace's event kinds, declared in cosim/schema/_toggles.py (EVENT_KINDS): their codes
+// are their places in the list, the trace's `kind` column.
+#define COSIM_EVENT_KIND_ENUM(name) name,
+enum class EventKind : int { COSIM_EVENT_KINDS(COSIM_EVENT_KIND_ENUM) };
+#undef COSIM_EVENT_KIND_ENUM
+#define COSIM_EVENT_KIND_COUNT(name) +1
+constexpr int kEventKindCount = 0 COSIM_EVENT_KINDS(COSIM_EVENT_KIND_COUNT);
+#undef COSIM_EVENT_KIND_COUNT
 inline const char* event_kind_name(EventKind kind) {
-    switch (kind) {
-        case EventKind::draft: return "draft";
-        case EventKind::refine: return "refine";
-        case EventKind::backtrack: return "backtrack";
-    }
+#define COSIM_EVENT_KIND_NAME(name) if (kind == EventKind::name) return #name;
+    COSIM_EVENT_KINDS(COSIM_EVENT_KIND_NAME)
+#undef COSIM_EVENT_KIND_NAME
     return "?";
 }
 
@@ -39,47 +45,30 @@ struct TraceChunk {
     std::vector<TraceProblem> problems;
     std::vector<int64_t> arrival_ns;  // per problem, nondecreasing; empty: every problem arrives at 0
 };
+// The host's switches, declared in cosim/schema/_toggles.py (OPTIONS) with the scenario value
+// each comes from: sequential (gpu-baseline), the toggles, the serving section's PRM prefix
+// cache and PCIe payload sizes, and what the engine sets itself.
+#define COSIM_OPTION_FIELD(type, name, init, rule, read) type name = init;
 struct WorkflowOptions {
-    bool sequential = false;          // gpu-baseline: every operation waits for the previous one
-    int32_t step_ahead_depth = 1;     // steps the draft device may draft ahead of the verdict (0-2)
-    bool step_ahead_refine = true;    // the target starts step i once step i-1 is settled
-    bool target_ahead_after_refine = true; // ... or, after its own refinement of step i-1, once that ends
-    bool prefetch_cache = true;       // interrupted target runs are kept for reuse
-    bool shadow_sync = true;          // refined tokens stream into the draft device as decoded
-    bool prm_prefix_cache = false;    // the PRM prefills only unseen tokens (else the whole context)
-    bool draft_prompt_on_target = false; // the draft model's prompt prefill runs on the target GPU (FPGA drafts)
-    int64_t token_bytes = 4;          // a 32-bit token id
-    int64_t control_bytes = 64;       // a verdict, command or pointer update
-    bool keep_activities = false;     // return every activity (timelines)
+    COSIM_WORKFLOW_OPTIONS(COSIM_OPTION_FIELD)
 };
+#undef COSIM_OPTION_FIELD
+
+// A field of ProblemMetrics per declared engine column (cosim/schema/_columns.py, generated
+// into cosim_params.hpp): instants in kernel units, exactly (a start is never before its
+// arrival, an end never before its start, however long the run); per-role values in the
+// order draft, PRM, target.
+#define COSIM_METRIC_FIELD(type, field, kind, c0, c1, c2) COSIM_METRIC_FIELD_##kind(type, field)
+#define COSIM_METRIC_FIELD_value(type, field) type field = 0;
+#define COSIM_METRIC_FIELD_instant(type, field) type field = 0;
+#define COSIM_METRIC_FIELD_instant_or_none(type, field) type field = kNoInstant;
+#define COSIM_METRIC_FIELD_per_role(type, field) type field[3] = {};
+
+// An instant that never came (exported as -1).
+constexpr uint64_t kNoInstant = ~uint64_t{0};
 
 struct ProblemMetrics {
-    int64_t request = 0;       // index in trace order
-    // Instants in kernel units, exactly: a start is never before its arrival, an end never
-    // before its start, however long the run.
-    uint64_t arrival_units = 0;
-    int32_t slot = 0;          // the request slot that served it, and the devices it was bound to
-    int32_t devices[3] = {0, 0, 0};  // draft, PRM, target
-    uint64_t start_units = 0;  // when its slot began serving it
-    uint64_t end_units = 0;    // when the verdict that settles its answer reached the host
-    int64_t generated_tokens = 0;
-    int64_t drafted_tokens = 0;
-    int64_t discarded_step_ahead_tokens = 0;
-    int64_t target_tokens = 0;
-    int64_t reused_tokens = 0;
-    int32_t verdicts = 0;          // PRM verdicts (on drafted steps and on scored refinements)
-    int32_t stalled_verdicts = 0;  // verdicts the draft device waited for, holding a finished step-ahead step
-    int32_t backtracks = 0;
-    double stall_ns = 0.0;
-    double comm_critical_ns = 0.0;
-    double busy_ns[3] = {0.0, 0.0, 0.0};      // draft, prm, target: its activities up to its end
-    // Draft, PRM, target: the time its work kept each device computing or transferring,
-    // trailing work included (on a batching GPU its share of each iteration it was in).
-    // Summed over requests it is each pool's busy time.
-    double work_ns[3] = {0.0, 0.0, 0.0};
-    double energy_j[3] = {0.0, 0.0, 0.0};     // per device, idle included
-    double offchain_energy_j = 0.0;   // energy of work whose tokens never reach the final chain
-    double stepahead_waste_j = 0.0;   // energy above idle of step-ahead drafts that were discarded
+    COSIM_PROBLEM_METRICS(COSIM_METRIC_FIELD)
 };
 
 }  // namespace cosim
