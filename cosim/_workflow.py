@@ -57,7 +57,7 @@ def system_dict(scn: Scenario) -> dict[str, Any]:
         "options": {
             "sequential": scn.sequential,
             "step_ahead_depth": t.step_ahead_depth if t.step_ahead else 0,
-            "step_ahead_refine": t.step_ahead,
+            "step_ahead": t.step_ahead,
             "target_ahead_after_refine": t.target_ahead_after_refine,
             "prefetch_cache": t.prefetch_cache and t.step_ahead,
             "shadow_sync": t.shadow_sync,

@@ -68,7 +68,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("sequential", "bool", "false", "system", "gpu-baseline: every operation waits for the previous one"),
     Option("step_ahead_depth", "int32_t", "1", "toggles.step_ahead_depth",
            "steps the draft device may draft ahead of the verdict (0-2; 0 without step_ahead)"),
-    Option("step_ahead_refine", "bool", "true", "toggles.step_ahead",
+    Option("step_ahead", "bool", "true", "toggles.step_ahead",
            "the target starts step i once step i-1 is settled"),
     Option("target_ahead_after_refine", "bool", "true", "toggles.target_ahead_after_refine",
            "... or, after its own refinement of step i-1, once that ends"),

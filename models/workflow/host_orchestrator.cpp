@@ -187,7 +187,7 @@ void HostOrchestrator::phase1() {
     }
     prm_cached_ = eager && options_.prm_prefix_cache ? prompt : 0;
     target_cached_ = eager ? prompt : 0;
-    if (options_.step_ahead_refine && !options_.sequential) {
+    if (options_.step_ahead && !options_.sequential) {
         const int64_t first = problem_->first_event - 1;
         const int64_t limit = speculative_length(first, 1);
         if (limit > 0) run_ = start_run(1, limit, {});
@@ -245,7 +245,7 @@ void HostOrchestrator::settled(int64_t k, int32_t step, int64_t cause) {
     last_settle_ = cause;
     // The host keeps a step now: the accepting verdict (or the kept refinement) is here.
     if (m().first_accept_units == kNoInstant) m().first_accept_units = now_units();
-    if (!options_.step_ahead_refine || options_.sequential) return;
+    if (!options_.step_ahead || options_.sequential) return;
     if (run_.ticket && run_.step == step + 1 && run_.key == chain_key()) return;  // started after a refinement
     stop_run();
     const int64_t limit = speculative_length(k, step + 1);
@@ -302,7 +302,7 @@ void HostOrchestrator::on_refine(int64_t k, const TraceEvent& e) {
         settled(k, step, run.ticket->activity);
         return;
     }
-    if (options_.target_ahead_after_refine && options_.step_ahead_refine && !options_.sequential) {
+    if (options_.target_ahead_after_refine && options_.step_ahead && !options_.sequential) {
         // The current step is complete: the target goes on to the next at once, from the
         // context that keeps its refinement, without waiting for the refinement's verdict.
         chain_.push_back(ChainStep{tokens, k});
