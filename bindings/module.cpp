@@ -11,6 +11,7 @@
 #include "batch_run.hpp"
 #include "crash_report.hpp"
 #include "diagnostics.hpp"
+#include "draft_memory.hpp"
 #include "errors.hpp"
 #include "brsd_rule.hpp"
 #include "kvmu.hpp"
@@ -88,6 +89,21 @@ PYBIND11_MODULE(_native, m) {
     m.def("kv_bytes_per_token", [](const py::dict& model, double kv_bytes_per_element) {
         return cosim::bindings::model_spec(model).kv_bytes_per_token(kv_bytes_per_element);
     }, py::arg("model"), py::arg("kv_bytes_per_element"));
+    m.def("draft_memory", [](const py::dict& model, double weight_bytes_per_param, double kv_bytes_per_element,
+                             int64_t kv_reserve_tokens, double capacity_bytes, int64_t contexts, const std::string& where) {
+        const cosim::DraftMemory m = cosim::draft_memory(cosim::bindings::model_spec(model), weight_bytes_per_param,
+                                                         kv_bytes_per_element, kv_reserve_tokens, capacity_bytes, where);
+        py::dict out;
+        out["weights_bytes"] = m.weights_bytes;
+        out["context_bytes"] = m.context_bytes;
+        out["reserve_tokens"] = m.reserve_tokens;
+        out["capacity_bytes"] = m.capacity_bytes;
+        out["need_bytes"] = m.need_bytes(contexts);
+        out["fits"] = m.fits(contexts);
+        out["most_contexts"] = m.most_contexts();
+        return out;
+    }, py::arg("model"), py::arg("weight_bytes_per_param"), py::arg("kv_bytes_per_element"),
+       py::arg("kv_reserve_tokens"), py::arg("capacity_bytes"), py::arg("contexts"), py::arg("where"));
     m.attr("EVENT_KINDS") = cosim::bindings::event_kinds();
     m.def("report_crashes_to", &cosim::bindings::report_crashes_to, py::arg("fd"));
     m.def("exported_columns", &cosim::bindings::exported_columns);

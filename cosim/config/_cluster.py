@@ -16,6 +16,7 @@ from ._declarations import GPU_BLOCKS, PROCESSES
 from ._params import param
 from .hardware import FpgaDevice, kv_bytes_per_token, load_link
 from ..errors import ConfigError
+from .._isolation import native
 
 _ONE_OF_EACH = "source: the single-request systems, one device per role (docs/system.md)"
 
@@ -142,10 +143,11 @@ def check_batching(batching: Batching) -> None:
                           f"{batching.max_batch} (vLLM requires max_num_batched_tokens >= max_num_seqs)")
 
 
-def draft_memory(role: Any) -> dict[str, Any]:
-    """What the draft device's memory holds per context and in all: the weights, one
-    context's KV reservation (the model's window, or kv_reserve_tokens), the capacity and
-    the parameter that sets it."""
+def draft_memory(role: Any, contexts: int) -> dict[str, Any]:
+    """What the draft device's memory holds for ``contexts`` request contexts, by the
+    models' own rule (models/workflow/draft_memory.hpp): the weights, one context's KV
+    reservation (the model's window, or kv_reserve_tokens), the need, the capacity and
+    the parameter that sets it, whether they fit, and how many would."""
     device, model = role.device, role.model
     if isinstance(device, FpgaDevice):
         design, group, name, path = device.accelerator, device.hbm, "capacity_bytes", "draft.device.hbm"
@@ -153,12 +155,12 @@ def draft_memory(role: Any) -> dict[str, Any]:
     else:
         design, group, name, path = device.gpu, device.gpu, "memory_bytes", "draft.device.gpu"
         what = "memory"
-    reserve = design.kv_reserve_tokens or model.context_window
-    why = f"the window of {model.name}" if reserve == model.context_window else f"kv_reserve_tokens of {device.name}"
-    kv_per_token = kv_bytes_per_token(model, design.kv_bytes_per_element)
-    return {"weights": model.params * design.weight_bytes_per_param, "context": reserve * kv_per_token,
-            "reserve": reserve, "why": why, "capacity": getattr(group, name), "what": what,
-            "capacity_at": _named(group, name, f"{path}.{name}")}
+    m = native().draft_memory(_params.native(model), float(design.weight_bytes_per_param),
+                              float(design.kv_bytes_per_element), int(design.kv_reserve_tokens),
+                              float(getattr(group, name)), int(contexts), "cluster.draft")
+    why = (f"the window of {model.name}" if m["reserve_tokens"] == model.context_window
+           else f"kv_reserve_tokens of {device.name}")
+    return {**m, "why": why, "what": what, "capacity_at": _named(group, name, f"{path}.{name}")}
 
 
 def check_draft_contexts(cluster: Cluster, draft: Any) -> None:
@@ -168,17 +170,15 @@ def check_draft_contexts(cluster: Cluster, draft: Any) -> None:
     contexts = cluster.draft.contexts_per_device
     if contexts <= 1:
         return
-    m = draft_memory(draft)
-    total = m["weights"] + contexts * m["context"]
-    if total <= m["capacity"]:
+    m = draft_memory(draft, contexts)
+    if m["fits"]:
         return
-    fit = max(0, math.floor((m["capacity"] - m["weights"]) / m["context"]))
     where = _named(cluster.draft, "contexts_per_device", "cluster.draft.contexts_per_device")
     raise ConfigError(
         f"{where}: {contexts} contexts do not fit the {m['what']} of {draft.device.name}: weights "
-        f"{m['weights']:.0f} bytes + {contexts} x {m['context']:.0f} bytes of KV cache ({m['reserve']} tokens a "
-        f"context, {m['why']}) = {total:.0f} bytes, more than its {m['capacity']:.0f} bytes "
-        f"({m['capacity_at']}); at most {fit} fit")
+        f"{m['weights_bytes']:.0f} bytes + {contexts} x {m['context_bytes']:.0f} bytes of KV cache "
+        f"({m['reserve_tokens']} tokens a context, {m['why']}) = {m['need_bytes']:.0f} bytes, more than its "
+        f"{m['capacity_bytes']:.0f} bytes ({m['capacity_at']}); at most {m['most_contexts']} fit")
 
 
 def host_link(cluster: Cluster) -> Any:

@@ -3,6 +3,7 @@
 #include <map>
 #include <string>
 
+#include "draft_memory.hpp"
 #include "errors.hpp"
 
 namespace cosim {
@@ -119,15 +120,15 @@ Cluster::Cluster(const SystemSpec& spec) {
                 continue;
             }
             // Weights once, and every context's KV reservation, must fit the board's HBM.
-            const FpgaDecoderTiming timing("cluster.draft", spec.fpga, spec.hbm, spec.draft_model, spec.fpga_profile);
-            const auto reserve = static_cast<double>(spec.draft_model.kv_reserve("cluster.draft",
-                                                                                 spec.fpga.kv_reserve_tokens));
-            const double need = timing.stored_weight_bytes() + contexts * reserve * timing.kv_bytes_per_token();
-            if (need > spec.hbm.capacity_bytes)
+            const DraftMemory memory =
+                draft_memory(spec.draft_model, spec.fpga.weight_bytes_per_param, spec.fpga.kv_bytes_per_element,
+                             spec.fpga.kv_reserve_tokens, static_cast<double>(spec.hbm.capacity_bytes),
+                             "cluster.draft");
+            if (!memory.fits(contexts))
                 throw ConfigError("cluster.draft.contexts_per_device: " + std::to_string(contexts) +
-                                  " contexts need " + std::to_string(need / 1e9) + " GB of HBM (weights and each "
-                                  "context's KV reservation); the board has " +
-                                  std::to_string(static_cast<double>(spec.hbm.capacity_bytes) / 1e9) + " GB");
+                                  " contexts need " + std::to_string(memory.need_bytes(contexts) / 1e9) +
+                                  " GB of HBM (weights and each context's KV reservation); the board has " +
+                                  std::to_string(memory.capacity_bytes / 1e9) + " GB");
             board_power_.push_back(std::make_unique<Power>(device_name("fpga", b, boards), spec.draft_power));
             devices_.push_back(Device{"draft", b, board_power_.back().get(), draft_server_.back(), nullptr});
         } else {

@@ -1,5 +1,6 @@
 // The transformer counts the timing models rest on (toy_model.hpp works them out).
 #include <heteroreason/errors.hpp>
+#include <heteroreason/draft_memory.hpp>
 #include <heteroreason/model_spec.hpp>
 
 #include "check.hpp"
@@ -15,6 +16,16 @@ int sc_main(int, char*[]) {
     CHECK(m.kv_reserve("x", 0) == 512);
     CHECK(m.kv_reserve("x", 100) == 100);
     CHECK_THROWS(cosim::ConfigError, "x.kv_reserve_tokens", m.kv_reserve("x", 513));
+    // A draft device's memory: weights once, a window's KV per context. The toy model's
+    // 128 KV elements a token at 2 bytes, 512 tokens a context: 131,072 bytes.
+    const cosim::DraftMemory d = cosim::draft_memory(m, 2.0, 2.0, 0, 1e6, "cluster.draft");
+    CHECK_EQ_NUM(d.weights_bytes, 2.0 * m.params);
+    CHECK_EQ_NUM(d.context_bytes, 512 * 128 * 2);
+    CHECK(d.reserve_tokens == 512);
+    // 200,000 + 6 x 131,072 = 986,432 bytes fit in 10^6; a seventh context does not.
+    CHECK(d.most_contexts() == 6 && d.fits(6) && !d.fits(7));
+    CHECK_THROWS(cosim::ConfigError, "cluster.draft.kv_reserve_tokens",
+                 cosim::draft_memory(m, 2.0, 2.0, 513, 1e6, "cluster.draft"));
     // A scoring head replaces the vocabulary projection.
     m.lm_head = false;
     m.score_head_params = 64.0;
