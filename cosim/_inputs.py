@@ -39,9 +39,11 @@ _BOMS = ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"),
 _UTF8_BOM = b"\xef\xbb\xbf"
 
 
-def _kind(mode: int) -> str:
+def file_kind(mode: int, fifo: str = "a FIFO or pipe") -> str:
+    """What a path that is not a regular file is, for a refusal: "a folder", "a device"...
+    ``fifo`` names a FIFO (an output path cannot be an anonymous pipe, an input can)."""
     for test, name in ((stat.S_ISDIR, "a folder"), (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"),
-                       (stat.S_ISFIFO, "a FIFO or pipe"), (stat.S_ISSOCK, "a socket")):
+                       (stat.S_ISFIFO, fifo), (stat.S_ISSOCK, "a socket")):
         if test(mode):
             return name
     return "not a regular file"
@@ -138,7 +140,7 @@ def open_input(path: str | Path, *, limit: int | None = None, streams: bool = Fa
         # A named FIFO may have no writer yet, and reading it would wait for one forever.
         raise ConfigError(f"{path}: is a named FIFO; give a regular file, or pipe it in (/dev/stdin)")
     elif not stat.S_ISREG(info.st_mode):
-        raise ConfigError(f"{path}: is {_kind(info.st_mode)}; give a regular file")
+        raise ConfigError(f"{path}: is {file_kind(info.st_mode)}; give a regular file")
     else:
         # Not blocking: if it was swapped for a FIFO since the look above, open does not wait.
         flags = os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK
@@ -150,7 +152,7 @@ def open_input(path: str | Path, *, limit: int | None = None, streams: bool = Fa
     regular = stat.S_ISREG(info.st_mode)
     if not regular and not (streams and stat.S_ISFIFO(info.st_mode)):
         os.close(fd)
-        raise ConfigError(f"{path}: is {_kind(info.st_mode)}; give a regular file")
+        raise ConfigError(f"{path}: is {file_kind(info.st_mode)}; give a regular file")
     if regular and limit is not None and info.st_size > limit:
         os.close(fd)
         raise ConfigError(f"{path}: {info.st_size} bytes, past the {_size_text(limit)} this input may hold")

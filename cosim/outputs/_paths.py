@@ -10,20 +10,13 @@ import shutil
 import stat
 from pathlib import Path
 
+from .._inputs import file_kind
 from ..errors import ConfigError
 
 # An atomic write's temporary file: .NAME.tmp-PID-..., so that one a killed command left is known.
 TEMPORARY = ".tmp-"
 # A run's staging: .NAME.staging-PID-..., beside the folder or file it becomes.
 STAGING = ".staging-"
-
-
-def _kind(mode: int) -> str:
-    for test, name in ((stat.S_ISDIR, "a folder"), (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"),
-                       (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket")):
-        if test(mode):
-            return name
-    return "not a regular file"
 
 
 def check_output(path: str | Path, what: str) -> Path:
@@ -43,7 +36,7 @@ def check_output(path: str | Path, what: str) -> Path:
         raise ConfigError(f"{what} {path}: cannot use it: {exc.strerror}") from None
     if info is not None:
         if not stat.S_ISREG(info.st_mode):
-            raise ConfigError(f"{what} {path}: is {_kind(info.st_mode)}; name a regular file")
+            raise ConfigError(f"{what} {path}: is {file_kind(info.st_mode, fifo='a FIFO')}; name a regular file")
         if not info.st_mode & 0o222:
             raise ConfigError(f"{what} {path}: is read-only; it is not replaced")
     parent = path.parent
