@@ -16,6 +16,7 @@ from ..outputs._atomic import write_atomically
 from ..config.scenario import Scenario
 from ..errors import ConfigError
 from ..result import Result
+from ..schema._toggles import DECISION_KINDS
 from ..trace import Problem, Trace, TraceHeader, load
 from ..trace._parse import check_header
 from ._policy import Policy
@@ -86,7 +87,7 @@ def cosimulate(scn: Scenario, policy: Policy, problems: Trace | Sequence[Problem
     problems end, and read back from it, so that memory does not grow with the problems."""
     if not isinstance(scn, Scenario):
         raise ConfigError(f"cosimulate: expected a Scenario (cosim.load_scenario), got {type(scn).__name__}")
-    for method in ("draft", "refine", "verdict"):
+    for method in DECISION_KINDS:  # a policy answers each kind of question by its method of that name
         if not callable(getattr(policy, method, None)):
             raise ConfigError(f"cosimulate: the policy has no {method}() method (subclass cosim.live.Policy)")
     trace = _problems(problems)
