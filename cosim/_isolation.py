@@ -73,6 +73,9 @@ def _child(conn: Any, parent: int, crash_fd: int, func: Callable[..., Any], args
     _die_with_parent(parent)
     # A crash leaves the Python stack (faulthandler) and the native one (the native
     # module's handler, which runs first and hands on to faulthandler) for the parent.
+    # Disabled first: enable() on an enabled faulthandler only changes its file, and its
+    # handlers may no longer be the ones installed (a library loaded since can replace them).
+    faulthandler.disable()
     faulthandler.enable(file=crash_fd)
     native().report_crashes_to(crash_fd)
     _report = lambda value: conn.send(("progress", value))  # noqa: E731

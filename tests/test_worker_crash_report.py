@@ -2,6 +2,9 @@
 
 import ctypes
 import os
+import subprocess
+import sys
+import textwrap
 
 import pytest
 
@@ -42,6 +45,30 @@ def test_an_abort_names_the_signal_without_an_address():
     (note,) = caught.value.__notes__
     assert note.startswith("in the simulation worker:\nnative crash: SIGABRT\nbacktrace:\n")
     assert "_abort" in note.partition("Fatal Python error: Aborted")[2]
+
+
+def test_the_python_stack_comes_whatever_handles_a_segfault_in_the_parent(tmp_path):
+    # A library loaded after faulthandler may have put its own handler (here the default)
+    # in place of faulthandler's; the worker still reports both stacks. In a process of its
+    # own, so that this one's handlers stay as they are.
+    script = textwrap.dedent("""\
+        import ctypes, faulthandler, signal
+        from cosim import errors
+        from cosim._isolation import run_isolated
+
+        def crash_here():
+            return ctypes.string_at(0)
+
+        faulthandler.enable()
+        signal.signal(signal.SIGSEGV, signal.SIG_DFL)
+        try:
+            run_isolated(crash_here)
+        except errors.WorkerCrashed as e:
+            print(e.__notes__[0].partition("Fatal Python error: Segmentation fault")[2])
+        """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "crash_here" in done.stdout
 
 
 def test_a_worker_that_ends_without_crashing_leaves_no_report():
