@@ -158,11 +158,10 @@ def _total(t: Any, sums: dict[str, float], n: int) -> Any:
         return n
     if t.how == "sum":
         return int(sums[t.of]) if t.integer else sums[t.of]
+    # A scale of 1.0 multiplies exactly: these are the sums' own quotients, bit for bit.
     if t.how == "mean":
-        return sums[t.of] * t.scale / n if t.scale != 1.0 else sums[t.of] / n
-    per = sums[t.per[0]]
-    for name in t.per[1:]:
-        per += sums[name]
+        return sums[t.of] * t.scale / n
+    per = sum(sums[name] for name in t.per)
     if t.empty != "raise" and not per:
         return t.empty
-    return sums[t.of] / (per * t.scale) if t.scale != 1.0 else sums[t.of] / per
+    return sums[t.of] / (per * t.scale)

@@ -7,7 +7,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
-from ._engine_run import CHUNK_PROBLEMS  # noqa: F401 - re-exported
 from ._run_session import RunSession, check_replay
 from .config import _params
 from .errors import ConfigError

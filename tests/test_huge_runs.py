@@ -12,7 +12,7 @@ import time
 import pytest
 
 import cosim
-import cosim._workflow as workflow
+import cosim._engine_run as engine_run
 from cosim.cli import _estimate
 from cosim.outputs._arrow import csv_text
 from conftest import SCENARIOS
@@ -29,7 +29,7 @@ def scn():
 def test_progress_moves_a_chunk_of_problems_at_a_time(scn):
     seen = []
     cosim.simulate(scn, cosim.trace.generate("gsm8k", 1300, seed=3), progress=seen.append)
-    chunk = workflow.CHUNK_PROBLEMS
+    chunk = engine_run.CHUNK_PROBLEMS
     assert seen == [*range(chunk, 1300, chunk), 1300]  # 512, 1024, then the last 276
 
 

@@ -4,12 +4,10 @@ tables derived from it. These fail when one side lacks a declared column or name
 differently."""
 
 import dataclasses
-import json
 import shutil
 import subprocess
 import sys
 
-import numpy as np
 import pytest
 
 import cosim
