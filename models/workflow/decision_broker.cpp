@@ -2,13 +2,6 @@
 
 namespace cosim {
 
-const char* decision_kind_name(DecisionKind kind) {
-#define COSIM_DECISION_KIND_NAME(name) if (kind == DecisionKind::name) return #name;
-    COSIM_DECISION_KINDS(COSIM_DECISION_KIND_NAME)
-#undef COSIM_DECISION_KIND_NAME
-    return "?";
-}
-
 void DecisionBroker::ask(Decision& decision) {
     decision.answered = false;
     pending_.push_back(&decision);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cosim_params.hpp"
+#include "named_enum.hpp"
 
 #include <systemc>
 
@@ -23,13 +24,7 @@
 namespace cosim {
 
 // A live run's questions, declared in cosim/schema/_toggles.py (DECISION_KINDS).
-#define COSIM_DECISION_KIND_ENUM(name) name,
-enum class DecisionKind : int { COSIM_DECISION_KINDS(COSIM_DECISION_KIND_ENUM) };
-#undef COSIM_DECISION_KIND_ENUM
-#define COSIM_DECISION_KIND_COUNT(name) +1
-constexpr int kDecisionKindCount = 0 COSIM_DECISION_KINDS(COSIM_DECISION_KIND_COUNT);
-#undef COSIM_DECISION_KIND_COUNT
-const char* decision_kind_name(DecisionKind kind);
+COSIM_NAMED_ENUM(DecisionKind, COSIM_DECISION_KINDS, kDecisionKindCount, decision_kind_name)
 
 struct Decision {
     // The question.

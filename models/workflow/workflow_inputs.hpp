@@ -6,23 +6,13 @@
 #include <vector>
 
 #include "cosim_params.hpp"
+#include "named_enum.hpp"
 
 namespace cosim {
 
 // The trace's event kinds, declared in cosim/schema/_toggles.py (EVENT_KINDS): their codes
 // are their places in the list, the trace's `kind` column.
-#define COSIM_EVENT_KIND_ENUM(name) name,
-enum class EventKind : int { COSIM_EVENT_KINDS(COSIM_EVENT_KIND_ENUM) };
-#undef COSIM_EVENT_KIND_ENUM
-#define COSIM_EVENT_KIND_COUNT(name) +1
-constexpr int kEventKindCount = 0 COSIM_EVENT_KINDS(COSIM_EVENT_KIND_COUNT);
-#undef COSIM_EVENT_KIND_COUNT
-inline const char* event_kind_name(EventKind kind) {
-#define COSIM_EVENT_KIND_NAME(name) if (kind == EventKind::name) return #name;
-    COSIM_EVENT_KINDS(COSIM_EVENT_KIND_NAME)
-#undef COSIM_EVENT_KIND_NAME
-    return "?";
-}
+COSIM_NAMED_ENUM(EventKind, COSIM_EVENT_KINDS, kEventKindCount, event_kind_name)
 
 struct TraceEvent {
     EventKind kind = EventKind::draft;
