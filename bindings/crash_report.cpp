@@ -48,9 +48,10 @@ void put_hex(uintptr_t v) {
 
 void on_fatal(int sig, siginfo_t* info, void*) {
     const int saved = errno;
+    const char* abbrev = sigabbrev_np(sig);  // "SEGV"
     put("native crash: ");
-    put(sigabbrev_np(sig) ? "SIG" : "signal ");
-    put(sigabbrev_np(sig) ? sigabbrev_np(sig) : "?");
+    put(abbrev != nullptr ? "SIG" : "signal ?");
+    if (abbrev != nullptr) put(abbrev);
     if (sig != SIGABRT) {
         put(" at address ");
         put_hex(reinterpret_cast<uintptr_t>(info->si_addr));
