@@ -170,18 +170,18 @@ py::dict simulate_autoregressive(const py::dict& system, const py::function& nex
     const PowerParams power = power_params(section(target, "power"));
     const LatencyProfile profile =
         target.contains("profile") ? optional_profile(target["profile"]) : LatencyProfile();
-    const py::dict cluster = section(system, "cluster");
-    const int count = cluster["target_devices"].cast<int>();
-    if (count < 1) throw ConfigError("cluster.target.devices: at least one GPU");
-    const py::dict batching = section(system, "batching");
-    const bool batched = batching["enabled"].cast<bool>();
+    const ClusterShape shape = cluster_shape(section(system, "cluster"));
+    const int count = static_cast<int>(shape.target_devices);
+    const BatchingSettings batching = batching_settings(section(system, "batching"));
+    const bool batched = batching.enabled;
+    // vLLM's own names for the batching settings (SchedulerConfig, CacheConfig).
     VllmSchedulerParams sched;
-    sched.max_num_seqs = batching["max_batch"].cast<int64_t>();
-    sched.max_num_batched_tokens = batching["token_budget"].cast<int64_t>();
-    sched.block_size = batching["block_size"].cast<int64_t>();
-    sched.num_gpu_blocks = batching["num_gpu_blocks"].cast<int64_t>();
-    sched.prefix_caching = batching["prefix_caching"].cast<bool>();
-    const bool async = batching["async_scheduling"].cast<bool>();
+    sched.max_num_seqs = batching.max_batch;
+    sched.max_num_batched_tokens = batching.token_budget;
+    sched.block_size = batching.block_size;
+    sched.num_gpu_blocks = batching.num_gpu_blocks;
+    sched.prefix_caching = batching.prefix_caching;
+    const bool async = batching.async_scheduling;
     sched.max_model_len = model.context_window;
     const int64_t shared_prefix = system["shared_prefix_tokens"].cast<int64_t>();
     if (shared_prefix < 0) throw ConfigError("shared_prefix_tokens: must be >= 0");

@@ -96,6 +96,24 @@ ModelSpec model_spec(const py::dict& d) {
     return p;
 }
 
+ClusterShape cluster_shape(const py::dict& d) {
+    Reader r(d, "cluster");
+    ClusterShape p;
+    COSIM_CLUSTER_SHAPE(COSIM_READ_PARAM)
+    r.finish();
+    p.validate("cluster");
+    return p;
+}
+
+BatchingSettings batching_settings(const py::dict& d) {
+    Reader r(d, "batching");
+    BatchingSettings p;
+    COSIM_BATCHING_SETTINGS(COSIM_READ_PARAM)
+    r.finish();
+    p.validate("batching");
+    return p;
+}
+
 PowerState power_state(const std::string& name) {
     for (int s = 0; s < kPowerStateCount; ++s) {
         if (name == power_state_name(static_cast<PowerState>(s))) return static_cast<PowerState>(s);
@@ -180,6 +198,8 @@ py::dict param_declarations() {
     COSIM_DESCRIBE_GROUP("fpga", COSIM_FPGA_ACCELERATOR_PARAMS)
     COSIM_DESCRIBE_GROUP("gpu", COSIM_GPU_PARAMS)
     COSIM_DESCRIBE_GROUP("model", COSIM_MODEL_PARAMS)
+    COSIM_DESCRIBE_GROUP("cluster", COSIM_CLUSTER_SHAPE)
+    COSIM_DESCRIBE_GROUP("batching", COSIM_BATCHING_SETTINGS)
 #undef COSIM_DESCRIBE_GROUP
 #undef COSIM_DESCRIBE_PARAM
     return out;

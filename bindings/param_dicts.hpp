@@ -13,6 +13,7 @@
 #include "model_spec.hpp"
 #include "pcie_link.hpp"
 #include "power.hpp"
+#include "serving_settings.hpp"
 
 namespace cosim::bindings {
 
@@ -22,6 +23,9 @@ FpgaAcceleratorParams fpga_params(const pybind11::dict& d);
 GpuParams gpu_params(const pybind11::dict& d);
 PowerParams power_params(const pybind11::dict& d);
 ModelSpec model_spec(const pybind11::dict& d);
+// The engine's serving sections (cosim/schema/_cluster.py), checked by their declared rules.
+ClusterShape cluster_shape(const pybind11::dict& d);
+BatchingSettings batching_settings(const pybind11::dict& d);
 LatencyProfile latency_profile(const std::string& source, const pybind11::list& rows);
 // None, or (source, rows).
 LatencyProfile optional_profile(const pybind11::object& profile);

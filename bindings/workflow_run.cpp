@@ -115,17 +115,6 @@ std::vector<int64_t> read_arrivals(const py::dict& table, size_t problems) {
     return out;
 }
 
-ClusterShape read_cluster(const py::dict& system) {
-    ClusterShape shape;
-    if (!system.contains("cluster")) return shape;
-    const py::dict c = system["cluster"].cast<py::dict>();
-    shape.draft_devices = c["draft_devices"].cast<int>();
-    shape.contexts_per_draft = c["contexts_per_draft"].cast<int>();
-    shape.prm_devices = c["prm_devices"].cast<int>();
-    shape.target_devices = c["target_devices"].cast<int>();
-    return shape;
-}
-
 // A GPU role's measured latency profile, when its section carries one.
 LatencyProfile profile_of(const py::dict& role) {
     return role.contains("profile") ? optional_profile(role["profile"]) : LatencyProfile();
@@ -159,23 +148,14 @@ SystemSpec read_system(const py::dict& system) {
         spec.draft_gpu = gpu_params(section(draft_cfg, "gpu"));
         spec.draft_gpu_profile = profile_of(draft_cfg);
     }
-    spec.shape = read_cluster(system);
-    if (system.contains("host_links")) {
-        const py::dict h = system["host_links"].cast<py::dict>();
-        spec.shape.boards_per_host_link = h["boards_per_host_link"].cast<int>();
-        spec.host_link = pcie_params(h["link"].cast<py::dict>());
-    }
-    if (system.contains("batching")) {
-        const py::dict b = system["batching"].cast<py::dict>();
-        spec.batching = b["enabled"].cast<bool>();
-        spec.batch.max_batch = b["max_batch"].cast<int>();
-        spec.batch.token_budget = b["token_budget"].cast<int64_t>();
-        spec.batch.gpu_memory_utilization = b["gpu_memory_utilization"].cast<double>();
-        const std::string policy = b["policy"].cast<std::string>();
-        if (policy != "fcfs" && policy != "verify_first")
-            throw ConfigError("batching.policy: fcfs or verify_first, got '" + policy + "'");
-        spec.batch.verify_first = policy == "verify_first";
-    }
+    spec.shape = cluster_shape(section(system, "cluster"));
+    if (spec.shape.draft_boards_per_host_link > 1) spec.host_link = pcie_params(section(system, "host_link"));
+    const BatchingSettings b = batching_settings(section(system, "batching"));
+    spec.batching = b.enabled;
+    spec.batch.max_batch = static_cast<int>(b.max_batch);
+    spec.batch.token_budget = b.token_budget;
+    spec.batch.gpu_memory_utilization = b.gpu_memory_utilization;
+    spec.batch.verify_first = b.verify_first();
     return spec;
 }
 

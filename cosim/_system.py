@@ -4,74 +4,63 @@ scenario's ``cluster:`` and ``batching:`` sections (cosim/config/_cluster.py).""
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Mapping
 from typing import Any
 
 from .config import _params
 from .config._cluster import gpu_blocks, host_link
 from .config.scenario import Scenario
 from .errors import ConfigError
+from .schema._cluster import SHAPE, flat_key
 
 
-def host_link_section(scn: Scenario) -> dict[str, Any]:
-    """The engine's ``host_links`` section: how many draft boards share a switch's link to
-    the host, and that link."""
-    return {"boards_per_host_link": int(scn.cluster.draft.boards_per_host_link),
-            "link": _params.native(host_link(scn.cluster))}
+def cluster_section(scn: Scenario) -> dict[str, int]:
+    """The engine's ``cluster`` section: every native pool parameter under its flat key
+    (cosim/schema/_cluster.py: ``cluster.draft.contexts_per_device`` is
+    ``draft_contexts_per_device``)."""
+    return {f.key: int(getattr(getattr(scn.cluster, f.pool), f.decl.name)) for f in SHAPE}
+
+
+def batching_section(scn: Scenario) -> dict[str, Any]:
+    """The engine's ``batching`` section: the declared native batching parameters, with the
+    vLLM engine's KV blocks per GPU derived where the autoregressive system batches."""
+    batching = _params.native(scn.batching)
+    if scn.system == "autoregressive" and scn.batching.enabled:
+        batching["num_gpu_blocks"] = gpu_blocks(scn)
+    return batching
 
 
 def serving_sections(scn: Scenario) -> dict[str, dict[str, Any]]:
-    """``{"cluster": {...}, "batching": {...}}`` as the engine reads them. A scenario
-    without those sections gives one device of each role, one draft context and no
-    batching: today's single-request system."""
+    """``{"cluster": {...}, "batching": {...}, "host_link": {...}}`` as the engine reads them:
+    the cluster's pools, the GPUs' batching and the link draft boards behind a PCIe switch
+    share to the host. A scenario without ``cluster:`` and ``batching:`` sections gives one
+    device of each role, one draft context and no batching: the single-request system."""
     if not isinstance(scn, Scenario):
         raise ConfigError(f"serving_sections: expected a Scenario (cosim.load_scenario), got {type(scn).__name__}")
-    cluster, batching = scn.cluster, scn.batching
-    return {
-        "cluster": {
-            "draft_devices": int(cluster.draft.devices),
-            "contexts_per_draft": int(cluster.draft.contexts_per_device),
-            "prm_devices": int(cluster.prm.devices),
-            "target_devices": int(cluster.target.devices),
-        },
-        "batching": {
-            "enabled": bool(batching.enabled),
-            "max_batch": int(batching.max_batch),
-            "token_budget": int(batching.token_budget),
-            "policy": str(batching.policy),
-            "gpu_memory_utilization": float(batching.gpu_memory_utilization),
-        },
-    }
+    return {"cluster": cluster_section(scn), "batching": batching_section(scn),
+            "host_link": _params.native(host_link(scn.cluster))}
 
 
 def autoregressive_system(scn: Scenario, target: dict[str, Any]) -> dict[str, Any]:
     """What the native autoregressive run takes (bindings/autoregressive_run.hpp): the target's
-    GPU section (``target``, as system_dict makes it), its pool, and the batching, with the vLLM
-    engine's KV blocks per GPU (given, or derived from gpu_memory_utilization)."""
-    batching = scn.batching
-    return {
-        "system": "autoregressive",
-        "target": target,
-        "cluster": {"target_devices": int(scn.cluster.target.devices)},
-        "batching": {
-            "enabled": bool(batching.enabled),
-            "max_batch": int(batching.max_batch),
-            "token_budget": int(batching.token_budget),
-            "block_size": int(batching.block_size),
-            "num_gpu_blocks": gpu_blocks(scn) if batching.enabled else 0,
-            "prefix_caching": bool(batching.prefix_caching),
-            "async_scheduling": bool(batching.async_scheduling),
-        },
-    }
+    GPU section (``target``, as system_dict makes it), the cluster (it reads the target pool)
+    and the batching, with the vLLM engine's KV blocks per GPU (given, or derived from
+    gpu_memory_utilization)."""
+    return {"system": "autoregressive", "target": target, "cluster": cluster_section(scn),
+            "batching": batching_section(scn)}
 
 
-# The engine's cluster keys and the scenario paths that set them.
-CLUSTER_PATHS = {"draft_devices": "cluster.draft.devices", "contexts_per_draft": "cluster.draft.contexts_per_device",
-                 "prm_devices": "cluster.prm.devices", "target_devices": "cluster.target.devices"}
+# The engine's cluster keys and the scenario paths that set them, by the schema's one rule.
+CLUSTER_PATHS = {f.key: f.path for f in SHAPE}
+# A key earlier releases used, still read (with a DeprecationWarning).
+RENAMED = {"contexts_per_draft": flat_key("draft", "contexts_per_device")}
 
 
 def with_cluster(scn: Scenario, cluster: dict[str, Any]) -> Scenario:
     """``scn`` with the pools of ``cluster`` (a dict as the engine's cluster section, as
     the capacity search hands its evaluation); keys it leaves out keep their values."""
+    cluster = renamed_keys(cluster, "cluster")
     unknown = sorted(set(cluster) - set(CLUSTER_PATHS))
     if unknown:
         raise ConfigError(f"cluster: unknown key {unknown[0]!r}; known: {', '.join(CLUSTER_PATHS)}")
@@ -79,3 +68,17 @@ def with_cluster(scn: Scenario, cluster: dict[str, Any]) -> Scenario:
               # the target alone has no draft or PRM pool: one of each stands for none
               if not (scn.system == "autoregressive" and key != "target_devices" and value == 1)}
     return scn.with_values(values) if values else scn
+
+
+def renamed_keys(cluster: Mapping[str, Any], what: str) -> dict[str, Any]:
+    """``cluster`` with a key an earlier release named differently under its name now, and a
+    DeprecationWarning that says so; both names at once are refused."""
+    out = dict(cluster)
+    for old, new in RENAMED.items():
+        if old in out:
+            if new in out:
+                raise ConfigError(f"{what}: {old!r} and {new!r} are one value (its old and new name); give {new!r}")
+            warnings.warn(f"{what}: {old!r} is now named {new!r} (cluster.draft.contexts_per_device in a scenario)",
+                          DeprecationWarning, stacklevel=3)
+            out[new] = out.pop(old)
+    return out

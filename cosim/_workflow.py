@@ -16,7 +16,7 @@ from .config.hardware import FpgaDevice, GpuDevice, fpga_profile_native
 from .result import Result
 from .config.scenario import Scenario
 from .trace import Trace
-from ._system import autoregressive_system, host_link_section, serving_sections
+from ._system import autoregressive_system, serving_sections
 
 
 def profile_native(profile: str | None, model: Any) -> Any:
@@ -68,7 +68,6 @@ def system_dict(scn: Scenario) -> dict[str, Any]:
         "prm": _gpu_section(scn.prm.device, scn.prm.model, scn.prm.link, scn.prm.profile),
         "target": _gpu_section(scn.target.device, scn.target.model, scn.target.link, scn.target.profile),
         **serving_sections(scn),
-        "host_links": host_link_section(scn),
     }
 
 

@@ -7,7 +7,8 @@ From cosim/config/_declarations.py, each parameter group becomes an X-macro list
 models/param_rules.hpp turns a list into struct fields, checks and dict readers. From
 cosim/schema/ come the engine's per-problem columns (ProblemMetrics, exported by the
 binding), each device's columns, the host's options and the event and decision kinds
-(cosim/schema/_columns.py, _rows.py, _toggles.py). Only the standard library is used: the
+(cosim/schema/_columns.py, _rows.py, _toggles.py), and the cluster's shape and the
+batching settings (_cluster.py). Only the standard library is used: the
 build environment has nothing else.
 """
 
@@ -103,6 +104,26 @@ def render_options(options, event_kinds, decision_kinds) -> str:
     return "\n".join(lines) + "\n\n"
 
 
+def render_serving(cluster, required) -> str:
+    """The engine's serving sections (cosim/schema/_cluster.py): ClusterShape's fields, each
+    pool's native parameters under <pool>_<name>, and BatchingSettings' fields, each
+    X(type, name, rule, default); and the batching policies, X(name)."""
+    lines = ["// ClusterShape: the engine's cluster section (cosim/schema/_cluster.py).",
+             "// X(type, name, rule, default); name: <pool>_<parameter>, e.g. draft_contexts_per_device.",
+             "#define COSIM_CLUSTER_SHAPE(X) \\"]
+    for f in cluster.SHAPE:
+        d = f.decl
+        lines.append(f"    X({CPP_TYPES[d.type]}, {f.key}, {d.rule}, {cpp_default(d, required)}){_comment(d.help)} \\")
+    group = cluster.BATCHING
+    lines += ["", f"// {group.native}: {group.doc}", f"#define {group.macro}(X) \\"]
+    for d in group.params:
+        if d.native:
+            lines.append(f"    X({CPP_TYPES[d.type]}, {d.name}, {d.rule}, {cpp_default(d, required)}) \\")
+    lines += ["", "// The batching policies, X(name).", "#define COSIM_BATCHING_POLICIES(X) \\"]
+    lines += [f"    X({p}) \\" for p in cluster.POLICIES]
+    return "\n".join(lines) + "\n\n"
+
+
 def main() -> None:
     out = Path(sys.argv[1])
     root = Path(__file__).resolve().parent.parent / "cosim"
@@ -113,8 +134,11 @@ def main() -> None:
     # The toggles build on the declarations' classes, which they import by this name when read by path.
     load(root / "config" / "_declarations.py", "cosim_config_declarations")
     toggles = load(schema / "_toggles.py", "cosim_schema_toggles")
-    text = (render(*declarations(source)) + render_columns(columns.ENGINE, rows.DEVICES) +
-            render_options(toggles.OPTIONS, toggles.EVENT_KINDS, toggles.DECISION_KINDS))
+    cluster = load(schema / "_cluster.py", "cosim_schema_cluster")
+    groups, required = declarations(source)
+    text = (render(groups, required) + render_columns(columns.ENGINE, rows.DEVICES) +
+            render_options(toggles.OPTIONS, toggles.EVENT_KINDS, toggles.DECISION_KINDS) +
+            render_serving(cluster, required))
     out.parent.mkdir(parents=True, exist_ok=True)
     if not out.exists() or out.read_text() != text:  # unchanged: nothing recompiles
         out.write_text(text)

@@ -23,9 +23,12 @@ def fpga_fit(kv_tokens, weight_bytes=1, kv_bytes=1, capacity=U280_HBM_BYTES):
 def test_a_scenario_without_the_sections_is_the_single_request_system():
     scn = cosim.load_scenario("heteroreason-u280-300")
     assert serving_sections(scn) == {
-        "cluster": {"draft_devices": 1, "contexts_per_draft": 1, "prm_devices": 1, "target_devices": 1},
+        "cluster": {"draft_devices": 1, "draft_contexts_per_device": 1, "draft_boards_per_host_link": 1,
+                    "prm_devices": 1, "target_devices": 1},
         "batching": {"enabled": False, "max_batch": 64, "token_budget": 2048, "policy": "fcfs",
-                     "gpu_memory_utilization": 0.9},
+                     "gpu_memory_utilization": 0.9, "block_size": 16, "num_gpu_blocks": 0,
+                     "prefix_caching": True, "async_scheduling": True},
+        "host_link": {"bandwidth_gbps": 31.5, "efficiency": 0.8, "latency_ns": 1000.0},  # PCIe Gen4 x16
     }
     resolved = scn.resolved()
     assert resolved["cluster"] == {"draft": {"devices": 1, "contexts_per_device": 1, "boards_per_host_link": 1,
@@ -43,9 +46,12 @@ def test_a_scenario_file_gives_the_pools_and_the_batching(tmp_yaml):
                               "  token_budget: 512\n  policy: verify_first\n")
     sections = serving_sections(cosim.load_scenario(path))
     assert sections == {
-        "cluster": {"draft_devices": 2, "contexts_per_draft": 8, "prm_devices": 1, "target_devices": 3},
+        "cluster": {"draft_devices": 2, "draft_contexts_per_device": 8, "draft_boards_per_host_link": 1,
+                    "prm_devices": 1, "target_devices": 3},
         "batching": {"enabled": True, "max_batch": 32, "token_budget": 512, "policy": "verify_first",
-                     "gpu_memory_utilization": 0.9},
+                     "gpu_memory_utilization": 0.9, "block_size": 16, "num_gpu_blocks": 0,
+                     "prefix_caching": True, "async_scheduling": True},
+        "host_link": sections["host_link"],
     }
     assert all(type(v) is int for v in sections["cluster"].values())
 
@@ -56,9 +62,12 @@ def test_paths_into_the_sections_work_for_sweeps():
     two = scn.with_value("cluster.target.devices", 2).with_value("cluster.draft.contexts_per_device", 4)
     batched = two.with_value("batching.enabled", True).with_value("batching.token_budget", 4096)
     assert serving_sections(batched) == {
-        "cluster": {"draft_devices": 1, "contexts_per_draft": 4, "prm_devices": 1, "target_devices": 2},
+        "cluster": {"draft_devices": 1, "draft_contexts_per_device": 4, "draft_boards_per_host_link": 1,
+                    "prm_devices": 1, "target_devices": 2},
         "batching": {"enabled": True, "max_batch": 64, "token_budget": 4096, "policy": "fcfs",
-                     "gpu_memory_utilization": 0.9},
+                     "gpu_memory_utilization": 0.9, "block_size": 16, "num_gpu_blocks": 0,
+                     "prefix_caching": True, "async_scheduling": True},
+        "host_link": serving_sections(batched)["host_link"],
     }
     assert serving_sections(scn)["cluster"]["target_devices"] == 1  # the original is unchanged
     assert two.fingerprint() != scn.fingerprint()

@@ -143,7 +143,7 @@ def test_plan_finds_the_cluster_a_brute_force_search_finds():
     for d in grid["draft"]:
         for p in grid["prm"]:
             for t in grid["target"]:
-                c = {"draft_devices": d, "contexts_per_draft": 1, "prm_devices": p, "target_devices": t}
+                c = {"draft_devices": d, "draft_contexts_per_device": 1, "prm_devices": p, "target_devices": t}
                 cost = d * 60.0 + p * 330.0 + t * 330.0
                 if p99(c) <= slo and (best is None or cost < best[0]):
                     best = (cost, c)

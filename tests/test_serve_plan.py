@@ -25,7 +25,7 @@ def brute_force(p99, draft, prm, target, slo_s, costs):
     """Every cluster evaluated; the cheapest meeting the objective (ties: fewer draft, PRM, target)."""
     best = None
     for d, p, t in itertools.product(draft, prm, target):
-        cluster = {"draft_devices": d, "contexts_per_draft": 1, "prm_devices": p, "target_devices": t}
+        cluster = {"draft_devices": d, "draft_contexts_per_device": 1, "prm_devices": p, "target_devices": t}
         if p99(cluster) <= slo_s:
             key = (d * costs["draft"] + p * costs["prm"] + t * costs["target"], d, p, t)
             best = min(best, key) if best else key
@@ -46,7 +46,7 @@ def test_the_hand_worked_case():
     # takes 1 + 1.5 + 3 = 5.5 s exactly. With t = 3, 2/d + 3/p <= 3.5 needs p >= 2: (1, 2, 3)
     # costs 50 + 600 + 1050 = 1700. The answer is (2, 2, 2).
     result = serve.plan(hand_p99, draft=range(1, 4), prm=range(1, 4), target=range(1, 4), slo_s=5.5, costs=COSTS)
-    assert result.cluster == {"draft_devices": 2, "contexts_per_draft": 1, "prm_devices": 2, "target_devices": 2}
+    assert result.cluster == {"draft_devices": 2, "draft_contexts_per_device": 1, "prm_devices": 2, "target_devices": 2}
     assert result.cost == 1400.0 and result.p99_s == 5.5 and result.candidates == 27
     assert key_of(result, COSTS) == brute_force(hand_p99, range(1, 4), range(1, 4), range(1, 4), 5.5, COSTS)
     assert len(result.evaluations) < 27
@@ -145,10 +145,12 @@ def test_a_thread_pool_evaluates_a_round_at_once():
 def test_the_clusters_carry_the_draft_contexts_and_apply_to_a_scenario():
     seen = []
     serve.plan(lambda c: seen.append(c) or 0.0, draft=[1], prm=[1], target=[1, 2], slo_s=1.0, costs=COSTS,
-               contexts_per_draft=8)
-    assert seen and all(c["contexts_per_draft"] == 8 for c in seen)
+               draft_contexts_per_device=8)
+    assert seen and all(c["draft_contexts_per_device"] == 8 for c in seen)
     scn = serve.with_cluster(cosim.scenario("heteroreason"), seen[0])
-    assert serve.serving_sections(scn)["cluster"] == seen[0]
+    assert scn.cluster.draft.contexts_per_device == 8 and scn.cluster.target.devices == seen[0]["target_devices"]
+    engine = serve.serving_sections(scn)["cluster"]
+    assert {key: engine[key] for key in seen[0]} == seen[0]
     with pytest.raises(ConfigError, match=r"cluster: unknown key 'gpus'"):
         serve.with_cluster(cosim.scenario("heteroreason"), {"gpus": 2})
 
@@ -163,7 +165,8 @@ BAD = [
     (dict(target="1-4"), r"target: give the device counts to try"),
     (dict(target=[1.5]), r"target: must be a whole number"),
     (dict(width=0), r"width: must be >= 1"),
-    (dict(contexts_per_draft=0), r"contexts_per_draft: must be >= 1"),
+    (dict(draft_contexts_per_device=0), r"draft_contexts_per_device: must be >= 1"),
+    (dict(contexts_per_draft=2, draft_contexts_per_device=3), r"contexts_per_draft: the old name of draft_con"),
     (dict(evaluate=lambda c: math.nan), r"evaluate returned nan for \{'draft_devices': 1"),
     (dict(evaluate=lambda c: -1.0), r"evaluate returned -1.0"),
     (dict(evaluate=lambda c: "fast"), r"evaluate returned 'fast'"),
@@ -177,3 +180,16 @@ def test_bad_arguments_are_named(change, message):
     args.update(change)
     with pytest.raises(ConfigError, match=message):
         serve.plan(args.pop("evaluate"), **args)
+
+
+def test_the_old_name_of_the_draft_contexts_is_still_read_with_a_warning():
+    with pytest.warns(DeprecationWarning, match=r"'contexts_per_draft' is now named 'draft_contexts_per_device'"):
+        scn = serve.with_cluster(cosim.scenario("heteroreason"), {"contexts_per_draft": 4})
+    assert scn.cluster.draft.contexts_per_device == 4
+    seen = []
+    with pytest.warns(DeprecationWarning, match=r"plan: contexts_per_draft is now named draft_contexts_per_device"):
+        serve.plan(lambda c: seen.append(c) or 0.0, draft=[1], prm=[1], target=[1], slo_s=1.0, costs=COSTS,
+                   contexts_per_draft=3)
+    assert [c["draft_contexts_per_device"] for c in seen] == [3]
+    with pytest.raises(ConfigError, match=r"'contexts_per_draft' and 'draft_contexts_per_device' are one value"):
+        serve.with_cluster(scn, {"contexts_per_draft": 4, "draft_contexts_per_device": 4})

@@ -44,7 +44,7 @@ def test_a_fifo_model_of_the_documented_rules_reproduces_every_request_to_the_na
     trace, work = baseline_work[links]
     draft, contexts, prm, target = shape
     scn = serve.with_cluster(gpu_baseline(SLOW_LINKS if links == "slow" else {}),
-                             {"draft_devices": draft, "contexts_per_draft": contexts, "prm_devices": prm,
+                             {"draft_devices": draft, "draft_contexts_per_device": contexts, "prm_devices": prm,
                               "target_devices": target})
     queued = []
     for rate in rates:
@@ -113,14 +113,14 @@ def test_no_transfer_waits_while_its_link_direction_is_free():
 
 CLUSTERS = {
     "heteroreason boards shared, GPUs batching": ("heteroreason-u280-200", {"draft_devices": 4,
-                                                                           "contexts_per_draft": 2}, True, 2.0),
+                                                                           "draft_contexts_per_device": 2}, True, 2.0),
     "heteroreason one slot": ("heteroreason-u280-200", {}, False, 0.1),
     "heteroreason GPUs at batch 1": ("heteroreason-u280-200", {"draft_devices": 4, "prm_devices": 2,
                                                                "target_devices": 2}, False, 1.0),
-    "jetson drafts batching": ("heteroreason-jetson", {"draft_devices": 2, "contexts_per_draft": 2}, True, 0.5),
-    "gpu-stepahead batching": ("gpu-stepahead", {"draft_devices": 2, "contexts_per_draft": 2,
+    "jetson drafts batching": ("heteroreason-jetson", {"draft_devices": 2, "draft_contexts_per_device": 2}, True, 0.5),
+    "gpu-stepahead batching": ("gpu-stepahead", {"draft_devices": 2, "draft_contexts_per_device": 2,
                                                  "prm_devices": 2, "target_devices": 2}, True, 1.5),
-    "gpu-baseline shared": ("gpu-baseline", {"draft_devices": 2, "contexts_per_draft": 2}, False, 0.3),
+    "gpu-baseline shared": ("gpu-baseline", {"draft_devices": 2, "draft_contexts_per_device": 2}, False, 0.3),
 }
 
 

@@ -14,15 +14,13 @@ from ..errors import ConfigError, CosimError
 from ..serve._plan import MAX_CLUSTERS, check_grid_size
 from ..config._yamlio import load_yaml
 from .._isolation import stop_workers
+from .._system import CLUSTER_PATHS
 from .._sweep._executors import check_ray_address, ray_results
 from ..outputs._arrow import column, write_csv
 from ..outputs._atomic import write_atomically
 from ..outputs._safety import RunFolder
 from ..serve import plan, run, with_cluster
 from ._serve_inputs import arrivals_text, requests_of, scenario_with_settings
-
-_VALUES = {"draft_devices": "cluster.draft.devices", "contexts_per_draft": "cluster.draft.contexts_per_device",
-           "prm_devices": "cluster.prm.devices", "target_devices": "cluster.target.devices"}
 
 
 def counts(text: str, option: str) -> list[int]:
@@ -75,7 +73,7 @@ def _mapper(args: argparse.Namespace, scn: Any, trace: Any, served: dict[str, An
     check_ray_address(args.ray_address, "ray")
 
     def on_ray(evaluate: Any, clusters: list[dict[str, int]]) -> list[float]:
-        points = [{**{_VALUES[k]: v for k, v in c.items()}, **{f"serve.{k}": v for k, v in served.items()}}
+        points = [{**{CLUSTER_PATHS[k]: v for k, v in c.items()}, **{f"serve.{k}": v for k, v in served.items()}}
                   for c in clusters]
         found: dict[str, float] = {}
         for row in ray_results(scn, trace, points, args.workers, args.ray_address):
@@ -84,7 +82,7 @@ def _mapper(args: argparse.Namespace, scn: Any, trace: Any, served: dict[str, An
                 name, _, message = str(row.get("error")).partition(": ")
                 cls = getattr(errors, name, None)
                 cls = cls if isinstance(cls, type) and issubclass(cls, CosimError) else errors.SimulationError
-                cluster = {k: row[_VALUES[k]] for k in _VALUES}
+                cluster = {k: row[CLUSTER_PATHS[k]] for k in clusters[0]}
                 raise cls(f"{scn.name} on {describe(scn, cluster)}: {message or row.get('error')}")
             found[key] = row.get("latency_p99_s")
         return [found[json.dumps(p, sort_keys=True)] for p in points]
@@ -96,7 +94,7 @@ def describe(scn: Any, cluster: dict[str, int]) -> str:
     """A cluster in words, as the plan's table shows it."""
     if scn.system == "autoregressive":
         return f"{cluster['target_devices']} target GPUs"
-    return (f"{cluster['draft_devices']} draft devices ({cluster['contexts_per_draft']} contexts each), "
+    return (f"{cluster['draft_devices']} draft devices ({cluster['draft_contexts_per_device']} contexts each), "
             f"{cluster['prm_devices']} PRM and {cluster['target_devices']} target GPUs")
 
 
@@ -118,7 +116,7 @@ def equal_resources(reference: Any, best: Any, scn: Any, evaluate: Callable[[dic
     contexts = scn.cluster.draft.contexts_per_device
 
     def cluster(d: int, p: int, t: int) -> dict[str, int]:
-        return {"draft_devices": d, "contexts_per_draft": contexts, "prm_devices": p, "target_devices": t}
+        return {"draft_devices": d, "draft_contexts_per_device": contexts, "prm_devices": p, "target_devices": t}
 
     count = gpus(reference, best.cluster)
     draft_pool = grid["draft"] if scn.system == "heteroreason" else range(1, count - 1)
@@ -167,7 +165,7 @@ def run_plans(args: argparse.Namespace) -> int:
                 # The target alone (the autoregressive system) varies its target pool only.
                 pools = {**grid, "draft": [1], "prm": [1]} if scn.system == "autoregressive" else grid
                 result = plan(evaluate, **pools, slo_s=args.slo, costs=_costs(args.costs, scn),
-                              contexts_per_draft=contexts, map=_mapper(args, scn, trace, served),
+                              draft_contexts_per_device=contexts, map=_mapper(args, scn, trace, served),
                               width=args.workers)
                 comparison = None
                 if plans and plans[0][1].cluster is not None:  # the first scenario's cheapest, as a yardstick
@@ -182,7 +180,7 @@ def run_plans(args: argparse.Namespace) -> int:
                     print(f"{scn.name}: {len(result.evaluations)} of {result.candidates} clusters simulated")
             import pyarrow as pa  # lazy: pyarrow, loaded only when a table is written or read
 
-            names = ("scenario", "draft_devices", "contexts_per_draft", "prm_devices", "target_devices", "p99_s",
+            names = ("scenario", "draft_devices", "draft_contexts_per_device", "prm_devices", "target_devices", "p99_s",
                      "cost", "meets_slo")
             write_csv(pa.table({k: column([r[k] for r in rows]) for k in names}), run_folder.staged("plan.csv"))
             report = {"rate": args.rate, "arrivals": arrivals_text(args), "slo_s": args.slo, "requests": described,

@@ -1,14 +1,11 @@
-"""A scenario's serving cluster and GPU batching (docs/serving.md): pools of draft, PRM
-and target devices, and how a GPU batches the work of many requests at each iteration.
-Every parameter is declared once, here: name, rule, help, and where its default comes
-from. A scenario without these sections is the single-request system: one device per
-role, one context on the draft device, no batching.
-"""
+"""A scenario's serving cluster and GPU batching (docs/serving.md): the configuration
+classes of the sections declared in cosim/schema/_cluster.py, and the checks that need
+the whole scenario (memory, threads, links, which system reads which value)."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from dataclasses import dataclass
 from typing import Any
 
 from . import _params
@@ -17,116 +14,25 @@ from ._params import param
 from .hardware import FpgaDevice, kv_bytes_per_token, load_link
 from ..errors import ConfigError
 from .._isolation import native
+from ..schema._cluster import BATCHING, DRAFT_POOL, ENGINE_ONLY, GPU_POOL, POOLS
 
-_ONE_OF_EACH = "source: the single-request systems, one device per role (docs/system.md)"
-
-
-@dataclass(frozen=True, kw_only=True)
-class DraftPool:
-    """The draft devices (FPGA boards or GPUs), all of the scenario's draft device."""
-
-    devices: int = param("draft devices in the pool", default=1, note=_ONE_OF_EACH, limit=PROCESSES)
-    contexts_per_device: int = param(
-        "requests one draft device holds at once, each with its own KV cache of the draft model's window (or "
-        "the device's kv_reserve_tokens) in the device's memory beside the weights", default=1, note="source: the single-request systems hold one context (docs/system.md)",
-        limit=PROCESSES)
-    boards_per_host_link: int = param(
-        "draft boards behind one PCIe switch, sharing its link to the host (host_link); 1: each board has its "
-        "own link to the host", default=1,
-        note="source: the single-request systems plug their one board into its own x16 slot (docs/system.md)",
-        limit=PROCESSES)
-    host_link: str = param(
-        "the link a PCIe switch's boards share to the host (a built-in link or a link YAML), with "
-        "boards_per_host_link > 1", rule="any", default="pcie_gen4_x16",
-        note="estimate: a Gen4 x16 host port, the widest a Gen4 PCIe switch offers (the boards' own Gen3 x16 "
-             "links on the U280 are narrower)")
+DraftPool = _params.config_class(DRAFT_POOL, __name__)
+GpuPool = _params.config_class(GPU_POOL, __name__)
+Batching = _params.config_class(BATCHING, __name__)
 
 
-@dataclass(frozen=True, kw_only=True)
-class GpuPool:
-    """GPUs serving one role (PRM or target), each holding the role's whole model."""
-
-    devices: int = param("GPUs in the pool, each with a copy of the model", default=1, note=_ONE_OF_EACH,
-                         limit=PROCESSES)
-
-
-@dataclass(frozen=True, kw_only=True)
-class Cluster:
-    """The devices requests are served on; a request keeps its draft context, PRM and target."""
-
-    draft: DraftPool = param("the draft devices", rule="any", default=DraftPool())
-    prm: GpuPool = param("the PRM GPUs", rule="any", default=GpuPool())
-    target: GpuPool = param("the target GPUs", rule="any", default=GpuPool())
+def _cluster_class() -> type:
+    """The cluster: one group per declared pool (PRM and target share the GPU pool's class)."""
+    classes = {DRAFT_POOL.python: DraftPool, GPU_POOL.python: GpuPool}
+    fields = [(pool, classes[group.python], param(help, rule="any", default=classes[group.python]()))
+              for pool, group, help in POOLS]
+    cls = dataclasses.make_dataclass("Cluster", fields, frozen=True, kw_only=True)
+    cls.__module__ = __name__
+    cls.__doc__ = "The devices requests are served on; a request keeps its draft context, PRM and target."
+    return cls
 
 
-POLICIES = ("fcfs", "verify_first")
-
-
-@dataclass(frozen=True, kw_only=True)
-class Batching:
-    """Iteration-level (continuous) batching on the GPUs: at every forward pass a GPU takes
-    the waiting work of several requests, within a sequence count and a token budget."""
-
-    enabled: bool = param(
-        "GPUs batch the work of several requests at each iteration; off: one request at a time, at batch size "
-        "1", rule="any", default=False,
-        note="source: the systems compared serve every request at batch size 1 (docs/system.md)")
-    max_batch: int = param(
-        "most sequences one GPU iteration holds", default=64,
-        note="estimate: between the batch caps Sarathi-Serve evaluated vLLM with (32, 64, 128) and under "
-             "vLLM's default max_num_seqs (128); an RTX 3090 holding the 7B target in BF16 keeps about 10.5 GB "
-             "for KV cache, about 184k tokens at 56 KiB a token, a few thousand tokens for each of 64 requests; "
-             "plausible from Sarathi-Serve's 32 to vLLM's 128", range=(32, 128), limit=PROCESSES)
-    token_budget: int = param(
-        "most tokens one GPU iteration processes (tokens): prefill tokens and one per decoding sequence, "
-        "together; a longer prefill is split across iterations", default=2048,
-        note="estimate: vLLM's default max_num_batched_tokens (SchedulerConfig, 2048), the larger of the two "
-             "token budgets Sarathi-Serve evaluated (512 and 2048); plausible from 512 to 8192 (vLLM's chunked-prefill "
-             "budgets)", range=(512, 8192))
-    policy: str = param(
-        "which waiting work an iteration admits first: fcfs, in arrival order; verify_first, the verification "
-        "of steps of requests in flight ahead of other waiting work", rule="any", default="fcfs",
-        choices=POLICIES, note="source: vLLM's default scheduling policy is fcfs (SchedulerConfig.policy)")
-    gpu_memory_utilization: float = param(
-        "share of each batching GPU's memory for weights and KV cache: the sequences of one iteration hold "
-        "their KV caches in what is left beside every model's weights, and work that does not fit waits",
-        rule="fraction", default=0.9,
-        note="source: vLLM's default gpu_memory_utilization (0.9, EngineArgs)")
-    # The autoregressive system's vLLM engine (models/vllm_scheduler.hpp, docs/serving.md).
-    block_size: int = param(
-        "tokens per KV-cache block of the autoregressive system's vLLM engine: KV memory is allocated a block "
-        "at a time", default=16,
-        note="source: vLLM's default block_size on CUDA GPUs (CacheConfig.block_size, 16)")
-    num_gpu_blocks: int = param(
-        "KV-cache blocks of the autoregressive system's vLLM engine on each GPU, counted as vLLM counts them "
-        "(its null block included); 0: derived, floor((gpu_memory_utilization x memory - weights - "
-        "runtime_memory) / (block_size x KV bytes per token))", rule="non_negative", default=0,
-        note="source: vLLM derives num_gpu_blocks from gpu_memory_utilization at start-up "
-             "(Worker.determine_available_memory); 0 does the same, give the number a vLLM log reports to "
-             "match a run exactly", limit=GPU_BLOCKS)
-    runtime_memory_bytes: float = param(
-        "GPU memory the autoregressive system's vLLM engine holds beside the weights and the KV cache "
-        "(activations at the token budget, CUDA graphs, the CUDA context), left out when num_gpu_blocks is "
-        "derived", rule="non_negative", default=1.24e9,
-        note="estimate: a vLLM 0.19 run of Llama-3.1-8B on an RTX 4090 (max_num_batched_tokens 2048, "
-             "gpu_memory_utilization 0.9, LLMServingSim's published run) kept 2588 blocks of 16 tokens x "
-             "128 KiB: 0.9 x 25.25 GB - 16.06 GB of weights - 5.43 GB of KV cache = 1.24 GB. Range: 0.5-3 GB, "
-             "from a smaller token budget without CUDA graphs to a larger one with them", range=(0.5e9, 3e9))
-    prefix_caching: bool = param(
-        "the autoregressive system's vLLM engine keeps the KV of freed full blocks until they are reused, so "
-        "a request whose prefix matches (a shared system prompt, or its own tokens after a preemption) "
-        "takes them back instead of recomputing", rule="any", default=True,
-        note="source: vLLM V1 enables prefix caching by default (CacheConfig.enable_prefix_caching)")
-    async_scheduling: bool = param(
-        "the autoregressive system's vLLM engine schedules a step while the GPU runs the one before, so a "
-        "roofline-timed step takes the longer of the GPU's forward overhead and its compute or memory time, "
-        "not their sum", rule="any", default=True,
-        note="source: vLLM 0.19 schedules asynchronously by default (SchedulerConfig.async_scheduling, true in "
-             "the resolved configuration of a run that did not set it: LLMServingSim's RTX 4090 meta.json)")
-
-
-# The batching parameters only the autoregressive system's vLLM engine reads.
-ENGINE_ONLY = ("block_size", "num_gpu_blocks", "runtime_memory_bytes", "prefix_caching", "async_scheduling")
+Cluster = _cluster_class()
 
 
 def _named(config: Any, name: str, path: str) -> str:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import builtins
 import math
 import numbers
+import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -34,7 +35,7 @@ ROLES = ("draft", "prm", "target")
 # default 8 x 4 x 4 grid) but keeps a state per (draft, prm) pair and scans them every
 # round; a grid past this is a mistake more often than a plan.
 MAX_CLUSTERS = 10_000
-ClusterDict = dict[str, int]  # as the engine's cluster section: draft_devices, contexts_per_draft, prm_devices, ...
+ClusterDict = dict[str, int]  # as the engine's cluster section: draft_devices, draft_contexts_per_device, ...
 
 
 def device_costs(scn: Scenario) -> dict[str, float]:
@@ -120,8 +121,8 @@ class _Search:
         return (cost, *counts)
 
     def cluster(self, d: int, p: int, t: int) -> ClusterDict:
-        return {"draft_devices": self.draft[d], "contexts_per_draft": self.contexts, "prm_devices": self.prm[p],
-                "target_devices": self.target[t]}
+        return {"draft_devices": self.draft[d], "draft_contexts_per_device": self.contexts,
+                "prm_devices": self.prm[p], "target_devices": self.target[t]}
 
     def open_range(self, column: tuple[int, int]) -> tuple[int, int]:
         """Target indices of the column still unknown and cheaper than the best so far."""
@@ -157,22 +158,31 @@ class _Search:
 
 
 def plan(evaluate: Callable[[ClusterDict], float], *, draft: Any, prm: Any, target: Any, slo_s: float,
-         costs: Mapping[str, float] | Scenario, contexts_per_draft: int = 1,
-         map: Callable[..., Iterable[Any]] | None = None, width: int = 1) -> PlanResult:
+         costs: Mapping[str, float] | Scenario, draft_contexts_per_device: int = 1,
+         map: Callable[..., Iterable[Any]] | None = None, width: int = 1,
+         contexts_per_draft: int | None = None) -> PlanResult:
     """The cheapest cluster whose p99 latency is at most ``slo_s`` seconds.
 
     ``evaluate(cluster)`` gives a cluster's p99 latency in seconds (inf when it cannot keep
     up); the cluster is a dict as the engine's cluster section (``draft_devices``,
-    ``contexts_per_draft``, ``prm_devices``, ``target_devices``). ``draft``, ``prm``,
+    ``draft_contexts_per_device``, ``prm_devices``, ``target_devices``: the scenario's
+    ``cluster.draft.devices``, ``cluster.draft.contexts_per_device``, ...). ``draft``, ``prm``,
     ``target``: the device counts to try (ranges or lists). ``costs``: a cost per device of
     each role, or a Scenario for its devices' power (``device_costs``); a cluster costs the
     sum over its devices. ``map(evaluate, clusters)`` evaluates a round's clusters, at most
-    ``width`` of them (default: the built-in map, one at a time)."""
+    ``width`` of them (default: the built-in map, one at a time). ``contexts_per_draft`` is
+    the old name of ``draft_contexts_per_device`` (deprecated)."""
     grid = (_counts(draft, "draft"), _counts(prm, "prm"), _counts(target, "target"))
     check_grid_size(*(len(g) for g in grid))
     slo = real(slo_s, "slo_s", positive=True)
     per_device = _costs(costs)
-    contexts = whole(contexts_per_draft, "contexts_per_draft", minimum=1)
+    if contexts_per_draft is not None:
+        if draft_contexts_per_device != 1:
+            raise ConfigError("contexts_per_draft: the old name of draft_contexts_per_device; give only that")
+        warnings.warn("plan: contexts_per_draft is now named draft_contexts_per_device", DeprecationWarning,
+                      stacklevel=2)
+        draft_contexts_per_device = contexts_per_draft
+    contexts = whole(draft_contexts_per_device, "draft_contexts_per_device", minimum=1)
     step = whole(width, "width", minimum=1)
     if not callable(evaluate):
         raise ConfigError(f"evaluate: expected a function of a cluster, got {type(evaluate).__name__}")

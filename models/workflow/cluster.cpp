@@ -35,10 +35,13 @@ double kv_budget_bytes(const std::string& gpu, const GpuParams& params, const Mo
 
 Cluster::Cluster(const SystemSpec& spec) {
     const ClusterShape& shape = spec.shape;
-    if (shape.draft_devices < 1 || shape.contexts_per_draft < 1 || shape.prm_devices < 1 || shape.target_devices < 1)
-        throw ConfigError("cluster: every pool needs at least one device, and a draft device one context");
-    const int boards = shape.draft_devices;
-    const int contexts = shape.contexts_per_draft;
+    shape.validate("cluster");  // every pool at least one device, a draft device at least one context
+    // The engine's limits (cosim/config/_declarations.py PROCESSES) keep these far inside an int.
+    const int boards = static_cast<int>(shape.draft_devices);
+    const int contexts = static_cast<int>(shape.draft_contexts_per_device);
+    const int prms = static_cast<int>(shape.prm_devices);
+    const int targets = static_cast<int>(shape.target_devices);
+    const int per_link = static_cast<int>(shape.draft_boards_per_host_link);
     const int slots = boards * contexts;
     dispatcher_ = std::make_unique<RequestDispatcher>("dispatcher", slots);
 
@@ -51,16 +54,13 @@ Cluster::Cluster(const SystemSpec& spec) {
         }
     };
     add_links(boards, "pcie_draft", spec.links[0]);
-    add_links(shape.prm_devices, "pcie_prm", spec.links[1]);
-    add_links(shape.target_devices, "pcie_target", spec.links[2]);
+    add_links(prms, "pcie_prm", spec.links[1]);
+    add_links(targets, "pcie_target", spec.links[2]);
     // Boards behind one PCIe switch share its link to the host.
-    if (shape.boards_per_host_link < 1)
-        throw ConfigError("cluster.draft.boards_per_host_link: must be >= 1, got " +
-                          std::to_string(shape.boards_per_host_link));
-    const bool switched = shape.boards_per_host_link > 1;
+    const bool switched = per_link > 1;
     const size_t host_links_at = links.size();
     if (switched)
-        add_links((boards + shape.boards_per_host_link - 1) / shape.boards_per_host_link, "pcie_host_link",
+        add_links((boards + per_link - 1) / per_link, "pcie_host_link",
                   spec.host_link);
     fabric_ = std::make_unique<PcieFabric>("fabric", links, names);
 
@@ -84,26 +84,26 @@ Cluster::Cluster(const SystemSpec& spec) {
         }
         return batcher;
     };
-    for (int i = 0; i < shape.prm_devices; ++i) {
+    for (int i = 0; i < prms; ++i) {
         GpuBatcher* batcher =
-            gpu(prm_gpu_, device_name("prm", i, shape.prm_devices), spec.prm_gpu, spec.prm_model, spec.prm_power,
+            gpu(prm_gpu_, device_name("prm", i, prms), spec.prm_gpu, spec.prm_model, spec.prm_power,
                 spec.prm_profile, 0.0);
-        server(prm_server_, device_name("prm_server", i, shape.prm_devices));
+        server(prm_server_, device_name("prm_server", i, prms));
         devices_.push_back(Device{"prm", i, &prm_gpu_.back()->power(), prm_server_.back(), batcher});
     }
-    for (int i = 0; i < shape.target_devices; ++i) {
+    for (int i = 0; i < targets; ++i) {
         // FPGA systems keep the draft model on the target GPU for the prompt's prefill.
         const double helper_weights =
             spec.draft_on_fpga ? spec.draft_model.params * spec.draft_on_target_gpu.weight_bytes_per_param : 0.0;
-        GpuBatcher* batcher = gpu(target_gpu_, device_name("target", i, shape.target_devices), spec.target_gpu,
+        GpuBatcher* batcher = gpu(target_gpu_, device_name("target", i, targets), spec.target_gpu,
                                   spec.target_model, spec.target_power, spec.target_profile, helper_weights);
-        server(target_server_, device_name("target_server", i, shape.target_devices));
+        server(target_server_, device_name("target_server", i, targets));
         devices_.push_back(Device{"target", i, &target_gpu_.back()->power(), target_server_.back(), batcher});
         if (spec.draft_on_fpga) {
             // The draft model's phase-1 prompt prefill runs on this GPU, drawing its power
             // (and, batched, in its iterations).
             gpus_.push_back(std::make_unique<GpuProxy>(
-                device_name("draft_on_target", i, shape.target_devices).c_str(), spec.draft_on_target_gpu,
+                device_name("draft_on_target", i, targets).c_str(), spec.draft_on_target_gpu,
                 spec.draft_model, target_gpu_.back()->power()));
             gpus_.back()->set_batcher(batcher);
             helper_gpu_.push_back(gpus_.back().get());
@@ -147,11 +147,11 @@ Cluster::Cluster(const SystemSpec& spec) {
     };
     for (int s = 0; s < slots; ++s) {
         const int b = s % boards;
-        const int p = s % shape.prm_devices;
-        const int t = s % shape.target_devices;
+        const int p = s % prms;
+        const int t = s % targets;
         const std::string port_name = device_name("draft_port", s, slots);
         const size_t base_prm = static_cast<size_t>(boards);
-        const size_t base_target = base_prm + static_cast<size_t>(shape.prm_devices);
+        const size_t base_target = base_prm + static_cast<size_t>(prms);
         // The host's commands cross each device's PCIe link (its interconnect port).
         PcieLink& draft_link = fabric_->interconnect(static_cast<size_t>(b));
         PcieLink& prm_link = fabric_->interconnect(base_prm + static_cast<size_t>(p));
@@ -178,7 +178,7 @@ Cluster::Cluster(const SystemSpec& spec) {
             *fabric_, *logs_.back(),
             std::array<size_t, 3>{static_cast<size_t>(b), base_prm + static_cast<size_t>(p),
                                   base_target + static_cast<size_t>(t)},
-            switched ? host_links_at + static_cast<size_t>(b / shape.boards_per_host_link) : FabricPort::kNoLink));
+            switched ? host_links_at + static_cast<size_t>(b / per_link) : FabricPort::kNoLink));
         WorkflowDevices d;
         d.draft = draft_units_.back().get();
         d.prm = prm_gpu_[static_cast<size_t>(p)];

@@ -25,17 +25,9 @@
 #include "host_orchestrator.hpp"
 #include "pcie_fabric.hpp"
 #include "request_dispatcher.hpp"
+#include "serving_settings.hpp"
 
 namespace cosim {
-
-struct ClusterShape {
-    int draft_devices = 1;
-    int contexts_per_draft = 1;
-    int prm_devices = 1;
-    int target_devices = 1;
-    // Draft boards that share one link to the host through a PCIe switch (1: each has its own).
-    int boards_per_host_link = 1;
-};
 
 // Everything a cluster is built from: the system's devices, models and links, and its shape.
 struct SystemSpec {

@@ -1,0 +1,84 @@
+"""The cluster and batching sections are declared once (cosim/schema/_cluster.py): the
+Python classes, the engine's sections, the compiled C++ structs and their readers all
+follow that declaration, one name per value. These fail when a side lacks a declared
+parameter or names it differently."""
+
+import dataclasses
+
+import pytest
+
+import cosim
+from cosim import ConfigError
+from cosim._isolation import native
+from cosim._system import CLUSTER_PATHS, with_cluster
+from cosim._workflow import system_dict
+from cosim.config._cluster import Batching, Cluster, DraftPool, GpuPool
+from cosim.schema import _cluster
+
+CPP = {float: "double", int: "int64_t", bool: "bool", str: "std::string"}
+
+
+def test_the_compiled_structs_hold_exactly_the_declared_native_parameters():
+    compiled = native().param_declarations()
+    assert [tuple(p) for p in compiled["cluster"]] == [
+        ("draft_devices", "int64_t", "positive"), ("draft_contexts_per_device", "int64_t", "positive"),
+        ("draft_boards_per_host_link", "int64_t", "positive"), ("prm_devices", "int64_t", "positive"),
+        ("target_devices", "int64_t", "positive")]
+    assert [tuple(p) for p in compiled["batching"]] == [
+        (d.name, CPP[d.type], d.rule) for d in _cluster.BATCHING.params if d.native]
+
+
+def test_each_flat_key_is_its_scenario_path_by_one_rule():
+    # cluster.<pool>.<name> <-> <pool>_<name>, for every native pool parameter and nothing else.
+    assert CLUSTER_PATHS == {"draft_devices": "cluster.draft.devices",
+                             "draft_contexts_per_device": "cluster.draft.contexts_per_device",
+                             "draft_boards_per_host_link": "cluster.draft.boards_per_host_link",
+                             "prm_devices": "cluster.prm.devices", "target_devices": "cluster.target.devices"}
+    scn = cosim.scenario("heteroreason")
+    for n, (key, path) in enumerate(CLUSTER_PATHS.items(), start=2):
+        assert scn.canonical_path(path) == path
+        changed = with_cluster(scn, {key: n})
+        pool, name = path.split(".")[1:]
+        assert getattr(getattr(changed.cluster, pool), name) == n
+        assert system_dict(changed)["cluster"][key] == n
+
+
+def test_the_python_classes_follow_the_declarations():
+    for cls, group in ((DraftPool, _cluster.DRAFT_POOL), (GpuPool, _cluster.GPU_POOL),
+                       (Batching, _cluster.BATCHING)):
+        fields = dataclasses.fields(cls)
+        assert [f.name for f in fields] == [d.name for d in group.params]
+        assert [(f.metadata["help"], f.metadata["rule"], f.default) for f in fields] == \
+            [(d.help, d.rule, d.default) for d in group.params]
+    assert [(f.name, f.metadata["help"]) for f in dataclasses.fields(Cluster)] == \
+        [(pool, help) for pool, _, help in _cluster.POOLS]
+
+
+@pytest.mark.parametrize("system", ["heteroreason", "gpu-stepahead", "autoregressive"])
+def test_the_engine_is_handed_the_declared_sections_with_the_scenarios_values(system):
+    scn = cosim.scenario(system).with_values({"cluster.target.devices": 3, "batching.enabled": True,
+                                              "batching.max_batch": 48})
+    sections = system_dict(scn)
+    assert list(sections["cluster"]) == [f.key for f in _cluster.SHAPE]
+    assert sections["cluster"]["target_devices"] == 3
+    assert list(sections["batching"]) == [d.name for d in _cluster.BATCHING.params if d.native]
+    assert sections["batching"]["max_batch"] == 48 and sections["batching"]["enabled"] is True
+
+
+def _refused(system, match):
+    with pytest.raises(ConfigError, match=match):
+        native().simulate_workflow(system, lambda finished: None, False, "", False, None, 0, False)
+
+
+def test_a_bad_section_is_refused_by_its_declared_name_and_rule():
+    # The sections are read before anything is simulated: the engine refuses at once.
+    good = system_dict(cosim.scenario("heteroreason"))
+    system = {**good, "cluster": {k: v for k, v in good["cluster"].items() if k != "draft_contexts_per_device"}}
+    _refused(system, r"^cluster\.draft_contexts_per_device: missing parameter")
+    _refused({**good, "cluster": {**good["cluster"], "contexts_per_draft": 1}},
+             r"^cluster\.contexts_per_draft: unknown parameter")
+    _refused({**good, "cluster": {**good["cluster"], "prm_devices": 0}}, r"^cluster\.prm_devices: must be .*> 0")
+    _refused({**good, "batching": {**good["batching"], "policy": "lifo"}},
+             r"^batching\.policy: one of the declared policies, got 'lifo'")
+    _refused({**good, "batching": {**good["batching"], "gpu_memory_utilization": 1.5}},
+             r"^batching\.gpu_memory_utilization: must be")
