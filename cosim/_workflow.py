@@ -17,6 +17,7 @@ from .result import Result
 from .config.scenario import Scenario
 from .trace import Trace
 from ._system import autoregressive_system, serving_sections
+from .schema._toggles import OPTIONS
 
 
 def profile_native(profile: str | None, model: Any) -> Any:
@@ -35,6 +36,22 @@ def _gpu_section(device: GpuDevice, model: Any, link: Any, profile: str | None =
             "profile": profile_native(profile, model)}
 
 
+def options_section(scn: Scenario) -> dict[str, Any]:
+    """The engine's ``options``: each option the host reads, from the scenario value its
+    declaration names (cosim/schema/_toggles.py, ``Option.source``)."""
+    options = {}
+    for option in OPTIONS:
+        if not option.read:
+            continue
+        section, _, name = option.source.partition(".")
+        options[option.name] = getattr(scn, option.name) if option.source == "system" else \
+            getattr(getattr(scn, section), name)
+    # Without step-ahead nothing is drafted ahead, and no interrupted target run is kept.
+    if not scn.toggles.step_ahead:
+        options["step_ahead_depth"], options["prefetch_cache"] = 0, False
+    return options
+
+
 def system_dict(scn: Scenario) -> dict[str, Any]:
     """The flat description the native engine takes."""
     if scn.system == "autoregressive":
@@ -51,19 +68,8 @@ def system_dict(scn: Scenario) -> dict[str, Any]:
                          "link": _params.native(draft.link)}
     else:
         draft_section = {"kind": "gpu", **_gpu_section(draft.device, draft.model, draft.link, draft.profile)}
-    t = scn.toggles
     return {
-        "options": {
-            "sequential": scn.sequential,
-            "step_ahead_depth": t.step_ahead_depth if t.step_ahead else 0,
-            "step_ahead": t.step_ahead,
-            "target_ahead_after_refine": t.target_ahead_after_refine,
-            "prefetch_cache": t.prefetch_cache and t.step_ahead,
-            "shadow_sync": t.shadow_sync,
-            "prm_prefix_cache": scn.serving.prm_prefix_cache,
-            "token_bytes": scn.serving.token_bytes,
-            "control_bytes": scn.serving.control_bytes,
-        },
+        "options": options_section(scn),
         "draft": draft_section,
         "prm": _gpu_section(scn.prm.device, scn.prm.model, scn.prm.link, scn.prm.profile),
         "target": _gpu_section(scn.target.device, scn.target.model, scn.target.link, scn.target.profile),

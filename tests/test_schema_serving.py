@@ -82,3 +82,22 @@ def test_a_bad_section_is_refused_by_its_declared_name_and_rule():
              r"^batching\.policy: one of the declared policies, got 'lifo'")
     _refused({**good, "batching": {**good["batching"], "gpu_memory_utilization": 1.5}},
              r"^batching\.gpu_memory_utilization: must be")
+
+
+def test_each_option_takes_the_scenario_value_its_declaration_names(monkeypatch):
+    from cosim import _workflow
+    from cosim.schema import _toggles
+
+    scn = cosim.scenario("heteroreason").with_values({"toggles.shadow_sync": False, "serving.control_bytes": 96})
+    options = _workflow.options_section(scn)
+    assert options["shadow_sync"] is False and options["control_bytes"] == 96
+    assert options["sequential"] is False and options["step_ahead_depth"] == 1
+    # A toy option declared once reaches the engine's section with no other line.
+    toy = _toggles.Option("toy_control_bytes", "int64_t", "0", "serving.control_bytes", "a toy option")
+    monkeypatch.setattr(_workflow, "OPTIONS", _toggles.OPTIONS + (toy,))
+    assert _workflow.options_section(scn)["toy_control_bytes"] == 96
+    # Without step-ahead nothing runs ahead: no depth, no kept target runs, whatever the toggles say.
+    off = cosim.scenario("gpu-stepahead").with_value("toggles.step_ahead", False)
+    assert off.toggles.prefetch_cache and off.toggles.step_ahead_depth == 1
+    assert (_workflow.options_section(off)["prefetch_cache"], _workflow.options_section(off)["step_ahead_depth"]) == \
+        (False, 0)
