@@ -182,7 +182,7 @@ FpgaProfile fpga_profile(const py::object& profile) {
     Reader r(d, "fpga profile");
     const auto source = r.get<std::string>("source");
     out.table = latency_profile(source, r.get<py::list>("rows"));
-    out.measured_clock_mhz = r.get<double>("clock_mhz");
+    out.measured_clock_mhz = r.get<double>("measured_clock_mhz");
     out.project_clock = r.get<bool>("project_clock");
     r.finish();
     return out;

@@ -29,7 +29,7 @@ BatchingSettings batching_settings(const pybind11::dict& d);
 LatencyProfile latency_profile(const std::string& source, const pybind11::list& rows);
 // None, or (source, rows).
 LatencyProfile optional_profile(const pybind11::object& profile);
-// None, or {source, rows, clock_mhz, project_clock}.
+// None, or {source, rows, measured_clock_mhz, project_clock}.
 FpgaProfile fpga_profile(const pybind11::object& profile);
 PowerState power_state(const std::string& name);
 // The native parameters this build was compiled with, per group: (name, C++ type, rule).

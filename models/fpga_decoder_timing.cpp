@@ -41,7 +41,7 @@ FpgaDecoderTiming::FpgaDecoderTiming(const std::string& where, const FpgaAcceler
     hbm.validate(where + ".hbm");
     params_.validate(where, hbm);
     if (profile_.project_clock) {
-        require_positive(where + ".profile.clock_mhz", profile_.measured_clock_mhz);
+        require_positive(where + ".profile.measured_clock_mhz", profile_.measured_clock_mhz);
         profile_scale_ = profile_.measured_clock_mhz / params_.clock_mhz;
     }
     const double ns_per_cycle = params_.ns_per_cycle();

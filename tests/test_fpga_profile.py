@@ -24,7 +24,7 @@ def measured_device(tmp_path):
         folder.mkdir(exist_ok=True)
         write_csv(folder / "measured.csv", rows)
         text = builtin_path("device", "u280").read_text()
-        text += f"profile:\n  file: measured.csv\n  clock: {clock}\n  clock_projection: {projection}\n"
+        text += f"profile:\n  file: measured.csv\n  measured_clock: {clock}\n  clock_projection: {projection}\n"
         device = folder / "u280_measured.yaml"
         device.write_text(text)
         return device

@@ -98,7 +98,7 @@ def test_an_fpga_decode_table_is_checked_over_its_kv_reservation(tmp_path):
     # 10 ms at 0, 9 ms at 1000: 0.01 - 1e-6 * 32768 < 0 within Qwen2.5-0.5B's 32768 window;
     # with 8192 tokens reserved, 0.01 - 1e-6 * 8192 = 1.8 ms stays positive.
     (folder / "measured.csv").write_text("phase,tokens,context,seconds\ndecode,1,0,0.010\ndecode,1,1000,0.009\n")
-    text = builtin_path("device", "u280").read_text() + "profile:\n  file: measured.csv\n  clock: 200 MHz\n"
+    text = builtin_path("device", "u280").read_text() + "profile:\n  file: measured.csv\n  measured_clock: 200 MHz\n"
     (folder / "board.yaml").write_text(text)
     (tmp_path / "s.yaml").write_text("system: heteroreason\ndraft: {device: boards/board.yaml}\n")
     with pytest.raises(ConfigError, match=r"draft\.device\.profile\.file: .*boards/measured\.csv: the profile gives "

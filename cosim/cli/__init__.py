@@ -32,6 +32,7 @@ def _config_classes() -> dict[str, type]:
         "pcie": hardware.PcieLinkConfig,
         "hbm": hardware.HbmConfig,
         "fpga": hardware.FpgaAcceleratorConfig,
+        "fpga.profile": hardware.FpgaProfileConfig,  # a device's optional measured profile
         "gpu": hardware.GpuConfig,
         "power": hardware.PowerConfig,
         "model": hardware.ModelConfig,
@@ -45,8 +46,8 @@ def _config_classes() -> dict[str, type]:
     }
 
 
-_GROUPS = ("pcie", "hbm", "fpga", "gpu", "power", "model", "toggles", "serving", "cluster.draft", "cluster.prm",
-           "cluster.target", "batching", "profile")
+_GROUPS = ("pcie", "hbm", "fpga", "fpga.profile", "gpu", "power", "model", "toggles", "serving", "cluster.draft",
+           "cluster.prm", "cluster.target", "batching", "profile")
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:

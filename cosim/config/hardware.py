@@ -8,6 +8,8 @@ wherever a built-in name does.
 from __future__ import annotations
 
 import dataclasses
+import sys
+import warnings
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -59,7 +61,8 @@ class FpgaProfileConfig:
     file: str = param("CSV of measured times (phase,tokens,context,seconds: decode seconds per token by "
                       "context, local-prefill seconds by tokens); a relative path is taken from the device "
                       "file's folder", rule="any")
-    clock_mhz: float = param("kernel clock the profile was measured at")
+    measured_clock_mhz: float = param("kernel clock the profile was measured at (not the clock the design runs "
+                                      "at: that is the accelerator's clock_mhz)")
     clock_projection: str = param("linear: times scale by measured clock / clock (a compute- or pipeline-bound "
                                   "design); none: used as measured at any clock", rule="any", default="linear",
                                   choices=PROJECTIONS)
@@ -139,6 +142,8 @@ def _load(what: str, ref: Any, allowed: tuple[str, ...]) -> Any:
         place = data.where_of("kind") if "kind" in data else data.where if isinstance(ref, dict) else path
         raise ConfigError(f"{place}: kind must be one of {', '.join(allowed)}; {given}")
     body = LocatedDict({k: v for k, v in data.items() if k != "kind"}, data.where, data.lines)
+    if kind == "fpga":
+        body = _profile_clock_renamed(body)
     config = build(_KINDS[kind], body)
     if isinstance(ref, dict):
         path = Path.cwd() / "inline"  # relative paths of an inline mapping: from the current folder
@@ -149,6 +154,44 @@ def _load(what: str, ref: Any, allowed: tuple[str, ...]) -> Any:
         # A link file named in a device file is found beside that file.
         config = _with_origins_kept(config, host_link=str(path.parent / host_link))
     return config
+
+
+# The profile's clock was once `clock` (`clock_mhz`), a name every other section gives the
+# clock the design runs at; files that still say so load, with a DeprecationWarning.
+_OLD_PROFILE_CLOCK = {"clock": "measured_clock", "clock_mhz": "measured_clock_mhz"}
+
+
+def _profile_clock_renamed(body: LocatedDict) -> LocatedDict:
+    """The FPGA device's mapping with its profile's old clock key given the new name."""
+    profile = body.get("profile")
+    if not isinstance(profile, LocatedDict) or not set(_OLD_PROFILE_CLOCK) & set(profile):
+        return body
+    items, lines = {}, {}
+    for key, value in profile.items():
+        new = _OLD_PROFILE_CLOCK.get(key, key)
+        if new != key:
+            both = [k for k in ("measured_clock", "measured_clock_mhz") if k in profile]
+            if both:
+                raise ConfigError(f"{profile.where_of(key)}: the old name of profile.{both[0]}, which is also "
+                                  f"given; keep {both[0]} only")
+            warnings.warn(f"{profile.where_of(key)}: deprecated name; write {new} (the clock the profile was "
+                          f"measured at)", DeprecationWarning, stacklevel=_caller_level())
+        items[new] = value
+        if key in profile.lines:
+            lines[new] = profile.lines[key]
+    renamed = LocatedDict(items, profile.where, lines)
+    return LocatedDict({**body, "profile": renamed}, body.where, body.lines)
+
+
+def _caller_level() -> int:
+    """The stacklevel of the first frame outside this package (or the command line's own
+    __main__), so that a warning points at the caller whichever function loaded the file."""
+    package = str(Path(__file__).resolve().parent.parent)
+    frame, level = sys._getframe(1), 1  # the frame that calls warnings.warn is level 1
+    while frame is not None and str(Path(frame.f_code.co_filename).resolve()).startswith(package + "/") \
+            and frame.f_globals.get("__name__") != "__main__":
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def _with_origins_kept(config: Any, **changes: Any) -> Any:
@@ -180,7 +223,8 @@ def fpga_profile_native(device: FpgaDevice) -> dict[str, Any] | None:
     if device.profile is None:
         return None
     table = load_latency_profile(device.profile.file)
-    return {"source": table.source, "rows": list(table.rows), "clock_mhz": device.profile.clock_mhz,
+    return {"source": table.source, "rows": list(table.rows),
+            "measured_clock_mhz": device.profile.measured_clock_mhz,
             "project_clock": device.profile.clock_projection == "linear"}
 
 
