@@ -12,16 +12,12 @@ from typing import Any
 
 import numpy as np
 
-from .schema import COLUMNS, SUMS, TOTALS, row_fields
+from .schema import COLUMNS, SUMS, TOTALS, Sum, row_fields
 
 NS = 1e-9
 PS_PER_NS = 1000
 PS_PER_S = 1e12  # divided by, so that a whole number of seconds is exact
 ROLES = ("draft", "prm", "target")
-
-# Summed in problem order, each as plain floats (numpy's pairwise sum rounds differently).
-_TOTAL_KEYS = tuple(name for name, _ in SUMS)
-_PRIVATE_SUMS = frozenset(name for name, shown in SUMS if not shown)
 
 # The per-problem rows, in column order (cosim/schema/_rows.py declares them).
 ROW_FIELDS = row_fields("problem")
@@ -108,27 +104,36 @@ def problem_rows(engine: dict[str, Any], trace: dict[str, Any],
             # The autoregressive system's vLLM engine: preemptions and the tokens they recomputed.
             **{name: cols[name].astype(np.int64) for name in ("preemptions", "recomputed_tokens")},
         })
-    adds = {
-        "latency_ns": latency_ns, "final_tokens": final, "generated_tokens": cols["generated_tokens"],
-        "energy_j": energy, "stall_ns": cols["stall_ns"], "stalled_verdicts": cols["stalled_verdicts"],
-        "verdicts": verdicts, "comm_ns": cols["comm_critical_ns"], "stepahead_waste_j": cols["stepahead_waste_j"],
-        "offchain_energy_j": cols["offchain_energy_j"], "accepted_draft_tokens": trace["accepted_draft_tokens"],
-        "target_trace_tokens": trace["target_tokens"], **{f"busy_{r}": cols[f"busy_ns_{r}"] for r in ROLES},
-        **{f"energy_j_{r}": cols[f"energy_j_{r}"] for r in ROLES}, "steps": trace["steps"],
-        "backtracks": trace["backtracks"], "correct": correct[correct >= 0], "labelled": (correct >= 0).astype(float),
-    }
+    # What each declared sum adds (cosim/schema/_rows.py, SUMS): a new total needs no line here.
+    adds = added(SUMS, {"row": rows, "engine": cols, "worked": {"latency_ns": latency_ns}})
     return rows, adds
 
 
+def added(sums: tuple[Sum, ...], sources: dict[str, dict[str, Any]]) -> dict[str, np.ndarray]:
+    """The values each of ``sums`` adds for one batch, taken from ``sources`` (``row``,
+    ``engine``, ``worked``: name -> the batch's values) as each declares."""
+    found = {}
+    for s in sums:
+        values = np.asarray(sources[s.source][s.of])
+        if s.take != "all":
+            known = ~np.isnan(values)
+            values = values[known] if s.take == "known" else known.astype(float)
+        found[s.name] = values
+    return found
+
+
 class Totals:
-    """The run's sums, problem by problem in order, and the span it covered."""
+    """The run's sums (cosim/schema/_rows.py's SUMS, as the module has them when the run
+    starts), problem by problem in order, and the span it covered."""
 
     def __init__(self) -> None:
-        self.sums = dict.fromkeys(_TOTAL_KEYS, 0.0)
+        self.declared = SUMS
+        self.sums = dict.fromkeys((s.name for s in SUMS), 0.0)
         self.problems = 0
         self.last_end_s = 0.0
 
     def add(self, rows: dict[str, Any], adds: dict[str, Any]) -> None:
+        # Summed in problem order, each as plain floats (numpy's pairwise sum rounds differently).
         sums = self.sums
         for key, values in adds.items():
             total = sums[key]
@@ -143,7 +148,8 @@ class Totals:
 
     def public(self) -> dict[str, float]:
         """The sums a Result shows as ``totals``."""
-        return {k: v for k, v in self.sums.items() if k not in _PRIVATE_SUMS}
+        shown = {s.name for s in self.declared if s.shown}
+        return {k: v for k, v in self.sums.items() if k in shown}
 
     def summary(self) -> dict[str, Any]:
         """The run's metrics (docs/metrics.md): ratios of the sums, never means of ratios,

@@ -4,6 +4,7 @@ tables derived from it. These fail when one side lacks a declared column or name
 differently."""
 
 import dataclasses
+import os
 import shutil
 import subprocess
 import sys
@@ -12,6 +13,7 @@ import pytest
 
 import cosim
 from cosim import schema
+import cosim._rows as rows_module
 from cosim._isolation import native
 from cosim._rows import ROW_FIELDS, SERVE_ROW_FIELDS, Totals
 from conftest import ROOT
@@ -45,7 +47,7 @@ def test_the_rows_follow_the_declared_columns_in_order():
     assert list(result.per_problem[0]) == list(ROW_FIELDS)
     assert result.per_problem.to_arrow().column_names == list(ROW_FIELDS)
     assert list(result.summary) == [t.name for t in schema.TOTALS]
-    assert set(result.totals) == {name for name, shown in schema.SUMS if shown}
+    assert set(result.totals) == {s.name for s in schema.SUMS if s.shown}
 
 
 def test_every_elapsed_column_names_an_engine_instant_that_may_be_missing():
@@ -56,9 +58,42 @@ def test_every_elapsed_column_names_an_engine_instant_that_may_be_missing():
 
 
 def test_every_total_is_made_of_declared_sums():
-    sums = {name for name, _ in schema.SUMS}
+    sums = {s.name for s in schema.SUMS}
+    assert len(sums) == len(schema.SUMS)
     for t in schema.TOTALS:
         assert {t.of, *t.per} - {""} <= sums, t.name
+
+
+def test_every_sum_takes_a_declared_column():
+    sources = {"row": {c.name for c in schema.COLUMNS}, "engine": set(schema.engine_columns()),
+               "worked": {"latency_ns"}}
+    for s in schema.SUMS:
+        assert s.of in sources[s.source] and s.take in ("all", "known", "count"), s.name
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="the worker is forked with the declarations patched")
+def test_a_sum_declared_alone_is_accumulated(monkeypatch):
+    # Toy sums and a toy total declared beside the real ones, with no other change: the run
+    # adds them up problem by problem, as a sum over the rows worked out here says.
+    toys = (schema.Sum("toy_drafted", "drafted_tokens"), schema.Sum("toy_stall", "stall_ns", "engine"),
+            schema.Sum("toy_correct", "accuracy", take="known"), schema.Sum("toy_labelled", "accuracy", take="count"))
+    monkeypatch.setattr(rows_module, "SUMS", schema.SUMS + toys)
+    monkeypatch.setattr(rows_module, "TOTALS", schema.TOTALS + (schema.Total("toy_total", "sum", "toy_drafted"),))
+    drawn = cosim.trace.generate("olympiadbench", 7, seed=2)
+    unlabelled = dataclasses.replace(drawn.problems[0], id="unlabelled", answer_correct=None)
+    trace = cosim.trace.Trace(drawn.header, [*drawn.problems, unlabelled])
+    result = cosim.simulate(cosim.scenario("heteroreason", 1), trace)
+    rows = list(result.per_problem)
+    drafted = 0.0
+    for r in rows:
+        drafted += r["drafted_tokens"]
+    assert result.totals["toy_drafted"] == drafted == result.summary["toy_total"] > 0
+    # The engine's stall time, seen in the rows as a share of each problem's latency.
+    assert result.totals["toy_stall"] == pytest.approx(sum(r["stall_ratio"] * r["latency_s"] * 1e9 for r in rows))
+    assert result.totals["toy_stall"] == result.totals["stall_ns"]
+    known = [r["accuracy"] for r in rows if r["accuracy"] is not None]
+    assert (result.totals["toy_correct"], result.totals["toy_labelled"]) == (sum(known), len(known)) == (4, 7)
+    assert result.summary["accuracy"] == sum(known) / len(known)
 
 
 def test_the_summary_combines_sums_as_declared_worked_by_hand():

@@ -20,7 +20,6 @@ from ._estimate import ESTIMATE_ABOVE, estimate
 from ._protect import check_run_outputs, later_inputs
 from ..config.scenario import load_scenario
 from ..uncertainty import intervals, to_json
-from ..outputs._gtkwave import write_gtkw
 from .._workflow import simulate
 from ._policy_option import load_policy
 from ._progress import finished_bar
@@ -31,7 +30,8 @@ from .report import run_report
 from ..trace._dataset_stats import dataset_statistics, format_statistics
 from ..record import CausalModel, ValueHeadPrm, read_problems, record_brsd
 from ._record_live import record_simulated
-from ._summary import format_summary, vcd_final
+from ._run_outputs import RunOutputs
+from ._summary import format_summary
 
 
 def _scenario(args: argparse.Namespace) -> Any:
@@ -80,14 +80,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise ConfigError("--vcd-detail token: a policy's run shows step detail only")
     scn = _scenario(args)
     folder = Path(args.out or _default_out(scn))
-    vcd = vcd_final(check_output(args.vcd, "--vcd")) if args.vcd else None
-    outputs: dict[str, Path] = {}
-    if vcd is not None:
-        outputs.update({"--vcd": check_output(vcd, "--vcd"),
-                        "the waveform's GTKWave file": check_output(vcd.with_suffix(".gtkw"), "--vcd")})
-    if args.timeline:
-        outputs["--timeline"] = check_output(args.timeline, "--timeline")
-    check_run_outputs(folder, _RUN_FILES, outputs, {
+    outs = RunOutputs()
+    outs.waveform(args.vcd)
+    outs.check_waveform()
+    outs.check_timeline(args.timeline)
+    check_run_outputs(folder, _RUN_FILES, outs.outputs, {
         "the scenario": args.scenario, "--trace": args.trace,
         **later_inputs(None if args.trace else args.profile, args.policy)})
     workload, described = _workload(args, scn)
@@ -106,19 +103,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:
         with run.writing():
             bar, progress = finished_bar(len(workload), "run", "problem", args.quiet)
-            staged_vcd = run.staged(vcd) if vcd is not None else None
-            staged_gtkw = run.staged_beside(staged_vcd, vcd.with_suffix(".gtkw")) if vcd is not None else None
-            timeline = run.staged(Path(args.timeline)) if args.timeline else None
+            outs.stage(run)
             if policy is not None:
-                live = cosimulate(scn, policy, workload, vcd=staged_vcd, timeline=timeline, rows_to=run.staging,
-                                  progress=progress)
+                live = cosimulate(scn, policy, workload, vcd=outs.staged_vcd, timeline=outs.staged_timeline,
+                                  rows_to=run.staging, progress=progress)
                 result, workload = live.result, live.trace
             else:
-                result = simulate(scn, workload, vcd=staged_vcd, vcd_detail=args.vcd_detail, timeline=timeline,
-                                  rows_to=run.staging, progress=progress)
+                result = simulate(scn, workload, vcd=outs.staged_vcd, vcd_detail=args.vcd_detail,
+                                  timeline=outs.staged_timeline, rows_to=run.staging, progress=progress)
             bar.close()
-            if vcd is not None:  # its save file names the waveform where it will be
-                write_gtkw(staged_gtkw, vcd, result.last_end_s * 1e12)
+            outs.write_gtkw(result.last_end_s * 1e12)
             found = run_intervals(result)
             write_atomically(run.staged("summary.json"), json.dumps(
                 {**result.summary, **({"intervals": to_json(found)} if found else {})}, indent=1))
@@ -136,9 +130,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"\n  policy decisions {live.decisions} ({live.us_per_decision:.1f} us each in the policy), "
               f"verdicts against the PRM score {live.overridden_verdicts}")
     print(f"\nwrote {folder}/per_problem.csv, per_problem.arrow, summary.json, scenario.resolved.yaml, manifest.json"
-          + (", trace.jsonl" if save_trace else "")
-          + (f"; waveforms {vcd} (GTKWave: gtkwave {vcd} {vcd.with_suffix('.gtkw')})" if vcd else "")
-          + (f"; timeline {args.timeline}" if args.timeline else ""))
+          + (", trace.jsonl" if save_trace else "") + outs.wrote())
     return 0
 
 

@@ -15,13 +15,11 @@ import yaml
 from ..errors import ConfigError
 from ._progress import finished_bar
 from ..outputs._arrow import column, write_csv
-from ..outputs._gtkwave import write_gtkw
-from ._summary import vcd_final
 from ..outputs._atomic import write_atomically
-from ..outputs._paths import check_output
 from ..outputs._safety import RunFolder
 from ..serve import run, with_arrivals
 from ._protect import check_run_outputs, later_inputs
+from ._run_outputs import RunOutputs
 from . import _estimate
 from ..serve._run import waveform_section
 from ..serve._timeline import write_serve_timeline
@@ -104,20 +102,17 @@ def _vcd_window(text: str | None) -> tuple[float, float | None] | None:
 def cmd_serve(args: argparse.Namespace) -> int:
     scn = scenario_with_settings(args.scenario, args.config, args.set)
     folder = Path(args.out or f"out/serve-{scn.name}" + ("" if scn.config == 1 else f"-config{scn.config}"))
-    outputs: dict[str, Path] = {}
-    if args.timeline:
-        outputs["--timeline"] = check_output(args.timeline, "--timeline")
-    vcd = vcd_final(check_output(args.vcd, "--vcd")) if args.vcd else None
+    outs = RunOutputs()
+    outs.check_timeline(args.timeline)
+    vcd = outs.waveform(args.vcd)
     for option, value in (("--vcd-slot", args.vcd_slot), ("--vcd-window", args.vcd_window)):
         if value is not None and vcd is None:
             raise ConfigError(f"{option}: it chooses what --vcd writes; give --vcd too")
     window = _vcd_window(args.vcd_window)
     waveform = waveform_section(scn, 0 if args.vcd_slot is None else args.vcd_slot, window)
-    if vcd is not None:
-        outputs.update({"--vcd": check_output(vcd, "--vcd"),
-                        "the waveform's GTKWave file": check_output(vcd.with_suffix(".gtkw"), "--vcd")})
-    check_run_outputs(folder, _SERVE_FILES, outputs, {"the scenario": args.scenario, "--trace": args.trace,
-                                                      **later_inputs(None if args.trace else args.profile)})
+    outs.check_waveform()
+    check_run_outputs(folder, _SERVE_FILES, outs.outputs, {"the scenario": args.scenario, "--trace": args.trace,
+                                                           **later_inputs(None if args.trace else args.profile)})
     requests, described = requests_of(args, scn)
     seed = 0 if args.seed is None else args.seed
     with_arrivals(requests, args.rate, args.cv, seed)  # a bad rate or cv is found before any work
@@ -132,10 +127,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     try:
         with run_folder.writing():
             bar, progress = finished_bar(len(requests), "serve", "request", args.quiet)
-            staged_vcd = run_folder.staged(vcd) if vcd is not None else None
-            staged_gtkw = run_folder.staged_beside(staged_vcd, vcd.with_suffix(".gtkw")) if vcd is not None else None
+            outs.stage(run_folder)
             result = run(scn, requests, rate=args.rate, cv=args.cv, seed=seed, slo_s=args.slo,
-                         rows_to=run_folder.staging, activities=bool(args.timeline), vcd=staged_vcd,
+                         rows_to=run_folder.staging, activities=bool(args.timeline), vcd=outs.staged_vcd,
                          vcd_slot=waveform["slot"], vcd_window_s=window, progress=progress)
             bar.close()
             if vcd is not None and waveform["start_ns"] >= result.last_end_s * 1e9:
@@ -143,8 +137,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
                       f"({result.last_end_s:.3f} s): the waveform holds no change", file=sys.stderr)
             if vcd is not None:  # its save file names the waveform where it will be
                 end_ps = min(result.last_end_s * 1e12, waveform["end_ns"] * 1e3)
-                write_gtkw(staged_gtkw, vcd, max(end_ps, waveform["start_ns"] * 1e3),
-                           waveform["start_ns"] * 1e3)
+                outs.write_gtkw(max(end_ps, waveform["start_ns"] * 1e3), waveform["start_ns"] * 1e3)
             for kind in ("csv", "arrow"):  # the rows streamed under the single-request names
                 os.replace(run_folder.staged(f"per_problem.{kind}"), run_folder.staged(f"per_request.{kind}"))
             found = serve_intervals(result)
@@ -163,9 +156,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
                              yaml.safe_dump(scn.reloadable(), sort_keys=False))
             if not args.trace and len(requests) <= _estimate.ESTIMATE_ABOVE:
                 with_arrivals(requests, args.rate, args.cv, seed).save(run_folder.staged("trace.jsonl"))
-            if args.timeline:
+            if outs.staged_timeline is not None:
                 labels = {role: getattr(scn, role).device.name for role in ("draft", "prm", "target")}
-                write_serve_timeline(result, run_folder.staged(Path(args.timeline)), labels)
+                write_serve_timeline(result, outs.staged_timeline, labels)
             run_folder.publish({"command": "cosim serve", "scenario": scn.name,
                                 "scenario_fingerprint": scn.fingerprint(), "requests": described,
                                 "arrivals": arrivals_text(args), "seed": seed,
@@ -198,9 +191,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             batch += f", {pool.kv_limited_iterations} iterations limited by KV memory"
         print(f"  {role:<8} {pool.devices:>3} devices, utilisation {pool.utilisation:6.1%}{batch}")
     print(f"\nwrote {folder}/per_request.csv, per_request.arrow, summary.json, devices.csv, "
-          f"scenario.resolved.yaml, manifest.json" + ("" if args.trace else ", trace.jsonl")
-          + (f"; timeline {args.timeline}" if args.timeline else "")
-          + (f"; waveforms {vcd} (GTKWave: gtkwave {vcd} {vcd.with_suffix('.gtkw')})" if vcd else ""))
+          f"scenario.resolved.yaml, manifest.json" + ("" if args.trace else ", trace.jsonl") + outs.wrote())
     return 0
 
 

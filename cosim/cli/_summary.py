@@ -1,9 +1,8 @@
-"""What the run commands print and where their waveform lands, shared by ``cosim run``,
-``cosim record --simulate`` and ``cosim serve``."""
+"""What the run commands print, shared by ``cosim run``, ``cosim record --simulate`` and
+``cosim serve``."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from ..result import METRICS, Result
@@ -25,9 +24,3 @@ def format_summary(result: Result, title: str, intervals: dict[str, Any] | None 
         value = result.summary[key]
         lines.append(f"  {key:<30} {value:>12.1f}" if isinstance(value, float) else f"  {key:<30} {value:>12}")
     return "\n".join(lines)
-
-
-def vcd_final(path: str | Path) -> Path:
-    """Where a --vcd lands: SystemC adds .vcd to a name without it."""
-    given = Path(path)
-    return given if given.suffix == ".vcd" else given.with_name(given.name + ".vcd")

@@ -8,7 +8,7 @@ and docs/metrics.md's tables are derived from them. The modules import nothing b
 standard library, so the build can read them by path."""
 
 from ._columns import ENGINE, EngineColumn, engine_columns
-from ._rows import COLUMNS, DEVICES, SUMS, TOTALS, Column, DeviceColumn, Total, row_fields
+from ._rows import COLUMNS, DEVICES, SUMS, TOTALS, Column, DeviceColumn, Sum, Total, row_fields
 
-__all__ = ["COLUMNS", "DEVICES", "ENGINE", "SUMS", "TOTALS", "Column", "DeviceColumn", "EngineColumn", "Total",
-           "engine_columns", "row_fields"]
+__all__ = ["COLUMNS", "DEVICES", "ENGINE", "SUMS", "TOTALS", "Column", "DeviceColumn", "EngineColumn", "Sum",
+           "Total", "engine_columns", "row_fields"]

@@ -153,14 +153,36 @@ TOTALS: tuple[Total, ...] = (
     Total("generated_tokens", "sum", "generated_tokens", integer=True),
 )
 
-# The sums the totals are made of, added problem by problem in order; ``True``: shown in
-# result.totals.
-SUMS: tuple[tuple[str, bool], ...] = (
-    ("latency_ns", True), ("final_tokens", True), ("generated_tokens", True), ("energy_j", True),
-    ("stall_ns", True), ("stalled_verdicts", True), ("verdicts", True), ("comm_ns", True),
-    ("stepahead_waste_j", True), ("offchain_energy_j", True), ("accepted_draft_tokens", True),
-    ("target_trace_tokens", True), *((f"busy_{r}", True) for r in ROLES), *((f"energy_j_{r}", False) for r in ROLES),
-    ("steps", False), ("backtracks", False), ("correct", False), ("labelled", False),
+@dataclass(frozen=True)
+class Sum:
+    """A sum the totals are made of, added problem by problem in order as plain floats
+    (cosim._rows derives what each batch adds from these): the values of ``of``, a row
+    column (``source`` ``row``, COLUMNS), an engine column (``engine``, cosim/schema/
+    _columns.py) or a value cosim._rows works out that no column holds (``worked``).
+    ``take``: ``all`` the values, ``known`` those that are not NaN, or ``count`` 1 for each
+    known one. ``shown``: in result.totals."""
+
+    name: str
+    of: str
+    source: str = "row"
+    take: str = "all"
+    shown: bool = True
+
+
+# The sums the totals are made of, in the order result.totals shows them.
+SUMS: tuple[Sum, ...] = (
+    # The engine's start to end: served, the service without the queueing.
+    Sum("latency_ns", "latency_ns", "worked"),
+    Sum("final_tokens", "final_tokens"), Sum("generated_tokens", "generated_tokens"), Sum("energy_j", "energy_j"),
+    Sum("stall_ns", "stall_ns", "engine"), Sum("stalled_verdicts", "stalled_verdicts", "engine"),
+    Sum("verdicts", "verdicts"), Sum("comm_ns", "comm_critical_ns", "engine"),
+    Sum("stepahead_waste_j", "stepahead_waste_j", "engine"), Sum("offchain_energy_j", "offchain_energy_j", "engine"),
+    Sum("accepted_draft_tokens", "accepted_draft_tokens"), Sum("target_trace_tokens", "target_trace_tokens"),
+    *(Sum(f"busy_{r}", f"busy_ns_{r}", "engine") for r in ROLES),
+    *(Sum(f"energy_j_{r}", f"energy_j_{r}", shown=False) for r in ROLES),
+    Sum("steps", "steps_per_problem", shown=False), Sum("backtracks", "backtracks_per_problem", shown=False),
+    # Accuracy over the problems the trace labels: the correct ones, and how many are labelled.
+    Sum("correct", "accuracy", take="known", shown=False), Sum("labelled", "accuracy", take="count", shown=False),
 )
 
 
