@@ -189,7 +189,12 @@ py::dict simulate_autoregressive(const py::dict& system, const py::function& nex
     claim_process();
     // Batch 1: one request at a time per GPU, so one slot each; batched: enough slots that
     // the engine, not the slots, limits what runs (max_num_seqs per GPU).
-    const int slots = batched ? count * static_cast<int>(sched.max_num_seqs) : count;
+    const int64_t wanted = batched ? shape.target_devices * sched.max_num_seqs : shape.target_devices;
+    if (wanted + shape.target_devices > COSIM_MAX_THREADS)
+        throw ConfigError("batching.max_batch: " + std::to_string(wanted) + " request slots on " +
+                          std::to_string(count) + " GPUs, past the engine's limit of " +
+                          std::to_string(COSIM_MAX_THREADS) + " simulated threads");
+    const int slots = static_cast<int>(wanted);
     RequestDispatcher dispatcher("dispatcher", slots);
     Gpus g;
     for (int i = 0; i < count; ++i) {

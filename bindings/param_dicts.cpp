@@ -101,7 +101,7 @@ ClusterShape cluster_shape(const py::dict& d) {
     ClusterShape p;
     COSIM_CLUSTER_SHAPE(COSIM_READ_PARAM)
     r.finish();
-    p.validate("cluster");
+    p.validate();
     return p;
 }
 
@@ -110,7 +110,7 @@ BatchingSettings batching_settings(const py::dict& d) {
     BatchingSettings p;
     COSIM_BATCHING_SETTINGS(COSIM_READ_PARAM)
     r.finish();
-    p.validate("batching");
+    p.validate();
     return p;
 }
 

@@ -1,6 +1,7 @@
 """The serving sections of the description the native engine takes (the rest comes
-from cosim._workflow.system_dict): the cluster's pools and the GPUs' batching, from a
-scenario's ``cluster:`` and ``batching:`` sections (cosim/config/_cluster.py)."""
+from cosim._workflow.system_dict): the cluster's pools, the GPUs' batching and the draft
+boards' shared host link, from a scenario's ``cluster:`` and ``batching:`` sections as
+cosim/schema/_cluster.py declares them."""
 
 from __future__ import annotations
 
@@ -32,14 +33,17 @@ def batching_section(scn: Scenario) -> dict[str, Any]:
 
 
 def serving_sections(scn: Scenario) -> dict[str, dict[str, Any]]:
-    """``{"cluster": {...}, "batching": {...}, "host_link": {...}}`` as the engine reads them:
-    the cluster's pools, the GPUs' batching and the link draft boards behind a PCIe switch
-    share to the host. A scenario without ``cluster:`` and ``batching:`` sections gives one
-    device of each role, one draft context and no batching: the single-request system."""
+    """``{"cluster": {...}, "batching": {...}}`` as the engine reads them: the cluster's
+    pools and the GPUs' batching, and, where draft boards share a PCIe switch's link to the
+    host, that link (``host_link``). A scenario without ``cluster:`` and ``batching:``
+    sections gives one device of each role, one draft context and no batching: the
+    single-request system."""
     if not isinstance(scn, Scenario):
         raise ConfigError(f"serving_sections: expected a Scenario (cosim.load_scenario), got {type(scn).__name__}")
-    return {"cluster": cluster_section(scn), "batching": batching_section(scn),
-            "host_link": _params.native(host_link(scn.cluster))}
+    sections = {"cluster": cluster_section(scn), "batching": batching_section(scn)}
+    if scn.cluster.draft.boards_per_host_link > 1:  # else no link is shared: no file to read per point
+        sections["host_link"] = _params.native(host_link(scn.cluster))
+    return sections
 
 
 def autoregressive_system(scn: Scenario, target: dict[str, Any]) -> dict[str, Any]:
@@ -78,7 +82,7 @@ def renamed_keys(cluster: Mapping[str, Any], what: str) -> dict[str, Any]:
         if old in out:
             if new in out:
                 raise ConfigError(f"{what}: {old!r} and {new!r} are one value (its old and new name); give {new!r}")
-            warnings.warn(f"{what}: {old!r} is now named {new!r} (cluster.draft.contexts_per_device in a scenario)",
+            warnings.warn(f"{what}: {old!r} is now named {new!r} ({CLUSTER_PATHS[new]} in a scenario)",
                           DeprecationWarning, stacklevel=3)
             out[new] = out.pop(old)
     return out

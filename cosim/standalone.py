@@ -16,6 +16,7 @@ from .errors import ConfigError
 from .config.hardware import (FpgaDevice, GpuDevice, fpga_profile_native, load_device, load_link, load_model,
                               rtl_kvmu_missing)
 from .config._operator_profile import load_operator_profile
+from .schema._cluster import BATCHING, POLICIES
 
 
 class RunResult(dict):
@@ -259,10 +260,12 @@ def gpu_decode(device: Any, model: Any, tokens: int, context: int = 0, profile: 
 
 
 _BATCH_KINDS = ("prefill", "verify", "decode")
+# The scenario's batching defaults (cosim/schema/_cluster.py).
+_BATCHING = {d.name: d.default for d in BATCHING.params}
 
 
-def gpu_batch(device: Any, model: Any, sequences: Iterable[Sequence[Any]], max_batch: int = 64,
-              token_budget: int = 2048, policy: str = "fcfs",
+def gpu_batch(device: Any, model: Any, sequences: Iterable[Sequence[Any]], max_batch: int = _BATCHING["max_batch"],
+              token_budget: int = _BATCHING["token_budget"], policy: str = _BATCHING["policy"],
               overrides: Mapping[str, Any] | None = None, kv_budget_gb: float | None = None,
               profile: Any = None) -> RunResult:
     """One GPU serving ``(kind, tokens, context, arrival_s)`` sequences with iteration-level
@@ -288,8 +291,8 @@ def gpu_batch(device: Any, model: Any, sequences: Iterable[Sequence[Any]], max_b
                               f"{spec.context_window}-token window of {spec.name}")
         arrival = real(arrival, f"sequences[{i}] arrival_s")
         script.append((kind, tokens, context, arrival * 1e9))
-    if policy not in ("fcfs", "verify_first"):
-        raise ConfigError(f"policy: fcfs or verify_first, got {policy!r}")
+    if policy not in POLICIES:
+        raise ConfigError(f"policy: {' or '.join(POLICIES)}, got {policy!r}")
     return _call("gpu_batch_run", _params.native(cfg.gpu), _model_dict(model), _params.native(cfg.power), script,
                  whole(max_batch, "max_batch", minimum=1), whole(token_budget, "token_budget", minimum=1),
                  policy == "verify_first",

@@ -107,7 +107,8 @@ def render_options(options, event_kinds, decision_kinds) -> str:
 def render_serving(cluster, required) -> str:
     """The engine's serving sections (cosim/schema/_cluster.py): ClusterShape's fields, each
     pool's native parameters under <pool>_<name>, and BatchingSettings' fields, each
-    X(type, name, rule, default); and the batching policies, X(name)."""
+    X(type, name, rule, default); the batching policies, X(name); and the most simulated
+    threads the engine runs (the declared PROCESSES limit)."""
     lines = ["// ClusterShape: the engine's cluster section (cosim/schema/_cluster.py).",
              "// X(type, name, rule, default); name: <pool>_<parameter>, e.g. draft_contexts_per_device.",
              "#define COSIM_CLUSTER_SHAPE(X) \\"]
@@ -118,9 +119,11 @@ def render_serving(cluster, required) -> str:
     lines += ["", f"// {group.native}: {group.doc}", f"#define {group.macro}(X) \\"]
     for d in group.params:
         if d.native:
-            lines.append(f"    X({CPP_TYPES[d.type]}, {d.name}, {d.rule}, {cpp_default(d, required)}) \\")
+            lines.append(f"    X({CPP_TYPES[d.type]}, {d.name}, {d.rule}, {cpp_default(d, required)})"
+                         f"{_comment(d.help)} \\")
     lines += ["", "// The batching policies, X(name).", "#define COSIM_BATCHING_POLICIES(X) \\"]
     lines += [f"    X({p}) \\" for p in cluster.POLICIES]
+    lines += ["", f"// {cluster.PROCESSES.why}.", f"#define COSIM_MAX_THREADS {cluster.PROCESSES.value}"]
     return "\n".join(lines) + "\n\n"
 
 
@@ -132,13 +135,13 @@ def main() -> None:
     columns = load(schema / "_columns.py", "cosim_schema_columns")
     rows = load(schema / "_rows.py", "cosim_schema_rows")
     # The toggles build on the declarations' classes, which they import by this name when read by path.
-    load(root / "config" / "_declarations.py", "cosim_config_declarations")
+    shared = load(root / "config" / "_declarations.py", "cosim_config_declarations")
     toggles = load(schema / "_toggles.py", "cosim_schema_toggles")
     cluster = load(schema / "_cluster.py", "cosim_schema_cluster")
     groups, required = declarations(source)
     text = (render(groups, required) + render_columns(columns.ENGINE, rows.DEVICES) +
             render_options(toggles.OPTIONS, toggles.EVENT_KINDS, toggles.DECISION_KINDS) +
-            render_serving(cluster, required))
+            render_serving(cluster, shared.REQUIRED))
     out.parent.mkdir(parents=True, exist_ok=True)
     if not out.exists() or out.read_text() != text:  # unchanged: nothing recompiles
         out.write_text(text)

@@ -56,6 +56,11 @@ def test_the_python_classes_follow_the_declarations():
 
 @pytest.mark.parametrize("system", ["heteroreason", "gpu-stepahead", "autoregressive"])
 def test_the_engine_is_handed_the_declared_sections_with_the_scenarios_values(system):
+    # The shared host link is loaded and handed over only where boards share one.
+    shared = cosim.scenario("heteroreason").with_values({"cluster.draft.devices": 4,
+                                                        "cluster.draft.boards_per_host_link": 2})
+    assert "host_link" not in system_dict(cosim.scenario("heteroreason"))
+    assert system_dict(shared)["host_link"]["bandwidth_gbps"] == 31.5  # PCIe Gen4 x16, the default
     scn = cosim.scenario(system).with_values({"cluster.target.devices": 3, "batching.enabled": True,
                                               "batching.max_batch": 48})
     sections = system_dict(scn)
@@ -77,9 +82,15 @@ def test_a_bad_section_is_refused_by_its_declared_name_and_rule():
     _refused(system, r"^cluster\.draft_contexts_per_device: missing parameter")
     _refused({**good, "cluster": {**good["cluster"], "contexts_per_draft": 1}},
              r"^cluster\.contexts_per_draft: unknown parameter")
-    _refused({**good, "cluster": {**good["cluster"], "prm_devices": 0}}, r"^cluster\.prm_devices: must be .*> 0")
+    # A value's rule is named by its scenario path, as the scenario's own checks name it.
+    _refused({**good, "cluster": {**good["cluster"], "prm_devices": 0}}, r"^cluster\.prm\.devices: must be .*> 0")
+    _refused({**good, "cluster": {**good["cluster"], "draft_contexts_per_device": 16385}},
+             r"^cluster\.draft\.contexts_per_device: 16385 is past the engine's limit of 16384")
+    # 100 boards x (1 + 163 contexts) + 2 GPUs = 16402 threads: each count is within the limit, not all.
+    _refused({**good, "cluster": {**good["cluster"], "draft_devices": 100, "draft_contexts_per_device": 163}},
+             r"^cluster: 16402 devices and request slots, past the engine's limit of 16384")
     _refused({**good, "batching": {**good["batching"], "policy": "lifo"}},
-             r"^batching\.policy: one of the declared policies, got 'lifo'")
+             r"^batching\.policy: one of fcfs, verify_first, got 'lifo'")
     _refused({**good, "batching": {**good["batching"], "gpu_memory_utilization": 1.5}},
              r"^batching\.gpu_memory_utilization: must be")
 
@@ -101,3 +112,27 @@ def test_each_option_takes_the_scenario_value_its_declaration_names(monkeypatch)
     assert off.toggles.prefetch_cache and off.toggles.step_ahead_depth == 1
     assert (_workflow.options_section(off)["prefetch_cache"], _workflow.options_section(off)["step_ahead_depth"]) == \
         (False, 0)
+
+
+def test_the_serving_doc_table_is_what_the_declarations_write():
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    done = subprocess.run([sys.executable, ROOT / "scripts" / "gen_serving_doc.py", "--check"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout
+    doc = (ROOT / "docs" / "serving.md").read_text()
+    for f in _cluster.SHAPE:
+        assert f"`{f.path}` | {f.decl.default} |" in doc
+
+
+def test_the_target_alones_request_slots_stay_within_the_engines_threads():
+    scn = cosim.scenario("autoregressive").with_values({"cluster.target.devices": 2, "batching.enabled": True})
+    system = {**system_dict(scn), "shared_prefix_tokens": 0}
+    system["batching"] = {**system["batching"], "max_batch": 16384}  # each value within the limit
+    # 2 GPUs x 16384 sequences = 32768 slots, past 16384 threads: refused before anything runs.
+    with pytest.raises(ConfigError, match=r"^batching\.max_batch: 32768 request slots on 2 GPUs, past the "
+                                          r"engine's limit of 16384"):
+        native().simulate_autoregressive(system, lambda finished: None, False)

@@ -28,7 +28,6 @@ def test_a_scenario_without_the_sections_is_the_single_request_system():
         "batching": {"enabled": False, "max_batch": 64, "token_budget": 2048, "policy": "fcfs",
                      "gpu_memory_utilization": 0.9, "block_size": 16, "num_gpu_blocks": 0,
                      "prefix_caching": True, "async_scheduling": True},
-        "host_link": {"bandwidth_gbps": 31.5, "efficiency": 0.8, "latency_ns": 1000.0},  # PCIe Gen4 x16
     }
     resolved = scn.resolved()
     assert resolved["cluster"] == {"draft": {"devices": 1, "contexts_per_device": 1, "boards_per_host_link": 1,
@@ -51,7 +50,6 @@ def test_a_scenario_file_gives_the_pools_and_the_batching(tmp_yaml):
         "batching": {"enabled": True, "max_batch": 32, "token_budget": 512, "policy": "verify_first",
                      "gpu_memory_utilization": 0.9, "block_size": 16, "num_gpu_blocks": 0,
                      "prefix_caching": True, "async_scheduling": True},
-        "host_link": sections["host_link"],
     }
     assert all(type(v) is int for v in sections["cluster"].values())
 
@@ -67,7 +65,6 @@ def test_paths_into_the_sections_work_for_sweeps():
         "batching": {"enabled": True, "max_batch": 64, "token_budget": 4096, "policy": "fcfs",
                      "gpu_memory_utilization": 0.9, "block_size": 16, "num_gpu_blocks": 0,
                      "prefix_caching": True, "async_scheduling": True},
-        "host_link": serving_sections(batched)["host_link"],
     }
     assert serving_sections(scn)["cluster"]["target_devices"] == 1  # the original is unchanged
     assert two.fingerprint() != scn.fingerprint()

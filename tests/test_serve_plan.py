@@ -167,6 +167,7 @@ BAD = [
     (dict(width=0), r"width: must be >= 1"),
     (dict(draft_contexts_per_device=0), r"draft_contexts_per_device: must be >= 1"),
     (dict(contexts_per_draft=2, draft_contexts_per_device=3), r"contexts_per_draft: the old name of draft_con"),
+    (dict(contexts_per_draft=2, draft_contexts_per_device=1), r"contexts_per_draft: the old name of draft_con"),
     (dict(evaluate=lambda c: math.nan), r"evaluate returned nan for \{'draft_devices': 1"),
     (dict(evaluate=lambda c: -1.0), r"evaluate returned -1.0"),
     (dict(evaluate=lambda c: "fast"), r"evaluate returned 'fast'"),

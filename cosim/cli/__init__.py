@@ -13,7 +13,7 @@ from .. import _inputs
 from ..config import hardware
 from ..config._params import describe
 from ..errors import CosimError
-from ..config._cluster import Batching, DraftPool, GpuPool
+from ..config._cluster import POOL_CLASSES, Batching
 from ..config.scenario import Serving, Toggles, builtin_scenarios
 from ..trace import DatasetProfile, TARGETS, builtin_profiles
 from ._demo import run_demo
@@ -38,16 +38,13 @@ def _config_classes() -> dict[str, type]:
         "model": hardware.ModelConfig,
         "toggles": Toggles,
         "serving": Serving,
-        "cluster.draft": DraftPool,
-        "cluster.prm": GpuPool,
-        "cluster.target": GpuPool,
+        **{f"cluster.{pool}": cls for pool, cls in POOL_CLASSES.items()},
         "batching": Batching,
         "profile": DatasetProfile,
     }
 
 
-_GROUPS = ("pcie", "hbm", "fpga", "fpga.profile", "gpu", "power", "model", "toggles", "serving", "cluster.draft",
-           "cluster.prm", "cluster.target", "batching", "profile")
+_GROUPS = tuple(_config_classes())
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:

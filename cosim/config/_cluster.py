@@ -21,11 +21,15 @@ GpuPool = _params.config_class(GPU_POOL, __name__)
 Batching = _params.config_class(BATCHING, __name__)
 
 
+# Each pool's class, by the pool's name (PRM and target share the GPU pool's).
+POOL_CLASSES = {pool: {DRAFT_POOL.python: DraftPool, GPU_POOL.python: GpuPool}[group.python]
+                for pool, group, _ in POOLS}
+
+
 def _cluster_class() -> type:
-    """The cluster: one group per declared pool (PRM and target share the GPU pool's class)."""
-    classes = {DRAFT_POOL.python: DraftPool, GPU_POOL.python: GpuPool}
-    fields = [(pool, classes[group.python], param(help, rule="any", default=classes[group.python]()))
-              for pool, group, help in POOLS]
+    """The cluster: one group per declared pool."""
+    fields = [(pool, POOL_CLASSES[pool], param(help, rule="any", default=POOL_CLASSES[pool]()))
+              for pool, _, help in POOLS]
     cls = dataclasses.make_dataclass("Cluster", fields, frozen=True, kw_only=True)
     cls.__module__ = __name__
     cls.__doc__ = "The devices requests are served on; a request keeps its draft context, PRM and target."

@@ -63,8 +63,8 @@ class Decl:
 
 @dataclass(frozen=True)
 class Group:
-    key: str     # the group's name in `cosim params`
-    python: str  # the configuration class (cosim.hardware)
+    key: str     # the group's name in `cosim params` (a cluster pool's: its kind, cluster.gpu)
+    python: str  # the configuration class (cosim.hardware, cosim/config/scenario.py, _cluster.py)
     native: str  # the C++ struct that holds the native parameters
     macro: str   # the X-macro list generated for it
     doc: str

@@ -158,7 +158,7 @@ class _Search:
 
 
 def plan(evaluate: Callable[[ClusterDict], float], *, draft: Any, prm: Any, target: Any, slo_s: float,
-         costs: Mapping[str, float] | Scenario, draft_contexts_per_device: int = 1,
+         costs: Mapping[str, float] | Scenario, draft_contexts_per_device: int | None = None,
          map: Callable[..., Iterable[Any]] | None = None, width: int = 1,
          contexts_per_draft: int | None = None) -> PlanResult:
     """The cheapest cluster whose p99 latency is at most ``slo_s`` seconds.
@@ -166,7 +166,8 @@ def plan(evaluate: Callable[[ClusterDict], float], *, draft: Any, prm: Any, targ
     ``evaluate(cluster)`` gives a cluster's p99 latency in seconds (inf when it cannot keep
     up); the cluster is a dict as the engine's cluster section (``draft_devices``,
     ``draft_contexts_per_device``, ``prm_devices``, ``target_devices``: the scenario's
-    ``cluster.draft.devices``, ``cluster.draft.contexts_per_device``, ...). ``draft``, ``prm``,
+    ``cluster.draft.devices``, ``cluster.draft.contexts_per_device``, ...), its draft
+    contexts ``draft_contexts_per_device`` (default 1). ``draft``, ``prm``,
     ``target``: the device counts to try (ranges or lists). ``costs``: a cost per device of
     each role, or a Scenario for its devices' power (``device_costs``); a cluster costs the
     sum over its devices. ``map(evaluate, clusters)`` evaluates a round's clusters, at most
@@ -176,12 +177,13 @@ def plan(evaluate: Callable[[ClusterDict], float], *, draft: Any, prm: Any, targ
     check_grid_size(*(len(g) for g in grid))
     slo = real(slo_s, "slo_s", positive=True)
     per_device = _costs(costs)
-    if contexts_per_draft is not None:
-        if draft_contexts_per_device != 1:
+    if contexts_per_draft is not None:  # the old name
+        if draft_contexts_per_device is not None:
             raise ConfigError("contexts_per_draft: the old name of draft_contexts_per_device; give only that")
         warnings.warn("plan: contexts_per_draft is now named draft_contexts_per_device", DeprecationWarning,
                       stacklevel=2)
         draft_contexts_per_device = contexts_per_draft
+    draft_contexts_per_device = 1 if draft_contexts_per_device is None else draft_contexts_per_device
     contexts = whole(draft_contexts_per_device, "draft_contexts_per_device", minimum=1)
     step = whole(width, "width", minimum=1)
     if not callable(evaluate):

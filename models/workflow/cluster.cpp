@@ -35,8 +35,8 @@ double kv_budget_bytes(const std::string& gpu, const GpuParams& params, const Mo
 
 Cluster::Cluster(const SystemSpec& spec) {
     const ClusterShape& shape = spec.shape;
-    shape.validate("cluster");  // every pool at least one device, a draft device at least one context
-    // The engine's limits (cosim/config/_declarations.py PROCESSES) keep these far inside an int.
+    shape.validate();  // every pool at least one device, a draft device one context, within the limit
+    // validate() keeps these within the engine's thread limit, far inside an int.
     const int boards = static_cast<int>(shape.draft_devices);
     const int contexts = static_cast<int>(shape.draft_contexts_per_device);
     const int prms = static_cast<int>(shape.prm_devices);
