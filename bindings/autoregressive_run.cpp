@@ -186,14 +186,15 @@ py::dict simulate_autoregressive(const py::dict& system, const py::function& nex
     const int64_t shared_prefix = system["shared_prefix_tokens"].cast<int64_t>();
     if (shared_prefix < 0) throw ConfigError("shared_prefix_tokens: must be >= 0");
 
-    claim_process();
-    // Batch 1: one request at a time per GPU, so one slot each; batched: enough slots that
-    // the engine, not the slots, limits what runs (max_num_seqs per GPU).
     const int64_t wanted = batched ? shape.target_devices * sched.max_num_seqs : shape.target_devices;
     if (wanted + shape.target_devices > COSIM_MAX_THREADS)
         throw ConfigError("batching.max_batch: " + std::to_string(wanted) + " request slots on " +
                           std::to_string(count) + " GPUs, past the engine's limit of " +
                           std::to_string(COSIM_MAX_THREADS) + " simulated threads");
+
+    claim_process();
+    // Batch 1: one request at a time per GPU, so one slot each; batched: enough slots that
+    // the engine, not the slots, limits what runs (max_num_seqs per GPU).
     const int slots = static_cast<int>(wanted);
     RequestDispatcher dispatcher("dispatcher", slots);
     Gpus g;
