@@ -86,7 +86,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     outs.check_timeline(args.timeline)
     check_run_outputs(folder, _RUN_FILES, outs.outputs, {
         "the scenario": args.scenario, "--trace": args.trace,
-        **later_inputs(None if args.trace else args.profile, args.policy)})
+        **later_inputs(None if args.trace else args.profile, args.policy)}, named=outs.named)
     workload, described = _workload(args, scn)
     # A generated trace is written beside the results unless it would be huge: the manifest
     # says how to draw it again (profile, problems, seed, config).

@@ -9,7 +9,7 @@ import importlib.util
 from pathlib import Path
 from typing import Any
 
-from ..outputs._guard import real_folder
+from ..outputs._guard import clear_of_run_folder, real_folder
 from ..outputs._paths import check_output
 from ..outputs._safety import MANIFEST, check_distinct, inputs_of
 from ..trace._profile_files import load_profile
@@ -43,10 +43,15 @@ def _module_file(name: str) -> Path | None:
 
 
 def check_run_outputs(folder: Path, names: tuple[str, ...], outputs: dict[str, Path], inputs: dict[str, Any],
-                      what: str = "--out") -> None:
+                      what: str = "--out", named: dict[str, str] | None = None) -> None:
     """A run's folder (its files ``names``, and the manifest) and its other ``outputs``:
-    none is an input or another output, and the folder, replaced whole by the run, holds
-    neither the working folder nor an input."""
+    none is an input or another output, none is the folder, a folder it goes in, or a
+    file the run writes there, and the folder, replaced whole by the run, holds neither
+    the working folder nor an input. ``named``: how a message names an output whose
+    label is not its option (a file written beside another's), e.g. "--vcd w.vcd: its
+    GTKWave file w.gtkw"; others are named "LABEL PATH:"."""
     in_folder = {f"{what} {folder}/{name}": check_output(folder / name, what) for name in (*names, MANIFEST)}
     check_distinct({**in_folder, **outputs}, inputs_of(inputs.items()))
+    clear_of_run_folder(folder, what, {(named or {}).get(label, f"{label} {path}:"): path
+                                       for label, path in outputs.items()}, (*names, MANIFEST))
     real_folder(folder, what, [path for path in inputs.values() if path is not None])

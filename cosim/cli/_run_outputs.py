@@ -25,6 +25,7 @@ class RunOutputs:
 
     def __init__(self) -> None:
         self.outputs: dict[str, Path] = {}
+        self.named: dict[str, str] = {}  # how check_run_outputs names a file written beside another
         self.vcd: Path | None = None  # where the waveform lands
         self.timeline: str | None = None  # as given: the last line names it so
         self.staged_vcd: Path | None = None
@@ -39,8 +40,10 @@ class RunOutputs:
     def check_waveform(self) -> None:
         """The waveform where it lands and its GTKWave save file beside it, as outputs."""
         if self.vcd is not None:
+            gtkw = self.vcd.with_suffix(".gtkw")
             self.outputs.update({"--vcd": check_output(self.vcd, "--vcd"),
-                                 "the waveform's GTKWave file": check_output(self.vcd.with_suffix(".gtkw"), "--vcd")})
+                                 "the waveform's GTKWave file": check_output(gtkw, "--vcd")})
+            self.named["the waveform's GTKWave file"] = f"--vcd {self.vcd}: its GTKWave file {gtkw}"
 
     def check_timeline(self, given: str | None) -> None:
         """--timeline ``given``, as an output."""

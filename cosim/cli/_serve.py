@@ -112,7 +112,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     waveform = waveform_section(scn, 0 if args.vcd_slot is None else args.vcd_slot, window)
     outs.check_waveform()
     check_run_outputs(folder, _SERVE_FILES, outs.outputs, {"the scenario": args.scenario, "--trace": args.trace,
-                                                           **later_inputs(None if args.trace else args.profile)})
+                                                           **later_inputs(None if args.trace else args.profile)},
+                      named=outs.named)
     requests, described = requests_of(args, scn)
     seed = 0 if args.seed is None else args.seed
     with_arrivals(requests, args.rate, args.cv, seed)  # a bad rate or cv is found before any work

@@ -49,6 +49,29 @@ def real_folder(folder: Path, what: str, inputs: Iterable[str | Path] = ()) -> P
     return real
 
 
+def clear_of_run_folder(folder: Path, what: str, outputs: dict[str, Path], names: Iterable[str]) -> None:
+    """Each of ``outputs`` (how a message names it -> path) kept clear of the run folder
+    ``folder`` (``what``), which a run puts in place whole: it is not the folder, nor a
+    folder the run folder goes in, nor inside a folder within it (swept away with the
+    folder's old contents), nor one of the files ``names`` the run writes there. A file
+    directly in the folder under another name is harmless: it is published with the run."""
+    real = os.path.realpath(folder)
+    written = set(names)
+    for named, path in outputs.items():
+        target = os.path.realpath(path)  # a link is written through: where it points counts
+        if target == real:
+            problem = "is the run folder"
+        elif _within(real, target):
+            problem = "is a folder the run folder goes in"
+        elif _within(target, real) and os.path.dirname(target) != real:
+            problem = "lies in a folder inside the run folder, which the run replaces whole"
+        elif os.path.dirname(target) == real and os.path.basename(target) in written:
+            problem = "is a file the run writes in the run folder"
+        else:
+            continue
+        raise ConfigError(f"{named} {problem} ({what} {folder}); give another path")
+
+
 def through_link(path: Path) -> Path:
     """The file a write to ``path`` replaces: the link's target when ``path`` is a link."""
     return Path(os.path.realpath(path)) if path.is_symlink() else path
