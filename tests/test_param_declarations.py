@@ -83,3 +83,14 @@ def test_a_toy_parameter_declared_once_is_a_cpp_field_with_its_rule(tmp_path):
     done = subprocess.run([exe], capture_output=True, text=True)
     assert done.returncode == 0
     assert done.stdout.strip() == "toy.toy_knob_mhz: must be a finite number > 0, got -1"
+
+
+def test_the_params_doc_is_what_the_declarations_write():
+    done = subprocess.run([sys.executable, ROOT / "scripts" / "gen_params_doc.py", "--check"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    doc = (ROOT / "docs" / "params.md").read_text()
+    for group in decl.GROUPS:
+        assert f"## `{group.key}`" in doc
+        for d in group.params:
+            assert f"| `{d.name}` |" in doc and d.help in doc

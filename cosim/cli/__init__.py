@@ -27,7 +27,8 @@ from ._flags import flagged
 from .._isolation import stop_workers
 
 
-def _config_classes() -> dict[str, type]:
+def param_groups() -> dict[str, type]:
+    """Every group of parameters `cosim params` lists, by its name, with its configuration class."""
     return {
         "pcie": hardware.PcieLinkConfig,
         "hbm": hardware.HbmConfig,
@@ -44,7 +45,7 @@ def _config_classes() -> dict[str, type]:
     }
 
 
-_GROUPS = tuple(_config_classes())
+_GROUPS = tuple(param_groups())
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
@@ -53,7 +54,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 
 def _cmd_params(args: argparse.Namespace) -> int:
-    for group, cls in _config_classes().items():
+    for group, cls in param_groups().items():
         if args.group and group != args.group:
             continue
         print(f"[{group}]")

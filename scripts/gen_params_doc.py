@@ -1,0 +1,80 @@
+"""Writes docs/params.md from the declarations: every group of parameters `cosim params`
+lists (the hardware's in cosim/config/_declarations.py, the scenario's sections in
+cosim/schema/, a dataset profile's), each parameter with its unit, rule, meaning and,
+where no file gives it, its default and where that comes from. The whole file is
+generated; tests/test_schema_serving.py fails when it is not what this script writes.
+
+    python scripts/gen_params_doc.py [--check]
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DOC = ROOT / "docs" / "params.md"
+
+HEAD = """# Parameters
+
+Every parameter, by group, as `cosim params` lists it. Written by
+`scripts/gen_params_doc.py` from the declarations (CONTRIBUTING.md); do not edit by hand.
+Units are in the names (docs/hardware.md, "Parameters and units"); a device, link or model
+file gives the hardware groups' values, each with its source, and a scenario's sections
+default as below. A path names a parameter by its group: `fpga.clock_mhz`,
+`cluster.draft.contexts_per_device`, `batching.max_batch`.
+"""
+
+
+def _cell(text: str) -> str:
+    return str(text).replace("|", "\\\\|").replace("\\n", " ")
+
+
+def _default(cls: type, name: str) -> str:
+    field = {f.name: f for f in dataclasses.fields(cls)}[name]
+    if field.default is dataclasses.MISSING:
+        return "given by each file"
+    value = field.default
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def render() -> str:
+    sys.path.insert(0, str(ROOT))
+    from cosim.cli import param_groups
+    from cosim.config._params import describe
+
+    lines = [HEAD]
+    for group, cls in param_groups().items():
+        lines += [f"## `{group}`", "", _cell(cls.__doc__ or "").strip(), "",
+                  "| parameter | unit | rule | meaning | default | where the default comes from |",
+                  "|---|---|---|---|---|---|"]
+        for row in describe(cls):
+            limit = row.get("limit")
+            rule = ", ".join(([row["rule"]] if row["rule"] else []) + ([f"<= {limit.value}"] if limit else []))
+            note = row["note"]
+            if row["range"]:
+                note += f" (plausible {row['range'][0]:g} to {row['range'][1]:g})"
+            lines.append(f"| `{row['name']}` | {row['unit']} | {_cell(rule)} | {_cell(row['help'])} | "
+                         f"{_default(cls, row['name'])} | {_cell(note)} |")
+        lines.append("")
+    return "\\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="exit 1 when docs/params.md is stale")
+    args = parser.parse_args()
+    new = render()
+    if args.check:
+        same = DOC.exists() and DOC.read_text() == new
+        print("up to date" if same else "stale: run python scripts/gen_params_doc.py")
+        sys.exit(0 if same else 1)
+    DOC.write_text(new)
+
+
+if __name__ == "__main__":
+    main()
