@@ -29,14 +29,17 @@ default as below. A path names a parameter by its group: `fpga.clock_mhz`,
 
 
 def _cell(text: str) -> str:
-    return str(text).replace("|", "\\\\|").replace("\\n", " ")
+    return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def _default(cls: type, name: str) -> str:
+def _default(group: str, cls: type, name: str) -> str:
     field = {f.name: f for f in dataclasses.fields(cls)}[name]
     if field.default is dataclasses.MISSING:
-        return "given by each file"
+        # The toggles' defaults are each system's preset; the rest are given by each file.
+        return "the system's preset (docs/system.md)" if group == "toggles" else "given by each file"
     value = field.default
+    if value == "":
+        return "(empty)"
     if isinstance(value, bool):
         return "true" if value else "false"
     return f"{value:g}" if isinstance(value, float) else str(value)
@@ -49,7 +52,9 @@ def render() -> str:
 
     lines = [HEAD]
     for group, cls in param_groups().items():
-        lines += [f"## `{group}`", "", _cell(cls.__doc__ or "").strip(), "",
+        doc = (cls.__doc__ or "").strip()
+        doc = "" if doc.startswith(f"{cls.__name__}(") else " ".join(doc.split())  # not the generated signature
+        lines += [f"## `{group}`", "", *([_cell(doc), ""] if doc else []),
                   "| parameter | unit | rule | meaning | default | where the default comes from |",
                   "|---|---|---|---|---|---|"]
         for row in describe(cls):
@@ -59,9 +64,9 @@ def render() -> str:
             if row["range"]:
                 note += f" (plausible {row['range'][0]:g} to {row['range'][1]:g})"
             lines.append(f"| `{row['name']}` | {row['unit']} | {_cell(rule)} | {_cell(row['help'])} | "
-                         f"{_default(cls, row['name'])} | {_cell(note)} |")
+                         f"{_default(group, cls, row['name'])} | {_cell(note)} |")
         lines.append("")
-    return "\\n".join(lines)
+    return "\n".join(lines)
 
 
 def main() -> None:
