@@ -46,73 +46,37 @@ private:
 // One declared parameter read from the dict into the struct `p`.
 #define COSIM_READ_PARAM(type, name, rule, init) p.name = r.get<type>(#name);
 
+// What a group checks of itself once read: the serving sections their declared rules (the
+// hardware groups are checked by the models that take them).
+template <typename Params>
+void checked(const Params&) {}
+void checked(const ClusterShape& shape) { shape.validate(); }
+void checked(const BatchingSettings& settings) { settings.validate(); }
+
 }  // namespace
 
-PcieLinkParams pcie_params(const py::dict& d) {
-    Reader r(d, "pcie");
-    PcieLinkParams p;
-    COSIM_PCIE_LINK_PARAMS(COSIM_READ_PARAM)
-    r.finish();
-    return p;
-}
+// A declared group's reader: each declared field by name, no key left unread, then the
+// checks the struct makes of itself.
+#define COSIM_GROUP_READER(Type, function, what, fields) \
+    Type function(const py::dict& d) {                     \
+        Reader r(d, what);                                 \
+        Type p;                                            \
+        fields(COSIM_READ_PARAM)                           \
+        r.finish();                                        \
+        checked(p);                                        \
+        return p;                                          \
+    }
 
-HbmParams hbm_params(const py::dict& d) {
-    Reader r(d, "hbm");
-    HbmParams p;
-    COSIM_HBM_PARAMS(COSIM_READ_PARAM)
-    r.finish();
-    return p;
-}
+COSIM_GROUP_READER(PcieLinkParams, pcie_params, "pcie", COSIM_PCIE_LINK_PARAMS)
+COSIM_GROUP_READER(HbmParams, hbm_params, "hbm", COSIM_HBM_PARAMS)
+COSIM_GROUP_READER(FpgaAcceleratorParams, fpga_params, "fpga", COSIM_FPGA_ACCELERATOR_PARAMS)
+COSIM_GROUP_READER(GpuParams, gpu_params, "gpu", COSIM_GPU_PARAMS)
+COSIM_GROUP_READER(PowerParams, power_params, "power", COSIM_POWER_PARAMS)
+COSIM_GROUP_READER(ModelSpec, model_spec, "model", COSIM_MODEL_PARAMS)
+COSIM_GROUP_READER(ClusterShape, cluster_shape, "cluster", COSIM_CLUSTER_SHAPE)
+COSIM_GROUP_READER(BatchingSettings, batching_settings, "batching", COSIM_BATCHING_SETTINGS)
 
-FpgaAcceleratorParams fpga_params(const py::dict& d) {
-    Reader r(d, "fpga");
-    FpgaAcceleratorParams p;
-    COSIM_FPGA_ACCELERATOR_PARAMS(COSIM_READ_PARAM)
-    r.finish();
-    return p;
-}
-
-GpuParams gpu_params(const py::dict& d) {
-    Reader r(d, "gpu");
-    GpuParams p;
-    COSIM_GPU_PARAMS(COSIM_READ_PARAM)
-    r.finish();
-    return p;
-}
-
-PowerParams power_params(const py::dict& d) {
-    Reader r(d, "power");
-    PowerParams p;
-    COSIM_POWER_PARAMS(COSIM_READ_PARAM)
-    r.finish();
-    return p;
-}
-
-ModelSpec model_spec(const py::dict& d) {
-    Reader r(d, "model");
-    ModelSpec p;
-    COSIM_MODEL_PARAMS(COSIM_READ_PARAM)
-    r.finish();
-    return p;
-}
-
-ClusterShape cluster_shape(const py::dict& d) {
-    Reader r(d, "cluster");
-    ClusterShape p;
-    COSIM_CLUSTER_SHAPE(COSIM_READ_PARAM)
-    r.finish();
-    p.validate();
-    return p;
-}
-
-BatchingSettings batching_settings(const py::dict& d) {
-    Reader r(d, "batching");
-    BatchingSettings p;
-    COSIM_BATCHING_SETTINGS(COSIM_READ_PARAM)
-    r.finish();
-    p.validate();
-    return p;
-}
+#undef COSIM_GROUP_READER
 
 PowerState power_state(const std::string& name) {
     for (int s = 0; s < kPowerStateCount; ++s) {

@@ -8,9 +8,10 @@ tests/test_schema.py fails when the file is not what this script writes.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
+
+from doc_tables import between, run
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "metrics.md"
@@ -51,21 +52,11 @@ def tables() -> str:
 
 
 def render(text: str) -> str:
-    head, rest = text.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    return f"{head}{BEGIN}\n{tables()}\n{END}{tail}"
+    return between(text, BEGIN, END, tables())
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="exit 1 when docs/metrics.md is stale")
-    args = parser.parse_args()
-    text = DOC.read_text()
-    new = render(text)
-    if args.check:
-        print("up to date" if new == text else "stale: run python scripts/gen_metrics_doc.py")
-        sys.exit(0 if new == text else 1)
-    DOC.write_text(new)
+    run(DOC, render, "gen_metrics_doc.py", __doc__.splitlines()[0])
 
 
 if __name__ == "__main__":

@@ -9,10 +9,11 @@ generated; tests/test_schema_serving.py fails when it is not what this script wr
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import sys
 from pathlib import Path
+
+from doc_tables import run
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "params.md"
@@ -70,15 +71,7 @@ def render() -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="exit 1 when docs/params.md is stale")
-    args = parser.parse_args()
-    new = render()
-    if args.check:
-        same = DOC.exists() and DOC.read_text() == new
-        print("up to date" if same else "stale: run python scripts/gen_params_doc.py")
-        sys.exit(0 if same else 1)
-    DOC.write_text(new)
+    run(DOC, lambda text: render(), "gen_params_doc.py", __doc__.splitlines()[0])
 
 
 if __name__ == "__main__":
