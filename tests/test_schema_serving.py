@@ -114,18 +114,16 @@ def test_each_option_takes_the_scenario_value_its_declaration_names(monkeypatch)
         (False, 0)
 
 
-def test_the_serving_doc_table_is_what_the_declarations_write():
-    import subprocess
-    import sys
-
+def test_the_params_doc_lists_every_declared_cluster_and_batching_parameter():
+    # Its staleness is checked with the hardware groups (tests/test_param_declarations.py).
     from conftest import ROOT
 
-    done = subprocess.run([sys.executable, ROOT / "scripts" / "gen_serving_doc.py", "--check"],
-                          capture_output=True, text=True)
-    assert done.returncode == 0, done.stdout
-    doc = (ROOT / "docs" / "serving.md").read_text()
-    for f in _cluster.SHAPE:
-        assert f"`{f.path}` | {f.decl.default} |" in doc
+    doc = (ROOT / "docs" / "params.md").read_text()
+    sections = {f"cluster.{pool}": group for pool, group, _ in _cluster.POOLS}
+    for name, group in {**sections, "batching": _cluster.BATCHING}.items():
+        section = doc.split(f"## `{name}`\n", 1)[1].split("\n## ", 1)[0]
+        for d in group.params:
+            assert f"| `{d.name}` |" in section and d.help in section, (name, d.name)
 
 
 def test_the_target_alones_request_slots_stay_within_the_engines_threads():
