@@ -59,12 +59,10 @@ def render() -> str:
                   "| parameter | unit | rule | meaning | default | where the default comes from |",
                   "|---|---|---|---|---|---|"]
         for row in describe(cls):
-            limit = row.get("limit")
-            rule = ", ".join(([row["rule"]] if row["rule"] else []) + ([f"<= {limit.value}"] if limit else []))
             note = row["note"]
             if row["range"]:
                 note += f" (plausible {row['range'][0]:g} to {row['range'][1]:g})"
-            lines.append(f"| `{row['name']}` | {row['unit']} | {_cell(rule)} | {_cell(row['help'])} | "
+            lines.append(f"| `{row['name']}` | {row['unit']} | {_cell(row['bounds'])} | {_cell(row['help'])} | "
                          f"{_default(group, cls, row['name'])} | {_cell(note)} |")
         lines.append("")
     return "\n".join(lines)

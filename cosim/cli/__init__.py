@@ -61,9 +61,7 @@ def _cmd_params(args: argparse.Namespace) -> int:
         rows = describe(cls)
         width = max([24, *(len(row["name"]) for row in rows)])
         for row in rows:
-            limit = row.get("limit")
-            rule = ", ".join(([row["rule"]] if row["rule"] else []) + ([f"<= {limit.value}"] if limit else []))
-            rule = f" ({rule})" if rule else ""
+            rule = f" ({row['bounds']})" if row["bounds"] else ""
             print(f"  {row['name']:<{width}} {row['unit']:<8} {row['help']}{rule}")
             if row["note"]:  # where a default no device file cites comes from
                 bounds = f" (plausible range {row['range'][0]:g} to {row['range'][1]:g})" if row["range"] else ""

@@ -92,20 +92,25 @@ def _group_type(kind: Any) -> type | None:
 
 
 def describe(cls: type) -> list[dict[str, str]]:
-    """Name, unit, rule, help and default's note of every parameter of a configuration class."""
+    """Name, unit, rule (and with the engine's limit, bounds), help and default's note of every
+    parameter of a configuration class."""
     rows = []
     for f in dataclasses.fields(cls):
         if "help" in f.metadata:
             choices = f.metadata.get("choices")
+            rule = " | ".join(choices) if choices else RULES[f.metadata["rule"]][1]
+            limit = f.metadata.get("limit")
             rows.append(
                 {
                     "name": f.name,
                     "unit": _units.canonical_unit(f.name),
-                    "rule": " | ".join(choices) if choices else RULES[f.metadata["rule"]][1],
+                    "rule": rule,
+                    # the rule and the engine's limit together, as the listings print them
+                    "bounds": ", ".join(([rule] if rule else []) + ([f"<= {limit.value}"] if limit else [])),
                     "help": f.metadata["help"],
                     "note": f.metadata.get("note", ""),
                     "range": f.metadata.get("range"),
-                    "limit": f.metadata.get("limit"),
+                    "limit": limit,
                 }
             )
     return rows
