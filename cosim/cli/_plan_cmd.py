@@ -11,7 +11,7 @@ from typing import Any, Callable, Iterable
 
 from .. import errors
 from ..errors import ConfigError, CosimError
-from ..serve._plan import MAX_CLUSTERS, check_grid_size
+from ..serve._plan import MAX_CLUSTERS, check_grid_size, pools
 from ..config._yamlio import load_yaml
 from .._isolation import stop_workers
 from .._system import CLUSTER_PATHS
@@ -116,7 +116,7 @@ def equal_resources(reference: Any, best: Any, scn: Any, evaluate: Callable[[dic
     contexts = scn.cluster.draft.contexts_per_device
 
     def cluster(d: int, p: int, t: int) -> dict[str, int]:
-        return {"draft_devices": d, "draft_contexts_per_device": contexts, "prm_devices": p, "target_devices": t}
+        return pools(d, contexts, p, t)
 
     count = gpus(reference, best.cluster)
     draft_pool = grid["draft"] if scn.system == "heteroreason" else range(1, count - 1)

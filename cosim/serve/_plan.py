@@ -38,6 +38,12 @@ MAX_CLUSTERS = 10_000
 ClusterDict = dict[str, int]  # as the engine's cluster section: draft_devices, draft_contexts_per_device, ...
 
 
+def pools(draft: int, contexts: int, prm: int, target: int) -> ClusterDict:
+    """A cluster's pools as the engine's cluster section names them."""
+    return {"draft_devices": draft, "draft_contexts_per_device": contexts, "prm_devices": prm,
+            "target_devices": target}
+
+
 def device_costs(scn: Scenario) -> dict[str, float]:
     """Each role's cost per device, by default its highest power state in watts (the power a
     deployment provisions for it), from the scenario's device descriptions."""
@@ -121,8 +127,7 @@ class _Search:
         return (cost, *counts)
 
     def cluster(self, d: int, p: int, t: int) -> ClusterDict:
-        return {"draft_devices": self.draft[d], "draft_contexts_per_device": self.contexts,
-                "prm_devices": self.prm[p], "target_devices": self.target[t]}
+        return pools(self.draft[d], self.contexts, self.prm[p], self.target[t])
 
     def open_range(self, column: tuple[int, int]) -> tuple[int, int]:
         """Target indices of the column still unknown and cheaper than the best so far."""
