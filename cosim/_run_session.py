@@ -18,7 +18,7 @@ from .config.scenario import Scenario
 from .errors import ConfigError, OutputError
 from .outputs._atomic import writable_file, writable_folder
 from .outputs._guard import through_link
-from .outputs._gtkwave import write_gtkw
+from .outputs._gtkwave import first_problem, write_gtkw
 from .outputs._paths import clean_stale_staging
 from .outputs._timeline import write_timeline
 from .result import Result
@@ -54,11 +54,13 @@ def vcd_paths(vcd: str | Path | None) -> tuple[str, Path | None, Path | None]:
     return str(partial_stem), partial_stem.with_name(partial_stem.name + ".vcd"), final
 
 
-def publish_vcd(partial: Path, final: Path, end_s: float, start_s: float = 0.0) -> None:
-    """The finished waveform in place, with its GTKWave save file beside it (opening on
-    ``start_s`` to ``end_s``)."""
+def publish_vcd(partial: Path, final: Path, end_s: float, start_s: float = 0.0,
+                first_s: tuple[float, float] | None = None) -> None:
+    """The finished waveform in place, with its GTKWave save file beside it (the waveform
+    runs from ``start_s`` to ``end_s``; it opens on the first problem, ``first_s``)."""
     _put_in_place(partial, final)
-    write_gtkw(final.with_suffix(".gtkw"), final, end_s * 1e12, start_s * 1e12)
+    first_ps = None if first_s is None else (first_s[0] * 1e12, first_s[1] * 1e12)
+    write_gtkw(final.with_suffix(".gtkw"), final, end_s * 1e12, start_s * 1e12, first_ps)
 
 
 def _put_in_place(partial: Path, final: Path) -> None:
@@ -105,10 +107,14 @@ class RunSession:
                     partial.unlink(missing_ok=True)
             raise
 
-    def publish(self, end_s: float, start_s: float = 0.0, result: Result | None = None) -> None:
-        """The waveform in place (opening on ``start_s`` to ``end_s``), and the timeline of
-        ``result`` written, each where one was asked for."""
+    def publish(self, end_s: float, start_s: float = 0.0, result: Result | None = None, rows: Any = None,
+                slot: int | None = None) -> None:
+        """The waveform in place (from ``start_s`` to ``end_s``, opening on the first problem
+        of ``rows``, served by ``slot`` when given; ``rows`` defaults to ``result``'s), and the
+        timeline of ``result`` written, each where one was asked for."""
         if self.vcd_partial is not None:
-            publish_vcd(self.vcd_partial, self.vcd_final, end_s, start_s)
+            rows = result.per_problem if rows is None and result is not None else rows
+            first = None if rows is None else first_problem(rows, start_s, end_s, slot)
+            publish_vcd(self.vcd_partial, self.vcd_final, end_s, start_s, first)
         if self.timeline is not None and result is not None:
             write_timeline(result, self.timeline, {role: getattr(self.scn, role).device.name for role in ROLES})

@@ -1,5 +1,7 @@
 """A serving run's waveform: the request slot it follows, and a window of time."""
 
+import re
+
 import pytest
 
 import cosim
@@ -55,6 +57,13 @@ def test_the_waveform_follows_the_slot_it_is_given(served):
     shown = {int(v) for t, v in read_vcd(folder / "slot2.vcd")["run.problem"] if t > 0}
     assert shown and shown == served_by_slot
     assert 0 not in served_by_slot  # the first request went to slot 0
+    # Its save file opens on the slot's first request, marked A and B, as the waveform shows it.
+    first = min((row for row in run.per_request if row["slot"] == 2), key=lambda row: row["start_s"])
+    start, end = round(first["start_s"] * PS_PER_S), round(first["end_s"] * PS_PER_S)
+    shown_at = next(t for t, v in read_vcd(folder / "slot2.vcd")["run.problem"] if v == first["request"])
+    assert start <= shown_at < end
+    markers = re.search(r"^\*\S+ (.*)$", (folder / "slot2.gtkw").read_text(), re.M).group(1).split()
+    assert [int(m) for m in markers[1:3]] == [start, end]
 
 
 @pytest.mark.parametrize("args,error", [

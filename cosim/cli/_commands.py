@@ -112,7 +112,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                 result = simulate(scn, workload, vcd=outs.staged_vcd, vcd_detail=args.vcd_detail,
                                   timeline=outs.staged_timeline, rows_to=run.staging, progress=progress)
             bar.close()
-            outs.write_gtkw(result.last_end_s * 1e12)
+            outs.write_gtkw(result.per_problem, result.last_end_s)
             found = run_intervals(result)
             write_atomically(run.staged("summary.json"), json.dumps(
                 {**result.summary, **({"intervals": to_json(found)} if found else {})}, indent=1))

@@ -6,8 +6,10 @@ run is published) and named in the command's last line."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-from ..outputs._gtkwave import write_gtkw
+from ..outputs._gtkwave import first_problem, write_gtkw
+from ..outputs._guard import through_link
 from ..outputs._paths import check_output
 from ..outputs._safety import RunFolder
 
@@ -60,11 +62,15 @@ class RunOutputs:
         if self.timeline:
             self.staged_timeline = run.staged(Path(self.timeline))
 
-    def write_gtkw(self, end_ps: float, start_ps: float = 0.0) -> None:
-        """The waveform's save file, opening on ``start_ps`` to ``end_ps``; it names the
-        waveform where it will be once the run is published."""
+    def write_gtkw(self, rows: Any, end_s: float, start_s: float = 0.0, slot: int | None = None) -> None:
+        """The waveform's save file: the waveform runs from ``start_s`` to ``end_s`` and opens
+        on the first problem of ``rows`` (served by ``slot`` when given). It names the
+        waveform where it will be once the run is published, relative to itself."""
         if self.vcd is not None and self._staged_gtkw is not None:
-            write_gtkw(self._staged_gtkw, self.vcd, end_ps, start_ps)
+            first = first_problem(rows, start_s, end_s, slot)
+            write_gtkw(self._staged_gtkw, self.vcd, end_s * 1e12, start_s * 1e12,
+                       None if first is None else (first[0] * 1e12, first[1] * 1e12),
+                       final=through_link(self.vcd.with_suffix(".gtkw")))
 
     def wrote(self) -> str:
         """What the command's last line adds for these files, in the order they were checked."""

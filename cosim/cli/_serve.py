@@ -137,8 +137,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
                 print(f"cosim: note: --vcd-window opens at {waveform['start_ns'] / 1e9:g} s, after the run ended "
                       f"({result.last_end_s:.3f} s): the waveform holds no change", file=sys.stderr)
             if vcd is not None:  # its save file names the waveform where it will be
-                end_ps = min(result.last_end_s * 1e12, waveform["end_ns"] * 1e3)
-                outs.write_gtkw(max(end_ps, waveform["start_ns"] * 1e3), waveform["start_ns"] * 1e3)
+                start_s, end_s = waveform["start_ns"] / 1e9, min(result.last_end_s, waveform["end_ns"] / 1e9)
+                outs.write_gtkw(result.per_request, max(end_s, start_s), start_s, waveform["slot"])
             for kind in ("csv", "arrow"):  # the rows streamed under the single-request names
                 os.replace(run_folder.staged(f"per_problem.{kind}"), run_folder.staged(f"per_request.{kind}"))
             found = serve_intervals(result)

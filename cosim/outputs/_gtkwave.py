@@ -1,13 +1,19 @@
 """A GTKWave save file (.gtkw) beside every VCD: signals grouped by part of the system,
 pointers in decimal, modes and device states by name (translate filter files shipped in
-cosim/data/gtkwave), power as an analog trace in watts. Open both with
-``gtkwave run.vcd run.gtkw``."""
+cosim/data/gtkwave), power as an analog trace in watts. It names the waveform relative to
+itself, so the pair can be moved together, and opens on the first problem the waveform
+shows, between markers A and B. Open it with ``gtkwave run.gtkw`` (or ``gtkwave run.vcd
+run.gtkw``)."""
 
 from __future__ import annotations
 
 import math
+import os
 from importlib import resources
 from pathlib import Path
+from typing import Any
+
+import numpy as np
 
 from ._atomic import write_atomically
 
@@ -18,6 +24,8 @@ _TOP = "SystemC"  # the scope SystemC's VCD writer puts every signal in
 _ANALOG_ROWS = 4  # extra rows an analog trace spans, so its curve can be read
 _WAVE_PIXELS = 830
 _ZOOM_OFFSET = 7.6
+_MARGIN = 0.1  # the view runs this share of the first problem past its end: its last change and marker B show
+_NAMED_MARKERS = 26  # GTKWave's markers A to Z, each -1 when unset
 
 # Per group: (signal below the top scope, its VCD width or 0 for a real, how to show it).
 GROUPS: tuple[tuple[str, tuple[tuple[str, int, str], ...]], ...] = (
@@ -80,15 +88,54 @@ def _trace(name: str, width: int, show: str, filters: dict[str, int]) -> list[st
     return [f"@{_FTRANSLATED | _DEC | _RJUSTIFY:x}", f"^{index} {filter_file(show)}", ref]
 
 
-def gtkw_text(vcd: Path, end_ps: float, start_ps: float = 0.0, rtl_pins: bool = False) -> str:
-    """The save file for ``vcd``, zoomed to show ``start_ps`` to ``end_ps``; ``rtl_pins``:
-    add the KVMU RTL's pins (a run with fpga.kvmu: rtl)."""
+def first_problem(rows: Any, start_s: float = 0.0, end_s: float = math.inf,
+                  slot: int | None = None) -> tuple[float, float] | None:
+    """The span (start_s, end_s) of the first problem the waveform shows: of the rows that
+    overlap ``start_s`` to ``end_s`` (served by request slot ``slot`` when given), the one
+    that starts first, clipped to that window; None when there is none. ``rows``: a
+    result's per-problem rows, read a batch at a time so memory stays flat."""
+    names = ("start_s", "end_s") + (("slot",) if slot is not None else ())
+    best: tuple[float, float] | None = None
+    for batch in rows.batches(names):
+        begin, end = np.asarray(batch["start_s"], dtype=float), np.asarray(batch["end_s"], dtype=float)
+        shown = (end > start_s) & (begin < end_s)
+        if slot is not None:
+            shown &= np.asarray(batch["slot"]) == slot
+        if shown.any():
+            i = int(np.flatnonzero(shown)[np.argmin(begin[shown])])
+            if best is None or begin[i] < best[0]:
+                best = (float(begin[i]), float(end[i]))
+    return None if best is None else (max(best[0], start_s), min(best[1], end_s))
+
+
+def _view(start_ps: float, end_ps: float, first_ps: tuple[float, float] | None) -> tuple[float, float]:
+    """What the window shows when it opens: from the waveform's start to the end of the
+    first problem (and a margin), or the whole waveform without one."""
+    if first_ps is None:
+        return start_ps, end_ps
+    return start_ps, min(end_ps, first_ps[1] + _MARGIN * (first_ps[1] - first_ps[0]))
+
+
+def gtkw_text(dumpfile: str, savefile: str, end_ps: float, start_ps: float = 0.0,
+              first_ps: tuple[float, float] | None = None, rtl_pins: bool = False) -> str:
+    """The save file ``savefile`` (its name) for the waveform ``dumpfile`` (its path relative to
+    the save file's folder), which runs from ``start_ps`` to ``end_ps``. It opens on the first
+    problem, ``first_ps`` (start, end), marked A and B; on the whole waveform without one.
+    ``rtl_pins``: add the KVMU RTL's pins (a run with fpga.kvmu: rtl)."""
+    view_start, view_end = _view(start_ps, end_ps, first_ps)
     # GTKWave's zoom z shows 2^(-z - 7.6) time units per pixel (measured with GTKWave 3.3);
     # the wave pane of a 1400-pixel window is about 830 pixels wide.
-    zoom = -math.log2(max(end_ps - start_ps, 1.0) / _WAVE_PIXELS) - _ZOOM_OFFSET
-    lines = ["[*] GTKWave save file written by heteroreason-cosim", f'[dumpfile] "{vcd.resolve()}"',
-             f"[timestart] {int(start_ps)}", "[size] 1400 900", f"*{zoom:.6f} -1", "[signals_width] 260", "[sst_width] 220",
-             "[sst_expanded] 1", f"[treeopen] {_TOP}."]
+    zoom = -math.log2(max(view_end - view_start, 1.0) / _WAVE_PIXELS) - _ZOOM_OFFSET
+    markers = [-1] * _NAMED_MARKERS
+    names = []
+    if first_ps is not None:
+        markers[:2] = [round(first_ps[0]), round(first_ps[1])]
+        names = ["[markername] Afirst problem", "[markername] Bits end"]
+    # GTKWave finds a relative dumpfile beside the save file through the [savefile] line.
+    lines = ["[*] GTKWave save file written by heteroreason-cosim", f'[dumpfile] "{dumpfile}"',
+             f'[savefile] "{savefile}"', f"[timestart] {int(view_start)}", "[size] 1400 900",
+             f"*{zoom:.6f} -1 " + " ".join(str(m) for m in markers), *names, "[signals_width] 260",
+             "[sst_width] 220", "[sst_expanded] 1", f"[treeopen] {_TOP}."]
     filters: dict[str, int] = {}
     groups = (GROUPS[0], RTL_GROUP, *GROUPS[1:]) if rtl_pins else GROUPS  # the pins under the model's KVMU
     for title, signals in groups:
@@ -100,8 +147,13 @@ def gtkw_text(vcd: Path, end_ps: float, start_ps: float = 0.0, rtl_pins: bool = 
     return "\n".join(lines) + "\n"
 
 
-def write_gtkw(path: Path, vcd: Path, end_ps: float, start_ps: float = 0.0) -> Path:
-    """Writes the save file ``path`` for the waveform ``vcd``, opening on ``start_ps`` to ``end_ps``."""
+def write_gtkw(path: Path, vcd: Path, end_ps: float, start_ps: float = 0.0,
+               first_ps: tuple[float, float] | None = None, final: Path | None = None) -> Path:
+    """Writes the save file ``path`` for the waveform ``vcd`` (from ``start_ps`` to ``end_ps``),
+    opening on the first problem ``first_ps``. ``final``: where the save file will be once
+    the run is published (``path`` itself by default); the waveform is named relative to it."""
+    final = path if final is None else final
     # The waveform may still be staged beside the save file, under its final name later.
     rtl_pins = any(_has_scope(v, "kvmu_rtl") for v in (path.with_suffix(".vcd"), vcd))
-    return write_atomically(path, gtkw_text(vcd, end_ps, start_ps, rtl_pins))
+    dumpfile = os.path.relpath(os.path.abspath(vcd), os.path.dirname(os.path.abspath(final)))
+    return write_atomically(path, gtkw_text(dumpfile, final.name, end_ps, start_ps, first_ps, rtl_pins))

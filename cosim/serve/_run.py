@@ -106,11 +106,12 @@ def run(scn: Scenario, trace: Trace, *, rate: float | None = None, cv: float | N
         system["waveform"] = window
     session = RunSession(scn, vcd=vcd, rows_to=rows_to)
     raw = session.run(requests, system, keep=activities, progress=progress, serving=True)
-    start_s = window["start_ns"] / 1e9
-    session.publish(max(min(raw["last_end_s"], window["end_ns"] / 1e9), start_s), start_s)
     rows, n = raw["rows"], raw["summary"]["problems"]
     per_request = (PerProblem(rows, fields=SERVE_ROW_FIELDS) if isinstance(rows, dict)
                    else PerProblem(reader=rows, rows=n, fields=SERVE_ROW_FIELDS))
+    start_s = window["start_ns"] / 1e9
+    session.publish(max(min(raw["last_end_s"], window["end_ns"] / 1e9), start_s), start_s, rows=per_request,
+                    slot=window["slot"])
     summary = serve_summary(raw["requests"], raw["devices"], slo_s=slo_s)
     acts = Activities(raw["activities"]) if "activities" in raw else None
     return ServeResult(scn.name, scn.system, scn.config, summary, per_request, raw["devices"], raw["wall_s"], acts,
