@@ -11,6 +11,14 @@ its skewness (the acceleration a, from the jackknife); for a function of sums th
 jackknife is exact and costs one subtraction per problem (leave-one-out sums are the
 totals minus that problem's row).
 
+Below MIN_UNITS problems (or blocks) no interval is made: the ends are NaN and the
+Intervals say so. With so few the bootstrap cannot stand in for the sampling distribution:
+a resample that redraws each problem once lands on the estimate itself with probability
+N!/N^N (half the resamples at 2 problems), which drags z0; the jackknife's skewness,
+which gives the acceleration, cannot exceed (N - 2)/sqrt(N - 1) whatever the values (it
+is zero at 2); and the spread of a resampled mean is sqrt((N - 1)/N) of the mean's own,
+read against normal quantiles where Student's t applies (docs/metrics.md has the figures).
+
 Units larger than MAX_UNITS (a run of a million problems) are first summed in
 consecutive blocks of equal size, and the blocks are resampled: the problems of a run
 are independent draws, so blocks of them are too, and a statistic of sums is the same
@@ -33,6 +41,7 @@ LEVEL = 0.95
 RESAMPLES = 2000
 SEED = 0  # the resampling's own seed (the trace's seed draws the problems, not this)
 METHODS = ("bca", "percentile")
+MIN_UNITS = 10  # fewer problems (or blocks) than this give no interval (module docstring)
 MAX_UNITS = 20_000  # more problems than this are resampled as blocks of consecutive problems
 _CHUNK_CELLS = 4_000_000  # resample counts held at once (32 MB)
 
@@ -52,6 +61,17 @@ class Intervals:
     resamples: int
     seed: int
     units: int  # problems (or blocks of them) resampled
+    available: bool = True  # False below MIN_UNITS: every end is NaN
+
+
+def too_few(units: int) -> bool:
+    """Whether ``units`` problems (or blocks) are too few for an interval."""
+    return units < MIN_UNITS
+
+
+def unavailable_text() -> str:
+    """What a table prints in place of an interval that too few problems cannot give."""
+    return f"n/a (N < {MIN_UNITS})"
 
 
 def check_options(level: float, resamples: int, method: str) -> None:
@@ -113,17 +133,22 @@ def replicates(columns: np.ndarray, statistic: Statistic, resamples: int = RESAM
 
 
 def bootstrap(columns: np.ndarray, statistic: Statistic, *, level: float = LEVEL, resamples: int = RESAMPLES,
-              seed: int = SEED, method: str = "bca") -> Intervals:
+              seed: int = SEED, method: str = "bca", min_units: int = MIN_UNITS) -> Intervals:
     """Intervals of ``statistic(sums)`` over the rows of ``columns`` (units x columns; a unit is a
     problem, or a block of problems when there are more than MAX_UNITS). ``statistic`` maps
     column sums (..., columns) to statistics (..., m) and must be vectorised over leading axes.
-    A resample whose statistic is not finite (a zero denominator) is left out of its tails."""
+    A resample whose statistic is not finite (a zero denominator) is left out of its tails.
+    Below ``min_units`` units the estimates come without ends (``available`` is False);
+    ``min_units`` other than MIN_UNITS is for checking the method's arithmetic on a few units."""
     check_options(level, resamples, method)
     columns = blocks(np.asarray(columns, dtype=np.float64))
-    if columns.ndim != 2 or len(columns) < 2:
-        raise ConfigError(f"a bootstrap needs at least 2 problems, got {len(columns)}")
+    if columns.ndim != 2 or len(columns) < 1:
+        raise ConfigError(f"a bootstrap needs at least 1 problem, got {len(columns)}")
     with np.errstate(divide="ignore", invalid="ignore"):
         estimate = np.atleast_1d(statistic(columns.sum(axis=0)))
+    if len(columns) < max(2, min_units):
+        nothing = np.full(len(estimate), np.nan)
+        return Intervals(estimate, nothing, nothing.copy(), level, method, resamples, seed, len(columns), False)
     boot = replicates(columns, statistic, resamples, seed)
     alpha = (1 - level) / 2
     levels = np.tile([alpha, 1 - alpha], (len(estimate), 1))

@@ -75,12 +75,14 @@ _NEEDED = ("latency_s", "final_tokens", "energy_j", "generated_tokens", "stall_r
 
 @dataclass(frozen=True)
 class Interval:
-    """A value and its confidence interval."""
+    """A value and its confidence interval; without ends (``available`` False) when too few
+    problems were run for one (bs.MIN_UNITS)."""
 
     estimate: float
     low: float
     high: float
     level: float = LEVEL
+    available: bool = True
 
     def contains(self, value: float) -> bool:
         return self.low <= value <= self.high
@@ -89,14 +91,23 @@ class Interval:
     def half_width(self) -> float:
         return (self.high - self.low) / 2
 
+    def spread(self, spec: str = ".2f") -> str:
+        """``[1.14, 1.20]``, or what stands for it when too few problems give none."""
+        if not self.available:
+            return f"[{bs.unavailable_text()}]"
+        return f"[{self.low:{spec}}, {self.high:{spec}}]"
+
     def format(self, spec: str = ".2f") -> str:
-        """``1.17 [1.14, 1.20]``."""
+        """``1.17 [1.14, 1.20]``; ``1.17 [n/a (N < 10)]`` with too few problems."""
         if not math.isfinite(self.estimate):
             return "n/a"
-        return f"{self.estimate:{spec}} [{self.low:{spec}}, {self.high:{spec}}]"
+        return f"{self.estimate:{spec}} {self.spread(spec)}"
 
-    def to_list(self) -> list[float | None]:
-        """[low, high], None where not defined (JSON has no NaN)."""
+    def to_list(self) -> list[float | None] | None:
+        """[low, high], None where an end is not defined (JSON has no NaN); None for the whole
+        interval when too few problems give one."""
+        if not self.available:
+            return None
         return [v if math.isfinite(v) else None for v in (self.low, self.high)]
 
 
@@ -182,7 +193,7 @@ def compare(results: Mapping[str, Any], baseline: str | None = None, *, metrics:
     out = bs.bootstrap(columns, bs.ratios(stats), level=level, resamples=resamples, seed=seed, method=method)
 
     def interval(j: int) -> Interval:
-        return Interval(float(out.estimate[j]), float(out.low[j]), float(out.high[j]), level)
+        return Interval(float(out.estimate[j]), float(out.low[j]), float(out.high[j]), level, out.available)
 
     per_run = {name: {m: interval(i * len(metrics) + k) for k, m in enumerate(metrics)} for i, name in enumerate(names)}
     j = count
@@ -207,7 +218,8 @@ def intervals(result: Any, baseline: Any = None, **options: Any) -> dict[str, In
 
 def to_json(found: Mapping[str, Interval], method: str = "bca", resamples: int = RESAMPLES,
             seed: int = SEED) -> dict[str, Any]:
-    """Intervals as summary.json holds them: how they were made, then metric -> [low, high]."""
+    """Intervals as summary.json holds them: how they were made, then metric -> [low, high]
+    (null below ``min_problems``)."""
     level = next(iter(found.values())).level if found else LEVEL
     return {"level": level, "method": f"{method} bootstrap over problems", "resamples": resamples, "seed": seed,
-            **{m: iv.to_list() for m, iv in found.items()}}
+            "min_problems": bs.MIN_UNITS, **{m: iv.to_list() for m, iv in found.items()}}

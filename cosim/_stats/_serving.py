@@ -4,7 +4,8 @@ in arrival order, are cut into BLOCKS blocks of consecutive requests and the blo
 resampled (a block bootstrap): a block keeps the correlation within it, and blocks far
 longer than a burst are close to independent. Means (latency, queueing, service, SLO
 attainment) take the BCa interval of their block sums; percentiles take the percentile
-interval of the percentile over the resampled requests.
+interval of the percentile over the resampled requests. Below MIN_UNITS requests there are
+as many blocks as requests, too few for either (cosim._stats._bootstrap): no interval.
 
 Throughput and energy per token are the whole run's totals over its span (the cluster's
 idle energy belongs to no request): another arrival seed (``--seed``) shows their spread.
@@ -17,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ._bootstrap import LEVEL, RESAMPLES, SEED, bootstrap, resample_counts
+from ._bootstrap import LEVEL, RESAMPLES, SEED, bootstrap, resample_counts, too_few
 from ._intervals import Interval
 
 BLOCKS = 40
@@ -43,14 +44,15 @@ def _block_edges(n: int, blocks: int) -> np.ndarray:
 def serve_intervals(result: Any, level: float = LEVEL, resamples: int = RESAMPLES, seed: int = SEED,
                     percentiles: tuple[str, ...] = tuple(PERCENTILES)) -> dict[str, Interval]:
     """The interval of each per-request figure of a serving run (``cosim.serve.run``'s result):
-    the means, and the ``percentiles`` named (all of PERCENTILES by default)."""
+    the means, and the ``percentiles`` named (all of PERCENTILES by default); each without
+    ends (``available`` False) below MIN_UNITS requests."""
     summary = result.summary
     cols = _columns(result.per_request, summary.slo_s)
     n = len(cols["latency_mean_s"])
-    blocks = min(BLOCKS, n)
-    if blocks < 2:
-        return {}
-    edges = _block_edges(n, blocks)
+    if too_few(n):
+        return {m: Interval(float(getattr(summary, m)), math.nan, math.nan, level, available=False)
+                for m in [*cols, *percentiles]}
+    edges = _block_edges(n, min(BLOCKS, n))
     names = list(cols)
     sums = np.stack([np.add.reduceat(cols[m], edges[:-1]) for m in names] +
                     [np.diff(edges).astype(np.float64)], axis=1)

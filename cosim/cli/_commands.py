@@ -28,6 +28,7 @@ from ._set_option import parse_set
 from .._sweep import check_points, sweep
 from .report import run_report
 from ..trace._dataset_stats import dataset_statistics, format_statistics
+from .report._intervals import cell
 from ..record import CausalModel, ValueHeadPrm, read_problems, record_brsd
 from ._record_live import record_simulated
 from ._run_outputs import RunOutputs
@@ -66,8 +67,8 @@ def _out_folder(path: str | None, default: str) -> Path:
 
 
 def run_intervals(result: Result) -> dict[str, Any]:
-    """The 95% interval of every mean of a run (none for a single problem)."""
-    return intervals(result) if result.summary["problems"] >= 2 else {}
+    """The 95% interval of every mean of a run (each without ends when too few problems ran)."""
+    return intervals(result)
 
 
 _RUN_FILES = ("per_problem.csv", "per_problem.arrow", "summary.json", "scenario.resolved.yaml", "trace.jsonl")
@@ -189,9 +190,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     speedups = [r for r in report["records"] if r["system"] == "heteroreason-u280-200"]
     print(f"report on {args.problems} problems per dataset (seed {args.seed}): {folder}/report.md")
     for r in speedups:
-        low, high = r["intervals"]["speedup"]
-        print(f"  heteroreason-u280-200 speedup on {r['dataset']:<14} Config {r['config']}: {r['speedup']:.2f}x "
-              f"[{low:.2f}, {high:.2f}]")
+        print(f"  heteroreason-u280-200 speedup on {r['dataset']:<14} Config {r['config']}: "
+              + cell(r, "speedup", "{:.2f}", unit="x"))
     print(f"figures: {', '.join(Path(f).name for f in report['figures'])}")
     return 0
 

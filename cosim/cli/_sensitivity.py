@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 from ..errors import ConfigError
+from .._stats._bootstrap import unavailable_text
 from ..result import METRICS
 from .. import trace as traces
 from ..config.scenario import load_scenario
@@ -119,8 +120,12 @@ def _table(analysis: Any, result: dict[str, Any]) -> str:
     by_name = {f.name: f for f in analysis.factors}
     for rank, r in enumerate(analysis.ranking[:TOP], 1):
         f = by_name[r.name]
-        lines.append(f"{rank:>4}  {r.name:<{width}}  {r.index:>9.4g} {r.conf:>8.2g} {r.first:>9.4g}  "
+        conf = "n/a" if r.conf is None else f"{r.conf:.2g}"
+        lines.append(f"{rank:>4}  {r.name:<{width}}  {r.index:>9.4g} {conf:>8} {r.first:>9.4g}  "
                      f"{r.low_value:>9.4g} {r.high_value:>9.4g}  {describe_range(f)} ({f.kind})")
     if len(analysis.ranking) > TOP:
         lines.append(f"      ... {len(analysis.ranking) - TOP} more in sensitivity.csv")
     return "\n".join(lines)
+    if any(r.conf is None for r in analysis.ranking):
+        lines.append(f"+/-: {unavailable_text()}: {analysis.samples} trajectories are too few for a bootstrap "
+                     f"interval of mu* (docs/metrics.md)")

@@ -23,6 +23,7 @@ from ._run_outputs import RunOutputs
 from . import _estimate
 from ..serve._run import waveform_section
 from ..serve._timeline import write_serve_timeline
+from .._stats._bootstrap import MIN_UNITS
 from .._stats._serving import BLOCKS, serve_intervals
 from .._token_metrics import format_latency
 from ._plan_cmd import run_plans
@@ -144,7 +145,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             found = serve_intervals(result)
             summary = {**result.row(), "arrivals": arrivals_text(args), "request_metrics": result.request_summary,
                        "intervals": {"level": 0.95, "method": f"bootstrap over {BLOCKS} blocks of consecutive requests "
-                                     "(BCa for means, percentile for percentiles)",
+                                     "(BCa for means, percentile for percentiles)", "min_requests": MIN_UNITS,
                                      **{m: iv.to_list() for m, iv in found.items()}}}
             write_atomically(run_folder.staged("summary.json"), json.dumps(summary, indent=1))
             import pyarrow as pa  # lazy: pyarrow, loaded only when a table is written or read
@@ -181,7 +182,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if s.slo_attainment is not None:
         slo = found.get("slo_attainment")
         print(f"  within the {s.slo_s:g} s objective        {s.slo_attainment:8.1%}"
-              + (f" [{slo.low:.1%}, {slo.high:.1%}]" if slo else ""))
+              + (f" {slo.spread('.1%')}" if slo else ""))
     print(f"  energy                          {s.energy_j_per_token:8.3f} J/token (idle included)")
     if s.tokens is not None:
         print("  per token, as vLLM's benchmark reports it:")

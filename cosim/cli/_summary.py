@@ -17,7 +17,7 @@ def format_summary(result: Result, title: str, intervals: dict[str, Any] | None 
         if value is None:
             continue
         iv = (intervals or {}).get(key)
-        spread = f"  [{iv.low:.4f}, {iv.high:.4f}]" if iv is not None and iv.low == iv.low else ""
+        spread = f"  {iv.spread('.4f')}" if iv is not None and (not iv.available or iv.low == iv.low) else ""
         lines.append(f"  {key:<30} {value:>12.4f}{spread}" if isinstance(value, float) else
                      f"  {key:<30} {value:>12}")
     for key in ("problems", "final_tokens", "generated_tokens", "energy_j"):

@@ -12,6 +12,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from .._stats._bootstrap import too_few
 from ..errors import ConfigError
 from ._factors import Factor
 
@@ -31,7 +32,7 @@ class Ranked:
 
     name: str
     index: float      # Sobol ST or Morris mu*
-    conf: float       # half-width of its 95% interval (SALib's bootstrap)
+    conf: float | None  # half-width of its 95% interval (SALib's bootstrap); None from too few samples
     first: float      # Sobol S1, or Morris sigma
     low_value: float  # the figure with this factor at the low end of its range, the others nominal
     high_value: float
@@ -132,13 +133,16 @@ def analyse(metric: str, factors: Sequence[Factor], evaluate: Evaluate, method: 
         from SALib.analyze import morris as analyser  # lazy: SALib (scipy), for an analysis only
 
         found = analyser.analyze(problem, x, y, num_levels=LEVELS, seed=seed, print_to_console=False)
-        index, conf, first = found["mu_star"], found["mu_star_conf"], found["sigma"]
+        # mu*'s confidence is a bootstrap over the trajectories: too few of them give none.
+        index, first = found["mu_star"], found["sigma"]
+        conf = [None] * len(factors) if too_few(samples) else found["mu_star_conf"]
     else:
         from SALib.analyze import sobol as analyser  # lazy: SALib (scipy), for an analysis only
 
         found = analyser.analyze(problem, y, calc_second_order=False, seed=seed, print_to_console=False)
         index, conf, first = found["ST"], found["ST_conf"], found["S1"]
-    ranking = [Ranked(f.name, float(index[i]), float(conf[i]), float(first[i]), float(swings[1 + 2 * i]),
+    ranking = [Ranked(f.name, float(index[i]), None if conf[i] is None else float(conf[i]), float(first[i]),
+                      float(swings[1 + 2 * i]),
                       float(swings[2 + 2 * i])) for i, f in enumerate(factors)]
     ranking.sort(key=lambda r: (-abs(r.index), r.name))
     low, high = np.percentile(y, BAND)
