@@ -24,6 +24,7 @@ from ._model_cmd import add_parser as add_model_parser
 from ._validate_cmd import add_parser as add_validate_parser
 from ._sensitivity import add_parser as add_sensitivity_parser
 from ._flags import flagged
+from ._signals import Terminated, run_terminable  # noqa: F401 - Terminated: cosim.cli's name for it
 from .._isolation import stop_workers
 
 
@@ -228,18 +229,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-class Terminated(BaseException):
-    """SIGTERM (a job manager stopping the command): unwinds like Ctrl-C, so staged
-    outputs are removed and workers are stopped before the command exits."""
-
-
-def _on_sigterm(signum: int, frame: object) -> None:
-    raise Terminated()
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    previous = signal.signal(signal.SIGTERM, _on_sigterm)
+def _run(args: argparse.Namespace) -> int:
     try:
         with _inputs.recording():  # every file read, so that no output replaces one
             return args.func(args)
@@ -249,9 +239,6 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("cosim: interrupted", file=sys.stderr)
         return 130
-    except Terminated:
-        print("cosim: terminated", file=sys.stderr)
-        return 128 + signal.SIGTERM
     except BrokenPipeError:
         # The reader went away (`cosim validate | head`): what it wanted it has. Point
         # stdout at /dev/null so the interpreter's final flush does not raise again.
@@ -259,8 +246,13 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         os.close(devnull)
         return 128 + signal.SIGPIPE
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return run_terminable(lambda: _run(args))
     finally:
-        signal.signal(signal.SIGTERM, previous)
         stop_workers()  # none outlives the command, wherever a signal found it
 
 

@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 from ..errors import ConfigError, PolicyError
 from ..live._session import described
+from ._signals import Terminated
 
 
 def _importer(spec: str, where: str) -> Callable[[], Any]:
@@ -47,7 +48,7 @@ def load_policy(spec: str, trace: Any) -> Any:
     load = _importer(spec, where)
     try:
         module = load()
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, Terminated):  # the command is being stopped: not the policy's error
         raise
     except BaseException as exc:  # noqa: BLE001 - SystemExit too: any import failure is the policy's
         raise PolicyError(f"policy {spec}, import of {where}: {described(exc)}") from None
@@ -63,7 +64,7 @@ def load_policy(spec: str, trace: Any) -> Any:
          if p.default is inspect.Parameter.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]) >= 1
     try:
         policy = cls(trace) if takes_trace else cls()
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, Terminated):  # the command is being stopped: not the policy's error
         raise
     except PolicyError:
         raise
