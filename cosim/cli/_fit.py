@@ -6,8 +6,9 @@ import argparse
 from pathlib import Path
 
 from ..outputs._atomic import writable_file
+from ..config._units import parse_quantity
 from ..errors import ConfigError
-from ..fit import fit_fpga, fit_gpu, write_device
+from ..fit import KINDS, DeviceKindError, fit_fpga, fit_gpu, write_device
 from ..fit._device_yaml import source_file
 from ..fit._models import FPGA_PARAMS, GPU_PARAMS
 
@@ -47,11 +48,20 @@ def cmd_fit(args: argparse.Namespace) -> int:
         for given, what in named:
             if given.exists() and out.exists() and out.resolve().samefile(given.resolve()):
                 raise ConfigError(f"--out {out}: is {what}; write the fitted device elsewhere")
-    if args.fit_kind == "fpga":
-        overrides = {"accelerator.clock": args.clock} if args.clock else None
-        result = fit_fpga(args.measured, args.device, args.model, args.params, overrides)
-    else:
-        result = fit_gpu(args.measured, args.device, args.model, args.params)
+    if getattr(args, "clock", None) is not None:  # fit fpga only
+        try:  # a frequency with its unit; the device's rule for it is checked by the fit
+            parse_quantity(args.clock, "clock_mhz")
+        except ValueError as exc:
+            raise ConfigError(f"--clock: {exc}") from None
+    try:
+        if args.fit_kind == "fpga":
+            overrides = {"accelerator.clock": args.clock} if args.clock else None
+            result = fit_fpga(args.measured, args.device, args.model, args.params, overrides)
+        else:
+            result = fit_gpu(args.measured, args.device, args.model, args.params)
+    except DeviceKindError as exc:
+        raise ConfigError(f"--device {args.device}: {exc.device} is {KINDS[exc.kind]}, not {KINDS[args.fit_kind]}; "
+                          f"fit it with cosim fit {exc.kind}") from None
     print(f"{args.fit_kind} fit of {args.device} ({args.model}) to {args.measured}:\n")
     print(result.table())
     if out is not None:

@@ -13,6 +13,7 @@ _WORKLOAD = {"problems": "--problems", "seed": "--seed"}
 FLAGS: dict[str, dict[str, str]] = {
     "serve": {**_ARRIVALS, "vcd_slot": "--vcd-slot", "vcd_window_s": "--vcd-window"},
     "plan": _ARRIVALS,
+    "fit": {"accelerator.clock": "--clock"},
     "run": _WORKLOAD,
     "sweep": _WORKLOAD,
     "trace": _WORKLOAD,

@@ -15,14 +15,31 @@ import numpy as np
 from ..config import _params
 from ..config._latency_csv import LatencyProfile, load_latency_profile
 from ..errors import ConfigError
-from ..config.hardware import FpgaDevice, GpuDevice, load_device, load_model
+from ..config.hardware import load_device, load_model
 from ._device_yaml import write_fitted_device
 from ._layer_times import LayerTimes, is_layer_times, load_layer_times
 from ._models import bounds_at, fpga_problem, gpu_problem
 from ._solver import least_squares
 from ._operator_points import operator_points
 
-__all__ = ["FitResult", "fit_fpga", "fit_gpu", "write_device"]
+__all__ = ["DeviceKindError", "FitResult", "fit_fpga", "fit_gpu", "write_device"]
+
+KINDS = {"fpga": "an FPGA", "gpu": "a GPU"}
+
+
+class DeviceKindError(ConfigError):
+    """A fit given a device of the other kind; ``device`` names it, ``kind`` is its kind."""
+
+    device: str = ""
+    kind: str = ""
+
+
+def _check_kind(cfg: Any, wanted: str) -> None:
+    if cfg.kind != wanted:
+        exc = DeviceKindError(f"device {cfg.name!r} is {KINDS[cfg.kind]}, not {KINDS[wanted]} "
+                              f"(fit it with fit_{cfg.kind})")
+        exc.device, exc.kind = cfg.name, cfg.kind
+        raise exc
 
 
 @dataclass(frozen=True)
@@ -89,10 +106,9 @@ def fit_fpga(measured: Any, device: Any = "u280", model: Any = "qwen2.5-0.5b", p
     decode seconds per token by context and local-prefill seconds by tokens), at the
     device's clock (set it in ``overrides``: ``{"accelerator.clock_mhz": 200}``)."""
     cfg = load_device(device)
+    _check_kind(cfg, "fpga")
     for path, value in (overrides or {}).items():
         cfg = _params.replace(cfg, path, value)
-    if not isinstance(cfg, FpgaDevice):
-        raise ConfigError(f"device {cfg.name!r} is a {cfg.kind}, not an FPGA (use fit_gpu)")
     profile, spec = _profile(measured), load_model(model)
     fit = least_squares(*fpga_problem(cfg, spec, profile, _names(params)))
     fitted = dataclasses.replace(cfg, accelerator=dataclasses.replace(cfg.accelerator, **fit.values), profile=None)
@@ -109,10 +125,9 @@ def fit_gpu(measured: Any, device: Any = "rtx3090", model: Any = "qwen2.5-math-7
     per-layer kernel times (LLMServingSim's layers.csv, or a LayerTimes): their forward passes
     of 1 to 2,048 tokens, the host overheads left aside."""
     cfg = load_device(device)
+    _check_kind(cfg, "gpu")
     for path, value in (overrides or {}).items():
         cfg = _params.replace(cfg, path, value)
-    if not isinstance(cfg, GpuDevice):
-        raise ConfigError(f"device {cfg.name!r} is a {cfg.kind}, not a GPU (use fit_fpga)")
     spec = load_model(model)
     if isinstance(measured, str | Path) and is_layer_times(measured):
         measured = load_layer_times(measured)
