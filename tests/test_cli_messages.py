@@ -1,6 +1,8 @@
 """Errors on the command line name the command's flag, never the Python API behind it:
 exit status 2 and one line."""
 
+from pathlib import Path
+
 import pytest
 
 from conftest import run_cli
@@ -33,3 +35,17 @@ def test_fit_clock_errors_name_the_clock_flag(tmp_path, clock, why):
     message = one_line_error(run_cli("fit", "fpga", "m.csv", "--clock", clock, cwd=tmp_path))
     assert message.startswith("--clock: ") and why in message
     assert "accelerator" not in message and "clock_mhz" not in message
+
+
+def test_report_problems_names_the_flag(tmp_path):
+    message = one_line_error(run_cli("report", "--problems", "0", "--quiet", "--out", "r", cwd=tmp_path))
+    assert message.startswith("--problems: ") and "got 0" in message
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux /proc, where no file can be made")
+@pytest.mark.parametrize("command, flag", [("run", "--vcd"), ("run", "--timeline"), ("serve", "--vcd")])
+def test_an_output_that_cannot_be_written_is_named_by_its_flag(tmp_path, command, flag):
+    count = ["--problems", "2"] if command == "run" else ["--requests", "2", "--rate", "1"]
+    message = one_line_error(run_cli(command, "heteroreason-u280-200", *count, "--quiet", "--out", "r",
+                                     flag, "/proc/cosim-output", cwd=tmp_path))
+    assert message.startswith(f"{flag} /proc/cosim-output"), message

@@ -9,12 +9,15 @@ from ..errors import CosimError
 _ARRIVALS = {"rate": "--rate", "rate_per_s": "--rate", "cv": "--cv", "seed": "--seed", "n": "--requests",
              "problems": "--requests", "slo_s": "--slo"}
 _WORKLOAD = {"problems": "--problems", "seed": "--seed"}
+# The files a run writes beside its folder, and the folder its rows stream to (staged in --out).
+_OUTPUTS = {"vcd": "--vcd", "timeline": "--timeline", "rows_to": "--out"}
 
 FLAGS: dict[str, dict[str, str]] = {
-    "serve": {**_ARRIVALS, "vcd_slot": "--vcd-slot", "vcd_window_s": "--vcd-window"},
+    "serve": {**_ARRIVALS, **_OUTPUTS, "vcd_slot": "--vcd-slot", "vcd_window_s": "--vcd-window"},
     "plan": _ARRIVALS,
     "fit": {"accelerator.clock": "--clock"},
-    "run": _WORKLOAD,
+    "run": {**_WORKLOAD, **_OUTPUTS},
+    "report": _WORKLOAD,
     "sweep": _WORKLOAD,
     "trace": _WORKLOAD,
 }
