@@ -1,6 +1,7 @@
 """Errors on the command line name the command's flag, never the Python API behind it:
 exit status 2 and one line."""
 
+import json
 from pathlib import Path
 
 import pytest
@@ -49,3 +50,21 @@ def test_an_output_that_cannot_be_written_is_named_by_its_flag(tmp_path, command
     message = one_line_error(run_cli(command, "heteroreason-u280-200", *count, "--quiet", "--out", "r",
                                      flag, "/proc/cosim-output", cwd=tmp_path))
     assert message.startswith(f"{flag} /proc/cosim-output"), message
+
+
+def _request(name, arrival, queued):
+    return json.dumps({"request_id": name, "input_toks": 10, "output_toks": 5, "arrival_time": arrival,
+                       "queued_ts": queued, "scheduled_ts": queued, "first_token_ts": queued + 1,
+                       "last_token_ts": queued + 2})
+
+
+@pytest.mark.parametrize("clock, field", [("client", "arrival_time"), ("engine", "queued_ts")])
+def test_a_vllm_log_spanning_more_than_a_trace_holds_names_its_line_and_field(tmp_path, clock, field):
+    # Line 2 arrives first, line 3 a second past the 10^6 s a trace's arrivals may span.
+    lines = [_request("a", 5000.0, 50.0), _request("b", 1000.0, 10.0),
+             _request("c", 1000.0 + 1e6 + 1, 10.0 + 1e6 + 1), _request("d", 1000.0 + 2e6, 10.0 + 2e6)]
+    (tmp_path / "log.jsonl").write_text("\n".join(lines) + "\n")
+    message = one_line_error(run_cli("trace", "import", "log.jsonl", "--clock", clock, "--out", "t.jsonl",
+                                     cwd=tmp_path))
+    assert message.startswith(f"log.jsonl:3: {field}: ") and "1e+06 s" in message and "(line 2)" in message
+    assert not (tmp_path / "t.jsonl").exists()

@@ -25,6 +25,7 @@ import numpy as np
 
 from .._files import parse_json_line, read_json_lines
 from ..errors import TraceError
+from ._arrivals import MAX_ARRIVAL_S
 from ._io import MAX_TOKENS, Trace
 from ._plain import plain_header, plain_problem
 from .._token_metrics import token_latency
@@ -61,7 +62,15 @@ class RequestLog:
         if clock not in CLOCKS:
             raise TraceError(f"clock: one of {', '.join(CLOCKS)}, got {clock!r}")
         times = self.arrival_time if clock == "client" else self._need_timestamps("the engine clock")["queued_ts"]
-        return times - times.min()
+        arrivals = times - times.min()
+        late = np.flatnonzero(arrivals > MAX_ARRIVAL_S)
+        if late.size:  # named here, at its line: a trace's arrivals span at most MAX_ARRIVAL_S
+            i, first = int(late[0]), int(np.argmin(times))
+            field = "arrival_time" if clock == "client" else "queued_ts"
+            raise TraceError(f"{self.source}:{self.lines[i]}: {field}: {float(times[i])!r} is "
+                             f"{float(arrivals[i]):.6g} s after the first request's (line {self.lines[first]}); "
+                             f"a trace's arrivals span at most {MAX_ARRIVAL_S:g} s")
+        return arrivals
 
     def to_trace(self, clock: str = "client", dataset: str = "vllm-requests", shared_prefix_tokens: int = 0) -> Trace:
         """The requests as a trace of plain requests in arrival order (ties in file order),
