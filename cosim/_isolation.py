@@ -68,7 +68,8 @@ def report_progress(value: Any) -> None:
 _CRASH_REPORT_BYTES = 64 * 1024
 
 
-def _child(conn: Any, parent: int, crash_fd: int, func: Callable[..., Any], args: tuple, kwargs: dict) -> None:
+def _child(conn: Any, parent: int, crash_fd: int, sigint_ignored: bool, func: Callable[..., Any], args: tuple,
+           kwargs: dict) -> None:
     global _report
     _die_with_parent(parent)
     # A crash leaves the Python stack (faulthandler) and the native one (the native
@@ -82,8 +83,10 @@ def _child(conn: Any, parent: int, crash_fd: int, func: Callable[..., Any], args
     # The fork happened while the parent held these signals back (_Held): a worker takes
     # Ctrl-C as a KeyboardInterrupt, and SIGTERM ends it at once, even inside the native
     # simulation (where a Python handler would wait for it to return), so whoever stops it
-    # that way (multiprocessing at exit, a job manager) is obeyed promptly.
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+    # that way (multiprocessing at exit, a job manager) is obeyed promptly. A parent that
+    # ignores Ctrl-C (a background job of a script: the shell ignores it there, so that
+    # Ctrl-C at the terminal spares it) has workers that ignore it too.
+    signal.signal(signal.SIGINT, signal.SIG_IGN if sigint_ignored else signal.default_int_handler)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, _HELD)  # one that came meanwhile arrives now
     try:
@@ -194,8 +197,9 @@ def _run_in_child(func: Callable[..., Any], args: tuple, kwargs: dict, on_progre
                   crash_report: Any) -> Any:
     ctx = mp.get_context("fork")
     receiver, sender = ctx.Pipe(duplex=False)
-    child = ctx.Process(target=_child, args=(sender, os.getpid(), crash_report.fileno(), func, args, kwargs),
-                        daemon=True)
+    ignored = signal.getsignal(signal.SIGINT) == signal.SIG_IGN  # read before _Held replaces it
+    child = ctx.Process(target=_child, args=(sender, os.getpid(), crash_report.fileno(), ignored, func, args,
+                                             kwargs), daemon=True)
     # A Ctrl-C or SIGTERM landing inside fork's own hooks would be swallowed ("Exception
     # ignored") or raised before the worker is known, leaving it to run on: hold them back
     # until the fork is done and the worker is watched below, then raise them there.

@@ -12,6 +12,7 @@ import pytest
 
 import cosim
 from conftest import SCENARIOS
+from ctrl_c import as_typed_at_a_terminal
 import cosim._engine_run as workflow
 
 SCENARIO = str(SCENARIOS / "heteroreason-u280-200.yaml")
@@ -43,7 +44,8 @@ def test_an_interrupted_sweep_leaves_valid_files_and_resumes(tmp_path):
     out = tmp_path / "sweep"
     args = [sys.executable, "-m", "cosim.cli", "sweep", SCENARIO, "--set", "pcie.bandwidth_gbps=" +
             ",".join(str(b) for b in range(1, 41)), "--problems", "150", "--out", str(out), "--quiet"]
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+                            preexec_fn=as_typed_at_a_terminal)
     journal = out / "points.jsonl"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and (not journal.exists() or len(journal.read_text().splitlines()) < 4):

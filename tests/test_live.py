@@ -14,6 +14,7 @@ import cosim
 from cosim.live import Policy, ProfilePolicy, TracePolicy
 from cosim.trace import Backtrack, Refine, Trace, TraceHeader, TrajectoryBuilder
 from conftest import run_cli
+from ctrl_c import as_typed_at_a_terminal
 from handmodel import FAST_FPGA, all_accept_timeline
 from test_worker_lifetime import EVENT_BOUND_S, children, gone_within
 
@@ -177,7 +178,7 @@ def test_ctrl_c_during_a_policy_call_stops_the_run(tmp_path):
                     "        time.sleep(600)\n        return super().verdict(view)\n")
     proc = subprocess.Popen([sys.executable, "-m", "cosim.cli", "run", "heteroreason-u280-200", "--problems", "2",
                              "--policy", f"{slow}:Slow", "--quiet"], cwd=tmp_path, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True, preexec_fn=as_typed_at_a_terminal)
     deadline = time.monotonic() + EVENT_BOUND_S
     while not (tmp_path / "in_verdict").exists() and time.monotonic() < deadline:
         time.sleep(0.05)
