@@ -3,7 +3,6 @@ and a run's folder always holds one whole run."""
 
 import json
 import os
-import random
 import resource
 import signal
 import stat
@@ -114,22 +113,95 @@ def run_state(folder):
     return manifest["run_id"]
 
 
-def test_a_run_killed_at_any_moment_leaves_one_whole_run(tmp_path):
-    args = [sys.executable, "-m", "cosim.cli", "run", str(SCENARIO), "--problems", "30", "--out", "r",
-            "--vcd", "r/w.vcd", "--timeline", "r/t.json", "--quiet"]
-    assert subprocess.run(args, cwd=tmp_path, capture_output=True, timeout=300).returncode == 0
-    runs = {run_state(tmp_path / "r")}
-    rng = random.Random(7)
-    for _ in range(20):
-        proc = subprocess.Popen(args, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(rng.uniform(0.0, 1.5))
-        proc.send_signal(rng.choice([signal.SIGKILL, signal.SIGTERM]))
-        proc.wait(timeout=120)  # an event, bounded far above its normal time (under a second)
-        now = run_state(tmp_path / "r")  # the previous run, or one that finished whole
-        runs.add(now)
-    assert subprocess.run(args, cwd=tmp_path, capture_output=True, timeout=300).returncode == 0
-    run_state(tmp_path / "r")
-    assert [p.name for p in tmp_path.iterdir()] == ["r"]  # no stale staging after the next run
+# Runs `cosim run` and, at the stage named, says so in a file and waits there to be killed:
+# "running" once the first problem has finished (the worker simulating, rows being
+# written), "publishing" with every file and the manifest staged, just before the run is
+# swapped into its folder, "published" just after.
+PAUSED_RUN = """
+import pathlib, sys, time
+from cosim.cli import _commands, main
+from cosim.outputs import _safety
+
+stage, marker = sys.argv[1], pathlib.Path(sys.argv[2])
+
+
+def pause(where):
+    marker.write_text(where)
+    time.sleep(600)
+
+
+bar = _commands.finished_bar
+def paused_bar(*args):
+    shown, progress = bar(*args)
+    def first_then_pause(done):
+        progress(done)
+        if stage == "running" and done >= 1:
+            pause("running")
+    return shown, first_then_pause
+
+exchange = _safety._exchange
+def paused_exchange(staging, folder):
+    if stage == "publishing":
+        pause(str(staging))
+    swapped = exchange(staging, folder)
+    if stage == "published":
+        pause(str(folder))
+    return swapped
+
+_commands.finished_bar = paused_bar
+_safety._exchange = paused_exchange
+sys.exit(main(sys.argv[3:]))
+"""
+
+
+def staged_run_ids(work):
+    """The run ids of the staging folders beside the run folder (a staging folder is named
+    after its command's process and its run)."""
+    return {p.name.rsplit("-", 1)[1] for p in work.iterdir() if p.name.startswith(".r") and p.is_dir()}
+
+
+@pytest.mark.parametrize("stage,how", [("running", signal.SIGKILL), ("running", signal.SIGTERM),
+                                       ("publishing", signal.SIGKILL), ("published", signal.SIGKILL)])
+def test_a_run_killed_at_each_stage_leaves_one_whole_run(tmp_path, stage, how):
+    work = tmp_path / "work"
+    work.mkdir()
+    (tmp_path / "paused_run.py").write_text(PAUSED_RUN)
+    marker = tmp_path / "at_stage"
+    args = ["run", str(SCENARIO), "--problems", "30", "--out", "r", "--vcd", "r/w.vcd", "--timeline", "r/t.json",
+            "--quiet"]
+    assert subprocess.run([sys.executable, "-m", "cosim.cli", *args], cwd=work, capture_output=True,
+                          timeout=300).returncode == 0
+    previous = run_state(work / "r")
+    proc = subprocess.Popen([sys.executable, str(tmp_path / "paused_run.py"), stage, str(marker), *args], cwd=work,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120  # an event, bounded far above its normal time (a second or two)
+        while not marker.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert marker.exists(), f"the run never reached {stage}: {proc.stderr.read() if proc.poll() else ''}"
+        new = staged_run_ids(work) - {previous}
+        assert len(new) == 1  # the killed run's own staging, beside the folder
+        proc.send_signal(how)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    now = run_state(work / "r")  # whichever run the folder holds, it holds whole
+    if stage == "published":
+        # Swapped in: the folder holds the new run; the previous one waits in the staging
+        # folder for the next run to remove it.
+        [aside] = [p for p in work.iterdir() if p.name.startswith(".r")]
+        assert now in new and json.loads((aside / "manifest.json").read_text())["run_id"] == previous
+    else:
+        assert now == previous  # killed before the swap: the previous run, as it was
+    if how == signal.SIGTERM:
+        assert proc.returncode == 128 + signal.SIGTERM and "terminated" in err
+        assert staged_run_ids(work) == set()  # a command that unwinds removes what it staged
+    assert subprocess.run([sys.executable, "-m", "cosim.cli", *args], cwd=work, capture_output=True,
+                          timeout=300).returncode == 0
+    assert run_state(work / "r") not in (previous, now)
+    assert [p.name for p in work.iterdir()] == ["r"]  # no stale staging after the next run
 
 
 def test_a_report_is_published_whole_and_never_over_other_files(tmp_path):
