@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import ConfigError, PolicyError
-from ..live._session import described
+from ..live._policy import described
 from ._signals import Terminated
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import ConfigError
+from ..errors import ConfigError, PolicyError
 from ..trace import Backtrack, Draft, Problem, Refine, Trace
 
 
@@ -46,6 +46,19 @@ class View:
     can_backtrack: bool        # verdict on a refinement: a failed one can still be backtracked over
     kvmu: tuple[int, int, int]  # the draft device's KVMU pointers: valid, curr, ahead
     devices: dict[str, str]    # draft, prm, target: idle, prefill, decode or transfer
+
+
+def described(exc: BaseException) -> str:
+    """An exception in one line: its class and its message's first line."""
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+
+
+def hook_error(policy: Any, hook: str, problem: Problem | None, step: int | None, message: str) -> PolicyError:
+    """The error of a policy's hook (its method ``hook``), naming the policy, the hook and,
+    where the run is at one, the problem and the step."""
+    where = "" if problem is None else f", problem {problem.id!r}, step {step}"
+    return PolicyError(f"policy {type(policy).__name__}.{hook}{where}: {message}")
 
 
 class Policy:

@@ -11,12 +11,12 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import ConfigError
+from ..errors import ConfigError, PolicyError
 from ..trace import Backtrack, Draft, Problem, Refine, Trace, TraceHeader
 from ..trace._generate import Candidate, Draws, Play, StepDraws, threshold_rule
 from ..trace._profile_files import load_profile
 from ..trace._quality import correctness_probability, resolve_target
-from ._policy import Policy, View
+from ._policy import Policy, View, described, hook_error
 
 
 @dataclass
@@ -131,7 +131,7 @@ class ProfilePolicy(Policy):
             def keeps(step: int, score: float, of_refinement: bool, can_backtrack: bool) -> bool:
                 ahead = dataclasses.replace(view, kind="verdict", step=step, speculative=False,
                                             of_refinement=of_refinement, can_backtrack=can_backtrack)
-                return self.decide(ahead, score)[0]
+                return self._decided(ahead, score, view.kind)[0]
         events = _Events(last, _Found(), lambda: (len(play.chain), play.backtracks))
         play = Play(h, st.draw, st.steps, st.budget, keeps, events, list(st.chain), dict(st.attempts),
                     st.backtracks)
@@ -214,7 +214,7 @@ class ProfilePolicy(Policy):
         st = self.state(view)
         candidate = st.pending
         assert candidate is not None
-        kept, score = self.decide(view, candidate.score)
+        kept, score = self._decided(view, candidate.score, view.kind)
         st.pending = None
         if not view.of_refinement:
             if kept:
@@ -228,6 +228,20 @@ class ProfilePolicy(Policy):
             st.chain.pop()
             st.take(view.step - 1)
         return kept, score
+
+    def _decided(self, view: View, score: float, asking: str) -> tuple[bool, float]:
+        """decide()'s answer, checked; an error in it names decide, and the hook the run was
+        asking (``asking``: decide is also played ahead, to size step-ahead work)."""
+        try:
+            answer = self.decide(view, score)
+        except (KeyboardInterrupt, PolicyError):
+            raise
+        except BaseException as exc:  # noqa: BLE001 - named and passed on, SystemExit too
+            raise hook_error(self, f"decide (asked by {asking})", view.problem, view.step, described(exc)) from exc
+        if not (isinstance(answer, tuple) and len(answer) == 2):
+            raise hook_error(self, f"decide (asked by {asking})", view.problem, view.step,
+                             f"answer (kept, score), got {answer!r}")
+        return answer
 
     def decide(self, view: View, score: float) -> tuple[bool, float]:
         """The verdict on a step the PRM scored ``score``: the algorithm's thresholds.

@@ -102,7 +102,7 @@ def cosimulate(scn: Scenario, policy: Policy, problems: Trace | Sequence[Problem
     rows_folder = session.rows_folder
     # With rows_to, the trace the answers make goes there as its problems end (trace.jsonl).
     body = rows_folder / f".{MADE_TRACE}.part" if rows_folder is not None else None
-    live = LiveSession(policy, head, window, body)
+    live = LiveSession(policy, head, window, body, rows_folder / MADE_TRACE if rows_folder is not None else None)
     raw = session.run(Trace(head, trace.problems), system_dict(scn), staged=body,
                       keep=activities or timeline is not None, progress=progress, live=live)
     outcome = raw.pop("live")

@@ -15,11 +15,11 @@ from typing import Any
 import numpy as np
 
 from .._isolation import native
-from ..errors import ConfigError, PolicyError
+from ..errors import ConfigError, OutputError, PolicyError
 from ..trace import Backtrack, Draft, Problem, Refine, TraceHeader
 from ..trace._events import problem_to_json
 from ..trace._io import MAX_TOKENS, json_text
-from ._policy import Policy, View
+from ._policy import Policy, View, described, hook_error
 
 ROLES = ("draft", "prm", "target")
 
@@ -34,13 +34,15 @@ class _Request:
 class LiveSession:
     """The policy's answers for every request in flight, and what they made."""
 
-    def __init__(self, policy: Policy, header: TraceHeader, window: int, body: Path | None = None):
+    def __init__(self, policy: Policy, header: TraceHeader, window: int, body: Path | None = None,
+                 made: Path | None = None):
         self.policy, self.header, self.window = policy, header, window
         self._requests: dict[int, _Request] = {}
         # The problems the answers made: held, or (``body``) written one JSON line each as they
-        # end, so that a long run's memory does not grow with its problems.
+        # end, so that a long run's memory does not grow with its problems. ``made``: the trace
+        # file the body becomes, which errors name (the body is a hidden file beside it).
         self.recorded: list[Problem] = []
-        self._body, self._handle, self._arrivals = body, None, False
+        self._body, self._made, self._handle, self._arrivals = body, made or body, None, False
         self.decisions = 0
         self.policy_s = 0.0
         self.overridden = 0  # verdicts that went against the PRM score the policy gave
@@ -70,10 +72,21 @@ class LiveSession:
             self.recorded.append(done)
         else:
             if self._handle is None:
-                self._handle = self._body.open("w", encoding="utf-8")
                 self._arrivals = done.arrival_s is not None
-            self._handle.write(json_text(problem_to_json(done)) + "\n")
+            self._writing(lambda: self._open().write(json_text(problem_to_json(done)) + "\n"))
         return done
+
+    def _open(self) -> Any:
+        if self._handle is None:
+            self._handle = self._body.open("w", encoding="utf-8")
+        return self._handle
+
+    def _writing(self, write: Any) -> None:
+        """``write()``, a failure named by the trace the body becomes, never by the body."""
+        try:
+            write()
+        except OSError as exc:
+            raise OutputError(f"{self._made}: writing failed: {exc.strerror or type(exc).__name__}") from None
 
     def outcome(self) -> dict[str, Any]:
         # What a policy sends back from the worker: collect(), once every problem has ended.
@@ -84,13 +97,12 @@ class LiveSession:
             raise self._named("collect", None, None, f"what it returns cannot leave the simulation worker "
                                                      f"(pickle: {described(exc)})") from None
         if self._handle is not None:
-            self._handle.close()
+            self._writing(self._handle.close)
         return {"problems": self.recorded, "arrivals": self._arrivals, "decisions": self.decisions,
                 "policy_s": self.policy_s, "overridden": self.overridden, "policy": collected}
 
     def _named(self, hook: str, problem: Problem | None, step: int | None, message: str) -> PolicyError:
-        where = "" if problem is None else f", problem {problem.id!r}, step {step}"
-        return PolicyError(f"policy {type(self.policy).__name__}.{hook}{where}: {message}")
+        return hook_error(self.policy, hook, problem, step, message)
 
     def _fail(self, view: View, message: str) -> PolicyError:
         return self._named(view.kind, view.problem, view.step, message)
@@ -196,9 +208,3 @@ class LiveSession:
 def is_bool(value: Any) -> bool:
     """True or False, Python's or numpy's: never a number or text that reads as one."""
     return isinstance(value, bool | np.bool_)
-
-
-def described(exc: BaseException) -> str:
-    """An exception in one line: its class and its message's first line."""
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
