@@ -1,7 +1,8 @@
 """Records every built-in scenario's per-problem (or per-request) results on a small trace,
-to the nanosecond, in tests/data/golden_results.json: tests/test_golden_results.py checks
-that the simulator still gives exactly these. Rerun it only when a change of the models is
-meant to change results, and say why in the commit.
+to the nanosecond, in tests/data/golden_results.json, and those of hand-written cases the
+drawn traces do not reach in tests/data/golden_cases.json: tests/test_golden_results.py
+checks that the simulator still gives exactly these. Rerun it only when a change of the
+models is meant to change results, and say why in the commit.
 
     .venv/bin/python scripts/record_golden.py [--check]
 """
@@ -15,8 +16,10 @@ from pathlib import Path
 
 import cosim
 from cosim.config.scenario import builtin_scenarios
+from cosim.trace import Trace, TraceHeader, TrajectoryBuilder
 
 OUT = Path(__file__).resolve().parent.parent / "tests" / "data" / "golden_results.json"
+CASES_OUT = OUT.with_name("golden_cases.json")
 PROBLEMS = 6     # single-request systems: problems replayed one after another
 REQUESTS = 12    # serving systems: requests at RATE per second
 RATE = 2.0
@@ -45,18 +48,48 @@ def record() -> dict:
     return {name: results(name) for name in builtin_scenarios()}
 
 
+# A backtrack whose alternative reuses the target's prefetched tokens: step 2's draft is
+# rejected, its refinement fails, the problem backtracks to step 2's start and the target
+# writes the alternative from the run it had begun there. The drawn traces above hold no
+# backtrack, and nothing there reuses a prefetch.
+PROMPT = 100
+CASE_SCENARIOS = ("heteroreason-u280-300", "heteroreason-noprefetch")  # the same design, prefetch cache on and off
+
+
+def backtrack_reuse_trace() -> Trace:
+    problem = (TrajectoryBuilder("backtrack-reuse", PROMPT).accept(40).accept(30).reject(25).refine_fails(35)
+               .backtrack().refine(30).accept(20).build())
+    return Trace(TraceHeader(backtracking=True), [problem])
+
+
+def record_cases() -> dict:
+    trace = backtrack_reuse_trace()
+
+    def case(name: str, config: int) -> dict:
+        return {"kind": "single", "rows": rows(cosim.simulate(cosim.load_scenario(name, config), trace).per_problem)}
+
+    return {f"{name}/config{config}": case(name, config) for name in CASE_SCENARIOS for config in (1, 2)}
+
+
+def _write(path: Path, found: dict) -> None:
+    path.write_text(json.dumps(found, separators=(",", ":"), sort_keys=True) + "\n")
+    print(f"wrote {path} ({len(found)} cases)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="compare with the stored file instead of writing it")
     args = parser.parse_args()
-    now = json.loads(json.dumps(record()))
+    files = {OUT: json.loads(json.dumps(record())), CASES_OUT: json.loads(json.dumps(record_cases()))}
     if args.check:
-        stored = json.loads(OUT.read_text())
-        bad = [n for n in stored if stored[n] != now.get(n)]
+        bad = []
+        for path, now in files.items():
+            stored = json.loads(path.read_text())
+            bad += [n for n in stored if stored[n] != now.get(n)]
         print("identical" if not bad else f"differ: {', '.join(bad)}")
         sys.exit(1 if bad else 0)
-    OUT.write_text(json.dumps(now, separators=(",", ":"), sort_keys=True) + "\n")
-    print(f"wrote {OUT} ({len(now)} scenarios)")
+    for path, now in files.items():
+        _write(path, now)
 
 
 if __name__ == "__main__":

@@ -2,13 +2,17 @@
 uncertainties that cover the truth on noisy points, and refuses fits the points cannot
 determine."""
 
+import os
+import shutil
+
 import numpy as np
 import pytest
 
 import cosim
 from cosim import ConfigError, standalone
 from cosim.fit import fit_fpga, fit_gpu
-from conftest import run_cli
+from cosim.config.hardware import builtin_path
+from conftest import ROOT, run_cli
 
 CONTEXTS = [0, 256, 512, 1024, 2048, 3000]
 PREFILLS = [16, 64, 128, 256, 512]
@@ -110,9 +114,50 @@ def test_collinear_gpu_parameters_are_refused(tmp_path):
         fit_gpu(csv, "rtx3090", "qwen2.5-math-7b", params="forward_overhead_ns,layer_overhead_ns,memory_efficiency")
 
 
-def test_out_naming_an_input_is_refused(tmp_path):
-    csv = write_csv(tmp_path / "measured.csv", fpga_rows(FPGA_TRUTH))
-    before = csv.read_text()
-    done = run_cli("fit", "fpga", csv, "--device", "u280-flexllm", "--out", csv, cwd=tmp_path)
-    assert done.returncode == 2 and "is the measured CSV" in done.stderr
-    assert csv.read_text() == before
+def tree(folder):
+    """Every file under ``folder``: its bytes, or where a link points."""
+    return {p.relative_to(folder): os.readlink(p) if p.is_symlink() else None if p.is_dir() else p.read_bytes()
+            for p in sorted(folder.rglob("*"))}
+
+
+@pytest.fixture
+def boards(tmp_path):
+    """A device file with a measured profile beside it, a model file, and measured points."""
+    folder = tmp_path / "boards"
+    folder.mkdir()
+    write_csv(folder / "measured.csv", fpga_rows(FPGA_TRUTH))
+    write_csv(folder / "prof.csv", [("decode", 1, 0, 0.010), ("decode", 1, 1000, 0.012)])
+    (folder / "dev.yaml").write_text(builtin_path("device", "u280-flexllm").read_text()
+                                     + "profile: {file: prof.csv, measured_clock: 200 MHz}\n")
+    (folder / "model.yaml").write_text(builtin_path("model", "qwen2.5-0.5b").read_text())
+    (tmp_path / "link.yaml").symlink_to("boards/measured.csv")
+    return tmp_path
+
+
+@pytest.mark.parametrize("args,what", [
+    (["--out", "boards/measured.csv"], "the fit's input profile CSV boards/measured.csv"),
+    (["--out", "link.yaml"], "the fit's input profile CSV boards/measured.csv"),
+    (["--out", "boards/prof.csv"], "the profile CSV"),  # read only through the device file
+    (["--out", "./boards/dev.yaml"], "the device file boards/dev.yaml the fit starts from"),
+    (["--model", "boards/model.yaml", "--out", "boards/../boards/model.yaml"], "the model file boards/model.yaml"),
+])
+def test_out_naming_any_input_is_refused_before_the_fit(boards, args, what):
+    before = tree(boards)
+    done = run_cli("fit", "fpga", "boards/measured.csv", "--device", "boards/dev.yaml", "--clock", "200 MHz", *args,
+                   cwd=boards)
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    out = args[-1]
+    assert done.stderr.startswith(f"cosim: error: --out {out}: is the same file as {what}"), done.stderr
+    assert done.stdout == ""  # refused before the fit ran: no table
+    assert tree(boards) == before
+
+
+def test_out_in_a_folder_of_operator_times_is_refused_before_the_fit(tmp_path):
+    shutil.copytree(ROOT / "cosim" / "data" / "validation" / "rtx4090-llama-3.1-8b" / "profile", tmp_path / "prof")
+    before = tree(tmp_path)
+    done = run_cli("fit", "gpu", "prof", "--device", "rtx4090", "--model", "llama-3.1-8b", "--out", "prof/fit.yaml",
+                   cwd=tmp_path)
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert done.stderr.startswith("cosim: error: --out prof/fit.yaml: lies in the fit's input operator-profile "
+                                  "folder prof"), done.stderr
+    assert done.stdout == "" and tree(tmp_path) == before

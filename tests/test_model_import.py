@@ -158,11 +158,17 @@ def test_a_model_too_large_for_its_numbers_names_the_config(tmp_path):
     assert not (tmp_path / "m.yaml").exists()
 
 
-def test_the_config_itself_is_never_the_output(tmp_path):
+@pytest.mark.parametrize("out", ["config.json", "./sub/../config.json", "link.yaml"])
+def test_the_config_itself_is_never_the_output(tmp_path, out):
     path = write(tmp_path, TINY_LLAMA)
-    result = run_cli("model", "import", path, "--out", path, cwd=tmp_path)
-    assert result.returncode == 2 and "is the config.json itself" in result.stderr
-    assert json.loads(path.read_text()) == TINY_LLAMA
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "link.yaml").symlink_to("config.json")
+    before = path.read_bytes()
+    result = run_cli("model", "import", "config.json", "--out", out, cwd=tmp_path)
+    assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert result.stderr.startswith(f"cosim: error: --out {out}: is the same file as the config.json config.json "
+                                    f"being imported"), result.stderr
+    assert path.read_bytes() == before and (tmp_path / "link.yaml").is_symlink()
 
 
 def test_a_missing_file_is_named(tmp_path):

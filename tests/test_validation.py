@@ -4,6 +4,8 @@ command and its files, and the RTX 3090 layer-time goal."""
 
 import csv
 import json
+import os
+import stat
 import statistics
 import sys
 import types
@@ -179,3 +181,66 @@ def test_the_command_prints_the_table_and_writes_its_files(tmp_path):
 def test_the_validation_models_exist_with_the_windows_the_cases_need():
     assert load_model("qwen2.5-0.5b").context_window >= 30720 + 2048
     assert load_model("qwen2.5-1.5b-instruct").context_window >= 30720 + 2048
+
+
+def tree(folder):
+    """Every path under ``folder``: a file's bytes and mode, a link's target, or its kind."""
+    found = {}
+    for path in sorted(folder.rglob("*")):
+        if path.is_symlink():
+            found[path] = ("link", os.readlink(path))
+        elif stat.S_ISFIFO(path.lstat().st_mode):
+            found[path] = "fifo"
+        elif path.is_dir():
+            found[path] = "folder"
+        else:
+            found[path] = (path.read_bytes(), stat.S_IMODE(path.stat().st_mode))
+    return found
+
+
+@pytest.fixture
+def data_kept():
+    """The package's data as it was, put back whatever a failing test wrote there."""
+    shipped = tree(DATA)
+    yield shipped
+    for path in set(tree(DATA)) - set(shipped):
+        path.unlink()
+    for path, entry in shipped.items():
+        if isinstance(entry, tuple) and entry[0] != "link" and tree(DATA).get(path) != entry:
+            path.write_bytes(entry[0])
+
+
+def read_only(out):
+    (out / "validation.csv").write_text("mine\n")
+    (out / "validation.csv").chmod(0o444)
+
+
+def a_data_file(out):
+    (out / "validation.json").symlink_to(DATA / "flexllm.yaml")  # a case reads it
+
+
+@pytest.mark.parametrize("make,message", [
+    (read_only, "--out o/validation.csv: is read-only; it is not replaced"),
+    (lambda out: os.mkfifo(out / "validation.csv"), "--out o/validation.csv: is a FIFO; name a regular file"),
+    (lambda out: (out / "validation.json").mkdir(), "--out o/validation.json: is a folder; name a regular file"),
+    (a_data_file, "--out o/validation.json: lies in the package's data folder"),
+    (lambda out: (out / "validation.png").symlink_to(DATA / "README.md"), "--out o/validation.png: lies in the "
+                                                                          "package's data folder"),
+])
+def test_outputs_that_cannot_take_the_files_are_refused_before_any_case_runs(tmp_path, data_kept, make, message):
+    (tmp_path / "o").mkdir()
+    make(tmp_path / "o")
+    before = tree(tmp_path)
+    done = run_cli("validate", "--out", "o", cwd=tmp_path)
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert done.stderr.startswith(f"cosim: error: {message}"), done.stderr
+    assert done.stdout == ""  # no case ran: no table
+    assert tree(tmp_path) == before and tree(DATA) == data_kept
+
+
+def test_a_link_to_the_data_folder_is_refused(tmp_path, data_kept):
+    (tmp_path / "o").symlink_to(DATA / "rtx3090-llama-3.1-8b")
+    done = run_cli("validate", "--out", "o", cwd=tmp_path)
+    assert done.returncode == 2 and done.stderr.startswith("cosim: error: --out o/validation.csv: lies in the "
+                                                           "package's data folder"), done.stderr
+    assert tree(DATA) == data_kept

@@ -12,8 +12,8 @@ from tqdm import tqdm
 
 from .. import trace as traces
 from ..outputs._atomic import writable_file, writable_folder, write_atomically
-from ..outputs._paths import check_output
-from ..outputs._safety import RunFolder, check_distinct, inputs_of
+from ..outputs._check import check_files
+from ..outputs._safety import RunFolder
 from ..errors import ConfigError
 from ..result import Result
 from ._estimate import ESTIMATE_ABOVE, estimate
@@ -30,7 +30,8 @@ from .report import run_report
 from ..trace._dataset_stats import dataset_statistics, format_statistics
 from .report._intervals import cell
 from ..record import CausalModel, ValueHeadPrm, read_problems, record_brsd
-from ._record_live import record_simulated
+from ..record._runner import FILES as RECORDED_FILES
+from ._record_live import recorded_inputs, record_simulated
 from ._run_outputs import RunOutputs
 from ._summary import format_summary
 
@@ -60,10 +61,6 @@ def _workload(args: argparse.Namespace, scn: Any) -> tuple[traces.Trace, str]:
     generated = traces.generate(profile, problems, seed, backtracking=backtracking, config=scn.config)
     return generated, (f"{problems} problems from profile {profile} (seed {seed}, Config {scn.config}'s target"
                        + ("" if backtracking else ", forward-only") + ")")
-
-
-def _out_folder(path: str | None, default: str) -> Path:
-    return writable_folder(path or default, "--out")
 
 
 def run_intervals(result: Result) -> dict[str, Any]:
@@ -147,11 +144,11 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         grid[path] = values
     # Every point with its values applied together, found now, not after other points ran.
     check_points(scn, grid)
-    folder = _out_folder(args.out, _default_out(scn, "sweep-"))
-    check_distinct({f"--out {folder}/{name}": check_output(folder / name, "--out")
-                    for name in ("sweep.csv", "sweep.parquet", "points.jsonl")},
-                   inputs_of([("the scenario", args.scenario), ("--trace", args.trace),
-                              *later_inputs(None if args.trace else args.profile).items()]))
+    folder = Path(args.out or _default_out(scn, "sweep-"))
+    check_files([("--out", folder / name) for name in ("sweep.csv", "sweep.parquet", "points.jsonl")],
+                {"the scenario": args.scenario, "--trace": args.trace,
+                 **later_inputs(None if args.trace else args.profile)})
+    writable_folder(folder, "--out")
     workload, described = _workload(args, scn)
     table = sweep(scn, workload, grid, workers=args.workers, executor=args.executor, ray_address=args.ray_address,
                   out=folder, progress=not args.quiet)
@@ -213,8 +210,8 @@ def cmd_trace_gen(args: argparse.Namespace) -> int:
         raise ConfigError(f"--target: one of {', '.join(traces.TARGETS)}, got {args.target!r}")
     if args.target is not None and args.config is not None and traces.resolve_target(config=args.config) != args.target:
         raise ConfigError(f"--target {args.target} and --config {args.config} name different targets; give one")
-    out = writable_file(args.out, "--out")
-    check_distinct({"--out": out}, inputs_of(later_inputs(args.profile).items()))
+    out, = check_files([("--out", args.out)], later_inputs(args.profile))
+    writable_file(out, "--out")
     header = traces.TraceHeader(accept_threshold=args.accept_threshold, backtrack_threshold=args.backtrack_threshold,
                                 max_backtracks=args.max_backtracks)
     result = traces.generate(args.profile, args.problems, args.seed, backtracking=not args.no_backtracking,
@@ -254,8 +251,10 @@ def cmd_trace_import_rsd(args: argparse.Namespace) -> int:
     if not 0 <= args.threshold <= 1:
         raise ConfigError(f"--threshold: must be in [0, 1], got {args.threshold}")
     header = traces.TraceHeader(accept_threshold=args.threshold)
-    out = writable_file(args.out or str(Path(args.file).with_suffix("")) + ".trace.jsonl", "--out")
-    check_distinct({"--out": out}, inputs_of([("the RSD outputs", args.file), ("--tokenizer", args.tokenizer)]))
+    given = args.out or str(Path(args.file).with_suffix("")) + ".trace.jsonl"
+    out, = check_files([("--out", given)], {f"the RSD outputs {args.file}": args.file,
+                                            f"--tokenizer {args.tokenizer}": args.tokenizer})
+    writable_file(out, "--out")
     imported = traces.import_rsd(args.file, args.dataset, tokenizer=args.tokenizer, skip_bad=args.skip_bad,
                                  header=header)
     path = imported.trace.save(out)
@@ -277,9 +276,11 @@ def cmd_record(args: argparse.Namespace) -> int:
     problems = read_problems(args.dataset, args.problems)
     header = traces.TraceHeader(accept_threshold=args.accept_threshold, backtrack_threshold=args.backtrack_threshold,
                                 max_backtracks=args.max_backtracks, backtracking=not args.no_backtracking)
+    folder = Path(args.out or "out/record")
     if args.simulate:
-        return record_simulated(args, problems, header, Path(args.out or "out/record"))
-    folder = _out_folder(args.out, "out/record")
+        return record_simulated(args, problems, header, folder)
+    check_files([("--out", folder / name) for name in RECORDED_FILES], recorded_inputs(args))
+    writable_folder(folder, "--out")
     draft = CausalModel(args.draft, device=args.device, name="draft")
     target = CausalModel(args.target, device=args.device, name="target")
     prm = ValueHeadPrm(args.prm, device=args.device)

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from ..outputs._atomic import writable_file
+from ..outputs._check import check_files
 from ..config._units import parse_quantity
 from ..errors import ConfigError
 from ..fit import KINDS, DeviceKindError, fit_fpga, fit_gpu, write_device
-from ..fit._device_yaml import source_file
+from ..fit._device_yaml import fit_inputs
 from ..fit._models import FPGA_PARAMS, GPU_PARAMS
 
 
@@ -40,14 +40,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_fit(args: argparse.Namespace) -> int:
-    out = writable_file(args.out, "--out") if args.out else None
-    if out is not None:
-        named = [(Path(args.measured), "the measured CSV"), (source_file(args.device), "the device file")]
-        if args.model:
-            named.append((Path(args.model), "the model file"))
-        for given, what in named:
-            if given.exists() and out.exists() and out.resolve().samefile(given.resolve()):
-                raise ConfigError(f"--out {out}: is {what}; write the fitted device elsewhere")
+    out = None
+    if args.out:  # checked against every file the fit reads, before it runs
+        out, = check_files([("--out", args.out)], fit_inputs(args.measured, args.device, args.model))
+        writable_file(out, "--out")
     if getattr(args, "clock", None) is not None:  # fit fpga only
         try:  # a frequency with its unit; the device's rule for it is checked by the fit
             parse_quantity(args.clock, "clock_mhz")

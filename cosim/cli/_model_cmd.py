@@ -13,6 +13,7 @@ from ..config._yamlio import locate
 from ..config.hardware import ModelConfig
 from ..errors import ConfigError
 from ..outputs._atomic import write_atomically, writable_file
+from ..outputs._check import check_files
 
 EXAMPLE = "cosim model import tests/data/hf_configs/llama-3.1-8b.json --name Llama-3.1-8B --out llama.yaml"
 
@@ -35,10 +36,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_model_import(args: argparse.Namespace) -> int:
-    out = writable_file(args.out, "--out") if args.out else None
     config = Path(args.config)
-    if out is not None and out.exists() and config.exists() and out.resolve().samefile(config.resolve()):
-        raise ConfigError(f"--out {out}: is the config.json itself; write the model YAML elsewhere")
+    out = None
+    if args.out:  # checked before the config is read
+        out, = check_files([("--out", args.out)], {f"the config.json {config} being imported": config})
+        writable_file(out, "--out")
     imported = import_config(config, args.name, args.origin)
     text = imported.yaml_text()
     # The text must load as a model description before anything is written.

@@ -20,7 +20,10 @@ from ..outputs._arrow import column, write_csv
 from ..outputs._atomic import write_atomically
 from ..outputs._safety import RunFolder
 from ..serve import plan, run, with_cluster
+from ._protect import check_run_outputs, later_inputs
 from ._serve_inputs import arrivals_text, requests_of, scenario_with_settings
+
+_FILES = ("plan.csv", "plan.json")  # written in the --out folder, with the manifest
 
 
 def counts(text: str, option: str) -> list[int]:
@@ -147,6 +150,10 @@ def run_plans(args: argparse.Namespace) -> int:
     seed = 0 if args.seed is None else args.seed
     served = {"rate": args.rate, "seed": seed, **({"cv": args.cv} if args.cv is not None else {})}
     folder = Path(args.out or "out/plan")
+    # Every output against every input, before any cluster is simulated.
+    check_run_outputs(folder, _FILES, {}, {**{f"the scenario {name}": name for name in args.scenarios},
+                                           "--trace": args.trace, "--costs": args.costs,
+                                           **later_inputs(None if args.trace else args.profile)})
     run_folder = RunFolder(folder)
     plans, rows, comparisons = [], [], []
     try:

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from ..outputs._guard import clear_of_run_folder, real_folder
-from ..outputs._paths import check_output
-from ..outputs._safety import MANIFEST, check_distinct, inputs_of
+from ..outputs._check import check_files
+from ..outputs._safety import MANIFEST
 from ..trace._profile_files import load_profile
 
 
@@ -50,8 +50,7 @@ def check_run_outputs(folder: Path, names: tuple[str, ...], outputs: dict[str, P
     the working folder nor an input. ``named``: how a message names an output whose
     label is not its option (a file written beside another's), e.g. "--vcd w.vcd: its
     GTKWave file w.gtkw"; others are named "LABEL PATH:"."""
-    in_folder = {f"{what} {folder}/{name}": check_output(folder / name, what) for name in (*names, MANIFEST)}
-    check_distinct({**in_folder, **outputs}, inputs_of(inputs.items()))
+    check_files([*((what, folder / name) for name in (*names, MANIFEST)), *outputs.items()], inputs)
     clear_of_run_folder(folder, what, {(named or {}).get(label, f"{label} {path}:"): path
                                        for label, path in outputs.items()}, (*names, MANIFEST))
     real_folder(folder, what, [path for path in inputs.values() if path is not None])

@@ -19,14 +19,25 @@ from ..outputs._atomic import write_atomically
 from ..outputs._safety import RunFolder
 from ..record import CausalModel, Recording, ValueHeadPrm
 from ..record._live import RecordingPolicy, prompt_problems
-from ..record._runner import problem_questions
+from ..record._runner import FILES, problem_questions
+from ._protect import check_run_outputs
 from ._summary import format_summary
+
+# What the simulated run adds to the recording's files.
+_RUN_FILES = ("per_problem.csv", "per_problem.arrow", "summary.json", "scenario.resolved.yaml")
+
+
+def recorded_inputs(args: argparse.Namespace) -> dict[str, str]:
+    """What `cosim record` reads, for the check of its outputs: the problems and the model folders."""
+    return {f"--dataset {args.dataset}": args.dataset, f"--draft {args.draft}": args.draft,
+            f"--target {args.target}": args.target, f"--prm {args.prm}": args.prm}
 
 
 def record_simulated(args: argparse.Namespace, problems: list[Any], header: Any, folder: Path) -> int:
     scn = load_scenario(args.simulate)
     if not scn.backtracking and header.backtracking:
         raise ConfigError(f"--simulate {args.simulate}: runs forward-only RSD; add --no-backtracking")
+    check_run_outputs(folder, (*FILES, *_RUN_FILES), {}, {**recorded_inputs(args), "--simulate": args.simulate})
     try:
         from transformers import AutoTokenizer  # lazy: transformers, the optional [record] extra
     except ImportError:

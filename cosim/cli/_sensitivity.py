@@ -8,6 +8,7 @@ import argparse
 import csv
 import io
 import json
+from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
@@ -16,8 +17,7 @@ from ..result import METRICS
 from .. import trace as traces
 from ..config.scenario import load_scenario
 from ..outputs._atomic import writable_folder, write_atomically
-from ..outputs._paths import check_output
-from ..outputs._safety import check_distinct, inputs_of
+from ..outputs._check import check_files
 from ..uncertainty._sensitivity import check_metric, sensitivity
 from ._protect import later_inputs
 from ._tornado import tornado
@@ -72,10 +72,10 @@ def cmd_sensitivity(args: argparse.Namespace) -> int:
         raise ConfigError(f"--problems: at least 2, got {args.problems}")
     scn = load_scenario(args.scenario, args.config)
     default = f"out/sensitivity-{scn.name}" + ("" if scn.config == 1 else f"-config{scn.config}")
-    folder = writable_folder(args.out or default, "--out")
-    check_distinct({f"--out {folder}/{name}": check_output(folder / name, "--out") for name in _FILES},
-                   inputs_of([("the scenario", args.scenario), ("--trace", args.trace),
-                              *later_inputs(args.profile).items()]))
+    folder = Path(args.out or default)
+    check_files([("--out", folder / name) for name in _FILES],
+                {"the scenario": args.scenario, "--trace": args.trace, **later_inputs(args.profile)})
+    writable_folder(folder, "--out")
     trace = traces.load(args.trace) if args.trace else None
     analysis = sensitivity(scn, args.metric, profile=args.profile or "math500", problems=args.problems or 100,
                            seed=args.seed, trace=trace, method=args.method, samples=args.samples, ranges=args.range,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..errors import ConfigError
 from ..outputs._atomic import writable_file
-from ..outputs._safety import check_distinct, inputs_of
+from ..outputs._check import check_files
 from .._token_metrics import format_latency
 from ..trace._vllm_log import CLOCKS, read_request_log
 
@@ -29,8 +29,9 @@ def add_parser(tsub: argparse._SubParsersAction) -> None:
 
 
 def cmd_trace_import(args: argparse.Namespace) -> int:
-    out = writable_file(args.out or str(Path(args.file).with_suffix("")) + ".trace.jsonl", "--out")
-    check_distinct({"--out": out}, inputs_of([("the request log", args.file)]))
+    given = args.out or str(Path(args.file).with_suffix("")) + ".trace.jsonl"
+    out, = check_files([("--out", given)], {f"the request log {args.file}": args.file})
+    writable_file(out, "--out")
     if args.shared_prefix_tokens < 0:
         raise ConfigError(f"--shared-prefix-tokens: must be >= 0, got {args.shared_prefix_tokens}")
     log = read_request_log(args.file)

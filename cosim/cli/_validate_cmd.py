@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 from ..outputs._atomic import writable_folder, write_atomically
+from ..outputs._check import check_files
 from ..validation import CASES, case_names
 from .. import validation
 
@@ -30,12 +31,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    folder = writable_folder(Path(args.out), "--out")
+    folder = Path(args.out)
+    # Every file it writes, checked before any case runs.
+    paths = check_files([("--out", folder / name) for name in validation.FILES], validation.inputs())
+    writable_folder(folder, "--out")
     rows = validation.run(args.case)
     print(validation.format_table(rows))
-    write_atomically(folder / "validation.csv", validation.csv_text(rows))
     report = {"rows": [r.as_dict() for r in rows], "summary": validation.summary(rows)}
-    write_atomically(folder / "validation.json", json.dumps(report, indent=1) + "\n")
-    figure = validation.write_figure(rows, folder / "validation.png")
-    print(f"\nwrote {folder / 'validation.csv'}, {folder / 'validation.json'}, {figure}")
+    # All three made before any is written: a failure leaves the earlier files as they were.
+    made = (validation.csv_text(rows), json.dumps(report, indent=1) + "\n", validation.figure_png(rows))
+    for path, content in zip(paths, made):
+        write_atomically(path, content)
+    print(f"\nwrote {', '.join(map(str, paths))}")
     return 0

@@ -13,7 +13,7 @@ from ..outputs._atomic import write_atomically
 from .._files import read_text
 from .._inputs import MAX_YAML_BYTES
 from ..errors import ConfigError
-from ..config.hardware import builtin_path
+from ..config.hardware import builtin_path, load_device
 
 
 def _plain(value: Any) -> Any:
@@ -41,11 +41,28 @@ def _replace_key(section: dict[str, Any], name: str, cited: dict[str, Any]) -> d
     return out
 
 
-def source_file(ref: Any) -> Path:
+def source_file(ref: Any, what: str = "device") -> Path:
+    """The file of a device (or ``what``: a model) given by name or path."""
     path = Path(str(ref))
     if path.suffix in (".yaml", ".yml"):
         return path
-    return builtin_path("device", str(ref))
+    return builtin_path(what, str(ref))
+
+
+def fit_inputs(measured: str | Path, device: Any, model: Any) -> dict[str, Path]:
+    """What a fit reads, each named for a message, for the check of its output: the
+    measured points (a CSV, or a folder of operator times), the device file it starts
+    from, the profile CSV that file names, and the model file."""
+    measured = Path(measured)
+    kind = "operator-profile folder" if measured.is_dir() else "profile CSV"
+    found = {f"the fit's input {kind} {measured}": measured}
+    found[f"the device file {source_file(device)} the fit starts from"] = source_file(device)
+    profile = getattr(load_device(device), "profile", None)
+    if profile is not None:
+        found[f"the profile CSV {profile.file} that the device file names"] = Path(profile.file)
+    if model is not None:
+        found[f"the model file {source_file(model, 'model')}"] = source_file(model, "model")
+    return found
 
 
 def write_fitted_device(base: Any, group: str, fitted: dict[str, dict[str, Any]], note: str, out: Path) -> Path:

@@ -30,7 +30,8 @@ def refuse_input(path: str | Path, what: str) -> None:
         raise ConfigError(f"{what}: is the same file as {given}, which the run reads; it is not replaced")
 
 
-def _within(inner: str, outer: str) -> bool:
+def within(inner: str, outer: str) -> bool:
+    """``inner`` is ``outer`` or lies under it (both real paths)."""
     return inner == outer or inner.startswith(outer.rstrip(os.sep) + os.sep)
 
 
@@ -39,11 +40,11 @@ def real_folder(folder: Path, what: str, inputs: Iterable[str | Path] = ()) -> P
     the folder holds neither the working folder nor an input: one the command has read, or
     one of ``inputs``, which it reads later."""
     real = Path(os.path.realpath(folder))
-    if _within(os.path.realpath(os.getcwd()), str(real)):
+    if within(os.path.realpath(os.getcwd()), str(real)):
         raise ConfigError(f"{what} {folder}: is the working folder or holds it; a run replaces its whole folder, "
                           f"so name a folder of its own (e.g. {what} out/run)")
     for given in (*_inputs.inputs_read().values(), *map(str, inputs)):
-        if _within(os.path.realpath(given), str(real)):
+        if within(os.path.realpath(given), str(real)):
             raise ConfigError(f"{what} {folder}: holds {given}, which the run reads; a run replaces its whole "
                               f"folder, so name another folder")
     return real
@@ -61,9 +62,9 @@ def clear_of_run_folder(folder: Path, what: str, outputs: dict[str, Path], names
         target = os.path.realpath(path)  # a link is written through: where it points counts
         if target == real:
             problem = "is the run folder"
-        elif _within(real, target):
+        elif within(real, target):
             problem = "is a folder the run folder goes in"
-        elif _within(target, real) and os.path.dirname(target) != real:
+        elif within(target, real) and os.path.dirname(target) != real:
             problem = "lies in a folder inside the run folder, which the run replaces whole"
         elif os.path.dirname(target) == real and os.path.basename(target) in written:
             problem = "is a file the run writes in the run folder"

@@ -22,6 +22,10 @@ PROMPT_TEMPLATE = "Question: {question}\nPlease reason step by step, and put you
 _BOXED = re.compile(r"\\boxed\{([^{}]*(?:\{[^{}]*\}[^{}]*)*)\}")
 
 
+# What a recording writes in its folder: the trace and each timed role's profile.
+FILES = ("trace.jsonl", *(f"profile_{role}.csv" for role in ("draft", "target", "prm")))
+
+
 @dataclass
 class Recording:
     trace: Trace

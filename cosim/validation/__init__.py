@@ -10,10 +10,12 @@ CASES.
 from __future__ import annotations
 
 import importlib
+from importlib import resources
+from pathlib import Path
 from typing import Iterable
 
 from ..errors import ConfigError
-from ._table import Row, check_row, csv_text, format_table, summary, write_figure
+from ._table import Row, check_row, csv_text, figure_png, format_table, summary, write_figure
 
 # The shipped cases, in the table's order: module (in this package) and what it checks.
 CASES: dict[str, str] = {
@@ -23,7 +25,18 @@ CASES: dict[str, str] = {
     "_vllm_serving": "a vLLM serving run on an RTX 4090 (Llama-3.1-8B, 300 requests) replayed by the vLLM engine",
 }
 
-__all__ = ["CASES", "Row", "case_names", "csv_text", "format_table", "run", "summary", "write_figure"]
+__all__ = ["CASES", "FILES", "Row", "case_names", "csv_text", "figure_png", "format_table", "inputs", "run", "summary",
+           "write_figure"]
+
+# What `cosim validate` writes in its --out folder.
+FILES = ("validation.csv", "validation.json", "validation.png")
+
+
+def inputs() -> dict[str, Path]:
+    """What the cases read, for the output check: the package's data folder (the
+    measurements, and the devices and models they are predicted with)."""
+    data = Path(str(resources.files("cosim") / "data"))
+    return {f"the package's data folder {data} (the measurements and the devices and models the cases use)": data}
 
 
 def case_names() -> list[str]:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from ..errors import ConfigError
+from ..outputs._atomic import write_atomically
 
 KEYS = ("case", "quantity", "unit", "measured", "predicted")
 
@@ -91,8 +92,14 @@ def csv_text(rows: list[Row]) -> str:
 
 
 def write_figure(rows: list[Row], path: Path) -> Path:
-    """Predicted against measured, one panel per unit (log axes), each case its own marker;
-    the diagonal is a perfect prediction, the band +-10%."""
+    """The figure (figure_png) written to ``path`` whole or not at all; a link is written through."""
+    write_atomically(path, figure_png(rows))
+    return path
+
+
+def figure_png(rows: list[Row]) -> bytes:
+    """Predicted against measured as a PNG image, one panel per unit (log axes), each case its
+    own marker; the diagonal is a perfect prediction, the band +-10%."""
     import matplotlib  # lazy: matplotlib, loaded only when a figure is drawn
 
     matplotlib.use("Agg")
@@ -146,11 +153,9 @@ def write_figure(rows: list[Row], path: Path) -> Path:
         ax.legend(fontsize=7, loc="upper left")
     fig.suptitle("cosim validate: predicted against measured (grey: within 10%)", fontsize=10)
     fig.tight_layout()
-    tmp = path.with_name(f".{path.name}.tmp.png")
+    image = io.BytesIO()
     try:
-        fig.savefig(tmp, dpi=120)
-        tmp.replace(path)
+        fig.savefig(image, format="png", dpi=120)
     finally:
         plt.close(fig)
-        tmp.unlink(missing_ok=True)
-    return path
+    return image.getvalue()
