@@ -9,34 +9,25 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from . import _accuracy as accuracy, _depends, _design_space, _intervals, _serving, _target_alone
-from ... import trace as traces
+from . import _accuracy as accuracy, _depends, _design_space, _intervals, _serving, _sweeps, _target_alone
+from ._systems import SYSTEMS
 from ...outputs._atomic import write_atomically
 from ..._workflow import simulate
-from ...errors import CosimError
 from ...result import METRICS
 from ...config.scenario import load_scenario
 
 DATASETS = ("gsm8k", "math500", "gaokao2023en", "olympiadbench")
 CONFIGS = (1, 2)
-# The systems the report compares, in its order: built-in scenarios (cosim/data/scenarios),
-# each run on both configs; a forward-only one (algorithm: rsd) replays the RSD run.
-SYSTEMS = ("gpu-baseline", "gpu-stepahead", "heteroreason-u280-200", "heteroreason-u280-300",
-           "heteroreason-u280-flexllm", "heteroreason-v80", "heteroreason-nobacktrack", "heteroreason-jetson",
-           "heteroreason-vanilla")
-SWEEP_BANDWIDTH = [2, 4, 8, 16, 32]          # GB/s raw, per direction
-SWEEP_CLOCK = [150, 200, 250, 300, 350, 400]  # MHz
 
 
 def run_report(problems: int = 300, seed: int = 1, out: str | Path = "out/report",
                progress: Callable[[int, int, str], None] | None = None) -> dict[str, Any]:
-    from ._plots import write_figures  # lazy: matplotlib, loaded only when a figure is drawn
-    from ._plots_accuracy import write_accuracy_figures  # lazy: matplotlib, as above
+    from ._figures import write_figures  # lazy: matplotlib, loaded only when a figure is drawn
 
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
-    total = (len(DATASETS) * len(CONFIGS) * (len(SYSTEMS) + 1) + len(SWEEP_BANDWIDTH) + len(SWEEP_CLOCK)
+    total = (len(DATASETS) * len(CONFIGS) * (len(SYSTEMS) + 1) + _sweeps.STEPS
              + accuracy.sweep_runs() + _design_space.STEPS + _serving.STEPS + _depends.STEPS)
     done = 0
 
@@ -76,7 +67,7 @@ def run_report(problems: int = 300, seed: int = 1, out: str | Path = "out/report
             records[-len(SYSTEMS)]["intervals"].update(_intervals.busy_shares(group[SYSTEMS[0]]))
             alone.append(_target_alone.record(dataset, config, brsd, group))
             tick(f"{dataset} config {config} target alone")
-    sweeps = _sweeps(problems, seed, tick)
+    sweeps = _sweeps.sweeps(problems, seed, tick)
     space = _design_space.design_space(problems, seed, tick)
     served = _serving.serving(seed, tick)
     depends = _depends.depends(problems, seed, tick)
@@ -86,38 +77,10 @@ def run_report(problems: int = 300, seed: int = 1, out: str | Path = "out/report
               "systems": {name: load_scenario(name).description for name in SYSTEMS}, "accuracy": accuracy_records,
               "threshold_sweep": accuracy.threshold_sweep(problems, seed, tick)}
     write_atomically(folder / "report.json", json.dumps(report, indent=1))
-    figures = (write_figures(report, folder) + write_accuracy_figures(report, folder)
-               + [_design_space.figure(space, folder / "design_space.png"),
-                  _serving.figure(served, folder / "serving.png")])
+    figures = write_figures(report, folder)
     write_atomically(folder / "report.md", _markdown(report, figures, time.monotonic() - started))
     report["figures"] = [str(f) for f in figures]
     return report
-
-
-def _sweeps(problems: int, seed: int, tick: Callable[[str], None]) -> dict[str, Any]:
-    workload = traces.generate("math500", problems, seed).in_memory()
-    base = simulate(load_scenario("gpu-baseline"), workload)
-    out: dict[str, Any] = {}
-    for key, path, values, system in (("pcie_bandwidth_gbps", "pcie.bandwidth_gbps", SWEEP_BANDWIDTH,
-                                       "heteroreason-u280-300"),
-                                      ("fpga_clock_mhz", "fpga.clock_mhz", SWEEP_CLOCK, "heteroreason-u280-200")):
-        scn = load_scenario(system)
-        rows = []
-        for value in values:
-            try:  # a point that fails is reported in its row; the others go on
-                result = simulate(scn.with_value(path, value), workload)
-            except CosimError as exc:
-                rows.append({"value": value, "status": "error", "error": f"{type(exc).__name__}: {exc}"})
-            else:
-                found = _intervals.compare({"base": base, "point": result}, "base",
-                                           metrics=("latency_s", "comm_share")).metrics["point"]
-                rows.append({"value": value, "status": "ok", "error": None,
-                             **{m: result.summary[m] for m in METRICS if m != "speedup"},
-                             "speedup": base.summary["latency_s"] / result.summary["latency_s"],
-                             "intervals": {m: iv.to_list() for m, iv in found.items()}})
-            tick(f"sweep {path}={value}")
-        out[key] = {"system": system, "dataset": "math500", "config": 1, "parameter": path, "rows": rows}
-    return out
 
 
 def _table(records: list[dict[str, Any]], metric: str, fmt: str) -> list[str]:
@@ -190,16 +153,7 @@ def _markdown(report: dict[str, Any], figures: list[Path], elapsed_s: float) -> 
             lines.append(f"| {r['dataset']} | {r['config']} | " + " | ".join(
                 _intervals.cell(shares, f"busy_share_{p}", "{:.1f}", 100, "%") for p in ("draft", "prm", "target"))
                 + " |")
-    for key, sw in report["sweeps"].items():
-        lines += ["", f"## Sweep of {sw['parameter']} ({sw['system']}, {sw['dataset']}, Config {sw['config']})", "",
-                  "| value | latency s | speedup | comm share | status |", "|---|---|---|---|---|"]
-        for row in sw["rows"]:
-            if row["status"] == "ok":
-                lines.append(f"| {row['value']} | {_intervals.cell(row, 'latency_s', '{:.3f}')} | "
-                             f"{_intervals.cell(row, 'speedup', '{:.3f}')} | "
-                             f"{_intervals.cell(row, 'comm_share', '{:.4f}')} | ok |")
-            else:
-                lines.append(f"| {row['value']} | | | | {row['error']} |")
+    lines += _sweeps.markdown(report["sweeps"])
     lines += ["", *accuracy.accuracy_section(report, DATASETS)]
     lines += ["", *_target_alone.markdown(report)]
     lines += ["", *_design_space.markdown(report["design_space"])]

@@ -4,7 +4,6 @@ U280 design, beside the GPU systems and the named FPGA designs."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, Callable
 
 from . import _intervals
@@ -13,6 +12,7 @@ from ..._workflow import simulate
 from ...config.scenario import Scenario, load_scenario
 from ...standalone import fpga_timing
 from ._intervals import error_bars
+from ._systems import NOT_A_SYSTEM, color
 
 # MACs per cycle of the swept design: from a few lanes to more than its 16 HBM ports can feed.
 MACS = (16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 16384)
@@ -86,20 +86,21 @@ def markdown(space: dict[str, Any]) -> list[str]:
     return lines
 
 
-def figure(space: dict[str, Any], path: Path) -> Path:
-    from ._plots import plain_log_ticks, save, plt  # lazy: matplotlib, loaded only when a figure is drawn
+def figure(space: dict[str, Any]) -> Any:
+    from ._plots import plain_log_ticks, plt  # lazy: matplotlib, loaded only when a figure is drawn
 
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.4))
     rates = [p["decode_tok_s"] for p in space["curve"]]
     for ax, metric, label in ((axes[0], "latency_s", "mean latency per problem (s)"),
                               (axes[1], "energy_j_per_token", "J per final-chain token")):
         ax.errorbar(rates, [p[metric] for p in space["curve"]], yerr=error_bars(space["curve"], metric), marker="o",
-                    color="tab:green", capsize=2, label="heteroreason (U280 design, MAC array swept)")
+                    color=NOT_A_SYSTEM, markersize=4, linewidth=1, capsize=2,
+                    label=f"heteroreason, the U280 design's MAC array swept at {space['clock_mhz']:g} MHz")
         for (name, ref), style in zip(space["references"].items(), ("--", ":")):
-            ax.axhline(ref[metric], color="black", linestyle=style, linewidth=1.2, label=name)
+            ax.axhline(ref[metric], color=color(name), linestyle=style, linewidth=1.5, label=name)
         for (design, p), marker in zip(space["designs"].items(), ("s", "D", "^", "v")):
             ax.errorbar([p["decode_tok_s"]], [p[metric]], yerr=error_bars([p], metric), marker=marker, linestyle="none",
-                        markersize=8, capsize=3, label=design)
+                        markersize=8, capsize=3, color=color(DESIGNS[design]), label=f"{DESIGNS[design]}: {design}")
         ax.set_xscale("log")
         ax.set_yscale("log")  # the slow end is an order of magnitude above the region that matters
         for axis in (ax.xaxis, ax.yaxis):
@@ -110,4 +111,4 @@ def figure(space: dict[str, Any], path: Path) -> Path:
     axes[1].legend(fontsize=8, loc="upper right")
     fig.suptitle(f"Where a draft accelerator pays off ({space['dataset']}, Config {space['config']})")
     fig.tight_layout()
-    return save(fig, path)
+    return fig

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import matplotlib
 
@@ -11,6 +11,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from ._intervals import error_bars
+from ._systems import PART_COLORS, color
 
 DPI = 120
 
@@ -42,7 +43,8 @@ def _grouped(ax: Any, records: list[dict], config: int, metric: str, systems: li
         shown = [next(r for r in records if r["system"] == system and r["dataset"] == d and r["config"] == config)
                  for d in datasets]
         ax.bar([j + i * width for j in range(len(datasets))], [r[metric] for r in shown], width, label=system,
-               yerr=error_bars(shown, metric), error_kw={"elinewidth": 0.8, "capsize": 1.5, "ecolor": "0.2"})
+               color=color(system), yerr=error_bars(shown, metric),
+               error_kw={"elinewidth": 0.8, "capsize": 1.5, "ecolor": "0.2"})
     ax.set_xticks([j + 0.4 - width / 2 for j in range(len(datasets))], datasets)
     if config == 1:
         ax.set_ylabel(ylabel)
@@ -51,8 +53,8 @@ def _grouped(ax: Any, records: list[dict], config: int, metric: str, systems: li
     ax.grid(axis="y", alpha=0.3)
 
 
-def _per_config(report: dict, metric: str, ylabel: str, title: str, path: Path,
-                skip: tuple[str, ...] = (), reference: float | None = None) -> Path:
+def _per_config(report: dict, metric: str, ylabel: str, title: str, skip: tuple[str, ...] = (),
+                reference: float | None = None) -> Any:
     records = report["records"]
     systems = [s for s in dict.fromkeys(r["system"] for r in records) if s not in skip]
     datasets = list(dict.fromkeys(r["dataset"] for r in records))
@@ -63,12 +65,13 @@ def _per_config(report: dict, metric: str, ylabel: str, title: str, path: Path,
             ax.axhline(reference, color="black", linewidth=0.8)
     axes[1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     fig.suptitle(title + (f" ({', '.join(skip)}: left out, an order of magnitude off the scale)" if skip else "")
-                 + "; whiskers: 95% interval over the problems")
+                 + ("; whiskers: paired 95% interval (each system and gpu-baseline on the same problems)"
+                    if metric == "speedup" else "; whiskers: each system's own 95% interval over the problems"))
     fig.tight_layout()
-    return save(fig, path)
+    return fig
 
 
-def _breakdown(report: dict, path: Path) -> Path:
+def _breakdown(report: dict) -> Any:
     """Stacked shares per dataset, Config 1 and 2 side by side; each share printed in its bar."""
     rows = [r for r in report["records"] if r["system"] == "gpu-baseline"]
     datasets = list(dict.fromkeys(r["dataset"] for r in rows))
@@ -83,9 +86,10 @@ def _breakdown(report: dict, path: Path) -> Path:
     for part in ("draft", "prm", "target"):
         shares = [r[f"breakdown_{part}"] / sum(r[f"breakdown_{p}"] for p in ("draft", "prm", "target"))
                   for r in ordered]
-        ax.bar(positions, shares, width, bottom=bottom, label=part)
+        ax.bar(positions, shares, width, bottom=bottom, label=part, color=PART_COLORS[part])
         for x, b, v in zip(positions, bottom, shares):
-            ax.text(x, b + v / 2, f"{v:.0%}", ha="center", va="center", fontsize=7, color="white")
+            ax.text(x, b + v / 2, f"{v:.0%}", ha="center", va="center", fontsize=7,
+                    color="black" if part == "target" else "white")
         bottom = [b + v for b, v in zip(bottom, shares)]
     ax.set_xticks(positions, labels, fontsize=8)
     for j, dataset in enumerate(datasets):  # the dataset under its two bars
@@ -94,37 +98,19 @@ def _breakdown(report: dict, path: Path) -> Path:
     ax.set_title("gpu-baseline latency breakdown (C1: 7B target, C2: 1.5B target)")
     ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
     fig.tight_layout()
-    return save(fig, path)
+    return fig
 
 
-def _sweep(sweep: dict, xlabel: str, path: Path) -> Path:
-    ok = [r for r in sweep["rows"] if r["status"] == "ok"]
-    fig, ax = plt.subplots(figsize=(6, 4))
-    ax.errorbar([r["value"] for r in ok], [r["latency_s"] for r in ok], yerr=error_bars(ok, "latency_s"), marker="o",
-                capsize=3, label="mean latency, 95% interval")
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel("mean latency per problem (s)")
-    ax.ticklabel_format(axis="y", useOffset=False, style="plain")  # small changes, shown as they are
-    ax.set_title(f"{sweep['system']}, {sweep['dataset']}, Config {sweep['config']}")
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
-    return save(fig, path)
+_SLOW = ("heteroreason-jetson",)  # an order of magnitude slower: it would flatten every other bar
 
-
-def write_figures(report: dict[str, Any], folder: Path) -> list[Path]:
-    slow = ("heteroreason-jetson",)  # an order of magnitude slower: it would flatten every other bar
-    return [
-        _per_config(report, "speedup", "speedup over gpu-baseline", "Speedup per dataset",
-                    folder / "speedup.png", reference=1.0),
-        _per_config(report, "latency_s", "mean latency per problem (s)", "Latency per problem",
-                    folder / "latency.png", skip=slow),
-        _per_config(report, "energy_j_per_token", "J per final-chain token", "Energy per token",
-                    folder / "energy_per_token.png", skip=slow),
-        _per_config(report, "goodput_tok_s", "final-chain tokens/s", "Goodput", folder / "goodput.png"),
-        _breakdown(report, folder / "baseline_breakdown.png"),
-        _per_config(report, "stall_ratio", "share of time the draft device stalls", "Stall ratio",
-                    folder / "stall_ratio.png"),
-        _sweep(report["sweeps"]["pcie_bandwidth_gbps"], "PCIe bandwidth of the FPGA link (GB/s raw)",
-               folder / "sweep_pcie_bandwidth.png"),
-        _sweep(report["sweeps"]["fpga_clock_mhz"], "FPGA clock (MHz)", folder / "sweep_fpga_clock.png"),
-    ]
+# The per-dataset figures and the baseline's breakdown: file stem -> how it is drawn from the report.
+FIGURES: dict[str, Callable[[dict[str, Any]], Any]] = {
+    "speedup": lambda r: _per_config(r, "speedup", "speedup over gpu-baseline", "Speedup per dataset", reference=1.0),
+    "latency": lambda r: _per_config(r, "latency_s", "mean latency per problem (s)", "Latency per problem",
+                                     skip=_SLOW),
+    "energy_per_token": lambda r: _per_config(r, "energy_j_per_token", "J per final-chain token", "Energy per token",
+                                              skip=_SLOW),
+    "goodput": lambda r: _per_config(r, "goodput_tok_s", "final-chain tokens/s", "Goodput"),
+    "baseline_breakdown": _breakdown,
+    "stall_ratio": lambda r: _per_config(r, "stall_ratio", "share of time the draft device stalls", "Stall ratio"),
+}

@@ -4,7 +4,6 @@ throughput against the rate (the latency-throughput knee), and energy per token.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, Callable
 
 from . import _intervals
@@ -12,15 +11,18 @@ from ... import trace as traces
 from ...config.scenario import load_scenario
 from ...serve import run
 from ..._stats._serving import BLOCKS, serve_intervals
+from ._systems import color
 
 DATASET = "math500"
 RATES = (0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5)  # requests per second
 REQUESTS = 600
-# The curves: label -> (built-in scenario, values set on it).
-SYSTEMS = {
-    "heteroreason, 8 U280 @ 200 MHz": ("cluster-heteroreason-u280-200", {}),
-    "heteroreason, 8 U280 @ 300 MHz": ("cluster-heteroreason-u280-200", {"fpga.clock_mhz": 300}),
-    "gpu-stepahead, 2 draft GPUs": ("cluster-gpu-stepahead", {}),
+# The curves: label -> (built-in scenario, values set on it, the report's system whose design
+# each board or GPU runs: the curve takes its colour).
+SYSTEMS: dict[str, tuple[str, dict[str, Any], str]] = {
+    "heteroreason, 8 U280 @ 200 MHz": ("cluster-heteroreason-u280-200", {}, "heteroreason-u280-200"),
+    "heteroreason, 8 U280 @ 300 MHz": ("cluster-heteroreason-u280-200", {"fpga.clock_mhz": 300},
+                                       "heteroreason-u280-300"),
+    "gpu-stepahead, 2 draft GPUs": ("cluster-gpu-stepahead", {}, "gpu-stepahead"),
 }
 STEPS = len(RATES) * len(SYSTEMS)
 
@@ -29,7 +31,7 @@ def serving(seed: int, tick: Callable[[str], None], requests: int = REQUESTS) ->
     trace = traces.generate(DATASET, requests, seed).in_memory()
     curves: dict[str, list[dict[str, Any]]] = {}
     clusters: dict[str, str] = {}
-    for label, (name, values) in SYSTEMS.items():
+    for label, (name, values, _) in SYSTEMS.items():
         scn = load_scenario(name)
         for path, value in values.items():
             scn = scn.with_value(path, value)
@@ -71,16 +73,17 @@ def markdown(serve: dict[str, Any]) -> list[str]:
     return lines
 
 
-def figure(serve: dict[str, Any], path: Path) -> Path:
-    from ._plots import plain_log_ticks, save, plt  # lazy: matplotlib, loaded only when a figure is drawn
+def figure(serve: dict[str, Any]) -> Any:
+    from ._plots import plain_log_ticks, plt  # lazy: matplotlib, loaded only when a figure is drawn
 
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.4))
     for (label, points), marker in zip(serve["curves"].items(), ("o", "s", "^")):
         rates = [p["rate"] for p in points]
+        style = {"marker": marker, "label": label, "color": color(SYSTEMS[label][2])}
         axes[0].errorbar(rates, [p["latency_p99_s"] for p in points],
-                         yerr=_intervals.error_bars(points, "latency_p99_s"), marker=marker, capsize=2, label=label)
-        axes[1].plot(rates, [p["throughput_req_s"] for p in points], marker=marker, label=label)
-        axes[2].plot(rates, [p["energy_j_per_token"] for p in points], marker=marker, label=label)
+                         yerr=_intervals.error_bars(points, "latency_p99_s"), capsize=2, **style)
+        axes[1].plot(rates, [p["throughput_req_s"] for p in points], **style)
+        axes[2].plot(rates, [p["energy_j_per_token"] for p in points], **style)
     axes[1].plot(serve["rates"], serve["rates"], color="black", linestyle=":", linewidth=1, label="served = offered")
 
     axes[0].set_yscale("log")  # the knee: a few seconds below it, minutes of queueing above
@@ -93,4 +96,4 @@ def figure(serve: dict[str, Any], path: Path) -> Path:
     axes[1].legend(fontsize=8, loc="upper left")
     fig.suptitle(f"Serving at scale: the latency-throughput knee ({serve['dataset']})")
     fig.tight_layout()
-    return save(fig, path)
+    return fig
