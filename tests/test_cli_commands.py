@@ -6,6 +6,7 @@ import yaml
 from cosim import trace
 from cosim.cli import main
 from conftest import SCENARIOS, run_cli
+from handmodel import Fpga
 
 SCENARIO = str(SCENARIOS / "heteroreason-u280-300.yaml")
 
@@ -57,13 +58,20 @@ def test_report_writes_markdown_json_and_figures(tmp_path):
     assert systems == {"gpu-baseline", "gpu-stepahead", "heteroreason-u280-200", "heteroreason-u280-300",
                        "heteroreason-u280-flexllm", "heteroreason-v80", "heteroreason-nobacktrack",
                        "heteroreason-jetson", "heteroreason-vanilla"}
+    baseline = {(r["dataset"], r["config"]): r["latency_s"] for r in report["records"] if r["system"] == "gpu-baseline"}
     for record in report["records"]:
         assert set(METRICS) <= set(record) and record["config"] in (1, 2)
+        # A speedup is the baseline's mean latency on the same problems over the system's.
+        assert record["speedup"] == pytest.approx(baseline[record["dataset"], record["config"]] / record["latency_s"],
+                                                  rel=1e-12)
         if record["system"] == "gpu-baseline":
             assert record["speedup"] == 1.0
     assert set(report["sweeps"]) == {"pcie_bandwidth_gbps", "fpga_clock_mhz"}
     space = report["design_space"]
     assert {"u280 @ 200 MHz (measured design)", "u280-flexllm @ 300 MHz"} <= set(space["designs"])
+    # The measured design's decode rate at its quoted context, from the FPGA timing formulas.
+    measured = space["designs"]["u280 @ 200 MHz (measured design)"]
+    assert measured["decode_tok_s"] == pytest.approx(1e9 / Fpga(clock_mhz=200).token(space["rate_context"]), rel=1e-9)
     assert set(space["references"]) == {"gpu-baseline", "gpu-stepahead"}
     rates = [p["decode_tok_s"] for p in space["curve"]]
     assert rates == sorted(rates) and rates[0] < 17 < rates[-1]  # from below a Jetson to the ports' limit

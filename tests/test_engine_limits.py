@@ -66,10 +66,26 @@ def test_a_yaml_value_past_a_limit_names_its_file_and_line(tmp_path):
 
 
 def test_a_cluster_at_the_limit_runs():
-    """The limit is one the engine holds: the threads of a cluster at it all start."""
-    scn = cosim.load_scenario("heteroreason-u280-300").with_value("cluster.prm.devices", THREADS - 3)
-    result = cosim.serve.run(scn, cosim.trace.generate("math500", 3, seed=1), rate=1.0)
+    """The limit is one the engine holds: the threads of a cluster at it all start, and the
+    requests are served as on the smallest cluster."""
+    single = cosim.load_scenario("heteroreason-u280-300")
+    scn = single.with_value("cluster.prm.devices", THREADS - 3)
+    trace = cosim.trace.generate("math500", 3, seed=1).in_memory()
+    result = cosim.serve.run(scn, trace, rate=1.0)
     assert result.summary.pools["prm"].devices == THREADS - 3
+    # One request slot: each request is served alone, in its single-request time, once the
+    # one before it has left (a FIFO queue worked here from the arrivals).
+    alone = cosim.simulate(single, trace).per_problem.column("latency_s")
+    rows = result.per_request
+    free = 0.0
+    for arrival, service, queue in zip(rows.column("arrival_s"), rows.column("service_s"), rows.column("queue_s")):
+        start = max(arrival, free)
+        assert queue == pytest.approx(start - arrival, abs=1e-9)
+        free = start + service
+    assert max(rows.column("queue_s")) > 0  # a request did wait (at 1 per second, for a run of seconds)
+    assert list(rows.column("service_s")) == pytest.approx(list(alone), abs=1e-9)
+    assert list(rows.column("latency_s")) == pytest.approx(
+        [q + s for q, s in zip(rows.column("queue_s"), alone)], abs=1e-9)
 
 
 @pytest.mark.parametrize("path", ["draft.model.context_window", "target.device.gpu.kv_reserve_tokens",
