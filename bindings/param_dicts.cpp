@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
 #include "errors.hpp"
@@ -122,8 +123,15 @@ LatencyProfile operator_profile(const py::dict& d) {
             }
         if (!known) throw ConfigError(source + ": unknown operator input '" + input + "'");
         term.count = tr.get<double>("count");
-        term.table = RaggedTable(tr.get<std::string>("file"), tr.get<std::vector<std::string>>("axes"),
-                                 tr.get<std::vector<std::vector<double>>>("rows"));
+        const auto file = tr.get<std::string>("file");
+        auto axes = tr.get<std::vector<std::string>>("axes");
+        // A table comes as a 2-D float64 array (a list of rows is converted once): read in
+        // place, so a large profile is never held twice as Python objects.
+        using Rows = py::array_t<double, py::array::c_style | py::array::forcecast>;
+        const auto rows = Rows::ensure(tr.get<py::object>("rows"));
+        if (!rows || rows.ndim() != 2 || rows.shape(1) != static_cast<py::ssize_t>(axes.size() + 1))
+            throw ConfigError(file + ": " + term.name + ": a table needs rows of every axis and a time");
+        term.table = RaggedTable(file, std::move(axes), rows.data(), static_cast<size_t>(rows.shape(0)));
         tr.finish();
         terms.push_back(std::move(term));
     }

@@ -242,6 +242,12 @@ def csv_records(path: str | Path, *, limit: int = MAX_TABLE_BYTES) -> Iterator[t
     """(line number, fields) of a CSV file, one record a line; bad CSV (a NUL byte, an
     unclosed quote) is an error naming the line."""
     for number, text in text_lines(path, limit=limit):
+        body = text.rstrip("\r\n")
+        # A line without quotes or carriage returns splits as the csv module would split it,
+        # many times faster: measured tables are millions of such lines.
+        if '"' not in body and "\r" not in body:
+            yield number, body.split(",") if body else []
+            continue
         try:
             records = list(csv.reader([text]))
         except csv.Error as exc:

@@ -12,33 +12,58 @@ RaggedTable::RaggedTable(std::string source, std::vector<std::string> axes,
                          const std::vector<std::vector<double>>& rows)
     : source_(std::move(source)), axes_(std::move(axes)) {
     if (axes_.empty()) throw ConfigError(source_ + ": a table needs at least one axis");
-    if (rows.empty()) throw ConfigError(source_ + ": no measured point");
-    std::vector<std::vector<double>> sorted = rows;
-    for (const auto& row : sorted)
+    std::vector<double> flat;
+    flat.reserve(rows.size() * (axes_.size() + 1));
+    for (const auto& row : rows) {
         if (row.size() != axes_.size() + 1) throw ConfigError(source_ + ": a point needs every axis and a time");
-    std::sort(sorted.begin(), sorted.end());
-    build(sorted, 0, sorted.size(), 0);
+        flat.insert(flat.end(), row.begin(), row.end());
+    }
+    build_all(flat.data(), rows.size());
 }
 
-int64_t RaggedTable::build(std::vector<std::vector<double>>& rows, size_t begin, size_t end, size_t axis) {
+RaggedTable::RaggedTable(std::string source, std::vector<std::string> axes, const double* rows, size_t count)
+    : source_(std::move(source)), axes_(std::move(axes)) {
+    if (axes_.empty()) throw ConfigError(source_ + ": a table needs at least one axis");
+    build_all(rows, count);
+}
+
+void RaggedTable::build_all(const double* rows, size_t count) {
+    if (count == 0) throw ConfigError(source_ + ": no measured point");
+    const size_t width = axes_.size() + 1;
+    for (size_t i = 0; i < count * width; ++i)
+        if (!std::isfinite(rows[i])) throw ConfigError(source_ + ": a measured point is not a finite number");
+    // Sort indexes, not rows: a table of a million points is sorted without a copy of it.
+    std::vector<size_t> order(count);
+    for (size_t i = 0; i < count; ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+        return std::lexicographical_compare(rows + a * width, rows + a * width + width, rows + b * width,
+                                            rows + b * width + width);
+    });
+    build(rows, order, 0, count, 0);
+}
+
+int64_t RaggedTable::build(const double* rows, const std::vector<size_t>& order, size_t begin, size_t end,
+                           size_t axis) {
+    const size_t width = axes_.size() + 1;
+    auto at = [&](size_t j, size_t a) { return rows[order[j] * width + a]; };
     const auto id = static_cast<int64_t>(nodes_.size());
     nodes_.emplace_back();
     size_t i = begin;
     while (i < end) {
         size_t j = i;
-        while (j < end && rows[j][axis] == rows[i][axis]) ++j;
-        const double key = rows[i][axis];
+        while (j < end && at(j, axis) == at(i, axis)) ++j;
+        const double key = at(i, axis);
         int64_t child;
         if (axis + 1 == axes_.size()) {
             if (j - i > 1) {
                 std::ostringstream point;
-                for (size_t a = 0; a < axes_.size(); ++a) point << (a ? ", " : "") << axes_[a] << " " << rows[i][a];
+                for (size_t a = 0; a < axes_.size(); ++a) point << (a ? ", " : "") << axes_[a] << " " << at(i, a);
                 throw ConfigError(source_ + ": the point (" + point.str() + ") is measured twice");
             }
             child = static_cast<int64_t>(values_.size());
-            values_.push_back(rows[i].back());
+            values_.push_back(at(i, axes_.size()));
         } else {
-            child = build(rows, i, j, axis + 1);
+            child = build(rows, order, i, j, axis + 1);
         }
         nodes_[static_cast<size_t>(id)].keys.push_back(key);
         nodes_[static_cast<size_t>(id)].next.push_back(child);
@@ -52,11 +77,13 @@ double RaggedTable::max_first() const { return nodes_.empty() ? 0.0 : nodes_.fro
 double RaggedTable::at(const std::vector<double>& query) const {
     if (query.size() != axes_.size()) throw SimulationError(source_ + ": internal: a query of the wrong size");
     const double value = eval(0, 0, query);
-    if (!(value >= 0.0)) {
+    // Measured times are > 0, and so is every point between them: only extending past the
+    // last points can reach zero, which no forward pass takes.
+    if (!(value > 0.0)) {
         std::ostringstream point;
         for (size_t a = 0; a < axes_.size(); ++a) point << (a ? ", " : "") << axes_[a] << " " << query[a];
         throw ConfigError(source_ + ": extending the measured points to (" + point.str() +
-                          ") gives a negative time; the run needs a point the table does not cover");
+                          ") gives a time <= 0; the run needs a point the table does not cover");
     }
     return value;
 }

@@ -23,6 +23,9 @@ public:
     RaggedTable() = default;
     // `rows`: each the axes' values followed by the time; `axes` names them (errors).
     RaggedTable(std::string source, std::vector<std::string> axes, const std::vector<std::vector<double>>& rows);
+    // The same from `count` rows laid out one after another (row-major, axes + 1 values
+    // each), as a numpy array holds them: no copy of the rows is made.
+    RaggedTable(std::string source, std::vector<std::string> axes, const double* rows, size_t count);
 
     // The time at `query` (one value per axis).
     double at(const std::vector<double>& query) const;
@@ -36,7 +39,9 @@ private:
         std::vector<double> keys;
         std::vector<int64_t> next;  // child nodes; at the last axis, indexes into values_
     };
-    int64_t build(std::vector<std::vector<double>>& rows, size_t begin, size_t end, size_t axis);
+    // Rows by index into `rows` (row-major, width axes + 1), sorted by their axes.
+    int64_t build(const double* rows, const std::vector<size_t>& order, size_t begin, size_t end, size_t axis);
+    void build_all(const double* rows, size_t count);
     double eval(int64_t node, size_t axis, const std::vector<double>& query) const;
     [[noreturn]] void beyond(size_t axis, const std::vector<double>& query, double largest) const;
 

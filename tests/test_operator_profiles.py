@@ -203,7 +203,7 @@ def test_vidurs_csvs_are_read_for_the_models_shape(tmp_path):
     # A token count measured twice (Vidur's real files repeat some) counts as the mean of both.
     (folder / "mlp.csv").write_text(VIDUR_MLP + "0.003,0.006,0.001,0.004,0.0005,0.002,0.0005,2,1,8,16,32,True,1,1\n")
     pre_proj = next(t for t in load_operator_profile(folder, model).terms if t["name"] == "attn_pre_proj")
-    assert pre_proj["rows"][0] == [1, pytest.approx((0.002 + 0.006) / 2 * 1e6)]
+    assert list(pre_proj["rows"][0]) == [1, pytest.approx((0.002 + 0.006) / 2 * 1e6)]
     wrong = tmp_path / "other.yaml"
     wrong.write_text(MODEL.replace("hidden: 8", "hidden: 16"))
     with pytest.raises(ConfigError, match=r"mlp\.csv: no row for tiny's shape at one GPU \(n_head 2, n_kv_head 1, "

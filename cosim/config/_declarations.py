@@ -29,6 +29,10 @@ class Limit:
     value: int
     why: str
 
+    def __str__(self) -> str:
+        """How every refusal names it: "... is past the engine's limit of N (why)"."""
+        return f"the engine's limit of {self.value} ({self.why})"
+
 
 # The engine's limits, declared once: the parameters below and the cluster's
 # (cosim/config/_cluster.py) name them; a value past one is refused when the scenario is
@@ -41,6 +45,11 @@ PROCESSES = Limit(16384, "each device and request slot is a simulated thread wit
                          "runs at most 16384 of them")
 # One transfer over a link is one TLM payload, whose length is an unsigned int.
 PAYLOAD = Limit(2**32 - 1, "one transfer on a link is one TLM payload, at most 4 GiB")
+# A measured time is one forward pass, one call or one operator: milliseconds to seconds.
+# An hour is past any of them; a larger number is a unit error (microseconds given as
+# seconds), and would stop a run far from the file that caused it.
+MEASURED_S = Limit(3600, "a measured time is of one call or one operator; more than an hour (3600 s) is no "
+                         "forward pass")
 # The vLLM engine's block pool keeps about 40 bytes per KV block: 2^22 blocks take 170 MB.
 # With 16-token blocks that is 67M tokens of KV per GPU, past any GPU's memory.
 GPU_BLOCKS = Limit(2**22, "the engine's block pool keeps each block in memory; 2^22 blocks of 16 tokens is "

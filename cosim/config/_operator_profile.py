@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import functools
 import math
+from array import array
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
+
+import numpy as np
 
 from .._inputs import csv_records
 from ..errors import ConfigError
+from ._declarations import MEASURED_S, TOKENS
 from ._yamlio import LocatedDict, load_yaml
 
 # LLMServingSim's dense decoders (profiler/models/llama.yaml, qwen3.yaml): per layer, the
@@ -27,6 +31,7 @@ LSS_ONCE = ("embedding", "final_layernorm")
 LSS_REQUIRED = ("layernorm", "qkv_proj", "o_proj", "gate_up_proj", "act_fn", "down_proj", "embedding")
 LSS_PER_SEQUENCE = ("lm_head", "sampler")
 LSS_ATTENTION = ("prefill_chunk", "kv_prefill", "n_decode", "kv_decode")
+LSS_FILES = ("dense.csv", "per_sequence.csv", "attention.csv")
 # Vidur's per-layer operators (vidur/profiling/mlp, ExecutionTime: a block is its attention
 # layer, its MLP layer and one residual add) and the embedding once an iteration.
 VIDUR_PER_LAYER = ("attn_pre_proj", "attn_rope", "attn_post_proj", "mlp_up_proj", "mlp_act", "mlp_down_proj",
@@ -53,93 +58,164 @@ class OperatorProfile:
 
 
 class _Csv:
-    """A CSV's rows as dicts, each with its line number, the header checked."""
+    """A CSV read row by row as it streams in: its header checked, each row a list of its
+    fields with its line number. No row is kept: a large table costs the arrays its reader
+    fills, not Python objects per row."""
 
     def __init__(self, path: Path, required: tuple[str, ...]):
         self.path = path
-        try:
-            records = list(csv_records(path))
-        except ConfigError as exc:
-            if not path.exists():
-                raise ConfigError(f"{path}: no such file (an operator profile needs it)") from None
-            raise exc from None
-        header = [h.strip() for h in records[0][1]] if records else []
+        if not path.exists():
+            raise ConfigError(f"{path}: no such file (an operator profile needs it)")
+        self._records = csv_records(path)
+        first = next(self._records, None)
+        header = [h.strip() for h in first[1]] if first else []
         for name in required:
             if name not in header:
                 # The header is not quoted: a message does not show what a file holds.
                 raise ConfigError(f"{path}:1: {name}: missing column (the header needs {', '.join(required)})")
         self.header = header
-        self.rows: list[tuple[int, dict[str, str]]] = []
-        for line, record in records[1:]:
+        self.column = {name: i for i, name in enumerate(header)}
+
+    def rows(self) -> Iterator[tuple[int, list[str]]]:
+        count = 0
+        for line, record in self._records:
             if not record or all(not cell.strip() for cell in record):
                 continue
-            if len(record) != len(header):
-                raise ConfigError(f"{path}:{line}: expected {len(header)} fields, got {len(record)}")
-            self.rows.append((line, dict(zip(header, (cell.strip() for cell in record)))))
-        if not self.rows:
-            raise ConfigError(f"{path}: no rows")
+            if len(record) != len(self.header):
+                raise ConfigError(f"{self.path}:{line}: expected {len(self.header)} fields, got {len(record)}")
+            count += 1
+            yield line, record
+        if not count:
+            raise ConfigError(f"{self.path}: no rows")
 
-    def number(self, line: int, row: dict[str, str], field: str, whole: bool = False, time: bool = False) -> float:
-        text = row[field]
+    def text(self, row: list[str], field: str) -> str:
+        return row[self.column[field]].strip()
+
+    def number(self, line: int, row: list[str], field: str, whole: bool = False, time_ns: float = 0.0) -> float:
+        """A field's number; with ``time_ns`` (ns per unit of the file) a measured time, > 0
+        and at most MEASURED_S, returned in ns."""
+        text = self.text(row, field)
         try:
             value = float(text)
         except ValueError:
             raise ConfigError(f"{self.path}:{line}: {field}: not a number: {text!r}") from None
         if not math.isfinite(value):
             raise ConfigError(f"{self.path}:{line}: {field}: must be finite, got {text!r}")
-        if time and value <= 0:
-            raise ConfigError(f"{self.path}:{line}: {field}: a measured time must be > 0, got {text!r}")
+        if time_ns:
+            if value <= 0:
+                raise ConfigError(f"{self.path}:{line}: {field}: a measured time must be > 0, got {text!r}")
+            if value * time_ns > MEASURED_S.value * 1e9:
+                raise ConfigError(f"{self.path}:{line}: {field}: {text} is past {MEASURED_S} (a unit error?)")
+            return value * time_ns
         if value < 0:
             raise ConfigError(f"{self.path}:{line}: {field}: must be >= 0, got {text!r}")
         if whole and value != int(value):
             raise ConfigError(f"{self.path}:{line}: {field}: must be a whole number, got {text!r}")
+        if whole and value > TOKENS.value:
+            raise ConfigError(f"{self.path}:{line}: {field}: {text} is past {TOKENS}")
         return value
 
 
-def _unique(csvfile: _Csv, points: dict[tuple, int], key: tuple, line: int) -> None:
-    if key in points:
-        raise ConfigError(f"{csvfile.path}:{line}: the same point is measured on line {points[key]}")
-    points[key] = line
+class _Points:
+    """Rows of one table (its axes, then the time in ns) with the line each came from, in
+    flat arrays of 8-byte numbers."""
+
+    def __init__(self, csvfile: _Csv, width: int):
+        self.csvfile, self.width = csvfile, width
+        self.values = array("d")
+        self.lines = array("q")
+
+    def add(self, line: int, values: list[float]) -> None:
+        self.values.extend(values)
+        self.lines.append(line)
+
+    def __len__(self) -> int:
+        return len(self.lines)
+
+    def table(self) -> np.ndarray:
+        return np.frombuffer(self.values, dtype=np.float64).reshape(-1, self.width)
+
+    def unique(self) -> np.ndarray:
+        """The table; a point measured twice is an error naming both lines."""
+        rows, lines = self.table(), np.frombuffer(self.lines, dtype=np.int64)
+        keys = rows[:, :-1]
+        order = np.lexsort((lines, *keys.T[::-1]))
+        ordered = keys[order]
+        same = np.all(ordered[1:] == ordered[:-1], axis=1)
+        del ordered
+        if same.any():
+            # The first line in the file that repeats a point, and where that point was first.
+            pairs = np.flatnonzero(same)
+            at = pairs[np.argmin(lines[order[pairs + 1]])]
+            start = at
+            while start > 0 and same[start - 1]:
+                start -= 1
+            raise ConfigError(f"{self.csvfile.path}:{lines[order[at + 1]]}: the same point is measured on line "
+                              f"{lines[order[start]]}")
+        return rows
 
 
-def _term(name: str, input: str, count: float, file: Path, axes: tuple[str, ...],
-          rows: list[list[float]]) -> dict[str, Any]:
+def _term(name: str, input: str, count: float, file: Path, axes: tuple[str, ...], rows: np.ndarray
+          ) -> dict[str, Any]:
     return {"name": name, "input": input, "count": float(count), "file": str(file), "axes": list(axes),
             "rows": rows}
 
 
-def _by_layer(csvfile: _Csv, key: str, known: tuple[str, ...], scale: float) -> dict[str, list[list[float]]]:
-    tables: dict[str, list[list[float]]] = {}
-    seen: dict[tuple, int] = {}
-    for line, row in csvfile.rows:
-        layer = row["layer"]
+def _by_layer(csvfile: _Csv, key: str, known: tuple[str, ...], scale: float) -> dict[str, np.ndarray]:
+    tables: dict[str, _Points] = {}
+    for line, row in csvfile.rows():
+        layer = csvfile.text(row, "layer")
         if layer not in known:
             raise ConfigError(f"{csvfile.path}:{line}: layer: unknown operator {layer!r} (known: {', '.join(known)})")
         x = csvfile.number(line, row, key, whole=True)
         if x < 1:
-            raise ConfigError(f"{csvfile.path}:{line}: {key}: must be >= 1, got {row[key]!r}")
-        _unique(csvfile, seen, (layer, x), line)
-        tables.setdefault(layer, []).append([x, csvfile.number(line, row, "time_us", time=True) * scale])
-    return tables
+            raise ConfigError(f"{csvfile.path}:{line}: {key}: must be >= 1, got {csvfile.text(row, key)!r}")
+        points = tables.setdefault(layer, _Points(csvfile, 2))
+        points.add(line, [x, csvfile.number(line, row, "time_us", time_ns=scale)])
+    return {layer: points.unique() for layer, points in tables.items()}
+
+
+def _shard(meta: LocatedDict) -> list[int]:
+    """The tensor-parallel degrees a bundle was profiled at (``tp_degrees``, else 1)."""
+    degrees = meta.get("tp_degrees", [1])
+    if not isinstance(degrees, list) or not degrees or \
+            not all(isinstance(d, int) and not isinstance(d, bool) and d >= 1 for d in degrees):
+        raise ConfigError(f"{meta.where_of('tp_degrees')}: expected a list of whole numbers >= 1")
+    return degrees
 
 
 def _yaml_meta(path: Path, model: Any) -> None:
-    """meta.yaml: a mapping; its model shape, when it gives one, must be the role's model."""
-    meta = load_yaml(path)
+    """meta.yaml: a mapping; its model shape, when it gives one, must be the role's model.
+    LLMServingSim profiles one layer of the model per tensor-parallel degree and leaves
+    ``hf_overrides`` as its last pass set them: the heads, KV heads, MLP width and
+    vocabulary of one GPU's shard. A shape matches when it is the model's at one of the
+    bundle's ``tp_degrees``."""
+    meta = load_yaml(path, scalar_keys=True)
     if not isinstance(meta, LocatedDict):
         raise ConfigError(f"{path}: expected a mapping (LLMServingSim's meta.yaml)")
+    degrees = _shard(meta)
     engine = meta.get("engine_effective") or {}
     overrides = engine.get("hf_overrides") if isinstance(engine, dict) else None
     if not isinstance(overrides, dict) or model is None:
         return
-    for key, field in LSS_META_MODEL.items():
-        if key in overrides and overrides[key] != getattr(model, field):
-            where = overrides.where_of(key) if isinstance(overrides, LocatedDict) else path
-            raise ConfigError(f"{where}: the profile measured {key} {overrides[key]!r}; the role's model "
-                              f"{model.name} has {field} {getattr(model, field)!r}")
+    def shard(field: str, tp: int) -> float:
+        # One GPU's share at degree tp; vLLM replicates KV heads when there are fewer than GPUs.
+        value = getattr(model, field)
+        return value if field == "hidden" else max(1.0, value / tp) if field == "kv_heads" else value / tp
+    given = [(key, field) for key, field in LSS_META_MODEL.items() if key in overrides]
+    if any(all(overrides[key] == shard(field, tp) for key, field in given) for tp in degrees):
+        return
+    # None fits: name the first difference at the last degree profiled, the one the file describes.
+    tp = degrees[-1]
+    key, field = next((k, f) for k, f in given if overrides[k] != shard(f, tp))
+    where = overrides.where_of(key) if isinstance(overrides, LocatedDict) else path
+    at = "" if tp == 1 else f" ({shard(field, tp):g} a GPU at tensor-parallel degree {tp}, the bundle's last)"
+    raise ConfigError(f"{where}: the profile measured {key} {overrides[key]!r}; the role's model "
+                      f"{model.name} has {field} {getattr(model, field)!r}{at}")
 
 
 def _llmservingsim(folder: Path, model: Any) -> OperatorProfile:
+    # One GPU's profile: the top folder, or tp1/ of a bundle profiled at several degrees.
     base = folder / "tp1" if (folder / "tp1").is_dir() else folder
     _yaml_meta(folder / "meta.yaml", model)
     dense = _Csv(base / "dense.csv", ("layer", "tokens", "time_us"))
@@ -152,31 +228,37 @@ def _llmservingsim(folder: Path, model: Any) -> OperatorProfile:
     if "lm_head" not in heads:
         raise ConfigError(f"{per_seq.path}: layer: no rows for 'lm_head'")
     attention = _Csv(base / "attention.csv", (*LSS_ATTENTION, "time_us"))
-    points: list[list[float]] = []
-    seen: dict[tuple, int] = {}
-    for line, row in attention.rows:
+    points = _Points(attention, len(LSS_ATTENTION) + 1)
+    for line, row in attention.rows():
         key = [attention.number(line, row, name, whole=True) for name in LSS_ATTENTION]
         if key[0] == 0 and key[2] == 0:
             raise ConfigError(f"{attention.path}:{line}: prefill_chunk and n_decode: an attention point needs a "
                               f"prefill chunk or decoding sequences")
-        _unique(attention, seen, tuple(key), line)
-        points.append([*key, attention.number(line, row, "time_us", time=True) * US])
+        points.add(line, [*key, attention.number(line, row, "time_us", time_ns=US)])
     n = model.layers if model is not None else 1
     terms = [_term(name, "tokens", n * LSS_PER_LAYER[name], dense.path, ("tokens",), rows)
              for name, rows in layers.items() if name in LSS_PER_LAYER]
     terms += [_term(name, "tokens", 1, dense.path, ("tokens",), rows) for name, rows in layers.items()
               if name in LSS_ONCE]
     terms += [_term(name, "sequences", 1, per_seq.path, ("sequences",), rows) for name, rows in heads.items()]
-    terms.append(_term("attention", "attention", n, attention.path, LSS_ATTENTION, points))
+    terms.append(_term("attention", "attention", n, attention.path, LSS_ATTENTION, points.unique()))
     return OperatorProfile(str(folder), "llmservingsim", tuple(terms), False)
 
 
-def _matches(csvfile: _Csv, line: int, row: dict[str, str], columns: dict[str, str], model: Any) -> bool:
+def _matches(csvfile: _Csv, line: int, row: list[str], columns: dict[str, str], model: Any) -> bool:
     if model is None:
         return True
     return all(csvfile.number(line, row, column, whole=True) == getattr(model, field)
                for column, field in columns.items()) and \
         csvfile.number(line, row, "num_tensor_parallel_workers", whole=True) == 1
+
+
+def _mean_by_first(points: _Points) -> np.ndarray:
+    """(x, mean time) for each x: Vidur's profiler may measure a point more than once (its
+    fit then spans the repeats); here their mean stands for it."""
+    rows = points.table()
+    xs, which = np.unique(rows[:, 0], return_inverse=True)
+    return np.column_stack((xs, np.bincount(which, rows[:, 1]) / np.bincount(which)))
 
 
 def _vidur(folder: Path, model: Any) -> OperatorProfile:
@@ -185,58 +267,50 @@ def _vidur(folder: Path, model: Any) -> OperatorProfile:
     for op in VIDUR_REQUIRED:
         if op not in ops:
             raise ConfigError(f"{mlp.path}:1: time_stats.{op}.median: missing column")
-    # Vidur's profiler may measure a token count more than once (its fit then spans the
-    # repeats); each operator's repeats are averaged here.
-    repeats: dict[str, dict[float, list[float]]] = {op: {} for op in ops}
-    for line, row in mlp.rows:
+    repeats = {op: _Points(mlp, 2) for op in ops}
+    for line, row in mlp.rows():
         if not _matches(mlp, line, row, VIDUR_MODEL_COLUMNS, model):
             continue
         tokens = mlp.number(line, row, "num_tokens", whole=True)
         for op in ops:
-            repeats[op].setdefault(tokens, []).append(
-                mlp.number(line, row, f"time_stats.{op}.median", time=True) * MS)
-    tables = {op: [[x, sum(v) / len(v)] for x, v in sorted(by_tokens.items())] for op, by_tokens in repeats.items()}
-    if not tables[ops[0]]:
+            repeats[op].add(line, [tokens, mlp.number(line, row, f"time_stats.{op}.median", time_ns=MS)])
+    if not len(repeats[ops[0]]):
         raise ConfigError(f"{mlp.path}: no row for {model.name}'s shape at one GPU ("
                           + ", ".join(f"{c} {getattr(model, f)}" for c, f in VIDUR_MODEL_COLUMNS.items()) + ")")
     attn = _Csv(folder / "attention.csv", ("is_prefill", "batch_size", "prefill_chunk_size", "kv_cache_size",
                                            "num_tensor_parallel_workers", *VIDUR_ATTENTION_MODEL,
                                            "time_stats.attn_prefill.median", "time_stats.attn_decode.median"))
-    prefill: list[list[float]] = []
-    decode: list[list[float]] = []
-    save: dict[float, list[float]] = {}
-    points: dict[tuple, int] = {}
-    for line, row in attn.rows:
+    prefill, decode, save = _Points(attn, 3), _Points(attn, 3), _Points(attn, 2)
+    has_save = "time_stats.attn_kv_cache_save.median" in attn.header
+    for line, row in attn.rows():
         if not _matches(attn, line, row, VIDUR_ATTENTION_MODEL, model):
             continue
-        flag = row["is_prefill"].lower()
+        flag = attn.text(row, "is_prefill").lower()
         if flag not in ("true", "false"):
-            raise ConfigError(f"{attn.path}:{line}: is_prefill: expected True or False, got {row['is_prefill']!r}")
+            raise ConfigError(f"{attn.path}:{line}: is_prefill: expected True or False, got "
+                              f"{attn.text(row, 'is_prefill')!r}")
         kv = attn.number(line, row, "kv_cache_size", whole=True)
         if flag == "true":
             x = attn.number(line, row, "prefill_chunk_size", whole=True)
-            _unique(attn, points, ("prefill", x, kv), line)
-            prefill.append([x, kv, attn.number(line, row, "time_stats.attn_prefill.median", time=True) * MS])
+            prefill.add(line, [x, kv, attn.number(line, row, "time_stats.attn_prefill.median", time_ns=MS)])
         else:
             x = attn.number(line, row, "batch_size", whole=True)
-            _unique(attn, points, ("decode", x, kv), line)
-            decode.append([x, kv, attn.number(line, row, "time_stats.attn_decode.median", time=True) * MS])
-        if "time_stats.attn_kv_cache_save.median" in attn.header and row["time_stats.attn_kv_cache_save.median"]:
-            save.setdefault(x, []).append(
-                attn.number(line, row, "time_stats.attn_kv_cache_save.median", time=True) * MS)
-    if not prefill or not decode:
-        raise ConfigError(f"{attn.path}: no {'prefill' if not prefill else 'decode'} row for {model.name}'s shape "
-                          f"at one GPU")
+            decode.add(line, [x, kv, attn.number(line, row, "time_stats.attn_decode.median", time_ns=MS)])
+        if has_save and attn.text(row, "time_stats.attn_kv_cache_save.median"):
+            save.add(line, [x, attn.number(line, row, "time_stats.attn_kv_cache_save.median", time_ns=MS)])
+    if not len(prefill) or not len(decode):
+        raise ConfigError(f"{attn.path}: no {'prefill' if not len(prefill) else 'decode'} row for {model.name}'s "
+                          f"shape at one GPU")
     n = model.layers if model is not None else 1
-    terms = [_term(op, "tokens", 1 if op == "emb" else n, mlp.path, ("num_tokens",), rows)
-             for op, rows in tables.items()]
+    terms = [_term(op, "tokens", 1 if op == "emb" else n, mlp.path, ("num_tokens",), _mean_by_first(points))
+             for op, points in repeats.items()]
     terms.append(_term("attn_prefill", "prefill_attention", n, attn.path, ("prefill_chunk_size", "kv_cache_size"),
-                       prefill))
-    terms.append(_term("attn_decode", "decode_attention", n, attn.path, ("batch_size", "kv_cache_size"), decode))
-    if save:
+                       prefill.unique()))
+    terms.append(_term("attn_decode", "decode_attention", n, attn.path, ("batch_size", "kv_cache_size"),
+                       decode.unique()))
+    if len(save):
         # Vidur fits one model over every row of a token count; their mean stands for it here.
-        terms.append(_term("attn_kv_cache_save", "tokens", n, attn.path, ("num_tokens",),
-                           [[x, sum(v) / len(v)] for x, v in sorted(save.items())]))
+        terms.append(_term("attn_kv_cache_save", "tokens", n, attn.path, ("num_tokens",), _mean_by_first(save)))
     return OperatorProfile(str(folder), "vidur", tuple(terms), True)
 
 
@@ -244,22 +318,58 @@ def is_operator_profile(path: str | Path) -> bool:
     return Path(path).is_dir()
 
 
-@functools.lru_cache(maxsize=8)
-def _cached(folder: str, stamp: tuple, model: Any) -> OperatorProfile:
-    path = Path(folder)
-    if (path / "mlp.csv").exists():
-        return _vidur(path, model)
-    if (path / "meta.yaml").exists() or (path / "dense.csv").exists() or (path / "tp1").is_dir():
-        return _llmservingsim(path, model)
+# The files each format names; nothing else in a folder is read, or even looked at.
+VIDUR_FILES = ("mlp.csv", "attention.csv")
+LSS_MARKS = ("meta.yaml", "dense.csv", "per_sequence.csv", "tp1")
+
+
+def _format(path: Path) -> tuple[str, tuple[Path, ...]]:
+    """Which format a folder holds, and the files it reads: refused when it holds neither,
+    or the marks of both (it would be read as one and silently not as the other)."""
+    vidur = (path / "mlp.csv").exists()
+    lss = [name for name in LSS_MARKS if (path / name).exists()]
+    if vidur and lss:
+        raise ConfigError(f"{path}: holds both Vidur's mlp.csv and LLMServingSim's {', '.join(lss)}: one operator "
+                          f"profile a folder; move one of them out")
+    if vidur:
+        return "vidur", tuple(path / name for name in VIDUR_FILES)
+    if lss:
+        base = path / "tp1" if (path / "tp1").is_dir() else path
+        return "llmservingsim", (path / "meta.yaml", *(base / name for name in LSS_FILES))
     raise ConfigError(f"{path}: not an operator profile: expected LLMServingSim's meta.yaml, dense.csv, "
                       f"attention.csv and per_sequence.csv, or Vidur's mlp.csv and attention.csv")
+
+
+def _stamp(files: tuple[Path, ...]) -> tuple:
+    """What a cached profile is valid for: each file's identity, size and time."""
+    out = []
+    for file in files:
+        try:
+            info = file.stat()
+        except OSError:
+            out.append((str(file), None))
+            continue
+        out.append((str(file), info.st_ino, info.st_size, info.st_mtime_ns))
+    return tuple(out)
+
+
+# A profile is read once a process (and a forked worker inherits it): the scenario's check
+# and the run's description take the same tables.
+@functools.lru_cache(maxsize=8)
+def _cached(folder: str, kind: str, stamp: tuple, model: Any) -> OperatorProfile:
+    path = Path(folder)
+    return _vidur(path, model) if kind == "vidur" else _llmservingsim(path, model)
 
 
 def load_operator_profile(folder: str | Path, model: Any = None) -> OperatorProfile:
     """The folder's operator profile for ``model`` (its layers scale the per-layer operators;
     its shape picks Vidur's rows and is checked against LLMServingSim's meta.yaml)."""
     path = Path(folder)
-    if not path.is_dir():
-        raise ConfigError(f"{path}: no such folder")
-    stamp = tuple((p.name, p.stat().st_mtime_ns, p.stat().st_size) for p in sorted(path.rglob("*")) if p.is_file())
-    return _cached(str(path.resolve()), stamp, model)
+    try:
+        if not path.is_dir():
+            raise ConfigError(f"{path}: no such folder")
+        kind, files = _format(path)
+        resolved = str(path.resolve())
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the folder: {exc.strerror}") from None
+    return _cached(resolved, kind, _stamp(files), model)

@@ -61,7 +61,7 @@ class LocatedList(list):
 
 
 class _Builder(yaml.SafeLoader):
-    pass
+    scalar_keys = False
 
 
 def _convert(node: yaml.Node, loader: _Builder, where: Where, memo: dict[int, Any] | None = None) -> Any:
@@ -95,6 +95,9 @@ def _convert_node(node: yaml.Node, loader: _Builder, where: Where, memo: dict[in
         for key_node, value_node in node.value:
             key = loader.construct_object(key_node, deep=True)
             line = key_node.start_mark.line + 1
+            if not isinstance(key, str) and loader.scalar_keys and isinstance(key, int | float) \
+                    and not isinstance(key, bool):
+                key = str(key)  # a file of another tool's keyed by number (LLMServingSim's per_tp: 1:)
             if not isinstance(key, str):
                 raise ConfigError(f"{where.file}:{line}: {where.path or 'top level'}: key {key!r} is not a name")
             if key in items:
@@ -112,8 +115,11 @@ def _convert_node(node: yaml.Node, loader: _Builder, where: Where, memo: dict[in
     return loader.construct_object(node, deep=True)
 
 
-def load_yaml_text(text: str, file: str) -> Any:
+def load_yaml_text(text: str, file: str, scalar_keys: bool = False) -> Any:
+    """``scalar_keys``: a number as a mapping's key is taken as its text (files of other
+    tools); otherwise a key that is not a name is an error."""
     loader = _Builder(text)
+    loader.scalar_keys = scalar_keys
     try:
         node = loader.get_single_node()
         if node is None:
@@ -141,8 +147,8 @@ def _unquoted(problem: str) -> str:
     return re.sub(r"'[^']{5,}'", "(not shown)", problem)
 
 
-def load_yaml(path: str | Path) -> Any:
-    return load_yaml_text(_inputs.read_text(path, _inputs.MAX_YAML_BYTES), str(path))
+def load_yaml(path: str | Path, scalar_keys: bool = False) -> Any:
+    return load_yaml_text(_inputs.read_text(path, _inputs.MAX_YAML_BYTES), str(path), scalar_keys)
 
 
 def locate(data: Any, file: str = "<dict>", path: str = "") -> Any:
