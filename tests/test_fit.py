@@ -4,9 +4,11 @@ determine."""
 
 import os
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 
 import cosim
 from cosim import ConfigError, standalone
@@ -161,3 +163,40 @@ def test_out_in_a_folder_of_operator_times_is_refused_before_the_fit(tmp_path):
     assert done.stderr.startswith("cosim: error: --out prof/fit.yaml: lies in the fit's input operator-profile "
                                   "folder prof"), done.stderr
     assert done.stdout == "" and tree(tmp_path) == before
+
+
+def test_a_fitted_device_written_elsewhere_finds_its_link_and_runs(tmp_path):
+    boards, elsewhere, work = tmp_path / "boards", tmp_path / "elsewhere", tmp_path / "work"
+    for folder in (boards, elsewhere, work):
+        folder.mkdir()
+    write_csv(boards / "measured.csv", fpga_rows(FPGA_TRUTH))
+    # A link file of the user's beside the device file that names it by a relative path.
+    (boards / "my_link.yaml").write_text(builtin_path("link", "pcie_gen3_x16").read_text())
+    device = builtin_path("device", "u280-flexllm").read_text().replace("host_link: pcie_gen3_x16",
+                                                                          "host_link: my_link.yaml")
+    assert "host_link: my_link.yaml" in device
+    (boards / "dev.yaml").write_text(device)
+    done = run_cli("fit", "fpga", "../boards/measured.csv", "--device", "../boards/dev.yaml", "--clock", "200 MHz",
+                   "--out", "../elsewhere/fitted.yaml", cwd=work)
+    assert done.returncode == 0, done.stderr
+    fitted = cosim.load_device(str(elsewhere / "fitted.yaml"))
+    assert Path(fitted.host_link).resolve() == (boards / "my_link.yaml").resolve()
+    scenario = elsewhere / "scn.yaml"
+    scenario.write_text("name: fitted\nsystem: heteroreason\n"
+                        f"draft: {{device: {elsewhere / 'fitted.yaml'}, model: qwen2.5-0.5b}}\n"
+                        "prm: {device: rtx3090, model: qwen2.5-math-prm-7b}\ntarget: {device: rtx3090}\n")
+    ran = run_cli("run", scenario, "--problems", "2", "--out", "r", "--quiet", cwd=tmp_path, timeout=300)
+    assert ran.returncode == 0, ran.stderr
+    assert (tmp_path / "r" / "summary.json").exists()
+
+
+@pytest.mark.parametrize("name", ["odd\nextra_key: 1.csv", "a\u2028b: 2 # c.csv", "模型 ünï.csv"])
+def test_a_fitted_device_loads_back_whatever_its_files_are_named(tmp_path, name):
+    csv = write_csv(tmp_path / name, fpga_rows(FPGA_TRUTH))
+    done = run_cli("fit", "fpga", csv.name, "--device", "u280-flexllm", "--clock", "200 MHz", "--out", "f.yaml",
+                   cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    written = yaml.safe_load((tmp_path / "f.yaml").read_text(encoding="utf-8"))
+    assert set(written) == set(yaml.safe_load(builtin_path("device", "u280-flexllm").read_text()))  # no key gained
+    assert written["description"].endswith(f"; parameters fitted by cosim fit to {name}")
+    assert cosim.load_device(str(tmp_path / "f.yaml")).accelerator.clock_mhz == 200

@@ -184,3 +184,62 @@ def test_the_help_example_runs_as_written(tmp_path):
     done = run_cli(*args, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert load_model(tmp_path / "llama.yaml").params == load_model("llama-3.1-8b").params
+
+
+MODEL_KEYS = {"kind", "name", "description", "layers", "hidden", "heads", "kv_heads", "head_dim", "ffn", "vocab",
+              "params", "lm_head", "context_window"}
+# Text that would end a comment or a quoted value, start a key, or not be text YAML takes raw:
+# YAML's line breaks include U+0085, U+2028 and U+2029.
+AWKWARD = ["owner/model\nname: other", "model # not a comment: really", "模型-ünïcødé 😀", "a\u2028layers: 3",
+           "nel\x85here", "quote \" and back\\slash", "tab\there", "x\u2029kind: link"]
+
+
+@pytest.mark.parametrize("text", AWKWARD)
+def test_any_name_and_origin_load_back_as_given(tmp_path, text):
+    out = tmp_path / "m.yaml"
+    done = run_cli("model", "import", write(tmp_path, TINY_LLAMA), "--name", text, "--origin", text, "--out", out,
+                   cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    data = yaml.safe_load(out.read_text(encoding="utf-8"))
+    assert set(data) == MODEL_KEYS  # no key gained, none lost
+    assert data["name"] == text
+    assert data["description"] == f"{text} (llama), from its config.json"
+    assert data["layers"] == {"value": 2, "source": f"{text} config.json: num_hidden_layers"}
+    assert load_model(out).name == text
+
+
+@pytest.mark.parametrize("text", [t for t in AWKWARD if "/" not in t and "\\" not in t])  # one part of a path
+def test_a_config_s_own_name_and_class_load_back_as_given(tmp_path, text):
+    config = dict(TINY_LLAMA, _name_or_path=f"someone/{text}", architectures=[f"{text}LlamaForCausalLM"])
+    out = tmp_path / "m.yaml"
+    done = run_cli("model", "import", write(tmp_path, config), "--out", out, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    data = yaml.safe_load(out.read_text(encoding="utf-8"))
+    assert set(data) == MODEL_KEYS
+    assert data["name"] == text  # the last part of _name_or_path
+    assert data["lm_head"]["source"].startswith(f"someone/{text} config.json: architectures {text}LlamaForCausalLM")
+    assert load_model(out).params == 1352  # worked by hand above
+
+
+@pytest.mark.parametrize("given,name", [
+    (None, "llama-1.35K"),  # no _name_or_path: the model_type and the 1,352 parameters worked by hand above
+    (".", "llama-1.35K"),
+    ("/home/someone/models/My-Model/", "My-Model"),
+    ("C:\\models\\Other-Model", "Other-Model"),
+    ("owner/Repo-Name", "Repo-Name"),
+])
+def test_the_default_name_is_the_config_s_own(tmp_path, given, name):
+    folder = tmp_path / "hf_configs"  # a folder named for something other than the model
+    folder.mkdir()
+    config = dict(TINY_LLAMA, _name_or_path=given) if given is not None else \
+        {k: v for k, v in TINY_LLAMA.items() if k != "_name_or_path"}
+    done = run_cli("model", "import", write(folder, config), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert yaml.safe_load(done.stdout)["name"] == name
+
+
+def test_a_hub_config_without_its_name_is_named_by_its_type_and_size(tmp_path):
+    # Llama-3.1-8B: 8.03B parameters (Meta's model card); its hub config.json carries no _name_or_path.
+    done = run_cli("model", "import", CONFIGS / "llama-3.1-8b.json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert yaml.safe_load(done.stdout)["name"] == "llama-8.03B"

@@ -28,7 +28,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     "the config field it came from. Mixture-of-experts and non-causal-LM configs are refused.",
         epilog=f"Example:\n  {EXAMPLE}", formatter_class=argparse.RawDescriptionHelpFormatter)
     imp.add_argument("config", help="the model's config.json")
-    imp.add_argument("--name", help="the model's name (default: the config's _name_or_path, else its folder's name)")
+    imp.add_argument("--name", help="the model's name (default: the last part of the config's _name_or_path, else its "
+                                    "model_type and size, e.g. llama-8.03B)")
     imp.add_argument("--origin", help="whose config.json the citations name, e.g. meta-llama/Llama-3.1-8B "
                                       "(default: _name_or_path, else the name)")
     imp.add_argument("--out", help="the YAML to write (default: print it)")

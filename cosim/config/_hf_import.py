@@ -20,6 +20,7 @@ from typing import Any
 from .._files import read_text
 from .._inputs import MAX_YAML_BYTES
 from ..errors import ConfigError
+from ._yamltext import commented, quoted
 
 # model_type -> (q/k/v biases always, whether attention_bias adds q/k/v/o biases, q/k norms per head)
 FAMILIES: dict[str, tuple[bool, bool, bool]] = {
@@ -43,20 +44,16 @@ class ImportedModel:
     def yaml_text(self) -> str:
         """The model YAML, every value citing the config field (or the shapes) it came from."""
         description = f"{self.origin} ({self.model_type}), from its config.json"
-        lines = [f"# Written by `cosim model import` from the config.json of {self.origin}",
-                 f"# (model_type {self.model_type}, {self.architecture}).",
+        lines = [f"# Written by `cosim model import` from the config.json of {commented(self.origin)}",
+                 f"# (model_type {commented(self.model_type)}, {commented(self.architecture)}).",
                  "kind: model",
-                 f"name: {_quoted(self.name)}",
-                 f"description: {_quoted(description)}"]
+                 f"name: {quoted(self.name)}",
+                 f"description: {quoted(description)}"]
         for key, (value, note) in self.values.items():
             shown = "true" if value is True else "false" if value is False else str(value)
             source = f"{self.origin} config.json: {note}"
-            lines.append(f"{key}: {{value: {shown}, source: {_quoted(source)}}}")
+            lines.append(f"{key}: {{value: {shown}, source: {quoted(source)}}}")
         return "\n".join(lines) + "\n"
-
-
-def _quoted(text: str) -> str:
-    return json.dumps(text, ensure_ascii=False)  # a JSON string is a valid YAML double-quoted scalar
 
 
 def _reject_constant(token: str) -> float:
@@ -141,9 +138,27 @@ def _architecture(fields: _Fields) -> tuple[str, str]:
     return model_type, head
 
 
+def _count(params: int) -> str:
+    """A parameter count as model names give it: 8.03B, 494M, 1352."""
+    for unit, size in (("T", 10**12), ("B", 10**9), ("M", 10**6), ("K", 10**3)):
+        if params >= size:
+            return f"{params / size:.3g}{unit}"
+    return str(params)
+
+
+def _own_name(given: str | None, model_type: str, params: int) -> str:
+    """The name a config gives its model: the last part of its ``_name_or_path`` (a
+    repository or the folder it was saved from), else its model_type and size. Hub
+    configs often carry no ``_name_or_path``, and their file sits in a folder named for
+    the snapshot, not the model."""
+    parts = [p for p in re.split(r"[/\\]", given or "") if p.strip() not in ("", ".", "..")]
+    return parts[-1].strip() if parts else f"{model_type}-{_count(params)}"
+
+
 def import_config(path: str | Path, name: str | None = None, origin: str | None = None) -> ImportedModel:
     """Reads ``config.json`` into a model description. ``name``: the model's name (default:
-    the config's ``_name_or_path`` without its owner, else the folder's name); ``origin``:
+    the config's ``_name_or_path`` without its owner, else its model_type and size, e.g.
+    llama-8.03B); ``origin``:
     whose config the citations name, e.g. a repository (default: ``_name_or_path``, else
     the name)."""
     path = Path(path)
@@ -192,7 +207,7 @@ def import_config(path: str | Path, name: str | None = None, origin: str | None 
     given = data.get("_name_or_path")
     given = given.strip() if isinstance(given, str) and given.strip() else None
     if name is None:
-        name = given.rstrip("/").split("/")[-1] if given else path.resolve().parent.name
+        name = _own_name(given, model_type, params)
     if not name or not name.strip():
         raise ConfigError(f"{path}: give the model a name (--name)")
     origin = (origin or given or name).strip()

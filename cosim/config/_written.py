@@ -16,9 +16,14 @@ from . import _cluster
 from .hardware import kind_of
 
 
-def _absolute(ref: str) -> str:
-    """A file path made absolute (a written scenario loads from any folder); a name as it is."""
-    return str(Path(ref).resolve()) if ref.endswith((".yaml", ".yml", ".csv")) else ref
+def absolute_ref(ref: str, folder: Path | None = None) -> str:
+    """A file a written description names (a YAML or CSV path), made absolute so that the
+    written file loads from any folder: a relative path is taken from ``folder`` (the
+    folder of the file it was read from; default the current folder, where a loaded
+    description's paths are already joined to it). A built-in name is kept as it is."""
+    if not ref.endswith((".yaml", ".yml", ".csv")):
+        return ref
+    return str(((folder or Path.cwd()) / ref).resolve())
 
 
 def reloadable(scn: Any) -> dict[str, Any]:
@@ -27,9 +32,9 @@ def reloadable(scn: Any) -> dict[str, Any]:
     def inline(config: Any) -> dict[str, Any]:
         data = {"kind": kind_of(config), **dataclasses.asdict(config)}
         if isinstance(data.get("host_link"), str):
-            data["host_link"] = _absolute(data["host_link"])
+            data["host_link"] = absolute_ref(data["host_link"])
         if isinstance(data.get("profile"), dict):
-            data["profile"]["file"] = _absolute(data["profile"]["file"])
+            data["profile"]["file"] = absolute_ref(data["profile"]["file"])
         return data
 
     def role(r: Any) -> dict[str, Any]:
@@ -43,7 +48,7 @@ def reloadable(scn: Any) -> dict[str, Any]:
     if scn.cluster.draft.boards_per_host_link == 1:
         del cluster["draft"]["host_link"]
     else:
-        cluster["draft"]["host_link"] = _absolute(cluster["draft"]["host_link"])
+        cluster["draft"]["host_link"] = absolute_ref(cluster["draft"]["host_link"])
     batching = dataclasses.asdict(scn.batching)
     if not scn.batching.enabled:
         batching = {"enabled": False}

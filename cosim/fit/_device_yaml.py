@@ -9,6 +9,8 @@ from typing import Any
 import yaml
 
 from ..config import _units
+from ..config._written import absolute_ref
+from ..config._yamltext import commented
 from ..outputs._atomic import write_atomically
 from .._files import read_text
 from .._inputs import MAX_YAML_BYTES
@@ -77,6 +79,8 @@ def write_fitted_device(base: Any, group: str, fitted: dict[str, dict[str, Any]]
         section = _replace_key(section, name, cited)
     data[group] = section
     data.pop("profile", None)  # the fitted formula, not a measured table, times this device
+    if isinstance(data.get("host_link"), str):  # a link file beside the device file: found from anywhere
+        data["host_link"] = absolute_ref(data["host_link"], path.parent)
     data["description"] = f"{data.get('description', '')}; {note}".lstrip("; ")
-    header = f"# {note}\n# Written by `cosim fit` from {path.name}; fitted values cite the fit.\n"
+    header = f"# {commented(note)}\n# Written by `cosim fit` from {commented(path.name)}; fitted values cite the fit.\n"
     return write_atomically(out, header + yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=120))
