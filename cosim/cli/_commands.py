@@ -34,6 +34,7 @@ from ..record._runner import FILES as RECORDED_FILES
 from ._record_live import recorded_inputs, record_simulated
 from ._run_outputs import RunOutputs
 from ._summary import format_summary
+from ._words import counted
 
 
 def _scenario(args: argparse.Namespace) -> Any:
@@ -59,8 +60,8 @@ def _workload(args: argparse.Namespace, scn: Any) -> tuple[traces.Trace, str]:
     # Drawn for the scenario's target (it sets how good the refined steps are) and algorithm.
     backtracking = scn.backtracking and not args.no_backtracking
     generated = traces.generate(profile, problems, seed, backtracking=backtracking, config=scn.config)
-    return generated, (f"{problems} problems from profile {profile} (seed {seed}, Config {scn.config}'s target"
-                       + ("" if backtracking else ", forward-only") + ")")
+    return generated, (f"{counted(problems, 'problem')} from profile {profile} (seed {seed}, "
+                       f"Config {scn.config}'s target" + ("" if backtracking else ", forward-only") + ")")
 
 
 def run_intervals(result: Result) -> dict[str, Any]:
@@ -152,7 +153,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     workload, described = _workload(args, scn)
     table = sweep(scn, workload, grid, workers=args.workers, executor=args.executor, ray_address=args.ray_address,
                   out=folder, progress=not args.quiet)
-    print(f"{scn.name} sweep on {described}: {len(table.rows)} points, {len(table.failed())} failed")
+    print(f"{scn.name} sweep on {described}: {counted(len(table.rows), 'point')}, {len(table.failed())} failed")
     first, second = ("latency_p99_s", "throughput_req_s") if table.serving else ("latency_s", "goodput_tok_s")
     print("  ".join(f"{p:>22}" for p in table.parameters) + f"  {first:>14}  {second:>16}  status")
     for row in table.rows:
@@ -185,7 +186,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         run.discard()
         raise
     speedups = [r for r in report["records"] if r["system"] == "heteroreason-u280-200"]
-    print(f"report on {args.problems} problems per dataset (seed {args.seed}): {folder}/report.md")
+    print(f"report on {counted(args.problems, 'problem')} per dataset (seed {args.seed}): {folder}/report.md")
     for r in speedups:
         print(f"  heteroreason-u280-200 speedup on {r['dataset']:<14} Config {r['config']}: "
               + cell(r, "speedup", "{:.2f}", unit="x"))
@@ -219,7 +220,7 @@ def cmd_trace_gen(args: argparse.Namespace) -> int:
     path = result.save(out)
     if not args.quiet:
         print(traces.format_table(traces.trace_statistics(result)))
-        print(f"wrote {len(result)} problems to {path}")
+        print(f"wrote {counted(len(result), 'problem')} to {path}")
     return 0
 
 
@@ -235,7 +236,7 @@ def cmd_trace_validate(args: argparse.Namespace) -> int:
         loaded = traces.load(path)
         arrivals = loaded.arrivals()
         arriving = "" if arrivals is None else f", arriving over {arrivals[-1] - arrivals[0]:g} s"
-        print(f"{path}: valid, {len(loaded)} problems (version {loaded.version()}, "
+        print(f"{path}: valid, {counted(len(loaded), 'problem')} (version {loaded.version()}, "
               f"{'with' if loaded.header.backtracking else 'without'} backtracking{arriving})")
     return 0
 
@@ -261,8 +262,8 @@ def cmd_trace_import_rsd(args: argparse.Namespace) -> int:
     for reason in imported.skipped:
         print(f"skipped: {reason}")
     print(traces.format_table(traces.trace_statistics(imported.trace)))
-    print(f"wrote {len(imported.trace)} problems to {path}"
-          + (f" ({len(imported.skipped)} records skipped)" if imported.skipped else ""))
+    print(f"wrote {counted(len(imported.trace), 'problem')} to {path}"
+          + (f" ({counted(len(imported.skipped), 'record')} skipped)" if imported.skipped else ""))
     return 0
 
 

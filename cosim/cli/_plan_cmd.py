@@ -22,6 +22,7 @@ from ..outputs._safety import RunFolder
 from ..serve import plan, run, with_cluster
 from ._protect import check_run_outputs, later_inputs
 from ._serve_inputs import arrivals_text, requests_of, scenario_with_settings
+from ._words import counted
 
 _FILES = ("plan.csv", "plan.json")  # written in the --out folder, with the manifest
 
@@ -96,9 +97,16 @@ def _mapper(args: argparse.Namespace, scn: Any, trace: Any, served: dict[str, An
 def describe(scn: Any, cluster: dict[str, int]) -> str:
     """A cluster in words, as the plan's table shows it."""
     if scn.system == "autoregressive":
-        return f"{cluster['target_devices']} target GPUs"
-    return (f"{cluster['draft_devices']} draft devices ({cluster['draft_contexts_per_device']} contexts each), "
-            f"{cluster['prm_devices']} PRM and {cluster['target_devices']} target GPUs")
+        return counted(cluster["target_devices"], "target GPU")
+    return (f"{counted(cluster['draft_devices'], 'draft device')} "
+            f"({counted(cluster['draft_contexts_per_device'], 'context')} each), "
+            f"{counted(cluster['prm_devices'], 'PRM GPU')} and {counted(cluster['target_devices'], 'target GPU')}")
+
+
+def cost_unit(costs: str | None) -> str:
+    """What a plan's cost is counted in: by default each device's highest power, in watts; a
+    --costs file's numbers are in a unit of its own, which it does not name ("")."""
+    return "W" if costs is None else ""
 
 
 def gpus(scn: Any, cluster: dict[str, int]) -> int:
@@ -184,13 +192,15 @@ def run_plans(args: argparse.Namespace) -> int:
                     rows.append({"scenario": scn.name, **e.cluster, "p99_s": e.p99_s, "cost": e.cost,
                                  "meets_slo": e.meets_slo})
                 if not args.quiet:
-                    print(f"{scn.name}: {len(result.evaluations)} of {result.candidates} clusters simulated")
+                    print(f"{scn.name}: {len(result.evaluations)} of {counted(result.candidates, 'cluster')} "
+                          f"simulated")
             import pyarrow as pa  # lazy: pyarrow, loaded only when a table is written or read
 
             names = ("scenario", "draft_devices", "draft_contexts_per_device", "prm_devices", "target_devices", "p99_s",
                      "cost", "meets_slo")
             write_csv(pa.table({k: column([r[k] for r in rows]) for k in names}), run_folder.staged("plan.csv"))
             report = {"rate": args.rate, "arrivals": arrivals_text(args), "slo_s": args.slo, "requests": described,
+                      "cost_unit": cost_unit(args.costs),
                       "plans": [{"scenario": scn.name, "cluster": r.cluster, "cost": r.cost, "p99_s": r.p99_s,
                                  "costs": r.costs, "candidates": r.candidates, "evaluated": len(r.evaluations),
                                  "with_the_first_plans_resources": c}
@@ -202,7 +212,9 @@ def run_plans(args: argparse.Namespace) -> int:
         run_folder.discard()
         raise
     print(f"\ncheapest cluster with p99 <= {args.slo:g} s at {arrivals_text(args)} ({described}):\n")
-    print(f"  {'scenario':<28} {'draft':>5} {'prm':>4} {'target':>6} {'GPUs':>5} {'cost':>9} {'p99 s':>8}")
+    unit = cost_unit(args.costs)
+    print(f"  {'scenario':<28} {'draft':>5} {'prm':>4} {'target':>6} {'GPUs':>5} {f'cost {unit}'.strip():>9} "
+          f"{'p99 s':>8}")
     for scn, r in plans:
         if r.cluster is None:
             print(f"  {scn.name:<28} none of the clusters tried meets the objective")
@@ -217,8 +229,8 @@ def run_plans(args: argparse.Namespace) -> int:
         if c is None:
             continue
         ref = reference[1]
-        for key, what in (("same_gpus", f"{gpus(reference[0], ref.cluster)} GPUs"),
-                          ("same_cost", f"a cost of {ref.cost:.0f}")):
+        for key, what in (("same_gpus", counted(gpus(reference[0], ref.cluster), "GPU")),
+                          ("same_cost", f"a cost of {f'{ref.cost:.0f} {unit}'.strip()}")):
             got = c[key]
             if got is None:
                 print(f"  {scn.name} with {what}: no cluster of the grid")
@@ -227,5 +239,7 @@ def run_plans(args: argparse.Namespace) -> int:
             print(f"  {scn.name} with {what} as {reference[0].name}'s: best p99 {got['p99_s']:.2f} s "
                   f"({got['cluster']['draft_devices']} draft, {got['cluster']['prm_devices']} PRM, "
                   f"{got['cluster']['target_devices']} target), {verdict} the objective")
+    if args.costs is not None:
+        print(f"  (costs per device from --costs {args.costs}, in its units)")
     print(f"\nwrote {folder}/plan.json, plan.csv, manifest.json")
     return 0

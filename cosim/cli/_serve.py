@@ -20,12 +20,14 @@ from ..outputs._safety import RunFolder
 from ..serve import run, with_arrivals
 from ._protect import check_run_outputs, later_inputs
 from ._run_outputs import RunOutputs
+from ._words import counted, noun
 from . import _estimate
 from ..serve._run import waveform_section
 from ..serve._timeline import write_serve_timeline
 from .._stats._bootstrap import MIN_UNITS
 from .._stats._serving import BLOCKS, serve_intervals
 from .._token_metrics import format_latency
+from ..schema._rows import DEVICES
 from ._plan_cmd import run_plans
 from ._serve_inputs import arrivals_text, requests_of, scenario_with_settings
 
@@ -119,7 +121,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     seed = 0 if args.seed is None else args.seed
     with_arrivals(requests, args.rate, args.cv, seed)  # a bad rate or cv is found before any work
     if len(requests) > _estimate.ESTIMATE_ABOVE:  # what a very long run will cost, said before it starts
-        option = f"--trace {args.trace} ({len(requests)} requests)" if args.trace else f"--requests {len(requests)}"
+        option = f"--trace {args.trace} ({counted(len(requests), 'request')})" if args.trace \
+            else f"--requests {len(requests)}"
         print(_estimate.estimate(scn, requests, folder, False, option=option,
                        sample_run=lambda sample: run(scn, sample, rate=args.rate, cv=args.cv, seed=seed))
               + ("" if args.trace else "; the drawn trace is not written (the manifest says how to draw it "
@@ -150,9 +153,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
             write_atomically(run_folder.staged("summary.json"), json.dumps(summary, indent=1))
             import pyarrow as pa  # lazy: pyarrow, loaded only when a table is written or read
 
-            keys = ("role", "index", "energy_j", "busy_ns", "held_ns", "iterations", "batched_sequences",
-                    "kv_limited_iterations")
-            write_csv(pa.table({k: column([d[k] for d in result.devices]) for k in keys}),
+            # Every declared device column; one an engine does not report is left empty.
+            write_csv(pa.table({c.name: column([d.get(c.name) for d in result.devices]) for c in DEVICES}),
                       run_folder.staged("devices.csv"))
             write_atomically(run_folder.staged("scenario.resolved.yaml"),
                              yaml.safe_dump(scn.reloadable(), sort_keys=False))
@@ -190,8 +192,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     for role, pool in s.pools.items():
         batch = "" if pool.mean_batch is None else f", mean batch {pool.mean_batch:.2f}"
         if pool.kv_limited_iterations:
-            batch += f", {pool.kv_limited_iterations} iterations limited by KV memory"
-        print(f"  {role:<8} {pool.devices:>3} devices, utilisation {pool.utilisation:6.1%}{batch}")
+            batch += f", {counted(pool.kv_limited_iterations, 'iteration')} limited by KV memory"
+        print(f"  {role:<8} {pool.devices:>3} {noun(pool.devices, 'device') + ',':<8} utilisation "
+              f"{pool.utilisation:6.1%}{batch}")
     print(f"\nwrote {folder}/per_request.csv, per_request.arrow, summary.json, devices.csv, "
           f"scenario.resolved.yaml, manifest.json" + ("" if args.trace else ", trace.jsonl") + outs.wrote())
     return 0

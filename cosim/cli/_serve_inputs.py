@@ -10,6 +10,7 @@ from .. import trace as traces
 from ..config.scenario import load_scenario
 from ..errors import ConfigError
 from ._set_option import parse_value
+from ._words import counted
 
 
 def scenario_with_settings(name: str, config: int | None, settings: list[str]) -> Any:
@@ -43,7 +44,7 @@ def requests_of(args: argparse.Namespace, scn: Any) -> tuple[Any, str]:
     profile = args.profile or "math500"
     drawn = traces.generate(profile, count, 0 if args.seed is None else args.seed, backtracking=scn.backtracking,
                             config=scn.config)
-    return drawn, f"{count} requests from profile {profile}"
+    return drawn, f"{counted(count, 'request')} from profile {profile}"
 
 
 def arrivals_text(args: argparse.Namespace) -> str:

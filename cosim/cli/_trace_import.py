@@ -11,6 +11,7 @@ from ..outputs._atomic import writable_file
 from ..outputs._check import check_files
 from .._token_metrics import format_latency
 from ..trace._vllm_log import CLOCKS, read_request_log
+from ._words import counted
 
 
 def add_parser(tsub: argparse._SubParsersAction) -> None:
@@ -38,8 +39,8 @@ def cmd_trace_import(args: argparse.Namespace) -> int:
     trace = log.to_trace(args.clock, args.dataset, args.shared_prefix_tokens)
     path = trace.save(out)
     arrivals = trace.arrivals()
-    print(f"{len(trace)} requests, {int(log.input_tokens.sum())} prompt and {int(log.output_tokens.sum())} output "
-          f"tokens, arriving over {arrivals[-1]:.3f} s ({args.clock} clock)")
+    print(f"{counted(len(trace), 'request')}, {int(log.input_tokens.sum())} prompt and "
+          f"{int(log.output_tokens.sum())} output tokens, arriving over {arrivals[-1]:.3f} s ({args.clock} clock)")
     if log.timestamps is not None:
         measured = log.measured()
         print("as vLLM measured them (queued_ts to first_token_ts and last_token_ts):")

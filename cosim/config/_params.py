@@ -28,6 +28,9 @@ RULES: dict[str, tuple[Any, str]] = {
     "depth": (lambda v: v in (0, 1, 2), "0, 1 or 2"),
 }
 
+# What `cosim params` and docs/params.md show in the unit column of a parameter that is not a number.
+WORDS = {str: "text", bool: "bool"}
+
 # No parameter of these models is near this; past it a value cannot be exact in a
 # double nor fit the native integers.
 MAX_MAGNITUDE = 2.0**53
@@ -95,6 +98,7 @@ def describe(cls: type) -> list[dict[str, str]]:
     """Name, unit, rule (and with the engine's limit, bounds), help and default's note of every
     parameter of a configuration class."""
     rows = []
+    hints = typing.get_type_hints(cls)
     for f in dataclasses.fields(cls):
         if "help" in f.metadata:
             choices = f.metadata.get("choices")
@@ -103,7 +107,8 @@ def describe(cls: type) -> list[dict[str, str]]:
             rows.append(
                 {
                     "name": f.name,
-                    "unit": _units.canonical_unit(f.name),
+                    # text and true/false have no unit; a number without a unit suffix is dimensionless (1)
+                    "unit": WORDS.get(hints[f.name], _units.canonical_unit(f.name)),
                     "rule": rule,
                     # the rule and the engine's limit together, as the listings print them
                     "bounds": ", ".join(([rule] if rule else []) + ([f"<= {limit.value}"] if limit else [])),
@@ -224,6 +229,12 @@ def parse_scalar(name: str, kind: type, raw: Any, where: Where, given_as_stem: b
     return value
 
 
+def did_you_mean(word: str, choices: list[str]) -> str:
+    """"; did you mean 'x'?" naming the choice closest to a misspelt ``word``, or ""."""
+    near = difflib.get_close_matches(word, choices, n=1)
+    return f"; did you mean {near[0]!r}?" if near else ""
+
+
 def build(cls: type[T], data: Any, where: Where | None = None) -> T:
     """Builds configuration dataclass ``cls`` from a (located) mapping."""
     if not isinstance(data, LocatedDict):
@@ -242,9 +253,7 @@ def build(cls: type[T], data: Any, where: Where | None = None) -> T:
         key_where = data.where_of(key)
         name = stems.get(key, key)
         if name not in fields:
-            choices = sorted(list(fields) + list(stems))
-            near = difflib.get_close_matches(key, choices, n=1)
-            hint = f"; did you mean {near[0]!r}?" if near else f"; known: {', '.join(sorted(fields))}"
+            hint = did_you_mean(key, sorted(list(fields) + list(stems))) or f"; known: {', '.join(sorted(fields))}"
             raise ConfigError(f"{key_where}: unknown parameter{hint}")
         if name in values:
             raise ConfigError(f"{key_where}: given twice (as {name!r} and its stem)")
@@ -356,8 +365,7 @@ def canonical(config: Any, path: str, _prefix: str = "") -> str:
             if dataclasses.is_dataclass(getattr(config, name)):
                 raise ConfigError(f"{here}: a group of parameters; name one of them")
             return f"{_prefix}{name}"
-    near = difflib.get_close_matches(head, list(names), n=1)
-    raise ConfigError(f"{here}: unknown parameter" + (f"; did you mean {near[0]!r}?" if near else ""))
+    raise ConfigError(f"{here}: unknown parameter{did_you_mean(head, list(names))}")
 
 
 def replace(config: T, path: str, value: Any, _prefix: str = "", where: Where | None = None) -> T:

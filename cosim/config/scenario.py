@@ -396,8 +396,9 @@ def load_scenario(ref: str | Path, config: int | None = None) -> Scenario:
     path = Path(ref)
     if path.suffix not in (".yaml", ".yml") and not path.exists():
         if str(ref) not in builtin_scenarios():
-            raise ConfigError(f"unknown scenario {str(ref)!r}: give a YAML path or a built-in name "
-                              f"({', '.join(builtin_scenarios())})")
+            hint = _params.did_you_mean(str(ref), builtin_scenarios())
+            raise ConfigError(f"unknown scenario {str(ref)!r}" + (hint or f": give a YAML path or a built-in name "
+                                                                          f"({', '.join(builtin_scenarios())})"))
         path = _scenarios_dir() / f"{ref}.yaml"
     data = load_yaml(path)
     if not isinstance(data, LocatedDict):
