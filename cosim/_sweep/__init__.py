@@ -16,7 +16,7 @@ from ..errors import ConfigError
 from ..config.scenario import Scenario
 from ..trace import Trace
 from ._executors import EXECUTORS, check_ray_address, local_results, ray_results
-from ._journal import JOURNAL, Journal, point_key, sweep_fingerprint
+from ._journal import JOURNAL, Journal, point_key, row_problem, sweep_fingerprint
 from ._point import SERVE_PATHS, check_serve_value, run_point
 from ._table import SweepTable
 
@@ -126,7 +126,9 @@ def sweep(scn: Scenario, trace: Trace, grid: dict[str, Sequence[Any]], *, worker
     folder = writable_folder(out, "--out") if out is not None else None
     if len(trace.problems) <= HOLD_FOR_REUSE:
         trace = trace.in_memory()  # every point replays it: draw or parse each problem once
-    journal = Journal(folder, sweep_fingerprint(scn, trace))
+    # A row read back must hold its point's values and, finished, every figure of the table.
+    figures = (*SweepTable(list(grid), serving=serving).metrics, "wall_s")
+    journal = Journal(folder, sweep_fingerprint(scn, trace), lambda row: row_problem(row, list(grid), figures))
     todo = [p for p in points if journal.finished(point_key(p)) is None]
     bar = None
     if progress:
@@ -147,7 +149,7 @@ def sweep(scn: Scenario, trace: Trace, grid: dict[str, Sequence[Any]], *, worker
                 journal.reload()  # what the table holds is exactly what the journal holds
             table = SweepTable(list(grid), serving=serving)
             for p in points:
-                row = journal.done.get(point_key(p))
+                row = journal.row(point_key(p))
                 if row:
                     table.rows.append({k: v for k, v in row.items() if k != "_key"})
             if folder is not None:

@@ -17,7 +17,7 @@ from tqdm import tqdm
 
 from .. import trace as traces
 from .._sweep._executors import EXECUTORS, check_ray_address, local_results, ray_results
-from .._sweep._journal import Journal, point_key
+from .._sweep._journal import Journal, point_key, row_problem
 from ..config.scenario import Scenario, load_scenario
 from ..errors import ConfigError, CosimError
 from ..result import METRICS
@@ -100,7 +100,9 @@ class PointRunner:
             model = dataclasses.replace(model, baseline_latency_s=nominal)
         self.model, self.trace, self.metric = model, trace, metric
         self.workers, self.executor, self.ray_address = workers, executor, ray_address
-        self.journal = Journal(folder, fingerprint(model, trace))
+        # A row read back holds its point's factor values and, finished, the figure.
+        names = [f.name for f in model.factors]
+        self.journal = Journal(folder, fingerprint(model, trace), lambda row: row_problem(row, names, (metric,)))
         self.progress = progress
         self.rows: dict[str, dict[str, Any]] = {}
 
@@ -122,11 +124,11 @@ class PointRunner:
         finally:
             if bar:
                 bar.close()
-        failed = [self.journal.done[k] for k in distinct if self.journal.finished(k) is None]
+        failed = [self.journal.row(k) for k in distinct if self.journal.finished(k) is None]
         if failed:
             raise ConfigError(f"{len(failed)} of {len(distinct)} points failed, e.g. {failed[0].get('error')}; "
                               f"narrow the range of a factor (--range) or leave it out (--only)")
-        self.rows = {k: self.journal.done[k] for k in distinct}
+        self.rows = {k: self.journal.row(k) for k in distinct}
         return [self.rows[k][self.metric] for k in keys]
 
 
