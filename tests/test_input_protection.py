@@ -60,7 +60,7 @@ SERVE = ["serve", "s.yaml", "--requests", "3", "--rate", "1", "--out", "o", "--q
     (["trace", "gen", "--profile", "ds.yaml", "--problems", "2", "--out", "ds.yaml"],
      "--out ds.yaml: is the same file as --profile"),
     (["fit", "fpga", "prof.csv", "--model", "model.yaml", "--out", "model.yaml"],
-     "--out model.yaml: is the model file"),
+     "--out model.yaml: is the same file as the model file model.yaml"),
     # Other spellings of the same file: a link to it, a path through another folder.
     (RUN + ["--timeline", "linked.yaml"], "--timeline linked.yaml: is the same file as "),
     (RUN + ["--timeline", "sub/../model.yaml"], "is the same file as "),

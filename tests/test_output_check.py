@@ -80,3 +80,11 @@ def test_an_out_that_is_an_input_is_refused_before_any_work(inputs, args, messag
     assert done.stderr.startswith(f"cosim: error: {message}") and "Traceback" not in done.stderr, done.stderr
     assert done.stdout == ""  # no work began
     assert tree(inputs) == before  # nothing written, every input as it was
+
+
+def test_a_run_folder_named_like_a_built_in_scenario_is_no_input(tmp_path):
+    # The scenario is the built-in of that name, not a file in the folder the run replaces.
+    done = run_cli("run", "heteroreason-u280-200", "--problems", "2", "--quiet", "--out", "heteroreason-u280-200",
+                   cwd=tmp_path, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "heteroreason-u280-200" / "summary.json").exists()

@@ -53,4 +53,5 @@ def check_run_outputs(folder: Path, names: tuple[str, ...], outputs: dict[str, P
     check_files([*((what, folder / name) for name in (*names, MANIFEST)), *outputs.items()], inputs)
     clear_of_run_folder(folder, what, {(named or {}).get(label, f"{label} {path}:"): path
                                        for label, path in outputs.items()}, (*names, MANIFEST))
-    real_folder(folder, what, [path for path in inputs.values() if path is not None])
+    # A name that is no file (a built-in scenario) is held by no folder.
+    real_folder(folder, what, [path for path in inputs.values() if path is not None and Path(path).exists()])
