@@ -150,6 +150,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--config", type=int, choices=(1, 2), help="1: the 7B target, 2: the 1.5B target (default: "
                                                                 "the scenario's)")
     _workload_options(run)
+    run.add_argument("--set", action="append", default=[], metavar="PATH=VALUE",
+                     help="a scenario value, e.g. fpga.clock=300 MHz, or a role's file: target.model=FILE, "
+                          "target.device=FILE, target.profile=DIR (draft, prm, target; repeat)")
     run.add_argument("--vcd", help="write SystemC waveforms (VCD) here")
     run.add_argument("--vcd-detail", choices=("step", "token"), default="step",
                      help="step (default): pointers per step boundary and verdict, shadow sync as one summary "

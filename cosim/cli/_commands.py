@@ -25,6 +25,7 @@ from ._policy_option import load_policy
 from ._progress import finished_bar
 from ..live import cosimulate
 from ._set_option import parse_set
+from ._serve_inputs import scenario_with_settings
 from .._sweep import check_points, sweep
 from .report import run_report
 from ..trace._dataset_stats import dataset_statistics, format_statistics
@@ -77,7 +78,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise ConfigError("--vcd-detail: applies to a waveform; add --vcd FILE")
     if args.policy and args.vcd_detail != "step":
         raise ConfigError("--vcd-detail token: a policy's run shows step detail only")
-    scn = _scenario(args)
+    scn = scenario_with_settings(args.scenario, args.config, args.set)
     folder = Path(args.out or _default_out(scn))
     outs = RunOutputs()
     outs.waveform(args.vcd)

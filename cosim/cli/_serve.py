@@ -45,7 +45,8 @@ def _arrival_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--cv", type=float, help="coefficient of variation of the inter-arrival times (Gamma; "
                                                 "1 is as variable as Poisson, more is burstier)")
     parser.add_argument("--set", action="append", default=[], metavar="PATH=VALUE",
-                        help="a scenario value, e.g. cluster.target.devices=2 or batching.enabled=true (repeat)")
+                        help="a scenario value, e.g. cluster.target.devices=2 or batching.enabled=true, or a role's "
+                             "file: target.model=FILE, target.device=FILE, target.profile=DIR (repeat)")
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:

@@ -7,6 +7,7 @@ import argparse
 from typing import Any
 
 from .. import trace as traces
+from ..config._role_files import role_file, with_role_files
 from ..config.scenario import load_scenario
 from ..errors import ConfigError
 from ._set_option import parse_value
@@ -14,15 +15,23 @@ from ._words import counted
 
 
 def scenario_with_settings(name: str, config: int | None, settings: list[str]) -> Any:
-    """The scenario with its ``--set PATH=VALUE`` options applied."""
-    scn = load_scenario(name, config)
-    pairs, labels = [], {}
+    """The scenario with its ``--set PATH=VALUE`` options applied: a role's file
+    (``target.model=FILE``, ``target.device=FILE``, ``target.profile=DIR``...) as the
+    scenario file would name it, then the parameters."""
+    pairs, labels, files = [], {}, []
     for option in settings:
         path, sep, text = option.partition("=")
         if not sep or not path.strip() or not text.strip():
             raise ConfigError(f"--set {option!r}: write PATH=VALUE, e.g. cluster.target.devices=2")
-        pairs.append((path.strip(), parse_value(text)))
-        labels[path.strip()] = f"--set {option.strip()}"
+        path = path.strip()
+        if role_file(path) is not None:
+            if path in labels:
+                raise ConfigError(f"--set {path}: given twice")
+            files.append((path, text.strip(), f"--set {option.strip()}"))
+        else:
+            pairs.append((path, parse_value(text)))
+        labels[path] = f"--set {option.strip()}"
+    scn = with_role_files(name, config, files) if files else load_scenario(name, config)
     # Applied together and then checked, so the order of the --set options never matters.
     return scn.with_values(pairs, given_as=labels) if pairs else scn
 

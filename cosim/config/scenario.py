@@ -393,6 +393,12 @@ def builtin_scenarios() -> list[str]:
 def load_scenario(ref: str | Path, config: int | None = None) -> Scenario:
     """A scenario: a built-in name (``heteroreason-u280-300``) or a YAML path, checked
     (errors name the file, line and field); ``config`` (1 or 2) replaces the file's."""
+    data, path = scenario_data(ref)
+    return build_scenario(data, str(path), config)
+
+
+def scenario_data(ref: str | Path) -> tuple[LocatedDict, Path]:
+    """The mapping of scenario ``ref`` (a built-in name or a YAML path) as its file holds it, and the file."""
     path = Path(ref)
     if path.suffix not in (".yaml", ".yml") and not path.exists():
         if str(ref) not in builtin_scenarios():
@@ -403,7 +409,7 @@ def load_scenario(ref: str | Path, config: int | None = None) -> Scenario:
     data = load_yaml(path)
     if not isinstance(data, LocatedDict):
         raise ConfigError(f"{path}: expected a mapping")
-    return build_scenario(data, str(path), config)
+    return data, path
 
 
 def scenario(system: str, config: int = 1, **sections: Any) -> Scenario:
