@@ -20,7 +20,7 @@ from .config.scenario import Scenario
 from .errors import ConfigError
 from .trace import Backtrack, Draft, Refine, Trace
 from .trace._io import check_problem
-from .trace._plain import shared_prefix_tokens
+from .trace._plain import SHARED_PREFIX, shared_prefix_tokens
 
 # The columns a chunk of the trace crosses into the engine with, by name.
 EVENT_COLUMNS = ("kind", "step", "tokens", "accepted", "scored")
@@ -54,6 +54,14 @@ def _check_output(problem: Any, final_tokens: int, limits: list[tuple[str, Any, 
         if problem.prompt_tokens + final_tokens > limit:
             raise ConfigError(f"problem {problem.id!r}: {problem.prompt_tokens} prompt tokens and {final_tokens} "
                               f"output tokens (its final chain) exceed the {what} {role} model {model.name}")
+
+
+def _check_prefix(problem: Any, prefix: int) -> None:
+    """Every prompt begins with the tokens the trace says they share: a shorter one is refused,
+    never served with the prefix cut to its length."""
+    if problem.prompt_tokens < prefix:
+        raise ConfigError(f"problem {problem.id!r}: {problem.prompt_tokens} prompt tokens, fewer than the {prefix} "
+                          f"every prompt begins with (the trace header's metadata.{SHARED_PREFIX})")
 
 
 def _check_window(problem: Any, limits: list[tuple[str, Any, int, str]]) -> None:
@@ -92,6 +100,7 @@ class TraceFeed:
         self._header = trace.header
         self._limits = _window_limits(scn)
         self._autoregressive = scn.system == "autoregressive"
+        self._prefix = shared_prefix_tokens(trace.header) if self._autoregressive else 0
         self._sink, self._totals = sink, totals
         # The summaries of requests handed over and not yet finished, by request index
         # (a cluster finishes them out of order): id, dataset, right answer (1, 0, or -1
@@ -165,6 +174,7 @@ class TraceFeed:
                 continue
             summary = check_problem(problem, self._header)
             if self._autoregressive:
+                _check_prefix(problem, self._prefix)
                 _check_output(problem, summary.final_tokens, self._limits)
             else:
                 _check_window(problem, self._limits)

@@ -14,14 +14,14 @@ from .errors import ConfigError
 from .standalone import fpga_timing, gpu_timing
 from .config.scenario import Scenario
 from .trace import Trace
-from .config._declarations import PAYLOAD
+from .config._declarations import CLOCK_PS, PAYLOAD
 
 # One operation (a token, a prefill, a transfer, a request) longer than this is not a
 # design anyone simulates: about 11.6 days. The kernel's 64-bit picosecond clock holds
 # about 106 days for a whole run.
 MAX_OPERATION_NS = 1e15
-# The kernel's clock: 64-bit picoseconds, about 9.2e6 s (106 days) of simulated time.
-KERNEL_CLOCK_S = (2**63 - 1) / 1e12
+# The kernel's clock (64-bit picoseconds) in seconds.
+KERNEL_CLOCK_S = CLOCK_PS.value / 1e12
 # Sizes past 2^53 bytes are not exact as the doubles the models compute them in.
 MAX_BYTES = 2.0**53
 

@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from .config import _params
-from ._args import operation, real, whole
+from ._args import CLOCK_NS, operation, real, time_ns, whole
+from .config._declarations import CLOCK_PS, PAYLOAD, PROCESSES, TOKENS
 from ._isolation import native, run_isolated
 from .config._latency_csv import LatencyProfile, load_latency_profile
 from .errors import ConfigError
@@ -84,16 +85,16 @@ def pcie_transfers(link: Any, transfers: Iterable[Sequence[Any]], overrides: Map
         if len(t) not in (2, 3, 4):
             raise ConfigError(f"a transfer is (direction, bytes[, issue_ns[, ready_ns]]), got {t!r}")
         i = len(script)
-        issue = real(t[2], f"transfers[{i}] issue_ns") if len(t) >= 3 else 0.0
-        script.append((t[0], whole(t[1], f"transfers[{i}] bytes"), issue,
-                       real(t[3], f"transfers[{i}] ready_ns") if len(t) == 4 else issue))
+        issue = time_ns(t[2], f"transfers[{i}] issue_ns") if len(t) >= 3 else 0.0
+        script.append((t[0], whole(t[1], f"transfers[{i}] bytes", limit=PAYLOAD), issue,
+                       time_ns(t[3], f"transfers[{i}] ready_ns") if len(t) == 4 else issue))
     return _call("pcie_transfers", _params.native(cfg), script)
 
 
 def transfer(link: Any, nbytes: int, direction: str = "h2d", overrides: Mapping[str, Any] | None = None
              ) -> RunResult:
     """Moves ``nbytes`` over ``link``; ``time_ns`` is the transfer's duration."""
-    result = pcie_transfers(link, [(direction, whole(nbytes, "nbytes"), 0.0)], overrides)
+    result = pcie_transfers(link, [(direction, whole(nbytes, "nbytes", limit=PAYLOAD), 0.0)], overrides)
     result["time_ns"] = result["end_ns"][0] - result["issue_ns"][0]
     return result
 
@@ -112,7 +113,7 @@ def fpga_run(device: Any = "u280", model: Any = "qwen2.5-0.5b", ops: Iterable[Se
     (``ops``), token counters, HBM usage and energy.
     """
     cfg = _fpga(device, overrides)
-    script = _kv_script([operation(op, i, 1) for i, op in enumerate(ops)], load_model(model), cfg)
+    script = _kv_script([operation(op, i, 1, TOKENS) for i, op in enumerate(ops)], load_model(model), cfg)
     return _call(
         "fpga_run",
         _params.native(cfg.accelerator),
@@ -152,8 +153,8 @@ def fpga_timing(device: Any = "u280", model: Any = "qwen2.5-0.5b", contexts: Ite
     local prefill of each of ``prefill_tokens`` tokens at context 0. Also ``port_gbps``
     (one port) and ``decoder_gbps`` (all ports)."""
     cfg = _fpga(device, overrides)
-    points = [("decode", 1, whole(c, "contexts")) for c in contexts] + \
-        [("prefill", whole(n, "prefill_tokens", minimum=1), 0) for n in prefill_tokens]
+    points = [("decode", 1, whole(c, "contexts", limit=TOKENS)) for c in contexts] + \
+        [("prefill", whole(n, "prefill_tokens", minimum=1, limit=TOKENS), 0) for n in prefill_tokens]
     return RunResult(native().fpga_timing(_params.native(cfg.accelerator), _params.native(cfg.hbm),
                                           _model_dict(model), fpga_profile_native(cfg), points))
 
@@ -165,7 +166,7 @@ def fpga_decode(device: Any = "u280", model: Any = "qwen2.5-0.5b", context: int 
     overrides = dict(overrides or {})
     if clock_mhz is not None:
         overrides["accelerator.clock_mhz"] = real(clock_mhz, "clock_mhz", positive=True)
-    context, tokens = whole(context, "context"), whole(tokens, "tokens", minimum=1)
+    context, tokens = whole(context, "context", limit=TOKENS), whole(tokens, "tokens", minimum=1, limit=TOKENS)
     cfg, spec = _fpga(device, overrides), load_model(model)
     reserve = cfg.accelerator.kv_reserve_tokens or spec.context_window
     if context + tokens > reserve:
@@ -215,7 +216,7 @@ def gpu_run(device: Any, model: Any, ops: Iterable[Sequence[Any]], profile: Any 
 def _gpu_script(ops: Iterable[Sequence[Any]], model: Any) -> list[tuple[Any, ...]]:
     script = []
     for i, op in enumerate(ops):
-        name, *counts = operation(op, i, 2)
+        name, *counts = operation(op, i, 2, TOKENS)
         tokens, context = (counts + [0, 0])[:2]
         if tokens < 1:
             raise ConfigError(f"ops[{i}] ({name}): tokens must be >= 1, got {tokens}")
@@ -233,7 +234,8 @@ def gpu_timing(device: Any, model: Any, points: Iterable[Sequence[Any]], profile
     ``overhead_ns`` plus their smooth maximum), ``bound`` (the larger, or profile), and
     ``overhead_ns`` (the host and launch cost of one forward call)."""
     cfg = _gpu(device, overrides)
-    script = [(str(p), whole(n, "tokens", minimum=1), whole(c, "context")) for p, n, c in points]
+    script = [(str(p), whole(n, "tokens", minimum=1, limit=TOKENS), whole(c, "context", limit=TOKENS))
+              for p, n, c in points]
     return RunResult(native().gpu_timing(_params.native(cfg.gpu), _model_dict(model), _profile(profile, model),
                                          script))
 
@@ -241,7 +243,7 @@ def gpu_timing(device: Any, model: Any, points: Iterable[Sequence[Any]], profile
 def gpu_prefill(device: Any, model: Any, tokens: int, context: int = 0, profile: Any = None,
                 overrides: Mapping[str, Any] | None = None) -> RunResult:
     """Prefills ``tokens`` new tokens after ``context`` cached ones; ``time_ns`` and ``bound``."""
-    tokens, context = whole(tokens, "tokens", minimum=1), whole(context, "context")
+    tokens, context = whole(tokens, "tokens", minimum=1, limit=TOKENS), whole(context, "context", limit=TOKENS)
     result = gpu_run(device, model, [("prefill", tokens, context)], profile, overrides)
     op = result["ops"][0]
     result["time_ns"] = op["end_ns"] - op["start_ns"]
@@ -252,7 +254,7 @@ def gpu_prefill(device: Any, model: Any, tokens: int, context: int = 0, profile:
 def gpu_decode(device: Any, model: Any, tokens: int, context: int = 0, profile: Any = None,
                overrides: Mapping[str, Any] | None = None, record_tokens: bool = False) -> RunResult:
     """Decodes ``tokens`` tokens after ``context``; ``time_ns`` is their total time."""
-    tokens, context = whole(tokens, "tokens", minimum=1), whole(context, "context")
+    tokens, context = whole(tokens, "tokens", minimum=1, limit=TOKENS), whole(context, "context", limit=TOKENS)
     result = gpu_run(device, model, [("decode", tokens, context)], profile, overrides, record_tokens)
     op = result["ops"][0]
     result["time_ns"] = op["end_ns"] - op["start_ns"]
@@ -284,17 +286,21 @@ def gpu_batch(device: Any, model: Any, sequences: Iterable[Sequence[Any]], max_b
         kind, tokens, context, arrival = seq
         if kind not in _BATCH_KINDS:
             raise ConfigError(f"sequences[{i}]: kind is one of {', '.join(_BATCH_KINDS)}, got {kind!r}")
-        tokens = whole(tokens, f"sequences[{i}] tokens", minimum=1)
-        context = whole(context, f"sequences[{i}] context")
+        tokens = whole(tokens, f"sequences[{i}] tokens", minimum=1, limit=TOKENS)
+        context = whole(context, f"sequences[{i}] context", limit=TOKENS)
         if context + tokens > spec.context_window:
             raise ConfigError(f"sequences[{i}]: context {context} + {tokens} tokens exceeds the "
                               f"{spec.context_window}-token window of {spec.name}")
         arrival = real(arrival, f"sequences[{i}] arrival_s")
+        if arrival * 1e9 > CLOCK_NS:
+            raise ConfigError(f"sequences[{i}] arrival_s: {arrival:g} s is past the kernel's clock of "
+                              f"{CLOCK_NS / 1e9:.4g} s ({CLOCK_PS.why})")
         script.append((kind, tokens, context, arrival * 1e9))
     if policy not in POLICIES:
         raise ConfigError(f"policy: {' or '.join(POLICIES)}, got {policy!r}")
     return _call("gpu_batch_run", _params.native(cfg.gpu), _model_dict(model), _params.native(cfg.power), script,
-                 whole(max_batch, "max_batch", minimum=1), whole(token_budget, "token_budget", minimum=1),
+                 whole(max_batch, "max_batch", minimum=1, limit=PROCESSES),
+                 whole(token_budget, "token_budget", minimum=1, limit=TOKENS),
                  policy == "verify_first",
                  0.0 if kv_budget_gb is None else real(kv_budget_gb, "kv_budget_gb", positive=True) * 1e9,
                  _profile(profile, model))
@@ -307,8 +313,12 @@ def power_timeline(device: Any, segments: Iterable[Sequence[Any]]) -> RunResult:
     """Holds the device in each ``(state, duration_ns)`` in turn; returns energy per state and in total."""
     cfg = load_device(device) if not hasattr(device, "idle_w") else None
     power = device if cfg is None else cfg.power
-    return _call("power_run", _params.native(power),
-                 [(str(s), real(d, f"segments[{i}] duration_ns")) for i, (s, d) in enumerate(segments)])
+    script, end_ns = [], 0.0
+    for i, (state, duration) in enumerate(segments):
+        ns = time_ns(duration, f"segments[{i}] duration_ns", end_ns)  # the timeline ends within the clock
+        script.append((str(state), ns))
+        end_ns += ns
+    return _call("power_run", _params.native(power), script)
 
 
 def kvmu_replay(ops: Iterable[Sequence[Any]], capacity_tokens: int = 4096, depth: int = 1,
@@ -319,7 +329,8 @@ def kvmu_replay(ops: Iterable[Sequence[Any]], capacity_tokens: int = 4096, depth
     ``kvmu``: ``tlm`` (the behavioural model), ``rtl`` (the Verilated RTL, checked against the
     model on every operation), or ``rtl-faulty`` (the RTL built with an accept that leaves
     valid in place: the check stops it with a SimulationError)."""
-    script = [tuple(op) for op in ops]
+    # A negative position is an operation the KVMU refuses in its record, not an argument error.
+    script = [operation(op, i, 1, TOKENS, minimum=-TOKENS.value) for i, op in enumerate(ops)]
     depth = whole(depth, "depth", minimum=0)
     if depth > 2:
         raise ConfigError(f"depth: must be 0, 1 or 2, got {depth}")
@@ -329,11 +340,13 @@ def kvmu_replay(ops: Iterable[Sequence[Any]], capacity_tokens: int = 4096, depth
         missing = rtl_kvmu_missing()
         if missing:
             raise ConfigError(f"kvmu: {kvmu} needs {missing}")
-    records = _call("kvmu_run", whole(capacity_tokens, "capacity_tokens", minimum=1), script, depth, kvmu)
+    records = _call("kvmu_run", whole(capacity_tokens, "capacity_tokens", minimum=1, limit=TOKENS), script, depth,
+                    kvmu)
     return [RunResult(r) for r in records]
 
 
 def kernel_floor(transactions: int = 1_000_000, delay_ns: float = 10.0) -> RunResult:
     """The bare SystemC cost: one b_transport + wait per transaction, no model."""
-    return _call("kernel_floor", whole(transactions, "transactions", minimum=1),
-                 real(delay_ns, "delay_ns", positive=True))
+    count, delay = whole(transactions, "transactions", minimum=1), real(delay_ns, "delay_ns", positive=True)
+    time_ns(count * delay, f"transactions x delay_ns ({count} x {delay:g} ns)")  # the run ends within the clock
+    return _call("kernel_floor", count, delay)

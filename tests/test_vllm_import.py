@@ -42,7 +42,11 @@ def test_a_log_becomes_plain_requests_in_arrival_order_relative_to_the_first(tmp
         (event,) = problem.events  # one accepted step as long as the output
         assert (event.type, event.tokens, event.accepted) == ("draft", output, True)
     assert shared_prefix_tokens(trace.header) == 0
-    assert shared_prefix_tokens(import_vllm_requests(log, shared_prefix_tokens=8).header) == 8
+    # Every prompt begins with the shared prefix: at most the shortest prompt, c's 7 tokens on line 3.
+    assert shared_prefix_tokens(import_vllm_requests(log, shared_prefix_tokens=7).header) == 7
+    with pytest.raises(TraceError, match=r"shared_prefix_tokens: 8 tokens, but the prompt of .*requests.jsonl:3 "
+                                         r"\(request_id 'c'\) has 7"):
+        import_vllm_requests(log, shared_prefix_tokens=8)
     engine = import_vllm_requests(log, clock="engine")
     assert [p.arrival_s for p in engine.problems] == pytest.approx([0.0, 0.6, 1.0])  # queued_ts - 20.0
 

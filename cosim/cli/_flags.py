@@ -19,7 +19,7 @@ FLAGS: dict[str, dict[str, str]] = {
     "run": {**_WORKLOAD, **_OUTPUTS},
     "report": _WORKLOAD,
     "sweep": _WORKLOAD,
-    "trace": _WORKLOAD,
+    "trace": {**_WORKLOAD, "shared_prefix_tokens": "--shared-prefix-tokens"},
 }
 
 

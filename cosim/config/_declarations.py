@@ -45,6 +45,8 @@ PROCESSES = Limit(16384, "each device and request slot is a simulated thread wit
                          "runs at most 16384 of them")
 # One transfer over a link is one TLM payload, whose length is an unsigned int.
 PAYLOAD = Limit(2**32 - 1, "one transfer on a link is one TLM payload, at most 4 GiB")
+# The kernel's clock: 64-bit picoseconds, about 9.2e6 s (106 days) of simulated time.
+CLOCK_PS = Limit(2**63 - 1, "the kernel counts simulated time in 64-bit picoseconds, about 106 days")
 # A measured time is one forward pass, one call or one operator: milliseconds to seconds.
 # An hour is past any of them; a larger number is a unit error (microseconds given as
 # seconds), and would stop a run far from the file that caused it.

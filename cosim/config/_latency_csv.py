@@ -18,6 +18,7 @@ from typing import Any
 
 from .._inputs import csv_records
 from ..errors import ConfigError
+from ._declarations import PROCESSES, TOKENS
 
 HEADER = ("phase", "tokens", "context", "seconds")
 BATCH_HEADER = (*HEADER, "batch")
@@ -65,6 +66,13 @@ def load_latency_profile(path: str | Path) -> LatencyProfile:
             except ValueError:
                 raise ConfigError(f"{path}:{line}: {field}: not a {kind.__name__}: {cells[field]!r}") from None
         batch = values.get("batch", 1)
+        # Counts the models take as 32-bit tokens and simulated threads: past those, named here.
+        for field, limit in (("tokens", TOKENS), ("context", TOKENS), ("batch", PROCESSES)):
+            if values.get(field, 1) > limit.value:
+                raise ConfigError(f"{path}:{line}: {field}: {values[field]} is past {limit}")
+        if values["tokens"] + values["context"] > TOKENS.value:
+            raise ConfigError(f"{path}:{line}: context + tokens: {values['context'] + values['tokens']} is past "
+                              f"{TOKENS}")
         if values["tokens"] <= 0:
             raise ConfigError(f"{path}:{line}: tokens: must be > 0, got {values['tokens']}")
         if phase == "decode" and values["tokens"] != 1:

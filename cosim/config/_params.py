@@ -282,7 +282,7 @@ def build(cls: type[T], data: Any, where: Where | None = None) -> T:
             raise ConfigError(f"{key_where}: must be {text}, got {raw!r}")
         limit = fields[name].metadata.get("limit")
         if limit is not None and kind in (int, float) and value > limit.value:
-            raise ConfigError(f"{key_where}: {value} is past the engine's limit of {limit.value} ({limit.why})")
+            raise ConfigError(f"{key_where}: {value} is past {limit}")
         values[name] = value
         cited = _citation(name, kind, data[key], value, rule, key_where, given_as_stem=key != name)
         origins[name] = dataclasses.replace(key_where, cited=cited) if cited else key_where

@@ -59,6 +59,10 @@ class Problem:
     arrival_s: float | None = None
 
 
+# The header metadata key of the prompt tokens every problem shares (cosim/trace/_plain.py).
+SHARED_PREFIX = "shared_prefix_tokens"
+
+
 @dataclass(frozen=True)
 class TraceHeader:
     """Run-wide settings every problem is checked against (the algorithm's defaults: docs/system.md)."""

@@ -9,7 +9,8 @@ from typing import Any
 
 from ..errors import TraceError
 from ._arrivals import arrival_problem
-from ._events import FORMAT, VERSION, VERSION_ARRIVALS, VERSIONS, Backtrack, Draft, Event, Problem, Refine, TraceHeader
+from ._events import (FORMAT, SHARED_PREFIX, VERSION, VERSION_ARRIVALS, VERSIONS, Backtrack, Draft, Event, Problem,
+                      Refine, TraceHeader)
 from ._replay import ChainSummary, ReplayError, summarize
 
 # No model here has a context anywhere near this; a larger count is a broken file.
@@ -100,6 +101,8 @@ def parse_header(obj: Any, line: Line) -> TraceHeader:
     metadata = obj.get("metadata", {})
     if not isinstance(metadata, dict):
         raise line.fail("metadata", "expected a JSON object")
+    if SHARED_PREFIX in metadata:  # a count of tokens as any other
+        line.integer(metadata[SHARED_PREFIX], f"metadata.{SHARED_PREFIX}", 0)
     return TraceHeader(
         accept_threshold=accept,
         backtrack_threshold=backtrack,
@@ -191,6 +194,10 @@ def parse_problem(obj: Any, line: Line, header: TraceHeader, version: int = VERS
                                                                                   "answer_correct"),
         arrival_s=arrival,
     )
+    prefix = header.metadata.get(SHARED_PREFIX, 0)  # a file's header checked it; one built in code, the run does
+    if type(prefix) is int and problem.prompt_tokens < prefix:
+        raise line.fail("prompt_tokens", f"{problem.prompt_tokens} tokens, fewer than the {prefix} every prompt begins "
+                                         f"with (the header's metadata.{SHARED_PREFIX})")
     try:
         summarize(problem, header)
     except ReplayError as exc:

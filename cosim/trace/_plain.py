@@ -4,17 +4,18 @@ length that was accepted, so its final chain is the output. The autoregressive s
 generates exactly that after the prompt; a speculative system replays it as one accepted
 step. A trace header may say that every prompt starts with the same tokens
 (``metadata.shared_prefix_tokens``, a system prompt), which a serving engine with prefix
-caching computes once."""
+caching computes once. The prefix is a count of tokens like any other (at most MAX_TOKENS)
+and no longer than any prompt: a prompt cannot begin with more tokens than it has."""
 
 from __future__ import annotations
 
+import numbers
 from typing import Any
 
 from ..errors import TraceError
-from ._events import Draft, Problem, TraceHeader
+from ._events import SHARED_PREFIX, Draft, Problem, TraceHeader
+from ._parse import MAX_TOKENS
 
-# The header metadata key of the tokens every prompt shares.
-SHARED_PREFIX = "shared_prefix_tokens"
 PLAIN_KIND = "plain-requests"
 
 
@@ -39,7 +40,20 @@ def plain_header(source: str, shared_prefix_tokens: int = 0, **metadata: Any) ->
 def shared_prefix_tokens(header: TraceHeader) -> int:
     """The prompt tokens every problem shares (0 when the header does not say)."""
     value = header.metadata.get(SHARED_PREFIX, 0)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise TraceError(f"trace header: metadata.{SHARED_PREFIX}: expected a whole number of tokens >= 0, "
-                         f"got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_TOKENS:
+        raise TraceError(f"trace header: metadata.{SHARED_PREFIX}: expected a whole number of tokens from 0 to "
+                         f"{MAX_TOKENS}, got {value!r}")
+    return value
+
+
+def check_shared_prefix(value: Any, shortest: int, where: str, name: str = SHARED_PREFIX) -> int:
+    """``value`` as the tokens every prompt shares, when the shortest prompt has ``shortest``
+    tokens (``where`` names it): TraceError naming ``name`` otherwise, never a prefix
+    quietly cut to a prompt's length."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not 0 <= value <= MAX_TOKENS:
+        raise TraceError(f"{name}: expected a whole number of tokens from 0 to {MAX_TOKENS}, got {value!r}")
+    value = int(value)  # a numpy integer as the int a file holds
+    if value > shortest:
+        raise TraceError(f"{name}: {value} tokens, but the prompt of {where} has {shortest}, and every prompt begins "
+                         f"with the shared prefix; give at most {shortest}")
     return value

@@ -27,7 +27,7 @@ from .._files import parse_json_line, read_json_lines
 from ..errors import TraceError
 from ._arrivals import MAX_ARRIVAL_S
 from ._io import MAX_TOKENS, Trace
-from ._plain import plain_header, plain_problem
+from ._plain import check_shared_prefix, plain_header, plain_problem
 from .._token_metrics import token_latency
 
 CLOCKS = ("client", "engine")
@@ -77,6 +77,10 @@ class RequestLog:
         arriving at their time after the first (``clock``); ``shared_prefix_tokens``: every
         prompt begins with the same that many tokens (the log cannot say)."""
         arrivals = self.arrivals_s(clock)
+        shortest = int(np.argmin(self.input_tokens))
+        prefix = check_shared_prefix(shared_prefix_tokens, int(self.input_tokens[shortest]),
+                                     f"{self.source}:{self.lines[shortest]} (request_id "
+                                     f"{self.request_id[shortest]!r})")
         order = np.argsort(arrivals, kind="stable")
         problems = [plain_problem(self.request_id[i], int(self.input_tokens[i]), int(self.output_tokens[i]),
                                   float(arrivals[i]), dataset) for i in order.tolist()]
@@ -86,7 +90,7 @@ class RequestLog:
                 raise TraceError(f"{self.source}:{self.lines[i]}: request_id: {name!r} is also on line "
                                  f"{self.lines[ids[name]]}")
             ids[name] = i
-        header = plain_header(Path(self.source).name, shared_prefix_tokens, clock=clock,
+        header = plain_header(Path(self.source).name, prefix, clock=clock,
                               arrivals=f"{'the client' if clock == 'client' else 'vLLM'}'s "
                                        f"{'arrival_time' if clock == 'client' else 'queued_ts'} after the first "
                                        f"request's", order="arrival order")

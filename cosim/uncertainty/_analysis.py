@@ -13,6 +13,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .._stats._bootstrap import too_few
+from .._sweep import MAX_POINTS
 from ..errors import ConfigError
 from ._factors import Factor
 
@@ -78,13 +79,48 @@ def choose_method(method: str, count: int) -> str:
     return method
 
 
-def check_samples(method: str, samples: int) -> None:
+def points_of(method: str, samples: int, count: int) -> int:
+    """Points an analysis of ``count`` factors simulates: SALib's design (a Morris trajectory
+    is count + 1 points, a Sobol base sample count + 2 without second-order indices), then
+    the nominal point and each factor at both ends of its range."""
+    return samples * (count + (1 if method == "morris" else 2)) + 1 + 2 * count
+
+
+def most_samples(method: str, count: int) -> int:
+    """The most samples whose points stay within MAX_POINTS (a power of 2 for Sobol)."""
+    most = (MAX_POINTS - 1 - 2 * count) // (count + (1 if method == "morris" else 2))
+    return 1 << (most.bit_length() - 1) if method == "sobol" and most > 0 else max(most, 0)
+
+
+def check_samples(method: str, samples: int, count: int) -> None:
+    """``samples`` that ``method`` takes, whose points on ``count`` factors are at most
+    MAX_POINTS (the bound of a sweep: each point is a simulation of its own), checked
+    before any point is drawn."""
     if isinstance(samples, bool) or not isinstance(samples, int) or samples < MIN_SAMPLES[method]:
         what = "trajectories" if method == "morris" else "base samples"
         raise ConfigError(f"--samples {samples}: {method} needs at least {MIN_SAMPLES[method]} {what} "
                           f"(default {SAMPLES[method]})")
     if method == "sobol" and samples & (samples - 1):
         raise ConfigError(f"--samples {samples}: Sobol sampling takes a power of 2 base samples (e.g. 32, 64, 128)")
+    points = points_of(method, samples, count)
+    if points > MAX_POINTS:
+        most = most_samples(method, count)
+        fix = (f"give at most {most}" if most >= MIN_SAMPLES[method] else
+               "keep fewer factors (--only)")
+        raise ConfigError(f"--samples {samples}: {method} on {count} factors makes {points} points, more than the "
+                          f"{MAX_POINTS} one analysis takes (each point is a simulation); {fix}")
+
+
+def check_design(factors: Sequence[Factor], method: str = "auto", samples: int | None = None) -> tuple[str, int]:
+    """The method and samples an analysis of ``factors`` takes, checked before any point is
+    drawn or run: at least 2 factors, samples the method takes, within MAX_POINTS."""
+    if len(factors) < 2:
+        raise ConfigError(f"sensitivity needs at least 2 factors with a range, got {len(factors)} "
+                          f"({', '.join(f.name for f in factors) or 'none'}); add --range NAME=LOW:HIGH")
+    method = choose_method(method, len(factors))
+    samples = SAMPLES[method] if samples is None else samples
+    check_samples(method, samples, len(factors))
+    return method, samples
 
 
 def _problem(factors: Sequence[Factor]) -> dict[str, Any]:
@@ -114,12 +150,7 @@ def one_at_a_time(factors: Sequence[Factor]) -> list[dict[str, float]]:
 def analyse(metric: str, factors: Sequence[Factor], evaluate: Evaluate, method: str = "auto",
             samples: int | None = None, seed: int = 0) -> Analysis:
     """The factors ranked by their index for the figure ``evaluate`` returns at each point."""
-    if len(factors) < 2:
-        raise ConfigError(f"sensitivity needs at least 2 factors with a range, got {len(factors)} "
-                          f"({', '.join(f.name for f in factors) or 'none'}); add --range NAME=LOW:HIGH")
-    method = choose_method(method, len(factors))
-    samples = SAMPLES[method] if samples is None else samples
-    check_samples(method, samples)
+    method, samples = check_design(factors, method, samples)
     x = design(factors, method, samples, seed)
     rows = [{f.name: float(v) for f, v in zip(factors, row)} for row in x]
     oat = one_at_a_time(factors)

@@ -16,12 +16,13 @@ from typing import Any
 from tqdm import tqdm
 
 from .. import trace as traces
+from .._sweep import HOLD_FOR_REUSE
 from .._sweep._executors import EXECUTORS, check_ray_address, local_results, ray_results
 from .._sweep._journal import Journal, point_key, row_problem
 from ..config.scenario import Scenario, load_scenario
 from ..errors import ConfigError, CosimError
 from ..result import METRICS
-from ._analysis import Analysis, analyse
+from ._analysis import Analysis, analyse, check_design
 from ._factors import Factor, apply, apply_profile, factors as find_factors
 from .._workflow import simulate
 from ..outputs._atomic import writable_folder
@@ -60,8 +61,8 @@ def run_point(model: Model, trace: traces.Trace, values: dict[str, float]) -> di
         if model.profile is not None and any(f.profile_field and values.get(f.name, f.nominal) != f.nominal
                                              for f in model.factors):
             profile = apply_profile(model.profile, list(model.factors), values)
-            trace = traces.generate(profile, model.problems, model.seed, backtracking=model.backtracking,
-                                    config=model.scenario.config).in_memory()
+            trace = _held(traces.generate(profile, model.problems, model.seed, backtracking=model.backtracking,
+                                          config=model.scenario.config))
         result = simulate(apply(model.scenario, list(model.factors), values), trace)
         row.update({m: result.summary.get(m) for m in (*METRICS, *EXTRA) if m != "speedup"})
         if model.baseline is not None:
@@ -77,6 +78,13 @@ def run_point(model: Model, trace: traces.Trace, values: dict[str, float]) -> di
     except CosimError as exc:
         row.update(status="error", error=f"{type(exc).__name__}: {exc}")
     return row
+
+
+def _held(trace: traces.Trace) -> traces.Trace:
+    """The workload held in memory when every point replays it and it is small enough, as a
+    sweep holds its trace; a longer one is drawn or read again at each point, so memory
+    never grows with --problems."""
+    return trace.in_memory() if len(trace.problems) <= HOLD_FOR_REUSE else trace
 
 
 def fingerprint(model: Model, trace: traces.Trace) -> str:
@@ -149,13 +157,15 @@ def sensitivity(scn: Scenario, metric: str = "latency_s", *, profile: Any = "mat
         raise ConfigError(f"workers: must be a whole number >= 1, got {workers!r}")
     check_ray_address(ray_address, executor)
     baseline = load_scenario(BASELINE, scn.config) if metric == "speedup" else None
-    if trace is None:
-        loaded = traces.load_profile(profile)
-        model_profile, backtracking = loaded, scn.backtracking
-        workload = traces.generate(loaded, problems, seed, backtracking=backtracking, config=scn.config).in_memory()
-    else:
-        model_profile, backtracking, workload = None, trace.header.backtracking, trace.in_memory()
+    model_profile = traces.load_profile(profile) if trace is None else None
     chosen = find_factors(scn, baseline, model_profile, list(ranges), list(only))
+    check_design(chosen, method, samples)  # before the workload is drawn, the folder's journal or any run
+    if trace is None:
+        backtracking = scn.backtracking
+        workload = _held(traces.generate(model_profile, problems, seed, backtracking=backtracking,
+                                         config=scn.config))
+    else:
+        backtracking, workload = trace.header.backtracking, _held(trace)
     model = Model(scn, baseline, tuple(chosen), model_profile, problems, seed, backtracking)
     folder = writable_folder(out, "--out") if out is not None else None
     runner = PointRunner(model, workload, metric, workers, executor, ray_address, folder, progress)
