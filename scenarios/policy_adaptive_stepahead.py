@@ -11,6 +11,8 @@ from _live_compare import arguments, compare
 
 from cosim.live import ProfilePolicy
 
+DEPTH = 2  # the step-ahead depth the scenario runs at: the most the policy may draft ahead
+
 
 class AdaptiveStepAhead(ProfilePolicy):
     # profile: a profile name, or the generated trace `cosim run --policy` passes.
@@ -19,7 +21,7 @@ class AdaptiveStepAhead(ProfilePolicy):
         self.kept_in_a_row = {}  # per request: drafted steps kept since the last rejection
 
     def depth(self, view):
-        return min(2, self.kept_in_a_row.get(view.request, 1))
+        return min(DEPTH, self.kept_in_a_row.get(view.request, 1))
 
     def draft(self, view):
         # Asked ahead, the step is 1 or 2 beyond the one about to be verified.
@@ -42,4 +44,4 @@ class AdaptiveStepAhead(ProfilePolicy):
 
 if __name__ == "__main__":
     args = arguments(__doc__.splitlines()[0])
-    compare(args, AdaptiveStepAhead(args.profile, args.seed), "adaptive depth", depth=2)
+    compare(args, AdaptiveStepAhead(args.profile, args.seed), "adaptive depth", depth=DEPTH)

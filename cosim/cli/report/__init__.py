@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
@@ -44,28 +45,14 @@ def run_report(problems: int = 300, seed: int = 1, out: str | Path = "out/report
     gains: list[dict[str, Any]] = []  # per trace: BRSD's accuracy gain over RSD, paired
     for dataset in DATASETS:
         for config in CONFIGS:
-            # Each config's own traces (its target refines), replayed by every system: drawn once and held.
-            workloads = {mode: accuracy.draw(dataset, problems, seed, config, mode == "brsd")
-                         for mode in accuracy.MODES}
+            runs = compare_systems(dataset, config, problems, seed, tick)
+            workloads = runs.workloads
             accuracy_records += [accuracy.workload_record(dataset, config, m, w) for m, w in workloads.items()]
             gains.append(accuracy.gain_record(dataset, config, workloads))
-            brsd, rsd = workloads["brsd"].trace, workloads["rsd"].trace
-            baseline = None
-            group: dict[str, Any] = {}
-            for name in SYSTEMS:
-                scn = load_scenario(name, config)
-                result = simulate(scn, brsd if scn.backtracking else rsd)
-                baseline = baseline or result
-                group[name] = result
-                summary = result.with_baseline(baseline).summary
-                records.append({"dataset": dataset, "config": config, "system": name,
-                                **{m: summary[m] for m in METRICS}, "energy_j": summary["energy_j"],
-                                "problems": summary["problems"]})
-                tick(f"{dataset} config {config} {name}")
-            pairs.append({"dataset": dataset, "config": config,
-                          "pairs": _intervals.attach(records[-len(SYSTEMS):], group, SYSTEMS[0])})
-            records[-len(SYSTEMS)]["intervals"].update(_intervals.busy_shares(group[SYSTEMS[0]]))
-            alone.append(_target_alone.record(dataset, config, brsd, group))
+            records += runs.records
+            pairs.append({"dataset": dataset, "config": config, "pairs": runs.pairs})
+            runs.records[0]["intervals"].update(_intervals.busy_shares(runs.results[SYSTEMS[0]]))
+            alone.append(_target_alone.record(dataset, config, workloads["brsd"].trace, runs.results))
             tick(f"{dataset} config {config} target alone")
     sweeps = _sweeps.sweeps(problems, seed, tick)
     space = _design_space.design_space(problems, seed, tick)
@@ -81,6 +68,38 @@ def run_report(problems: int = 300, seed: int = 1, out: str | Path = "out/report
     write_atomically(folder / "report.md", _markdown(report, figures, time.monotonic() - started))
     report["figures"] = [str(f) for f in figures]
     return report
+
+
+@dataclass(frozen=True)
+class SystemRuns:
+    """Every system of the report on one dataset and config."""
+
+    workloads: dict[str, accuracy.Workload]  # by mode: the config's own RSD and BRSD traces
+    results: dict[str, Any]                  # by system
+    records: list[dict[str, Any]]            # per system: its metrics and their intervals (paired)
+    pairs: list[dict[str, Any]]              # the latency ratio of every pair of systems, paired
+
+
+def compare_systems(dataset: str, config: int, problems: int, seed: int,
+                    tick: Callable[[str], None] = lambda label: None) -> SystemRuns:
+    """Each config's own traces (its target refines), drawn once and held, replayed by every
+    system (BRSD's by those that backtrack, RSD's by the others), with the intervals."""
+    workloads = {mode: accuracy.draw(dataset, problems, seed, config, mode == "brsd") for mode in accuracy.MODES}
+    brsd, rsd = workloads["brsd"].trace, workloads["rsd"].trace
+    baseline = None
+    group: dict[str, Any] = {}
+    records: list[dict[str, Any]] = []
+    for name in SYSTEMS:
+        scn = load_scenario(name, config)
+        result = simulate(scn, brsd if scn.backtracking else rsd)
+        baseline = baseline or result
+        group[name] = result
+        summary = result.with_baseline(baseline).summary
+        records.append({"dataset": dataset, "config": config, "system": name,
+                        **{m: summary[m] for m in METRICS}, "energy_j": summary["energy_j"],
+                        "problems": summary["problems"]})
+        tick(f"{dataset} config {config} {name}")
+    return SystemRuns(workloads, group, records, _intervals.attach(records, group, SYSTEMS[0]))
 
 
 def _table(records: list[dict[str, Any]], metric: str, fmt: str) -> list[str]:

@@ -44,33 +44,37 @@ def _band(runner: PointRunner, nominal: dict[str, float], top: list[dict[str, An
 
 def depends(problems: int, seed: int, tick: Callable[[str], None]) -> dict[str, Any]:
     count = min(problems, PROBLEMS)
-    profile = traces.load_profile(DATASET)
     out: dict[str, Any] = {"system": SYSTEM, "dataset": DATASET, "problems": count, "top": TOP, "configs": []}
     for config in (1, 2):
-        scn, base = load_scenario(SYSTEM, config), load_scenario(BASELINE, config)
-        chosen = factors(scn, base, profile, estimates_only=True)
-        trace = traces.generate(profile, count, seed, backtracking=scn.backtracking, config=config).in_memory()
-        model = Model(scn, base, tuple(chosen), profile, count, seed, scn.backtracking)
-        runner = PointRunner(model, trace, "speedup", WORKERS, "local", None, None, False)
-        points = one_at_a_time(chosen)
-        runner(points)
-        rows = [runner.rows[point_key(p)] for p in points]
-        entry: dict[str, Any] = {"config": config, "estimates": len(chosen), "metrics": {}}
-        for metric in METRICS:
-            nominal = rows[0][metric]
-            swings = []
-            for i, f in enumerate(chosen):
-                at_low, at_high = rows[1 + 2 * i][metric], rows[2 + 2 * i][metric]
-                swings.append({"name": f.name, "range": describe_range(f), "low": f.low, "high": f.high,
-                               "at_low": at_low, "at_high": at_high, "declared": f.where,
-                               "swing": max(abs(at_low - nominal), abs(at_high - nominal))})
-            swings.sort(key=lambda s: (-s["swing"], s["name"]))
-            top = swings[:TOP]
-            entry["metrics"][metric] = {"nominal": nominal, "top": top,
-                                        "band": _band(runner, points[0], top, metric)}
-        out["configs"].append(entry)
+        out["configs"].append(depends_in(config, count, seed))
         tick(f"what the numbers depend on, config {config}")
     return out
+
+
+def depends_in(config: int, count: int, seed: int) -> dict[str, Any]:
+    """One config's entry: for each metric, the figure as built, the top estimates and the band."""
+    profile = traces.load_profile(DATASET)
+    scn, base = load_scenario(SYSTEM, config), load_scenario(BASELINE, config)
+    chosen = factors(scn, base, profile, estimates_only=True)
+    trace = traces.generate(profile, count, seed, backtracking=scn.backtracking, config=config).in_memory()
+    model = Model(scn, base, tuple(chosen), profile, count, seed, scn.backtracking)
+    runner = PointRunner(model, trace, "speedup", WORKERS, "local", None, None, False)
+    points = one_at_a_time(chosen)
+    runner(points)
+    rows = [runner.rows[point_key(p)] for p in points]
+    entry: dict[str, Any] = {"config": config, "estimates": len(chosen), "metrics": {}}
+    for metric in METRICS:
+        nominal = rows[0][metric]
+        swings = []
+        for i, f in enumerate(chosen):
+            at_low, at_high = rows[1 + 2 * i][metric], rows[2 + 2 * i][metric]
+            swings.append({"name": f.name, "range": describe_range(f), "low": f.low, "high": f.high,
+                           "at_low": at_low, "at_high": at_high, "declared": f.where,
+                           "swing": max(abs(at_low - nominal), abs(at_high - nominal))})
+        swings.sort(key=lambda s: (-s["swing"], s["name"]))
+        top = swings[:TOP]
+        entry["metrics"][metric] = {"nominal": nominal, "top": top, "band": _band(runner, points[0], top, metric)}
+    return entry
 
 
 def markdown(found: dict[str, Any], records: list[dict[str, Any]], problems: int) -> list[str]:
