@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ipaddress
+import os
 import re
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any, Callable, Iterable
@@ -70,6 +72,35 @@ def _ray_point(scn: Scenario, trace: Trace, values: dict[str, Any], runner: Runn
         return runner(scn, trace, values)
 
 
+# Ray binds its servers to its node's address, and takes the machine's outward address for
+# it, whatever ray.init's _node_ip_address says, unless clustering is off: then the node is
+# the loopback. The switch is this variable, read when ray is imported (by this process and
+# by every process Ray starts), and the constant it sets.
+_CLUSTERING = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+
+
+def _init_on_loopback(ray: Any, workers: int) -> None:
+    """Starts a Ray instance for this command alone, every server of it listening on the
+    loopback only: a Ray cluster runs any job sent to its ports, without authentication
+    unless it is set up (docs/serving.md). Refused when the node would not be the loopback."""
+    constants = ray._private.ray_constants
+    given, clustering = os.environ.get(_CLUSTERING), constants.ENABLE_RAY_CLUSTER
+    os.environ[_CLUSTERING], constants.ENABLE_RAY_CLUSTER = "0", False
+    try:
+        ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
+    finally:
+        constants.ENABLE_RAY_CLUSTER = clustering
+        if given is None:
+            os.environ.pop(_CLUSTERING, None)
+        else:
+            os.environ[_CLUSTERING] = given
+    node = ray.util.get_node_ip_address()
+    if not ipaddress.ip_address(node).is_loopback:
+        ray.shutdown()
+        raise ConfigError(f"--executor ray: the local Ray instance would listen on {node}, beyond the loopback; "
+                          f"start a Ray cluster bound as docs/serving.md shows and give --ray-address")
+
+
 def ray_results(scn: Scenario, trace: Trace, points: list[dict[str, Any]], workers: int,
                 address: str | None, runner: Runner = run_point) -> Iterable[dict]:
     try:
@@ -81,7 +112,7 @@ def ray_results(scn: Scenario, trace: Trace, points: list[dict[str, Any]], worke
         if address:
             ray.init(address=address, log_to_driver=False)
         else:
-            ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
+            _init_on_loopback(ray, workers)
         started = True
     try:
         remote = ray.remote(num_cpus=1, max_calls=1)(_ray_point)
