@@ -159,7 +159,7 @@ BAD = [
     (dict(slo_s=0), r"slo_s: must be > 0"),
     (dict(slo_s=math.nan), r"slo_s: must be a finite number"),
     (dict(costs={"draft": 1.0, "prm": 1.0}), r"costs: a cost per device of each role"),
-    (dict(costs={"draft": 1.0, "prm": 0.0, "target": 1.0}), r"costs\['prm'\]: must be > 0"),
+    (dict(costs={"draft": 1.0, "prm": -1.0, "target": 1.0}), r"costs\['prm'\]: must be >= 0"),
     (dict(draft=[0, 1]), r"draft: must be >= 1, got 0"),
     (dict(prm=[]), r"prm: give at least one device count"),
     (dict(target="1-4"), r"target: give the device counts to try"),

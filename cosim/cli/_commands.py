@@ -25,6 +25,7 @@ from ._policy_option import load_policy
 from ._progress import finished_bar
 from ..live import cosimulate
 from ._set_option import parse_set
+from ._serve_inputs import check_config_used
 from ._serve_inputs import scenario_with_settings
 from .._sweep import check_points, sweep
 from .report import run_report
@@ -52,6 +53,7 @@ def _workload(args: argparse.Namespace, scn: Any) -> tuple[traces.Trace, str]:
                                 ("--no-backtracking", args.no_backtracking or None)) if v is not None]
         if drawn:
             raise ConfigError(f"--trace replays a file: {', '.join(drawn)} would be ignored; drop them")
+        check_config_used(args.config, scn)
         return traces.load(args.trace), f"trace {args.trace}"
     if args.profile is not None and not args.profile.strip():
         raise ConfigError("--profile: give a profile name or a profile YAML path")

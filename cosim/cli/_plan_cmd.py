@@ -11,8 +11,9 @@ from typing import Any, Callable, Iterable
 
 from .. import errors
 from ..errors import ConfigError, CosimError
-from ..serve._plan import MAX_CLUSTERS, check_grid_size, pools
-from ..config._yamlio import load_yaml
+from .._args import real
+from ..serve._plan import MAX_CLUSTERS, ROLES, check_grid_size, pools
+from ..config._yamlio import LocatedDict, load_yaml
 from .._isolation import stop_workers
 from .._system import CLUSTER_PATHS
 from .._sweep._executors import check_ray_address, ray_results
@@ -46,16 +47,38 @@ def counts(text: str, option: str) -> list[int]:
     return values
 
 
-def _costs(path: str | None, scn: Any) -> Any:
+def _roles(scn: Any) -> tuple[str, ...]:
+    """The pools a system has: the target alone (the autoregressive system) has no draft or PRM."""
+    return ("target",) if scn.system == "autoregressive" else ROLES
+
+
+def _cost_table(path: str | None, scenarios: list[Any]) -> dict[str, float] | None:
+    """--costs: a cost per device of each pool the planned systems have, no more and no less
+    (a cost of a pool none of them has would have no effect)."""
     if path is None:
-        return scn
+        return None
     try:  # a regular file of bounded size; errors name its line and never quote it
         data = load_yaml(path)
     except ConfigError as exc:
         raise ConfigError(f"--costs {exc}") from None
-    if not isinstance(data, dict) or set(data) != {"draft", "prm", "target"}:
-        raise ConfigError(f"--costs {path}: give a cost for each of draft, prm and target")
-    return data
+    needed = [r for r in ROLES if any(r in _roles(scn) for scn in scenarios)]
+    if not isinstance(data, dict) or set(data) - set(needed) or set(needed) - set(data):
+        unused = [r for r in (data if isinstance(data, dict) else ()) if r not in needed]
+        if unused and isinstance(data, LocatedDict) and unused[0] in ROLES:
+            raise ConfigError(f"--costs {data.where_of(unused[0])}: no system planned has a {unused[0]} pool (the "
+                              f"autoregressive system has its target pool alone); give a cost for "
+                              f"{', '.join(needed)} only")
+        raise ConfigError(f"--costs {path}: give a cost for each of {', '.join(needed)}")
+    return {r: real(data[r], f"--costs {data.where_of(r) if isinstance(data, LocatedDict) else path}: {r}",
+                    positive=True) for r in needed}
+
+
+def _costs(table: dict[str, float] | None, scn: Any) -> Any:
+    """One system's cost per device of each pool: the table's (a pool it lacks costs nothing), or
+    its devices' power."""
+    if table is None:
+        return scn
+    return {r: table[r] if r in _roles(scn) else 0.0 for r in ROLES}
 
 
 def _mapper(args: argparse.Namespace, scn: Any, trace: Any, served: dict[str, Any]) -> Callable[..., Iterable]:
@@ -155,6 +178,7 @@ def run_plans(args: argparse.Namespace) -> int:
     grid = {k: counts(getattr(args, k), f"--{k}") for k in ("draft", "prm", "target")}
     check_grid_size(*(len(set(v)) for v in grid.values()), names=("--draft", "--prm", "--target"))
     scenarios = [scenario_with_settings(name, args.config, args.set) for name in args.scenarios]
+    costs = _cost_table(args.costs, scenarios)
     seed = 0 if args.seed is None else args.seed
     served = {"rate": args.rate, "seed": seed, **({"cv": args.cv} if args.cv is not None else {})}
     folder = Path(args.out or "out/plan")
@@ -179,7 +203,7 @@ def run_plans(args: argparse.Namespace) -> int:
                 contexts = scn.cluster.draft.contexts_per_device
                 # The target alone (the autoregressive system) varies its target pool only.
                 pools = {**grid, "draft": [1], "prm": [1]} if scn.system == "autoregressive" else grid
-                result = plan(evaluate, **pools, slo_s=args.slo, costs=_costs(args.costs, scn),
+                result = plan(evaluate, **pools, slo_s=args.slo, costs=_costs(costs, scn),
                               draft_contexts_per_device=contexts, map=_mapper(args, scn, trace, served),
                               width=args.workers)
                 comparison = None

@@ -20,6 +20,7 @@ from ..outputs._atomic import writable_folder, write_atomically
 from ..outputs._check import check_files
 from ..uncertainty._sensitivity import check_metric, sensitivity
 from ._protect import later_inputs
+from ._serve_inputs import check_config_used
 from ._tornado import tornado
 from ..uncertainty._factors import describe_range
 
@@ -76,6 +77,8 @@ def cmd_sensitivity(args: argparse.Namespace) -> int:
     check_files([("--out", folder / name) for name in _FILES],
                 {"the scenario": args.scenario, "--trace": args.trace, **later_inputs(args.profile)})
     writable_folder(folder, "--out")
+    if args.trace:
+        check_config_used(args.config, scn)
     trace = traces.load(args.trace) if args.trace else None
     analysis = sensitivity(scn, args.metric, profile=args.profile or "math500", problems=args.problems or 100,
                            seed=args.seed, trace=trace, method=args.method, samples=args.samples, ranges=args.range,

@@ -7,6 +7,8 @@ import argparse
 from typing import Any
 
 from .. import trace as traces
+from ..config._model_names import CONFIG_TARGETS
+from ..config.hardware import load_model
 from ..config._role_files import role_file, with_role_files
 from ..config.scenario import load_scenario
 from ..errors import ConfigError
@@ -36,11 +38,22 @@ def scenario_with_settings(name: str, config: int | None, settings: list[str]) -
     return scn.with_values(pairs, given_as=labels) if pairs else scn
 
 
+def check_config_used(config: int | None, scn: Any) -> None:
+    """``--config`` beside ``--trace``: the config picks the target model a scenario leaves
+    out, and the target that refines a drawn workload's steps. A scenario that names its own
+    target model, replaying a file, takes nothing from it: refused, as a value without effect."""
+    if config is not None and scn.target.model != load_model(CONFIG_TARGETS[scn.config]):
+        raise ConfigError(f"--config {config}: {scn.name} names its own target model ({scn.target.model.name}) and "
+                          f"--trace gives the workload, so the config picks neither and would have no effect; "
+                          f"drop --config")
+
+
 def requests_of(args: argparse.Namespace, scn: Any) -> tuple[Any, str]:
     """The requests to serve (a trace file, or drawn from a profile), and how to name them."""
     if args.trace:
         if args.profile is not None or args.requests is not None:
             raise ConfigError("--trace serves a file: --profile and --requests would be ignored; drop them")
+        check_config_used(args.config, scn)
         loaded = traces.load(args.trace)
         if args.rate is None and loaded.arrivals() is None:
             raise ConfigError(f"--trace {args.trace}: carries no arrival times (trace version 1); give --rate")

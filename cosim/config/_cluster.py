@@ -14,7 +14,7 @@ from ._params import param
 from .hardware import FpgaDevice, kv_bytes_per_token, load_link
 from ..errors import ConfigError
 from .._isolation import native
-from ..schema._cluster import BATCHING, DRAFT_POOL, ENGINE_ONLY, GPU_POOL, POOLS
+from ..schema._cluster import BATCHING, DRAFT_POOL, ENGINE_ONLY, GPU_POOL, POOLS, SPECULATIVE_ONLY
 
 DraftPool = _params.config_class(DRAFT_POOL, __name__)
 GpuPool = _params.config_class(GPU_POOL, __name__)
@@ -118,16 +118,18 @@ def check_host_link(cluster: Cluster) -> None:
 
 
 def check_engine_only(scn: Any) -> None:
-    """The vLLM engine's block parameters belong to the autoregressive system; given for
-    another system they would do nothing, so they are refused."""
-    if scn.system == "autoregressive":
-        return
+    """The vLLM engine's block parameters belong to the autoregressive system, the batchers'
+    policy to the speculative ones; given for the other they would do nothing, so they are
+    refused."""
+    alone = scn.system == "autoregressive"
     defaults = Batching()
-    for name in ENGINE_ONLY:
+    for name in SPECULATIVE_ONLY if alone else ENGINE_ONLY:
         if _params.origin(scn.batching, name) or getattr(scn.batching, name) != getattr(defaults, name):
-            raise ConfigError(f"{_named(scn.batching, name, 'batching.' + name)}: batching.{name} sets the "
-                              f"autoregressive system's vLLM engine; {scn.system} batches by KV bytes "
-                              f"(docs/serving.md)")
+            why = ("sets the speculative systems' batchers; the autoregressive system's vLLM engine admits requests "
+                   "in arrival order (docs/serving.md), so it would have no effect" if alone else
+                   f"sets the autoregressive system's vLLM engine; {scn.system} batches by KV bytes "
+                   f"(docs/serving.md)")
+            raise ConfigError(f"{_named(scn.batching, name, 'batching.' + name)}: batching.{name} {why}")
 
 
 def _role_kv_bytes_per_token(role: Any) -> float:

@@ -14,6 +14,9 @@ from ..errors import ConfigError
 
 # What the autoregressive system does not have: sections and parameter paths it refuses.
 NOT_AUTOREGRESSIVE = ("draft", "prm", "toggles", "serving", "algorithm")
+# Why the autoregressive system's target link is refused: nothing crosses it.
+TARGET_LINK_UNUSED = ("the autoregressive system moves nothing over the target's link (requests reach the GPU's "
+                      "engine directly), so a link would have no effect; drop it")
 # Why a step-ahead depth given with step-ahead off is refused (after "<depth> ").
 DEPTH_WITHOUT_STEP_AHEAD = "steps ahead, but step_ahead is off: the depth would have no effect; drop one of them"
 
@@ -33,12 +36,15 @@ def check_given(scn: Any, given: Mapping[str, str]) -> None:
 
 
 def check_autoregressive(data: LocatedDict) -> None:
-    """The autoregressive system has a target and nothing else: a draft, a PRM, toggles or
-    their pools given for it would be ignored, so they are refused."""
+    """The autoregressive system has a target and nothing else: a draft, a PRM, toggles,
+    their pools or the target's link given for it would be ignored, so they are refused."""
     for key in NOT_AUTOREGRESSIVE:
         if key in data:
             raise ConfigError(f"{data.where_of(key)}: the autoregressive system runs the target alone; it has no "
                               f"{key} (drop it, or choose a speculative system)")
+    target = data.get("target")
+    if isinstance(target, LocatedDict) and "link" in target:
+        raise ConfigError(f"{target.where_of('link')}: {TARGET_LINK_UNUSED}")
     cluster = data.get("cluster")
     if isinstance(cluster, LocatedDict):
         for key in ("draft", "prm"):

@@ -3,8 +3,9 @@ and links inline and its paths absolute, that loads (load_scenario) to the same 
 from any folder and reruns to the same result. What a file may not give, because it would
 have no effect, is left out: batching values while batching is off, the boards' shared
 host link while each board has its own, the step-ahead depth while step-ahead is off,
-the vLLM engine's values for another system, and the autoregressive system's unused
-roles; loaded, they take the values they had (the defaults and the system's preset)."""
+the vLLM engine's values for another system and the batchers' for the autoregressive
+system, and the autoregressive system's unused roles and its target's link; loaded, they
+take the values they had (the defaults and the system's preset)."""
 
 from __future__ import annotations
 
@@ -52,13 +53,14 @@ def reloadable(scn: Any) -> dict[str, Any]:
     batching = dataclasses.asdict(scn.batching)
     if not scn.batching.enabled:
         batching = {"enabled": False}
-    elif scn.system != "autoregressive":
-        batching = {k: v for k, v in batching.items() if k not in _cluster.ENGINE_ONLY}
+    else:
+        unread = _cluster.SPECULATIVE_ONLY if scn.system == "autoregressive" else _cluster.ENGINE_ONLY
+        batching = {k: v for k, v in batching.items() if k not in unread}
     data: dict[str, Any] = {"name": scn.name, "description": scn.description, "system": scn.system,
                             "config": scn.config}
     if scn.system == "autoregressive":
-        return {**data, "target": role(scn.target), "cluster": {"target": cluster["target"]},
-                "batching": batching}
+        target = {k: v for k, v in role(scn.target).items() if k != "link"}  # it moves nothing over a link
+        return {**data, "target": target, "cluster": {"target": cluster["target"]}, "batching": batching}
     return {**data, "algorithm": scn.algorithm, "draft": role(scn.draft), "prm": role(scn.prm),
             "target": role(scn.target), "toggles": toggles, "serving": dataclasses.asdict(scn.serving),
             "cluster": cluster, "batching": batching}

@@ -17,8 +17,8 @@ from typing import Any, Iterable, Mapping
 
 from . import _cluster, _params, _profile_range
 from ._cluster import Batching, Cluster
-from ._settings import (DEPTH_WITHOUT_STEP_AHEAD, NOT_AUTOREGRESSIVE, check_autoregressive, check_given,
-                        check_sequential)
+from ._settings import (DEPTH_WITHOUT_STEP_AHEAD, NOT_AUTOREGRESSIVE, TARGET_LINK_UNUSED, check_autoregressive,
+                        check_given, check_sequential)
 from ._yamlio import LocatedDict, Where, load_yaml, locate
 from ..errors import ConfigError
 from ..schema._toggles import SERVING, TOGGLES
@@ -169,6 +169,8 @@ class Scenario:
                                                 full.startswith(("cluster.draft.", "cluster.prm."))):
             raise ConfigError(f"{name}: the autoregressive system runs the target alone (no draft, no PRM, "
                               f"no speculative toggles)")
+        if self.system == "autoregressive" and full.startswith("target.link."):
+            raise ConfigError(f"{name}: {TARGET_LINK_UNUSED}")
         where = Where(label, None, "") if label else None
         try:
             if head in ("draft", "prm", "target"):

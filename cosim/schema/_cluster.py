@@ -131,3 +131,6 @@ BATCHING = Group("batching", "Batching", "BatchingSettings", "COSIM_BATCHING_SET
 
 # The batching parameters only the autoregressive system's vLLM engine reads.
 ENGINE_ONLY = ("block_size", "num_gpu_blocks", "runtime_memory_bytes", "prefix_caching", "async_scheduling")
+# The batching parameters only the speculative systems' batchers read: the vLLM engine
+# admits waiting requests in arrival order and has no verifications to put first.
+SPECULATIVE_ONLY = ("policy",)

@@ -104,7 +104,8 @@ def _costs(costs: Mapping[str, Any] | Scenario) -> dict[str, float]:
     if not isinstance(costs, Mapping) or set(costs) != set(ROLES):
         raise ConfigError(f"costs: a cost per device of each role ({', '.join(ROLES)}) or a Scenario, got "
                           f"{costs!r}")
-    return {role: real(costs[role], f"costs[{role!r}]", positive=True) for role in ROLES}
+    # A pool may cost nothing (a device already there; the target alone's draft and PRM).
+    return {role: real(costs[role], f"costs[{role!r}]") for role in ROLES}
 
 
 class _Search:

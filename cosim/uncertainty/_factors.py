@@ -19,6 +19,7 @@ from ..config._yamlio import Where
 from ..config.scenario import Scenario
 from ..errors import ConfigError
 from ._ranges import cited_values, is_number
+from ..schema._cluster import ENGINE_ONLY
 from ..trace import DatasetProfile
 
 ROLES = ("draft", "prm", "target")
@@ -63,9 +64,30 @@ def _file_stem(origin: str) -> str:
     return Path(origin.split(":", 1)[0]).stem
 
 
+def _used(scn: Scenario) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """The roles, their parts and the sections whose values ``scn``'s runs read: the
+    autoregressive system reads its target's device and model alone (no link, no serving
+    section), and the batching section only while batching is on."""
+    if scn.system == "autoregressive":
+        roles, parts, sections = ("target",), ("device", "model"), ("batching",)
+    else:
+        roles, parts, sections = ROLES, PARTS, SECTIONS
+    return roles, parts, tuple(s for s in sections if s != "batching" or scn.batching.enabled)
+
+
+def _batching_unused(scn: Scenario, name: str) -> bool:
+    """A batching value the system's runs never read: the vLLM engine's on another system;
+    on the autoregressive system, the runtime memory that derives the KV blocks when the
+    scenario gives their number."""
+    if scn.system != "autoregressive":
+        return name in ENGINE_ONLY
+    return name == "runtime_memory_bytes" and bool(scn.batching.num_gpu_blocks)
+
+
 def _collect(scn: Scenario, found: dict[str, _Found], baseline: bool) -> None:
-    for role in ROLES:
-        for part in PARTS:
+    roles, parts, sections = _used(scn)
+    for role in roles:
+        for part in parts:
             for path, owner, name, cited in cited_values(getattr(getattr(scn, role), part)):
                 where = _params.origin(owner, name)
                 if not where or not is_number(getattr(owner, name)):
@@ -73,12 +95,12 @@ def _collect(scn: Scenario, found: dict[str, _Found], baseline: bool) -> None:
                 key = f"{_file_stem(where)}:{path}"
                 entry = found.setdefault(key, _Found(key, getattr(owner, name), cited, where))
                 (entry.baseline_paths if baseline else entry.paths).append(f"{role}.{part}.{path}")
-    for section in SECTIONS:
-        if section == "batching" and not scn.batching.enabled:
-            continue  # one request at a time: the batching section plays no part
+    for section in sections:
         for path, owner, name, cited in cited_values(getattr(scn, section)):
             if _params.origin(owner, name) or not is_number(getattr(owner, name)):
                 continue  # a default declared in code; a value given in the scenario is plain
+            if section == "batching" and _batching_unused(scn, name):
+                continue
             key = f"{section}.{path}"
             entry = found.setdefault(key, _Found(key, getattr(owner, name), cited, "the declaration of " + key))
             (entry.baseline_paths if baseline else entry.paths).append(key)
@@ -166,8 +188,10 @@ def factors(scn: Scenario, baseline: Scenario | None = None, profile: Any = None
     for key, entry in found.items():
         if entry.cited.range is not None and (entry.cited.kind == "estimate" or not estimates_only):
             chosen[key] = _factor(entry, *entry.cited.range, entry.cited.kind, entry.where)
+    given: dict[str, str] = {}  # the parameter or factor each --range names -> the option
     for option in ranges:
         name, low, high = parse_range(option)
+        path = None
         if name in found:
             entry = found[name]
             parameter = (entry.profile_field or (entry.paths or entry.baseline_paths)[0]).rsplit(".", 1)[-1]
@@ -187,8 +211,16 @@ def factors(scn: Scenario, baseline: Scenario | None = None, profile: Any = None
                 raise ConfigError(f"--range {name}: {path} is {nominal!r}, not a number")
             entry = _Found(name, nominal, None, "--range", [path])
             parameter, rule = path.rsplit(".", 1)[-1], _rule_of(scn, path)
+        same = path or name  # two spellings of one path are one parameter
+        if same in given:
+            raise ConfigError(f"--range {option}: {same} already has a range (--range {given[same]}); give one")
+        given[same] = option
+        if path is not None:
+            _check_used(scn, path, [entry.nominal], option)  # no effect: refused whatever the ends
         lo, hi = _given_range(name, parameter, entry.nominal, low, high, rule)
         chosen[name] = _factor(entry, lo, hi, "given", f"--range {option}")
+        if path is not None:
+            _check_used(scn, path, [chosen[name].value(lo), chosen[name].value(hi)], option)
     if only:
         patterns = [p.strip() for item in only for p in item.split(",") if p.strip()]
         unmatched = [p for p in patterns if not any(fnmatch.fnmatchcase(n, p) for n in chosen)]
@@ -196,7 +228,31 @@ def factors(scn: Scenario, baseline: Scenario | None = None, profile: Any = None
             raise ConfigError(f"--only {unmatched[0]}: matches no factor with a range (factors: "
                               f"{', '.join(sorted(chosen)) or 'none'})")
         chosen = {n: f for n, f in chosen.items() if any(fnmatch.fnmatchcase(n, p) for p in patterns)}
+    _check_distinct(chosen.values())
     return sorted(chosen.values(), key=lambda f: f.name)
+
+
+def _check_used(scn: Scenario, path: str, values: list[Any], option: str) -> None:
+    """A --range by scenario path is set at each of ``values`` as --set would set it, before
+    any point runs: a value the system does not use (the autoregressive system's serving
+    section, a batching value while batching is off) or an end the scenario cannot take is
+    refused now, not at every point."""
+    for value in values:
+        scn.with_values({path: value}, given_as={path: f"--range {option}"})
+
+
+def _check_distinct(chosen: Any) -> None:
+    """No two factors set one parameter: the one applied last would win at every point."""
+    setters: dict[str, Factor] = {}
+    for f in chosen:
+        for place in (*f.paths, *(f"{p} (baseline)" for p in f.baseline_paths),
+                      *([f"profile {f.profile_field}"] if f.profile_field else [])):
+            other = setters.setdefault(place, f)
+            if other is not f:
+                # A file's or a profile's factor is named FILE:PARAMETER; one given by path has no colon.
+                by_path, named = (f, other) if ":" not in f.name else (other, f)
+                raise ConfigError(f"{by_path.where}: {place} is also set by the factor {named.name}; narrow "
+                                  f"that one by name (--range {named.name}=LOW:HIGH), or leave it out (--only)")
 
 
 def _profile_rule(entry: _Found) -> str:
