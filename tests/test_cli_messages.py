@@ -68,3 +68,11 @@ def test_a_vllm_log_spanning_more_than_a_trace_holds_names_its_line_and_field(tm
                                      cwd=tmp_path))
     assert message.startswith(f"log.jsonl:3: {field}: ") and "1e+06 s" in message and "(line 2)" in message
     assert not (tmp_path / "t.jsonl").exists()
+
+
+@pytest.mark.parametrize("command", [["sweep", "heteroreason-u280-200", "--set", "fpga.clock_mhz=200"],
+                                     ["sensitivity", "heteroreason-u280-200"]])
+def test_workers_below_one_is_named_by_the_flag(tmp_path, command):
+    message = one_line_error(run_cli(*command, "--workers", "0", "--problems", "2", "--quiet", "--out", "o",
+                                     cwd=tmp_path))
+    assert message.startswith("--workers: ") and "got 0" in message

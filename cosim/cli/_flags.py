@@ -18,7 +18,8 @@ FLAGS: dict[str, dict[str, str]] = {
     "fit": {"accelerator.clock": "--clock"},
     "run": {**_WORKLOAD, **_OUTPUTS},
     "report": _WORKLOAD,
-    "sweep": _WORKLOAD,
+    "sweep": {**_WORKLOAD, "workers": "--workers"},
+    "sensitivity": {"workers": "--workers"},
     "trace": {**_WORKLOAD, "shared_prefix_tokens": "--shared-prefix-tokens"},
 }
 
