@@ -1,0 +1,85 @@
+"""The figures the README quotes from serving runs and from `cosim validate`: the report's
+serving knees (the most requests a second each cluster served over the report's rates),
+what `cosim serve vllm-rtx4090` prints for the shipped vLLM log beside what vLLM measured,
+and each validation case's errors. Each figure is text exactly as the docs print it."""
+
+from __future__ import annotations
+
+import functools
+import statistics
+from typing import Any, Callable
+
+from cosim import validation
+from cosim.cli.report import _serving as serving
+from cosim.config.scenario import load_scenario
+from cosim.serve import run
+from cosim.trace._vllm_log import read_request_log
+from cosim.validation import _vllm_serving as vllm_case
+
+from figures_report import defaults
+
+# The README's name of each curve of the report's serving figure.
+KNEES = {"knee_u280_200": "heteroreason, 8 U280 @ 200 MHz", "knee_u280_300": "heteroreason, 8 U280 @ 300 MHz",
+         "knee_gpu_stepahead": "gpu-stepahead, 2 draft GPUs"}
+VLLM_SCENARIO = "vllm-rtx4090"
+VLLM_LOG = ("vllm", "requests.jsonl")  # in the validation case's folder, as the README imports it
+VLLM_CLOCK = "engine"                  # the README's `cosim trace import --clock engine`
+
+
+@functools.lru_cache(maxsize=1)
+def curves() -> dict[str, list[dict[str, Any]]]:
+    return serving.serving(defaults()[1], lambda label: None)["curves"]
+
+
+def knee(label: str) -> str:
+    return f"{max(p['throughput_req_s'] for p in curves()[label]):.2f}"
+
+
+@functools.lru_cache(maxsize=1)
+def vllm_serve() -> tuple[Any, Any]:
+    """(vLLM's measured token latencies, the simulated ones) of `cosim trace import` of the
+    shipped log served by `cosim serve vllm-rtx4090 --trace` (arrivals from the trace)."""
+    log = read_request_log(vllm_case.folder().joinpath(*VLLM_LOG))
+    served = run(load_scenario(VLLM_SCENARIO), log.to_trace(VLLM_CLOCK))
+    return log.measured(), served.summary.tokens
+
+
+def _latency(which: int, quantity: str) -> str:
+    value = vllm_serve()[which].value(quantity, "mean")
+    return f"{value:.1f} s" if quantity == "ttft" else f"{value * 1e3:.1f} ms"
+
+
+@functools.lru_cache(maxsize=1)
+def rows() -> tuple[validation.Row, ...]:
+    return tuple(validation.run())
+
+
+def case_errors(case: str) -> str:
+    """A case's median absolute error, then its worst row's error and quantity."""
+    found = [r for r in rows() if r.case == case]
+    worst = max(found, key=lambda r: abs(r.error))
+    median = statistics.median(abs(r.error) for r in found)
+    return f"median |error| {median:.1%}, worst {worst.error:+.1%}: {worst.quantity}"
+
+
+def vllm_within(variant: str, quantity: str) -> str:
+    """The largest absolute error of a vLLM replay's mean and p99 of one quantity."""
+    case = f"{vllm_case.CASE} ({variant})"
+    errors = [abs(r.error) for r in rows() if r.case == case and r.quantity in (f"{quantity} mean", f"{quantity} p99")]
+    assert len(errors) == 2, (case, quantity)
+    return f"{max(errors):.1%}"
+
+
+FIGURES: dict[str, Callable[[], str]] = {
+    "serving_requests": lambda: f"{serving.REQUESTS:,}",
+    **{name: (lambda label=label: knee(label)) for name, label in KNEES.items()},
+    "vllm_ttft": lambda: _latency(1, "ttft"),
+    "vllm_tpot": lambda: _latency(1, "tpot"),
+    "vllm_measured_ttft": lambda: _latency(0, "ttft"),
+    "vllm_measured_tpot": lambda: _latency(0, "tpot"),
+    "validation_rtx3090": lambda: case_errors("rtx3090-layers"),
+    "validation_qwen": lambda: case_errors("qwen-a100"),
+    "validation_fpga": lambda: case_errors("fpga-designs"),
+    **{f"validation_vllm_{v.replace('-', '_')}_{q.lower()}": (lambda v=v, q=q: vllm_within(v, q))
+       for v in vllm_case.VARIANTS for q in ("TPOT", "TTFT")},
+}
