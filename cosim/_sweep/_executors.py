@@ -84,12 +84,15 @@ def _init_on_loopback(ray: Any, workers: int) -> None:
     loopback only: a Ray cluster runs any job sent to its ports, without authentication
     unless it is set up (docs/serving.md). Refused when the node would not be the loopback."""
     constants = ray._private.ray_constants
-    given, clustering = os.environ.get(_CLUSTERING), constants.ENABLE_RAY_CLUSTER
-    os.environ[_CLUSTERING], constants.ENABLE_RAY_CLUSTER = "0", False
+    given, clustering = os.environ.get(_CLUSTERING), getattr(constants, "ENABLE_RAY_CLUSTER", None)
+    os.environ[_CLUSTERING] = "0"
+    if clustering is not None:  # a Ray without it is refused below if its node is not the loopback
+        constants.ENABLE_RAY_CLUSTER = False
     try:
         ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
     finally:
-        constants.ENABLE_RAY_CLUSTER = clustering
+        if clustering is not None:
+            constants.ENABLE_RAY_CLUSTER = clustering
         if given is None:
             os.environ.pop(_CLUSTERING, None)
         else:
