@@ -217,7 +217,7 @@ def test_the_stacking_rule_keeps_labels_apart_in_order():
 def test_what_the_docs_say_of_the_sweeps_is_what_runs():
     docs = (Path(__file__).resolve().parents[1] / "docs" / "report.md").read_text()
     text = " ".join(docs.split())
-    bandwidth = dict((key, values) for key, _, values, _, _ in _sweeps.SWEEPS)
+    bandwidth = {sw.key: sw.values for sw in _sweeps.SWEEPS}
     assert (f"powers of two from {min(bandwidth['pcie_bandwidth_gbps']):g} to "
             f"{max(bandwidth['pcie_bandwidth_gbps']):g} GB/s") in text
     assert all(v == 2 ** round(math.log2(v)) for v in bandwidth["pcie_bandwidth_gbps"])

@@ -5,6 +5,7 @@ command and its files, and the RTX 3090 layer-time goal."""
 import csv
 import json
 import os
+import re
 import stat
 import statistics
 import sys
@@ -14,7 +15,10 @@ import pytest
 
 import cosim.validation as validation
 from cosim import ConfigError, load_device, load_model
+from cosim.validation._figure import draw
 from cosim.validation._table import Row, format_table, summary
+from cosim.validation import _units as units
+from cosim.validation._units import readable_unit
 from conftest import ROOT, run_cli
 from handmodel import Fpga, Gpu
 
@@ -244,3 +248,63 @@ def test_a_link_to_the_data_folder_is_refused(tmp_path, data_kept):
     assert done.returncode == 2 and done.stderr.startswith("cosim: error: --out o/validation.csv: lies in the "
                                                            "package's data folder"), done.stderr
     assert tree(DATA) == data_kept
+
+
+SECONDS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+
+
+def test_the_table_keeps_every_number_within_four_integer_digits(rows):
+    made = list(rows.values())
+    text = format_table(made).split("\n\n")[0].splitlines()[2:]
+    assert len(text) == len(made)
+    for line, row in zip(text, made):
+        cells = re.findall(r"(\S+) (ns|us|ms|s|tok/s|x|W)(?=\s)", line + " ")
+        assert len(cells) == 2, line
+        for (number, unit), raw in zip(cells, (row.measured, row.predicted)):
+            assert "e" not in number and float(number) < 1e4, line
+            if unit in SECONDS:  # the same time, in the unit shown (4 significant digits)
+                assert float(number) * SECONDS[unit] == pytest.approx(raw * SECONDS[row.unit], rel=5e-4)
+            else:
+                assert unit == row.unit
+    # The vLLM replay's times in ms run past 10,000 (TTFT): they are shown in seconds, TPOT stays in ms.
+    ttft = rows["rtx4090-vllm (profile)", "TTFT mean"]
+    assert ttft.unit == "ms" and ttft.measured > 1e4
+    line = next(t for t, r in zip(text, made) if r is ttft)
+    assert f"{ttft.measured / 1e3:.4g} s" in line
+    assert " ms " in next(t for t, r in zip(text, made) if r.quantity == "TPOT mean")
+
+
+def test_readable_units_move_up_only_past_four_digits():
+    assert readable_unit("ms", 9999.0) == ("ms", 1.0)
+    assert readable_unit("ms", 10000.0) == ("s", 1e3)
+    assert readable_unit("ns", 2.5e7) == ("ms", 1e6)
+    assert readable_unit("s", 5e6) == ("s", 1.0)  # no larger time unit: as it is
+    assert readable_unit("tok/s", 1e6) == ("tok/s", 1.0)
+
+
+def test_each_panel_of_the_figure_is_titled_once(rows):
+    fig = draw(list(rows.values()))
+    try:
+        shown = [ax for ax in fig.axes if ax.get_visible()]
+        titles = [ax.get_title() for ax in shown]
+        assert all(titles) and len(set(titles)) == len(titles), titles
+        for ax in shown:
+            legend = ax.get_legend()
+            names = [t.get_text() for t in legend.get_texts()] if legend else []
+            assert ax.get_title() not in names  # the title is not said again beside it
+            assert len(names) != 1  # a legend only tells several variants apart
+            # And the axes read in units that keep their numbers short.
+            for number in re.findall(r"[\d.]+", ax.get_xlabel() + ax.get_ylabel()):
+                assert float(number) < 1e4
+            limits = ax.get_xlim() + ax.get_ylim()
+            assert max(limits) < 1e4 * 1.3
+    finally:
+        import matplotlib.pyplot as plt
+        plt.close(fig)
+
+
+def test_what_the_docs_say_of_the_units_is_what_is_shown():
+    text = " ".join((ROOT / "docs" / "validation.md").read_text().split())
+    words = {4: "four"}
+    assert f"within {words[units.MAX_DIGITS]} digits before the point" in text
+    assert f"span more than a factor of {units.WIDE:,}" in text

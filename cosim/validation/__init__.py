@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Iterable
 
 from ..errors import ConfigError
-from ._table import Row, check_row, csv_text, figure_png, format_table, summary, write_figure
+from ._figure import figure_png, write_figure
+from ._table import Row, check_row, csv_text, format_table, summary
 
 # The shipped cases, in the table's order: module (in this package) and what it checks.
 CASES: dict[str, str] = {

@@ -7,7 +7,7 @@ within noise, and the figure and the report say which points are."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from . import _intervals
@@ -21,14 +21,32 @@ from ._systems import color
 SYSTEM = "heteroreason-u280-200"  # the design both sweeps change, as the clock sweep always had
 DATASET, CONFIG = "math500", 1
 BASELINE = "gpu-baseline"  # each point's speedup is over it, on the same problems
-# Per sweep: report.json key, parameter path, its values, the axis label, and the axis's log base
-# (None: linear).
-SWEEPS: tuple[tuple[str, str, tuple[float, ...], str, int | None], ...] = (
-    ("pcie_bandwidth_gbps", "pcie.bandwidth_gbps", (0.5, 1, 2, 4, 8, 16, 32),
-     "PCIe bandwidth of the FPGA link (GB/s raw, per direction)", 2),
-    ("fpga_clock_mhz", "fpga.clock_mhz", (150, 200, 250, 300, 350, 400), "FPGA clock (MHz)", None),
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """One sweep: its report.json key, the parameter's path, its values and unit, what the axis
+    says of it, and the axis's log base (None: linear)."""
+
+    key: str
+    path: str
+    values: tuple[float, ...]
+    what: str
+    unit: str
+    note: str = ""
+    log_base: int | None = None
+
+    @property
+    def axis(self) -> str:
+        return f"{self.what} ({self.unit}{self.note})"
+
+
+SWEEPS = (
+    Sweep("pcie_bandwidth_gbps", "pcie.bandwidth_gbps", (0.5, 1, 2, 4, 8, 16, 32), "PCIe bandwidth of the FPGA link",
+          "GB/s", " raw, per direction", log_base=2),
+    Sweep("fpga_clock_mhz", "fpga.clock_mhz", (150, 200, 250, 300, 350, 400), "FPGA clock", "MHz"),
 )
-STEPS = sum(len(values) for _, _, values, _, _ in SWEEPS) + len(SWEEPS)  # the points, and each as built
+STEPS = sum(len(sw.values) for sw in SWEEPS) + len(SWEEPS)  # the points, and each as built
 REFERENCE = "as built"
 
 
@@ -45,7 +63,8 @@ def sweeps(problems: int, seed: int, tick: Callable[[str], None]) -> dict[str, A
     base = simulate(load_scenario(BASELINE, CONFIG), workload)
     scn = load_scenario(SYSTEM, CONFIG)
     out: dict[str, Any] = {}
-    for key, path, values, _, _ in SWEEPS:
+    for sw in SWEEPS:
+        path, values = sw.path, sw.values
         results = {BASELINE: base, REFERENCE: simulate(scn, workload)}
         tick(f"sweep {path} as built")
         failed = {}
@@ -73,8 +92,8 @@ def sweeps(problems: int, seed: int, tick: Callable[[str], None]) -> dict[str, A
 
         rows = [row(str(v), v) if v not in failed else {"value": v, "status": "error", "error": failed[v]}
                 for v in values]
-        out[key] = {"system": SYSTEM, "dataset": DATASET, "config": CONFIG, "parameter": path,
-                    "reference": row(REFERENCE, as_built(scn, path)), "rows": rows}
+        out[sw.key] = {"system": SYSTEM, "dataset": DATASET, "config": CONFIG, "parameter": path,
+                       "reference": row(REFERENCE, as_built(scn, path)), "rows": rows}
     return out
 
 
@@ -99,7 +118,7 @@ def verdict(sweep: dict[str, Any]) -> str:
     """Which points differ from the design as built beyond noise, and by how much, set against
     the sampling noise of the mean itself."""
     ok = _compared(sweep)
-    unit = _unit(sweep["parameter"])
+    unit = _declared(sweep["parameter"]).unit
     ref = sweep["reference"]
     if not ok:
         return "No point ran."
@@ -125,18 +144,16 @@ def verdict(sweep: dict[str, Any]) -> str:
     return text
 
 
-def _unit(path: str) -> str:
-    return {"pcie.bandwidth_gbps": "GB/s", "fpga.clock_mhz": "MHz"}[path]
+def _declared(path: str) -> Sweep:
+    return next(sw for sw in SWEEPS if sw.path == path)
 
 
 def markdown(report_sweeps: dict[str, Any]) -> list[str]:
     lines: list[str] = []
     for sw in report_sweeps.values():
-        ref = sw["reference"]
         lines += ["", f"## Sweep of {sw['parameter']} ({sw['system']}, {sw['dataset']}, Config {sw['config']})", "",
-                  f"Each point replays the same problems as the design as built ({ref['value']:g} "
-                  f"{_unit(sw['parameter'])}: {_intervals.cell(ref, 'latency_s', '{:.3f}')} s); its latency ratio to "
-                  "it carries a paired 95% interval. " + verdict(sw), "",
+                  "Each point replays the same problems as the design as built; its latency ratio to it carries "
+                  "a paired 95% interval. " + verdict(sw), "",
                   "| value | latency s | ratio to as built | speedup | comm share | status |",
                   "|---|---|---|---|---|---|"]
         for row in sw["rows"]:
@@ -156,8 +173,7 @@ def figure(sweep: dict[str, Any]) -> Any:
     from ._plots import plt  # lazy: matplotlib, loaded only when a figure is drawn
     from matplotlib.ticker import FuncFormatter  # lazy: matplotlib, as above
 
-    key = next(k for k, path, *_ in SWEEPS if path == sweep["parameter"])
-    _, _, _, xlabel, base = next(s for s in SWEEPS if s[0] == key)
+    declared = _declared(sweep["parameter"])
     ok = [r for r in sweep["rows"] if r["status"] == "ok"]
     ref = sweep["reference"]
     fig, ax = plt.subplots(figsize=(7, 4.8))
@@ -167,8 +183,8 @@ def figure(sweep: dict[str, Any]) -> Any:
     ax.plot([ref["value"]], [0.0], marker="*", markersize=13, linestyle="none", color=color(sweep["system"]),
             markeredgecolor="black", label=f"{sweep['system']} as built ({ref['value']:g})")
     ax.axhline(0.0, color="0.5", linewidth=0.8)
-    if base:
-        ax.set_xscale("log", base=base)
+    if declared.log_base:
+        ax.set_xscale("log", base=declared.log_base)
         ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
     # A change under NEGLIGIBLE is drawn as the flat line it is, not stretched to fill the axes.
     low, high = ax.get_ylim()
@@ -177,7 +193,7 @@ def figure(sweep: dict[str, Any]) -> Any:
     seconds = ax.secondary_yaxis("right", functions=(lambda p: (1 + p / 100) * ref["latency_s"],
                                                      lambda s: 100 * (s / ref["latency_s"] - 1)))
     seconds.set_ylabel("mean latency per problem (s)")
-    ax.set_xlabel(xlabel)
+    ax.set_xlabel(declared.axis)
     ax.set_ylabel("change in mean latency from as built")
     ax.set_title(f"{sweep['system']}, {sweep['dataset']}, Config {sweep['config']}")
     ax.grid(alpha=0.3, which="both")
