@@ -256,9 +256,11 @@ py::dict simulate_workflow(const py::dict& system, const py::function& next_chun
             std::array<size_t, 3>{static_cast<size_t>(bound[0]), boards + static_cast<size_t>(bound[1]),
                                   boards + prms + static_cast<size_t>(bound[2])},
             window_start_ns, window_end_ns);
-        // The KVMU's RTL, when it is in the loop, shows its own pins (the whole run: the
-        // window bounds the probe's signals, not the block's).
+        // The KVMU's RTL, when it is in the loop, shows its own pins, within the window as
+        // the probe's signals are.
         draft->kvmu().trace(probe->file(), "kvmu_rtl");
+        draft->kvmu().show_trace(window_start_ns <= 0.0);
+        probe->set_window_observer([draft](bool open) { draft->kvmu().show_trace(open); });
         for (int i = 0; i < 3; ++i)
             meters[i]->set_observer([&probe, i](PowerState s, double w) { probe->on_power(i, s, w); });
         host.set_step_observer([&probe](int32_t p, int32_t s) { probe->on_step(p, s); });

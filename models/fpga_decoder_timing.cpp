@@ -63,11 +63,14 @@ double FpgaDecoderTiming::profile_ns(Phase phase, int64_t tokens, double context
 }
 
 double FpgaDecoderTiming::token_ns(double context) const {
+    check_argument_non_negative("FpgaDecoderTiming::token_ns", "context", context);
     if (profiled(Phase::decode)) return profile_ns(Phase::decode, 1, context);
     return std::max(compute_ns(context), memory_ns(context)) + pipeline_ns_;
 }
 
 double FpgaDecoderTiming::prefill_ns(int64_t tokens, double context) const {
+    check_argument_positive("FpgaDecoderTiming::prefill_ns", "tokens", static_cast<double>(tokens));
+    check_argument_non_negative("FpgaDecoderTiming::prefill_ns", "context", context);
     if (profiled(Phase::prefill)) return profile_ns(Phase::prefill, tokens, context);
     const double n = static_cast<double>(tokens);
     // Sum over j = 0..n-1 of the attention span (context + j).

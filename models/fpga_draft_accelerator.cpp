@@ -86,6 +86,7 @@ void FpgaDraftAccelerator::stream(int64_t passes, double context) {
 }
 
 void FpgaDraftAccelerator::stream_bytes(double bytes) {
+    check_argument_non_negative("FpgaDraftAccelerator::stream_bytes", "bytes", bytes);
     // A stream takes no time of its own here (the decoder's timing has it), so one payload,
     // set up once in init(), serves them all.
     hbm_stream_.bytes = bytes;
@@ -105,6 +106,7 @@ void FpgaDraftAccelerator::busy(PowerState state, double ns) {
 }
 
 void FpgaDraftAccelerator::load_context(int64_t tokens) {
+    check_argument_non_negative("FpgaDraftAccelerator::load_context", "tokens", static_cast<double>(tokens));
     kvmu_command(KvmuCmd::clear);
     kvmu_command(KvmuCmd::initialize, tokens);
 }

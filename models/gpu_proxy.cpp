@@ -47,6 +47,7 @@ void GpuProxy::init(bool kv_reserve) {
 
 bool GpuProxy::prefill(int64_t tokens, int64_t context, AbortSignal* abort, bool urgent) {
     if (tokens <= 0) throw SimulationError(std::string(name()) + ": a prefill needs at least one token");
+    check_argument_non_negative("GpuProxy::prefill", "context", static_cast<double>(context));
     if (context + tokens > model().context_window)
         throw SimulationError(std::string(name()) + ": prefill to " + std::to_string(context + tokens) +
                               " tokens exceeds the context window of " + model().name + " (" +
@@ -79,6 +80,7 @@ bool GpuProxy::prefill(int64_t tokens, int64_t context, AbortSignal* abort, bool
 
 int64_t GpuProxy::decode(int64_t tokens, int64_t context, AbortSignal* abort) {
     if (tokens <= 0) throw SimulationError(std::string(name()) + ": a decode needs at least one token");
+    check_argument_non_negative("GpuProxy::decode", "context", static_cast<double>(context));
     if (context + tokens > model().context_window)
         throw SimulationError(std::string(name()) + ": decoding to " + std::to_string(context + tokens) +
                               " tokens exceeds the context window of " + model().name + " (" +
@@ -113,6 +115,7 @@ void GpuProxy::to_batcher(DeviceOp op, int64_t count, DeviceCommand& c) {
 }
 
 int64_t GpuProxy::decode_run(DecodeRun& run, int64_t context, AbortSignal* abort) {
+    check_argument_non_negative("GpuProxy::decode_run", "context", static_cast<double>(context));
     int64_t decoded = 0;
     uint64_t head_start = 0;  // kernel time units already spent on the token under way
     power_->set_state(PowerState::decode);

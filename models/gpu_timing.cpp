@@ -37,6 +37,7 @@ double GpuTiming::roofline(double compute_ns, double memory_ns) const {
 }
 
 double GpuTiming::compute_ns(double macs) const {
+    check_argument_non_negative("GpuTiming::compute_ns", "macs", macs);
     return kFlopsPerMac * macs / (params_.peak_tflops * params_.compute_efficiency * kFlopsPerNsPerTflops);
 }
 
@@ -84,6 +85,7 @@ double GpuTiming::operators_ns(const std::vector<BatchWork>& work) const {
 }
 
 double GpuTiming::decode_token_ns(int64_t context) const {
+    check_argument_non_negative("GpuTiming::decode_token_ns", "context", static_cast<double>(context));
     if (profile_.operators() != nullptr) return operators_ns({BatchWork{1, context, true}});
     if (profile_.covers(Phase::decode)) return profile_.seconds(Phase::decode, 1, context) * kNsPerSecond;
     return overhead_ns() + roofline(decode_compute_ns(context), decode_memory_ns(context));
@@ -107,6 +109,8 @@ double GpuTiming::prefill_memory_ns(int64_t tokens, int64_t context) const {
 }
 
 double GpuTiming::prefill_ns(int64_t tokens, int64_t context) const {
+    check_argument_positive("GpuTiming::prefill_ns", "tokens", static_cast<double>(tokens));
+    check_argument_non_negative("GpuTiming::prefill_ns", "context", static_cast<double>(context));
     if (profile_.operators() != nullptr) {
         // Longer than the operators were measured for: chunks of the largest measured size,
         // as chunked prefill would run it.

@@ -74,7 +74,10 @@ public:
     const ModelSpec& model() const { return model_; }
 
 private:
-    double stream_ns(double bytes) const { return bytes / (params_.memory_bandwidth_gbps * params_.memory_efficiency); }
+    double stream_ns(double bytes) const {
+        check_argument_non_negative("GpuTiming::stream_ns", "bytes", bytes);
+        return bytes / (params_.memory_bandwidth_gbps * params_.memory_efficiency);
+    }
     double compute_ns(double macs) const;
     // MACs of one sequence's forward pass of n tokens after c: the layers for every token,
     // the output head once, attention over the spans.

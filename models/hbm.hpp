@@ -35,7 +35,10 @@ public:
     const HbmParams& params() const { return params_; }
 
     // Time to stream `bytes` at the effective bandwidth (1 GB/s = 1 byte/ns).
-    double stream_ns(double bytes) const { return bytes / params_.effective_gbps(); }
+    double stream_ns(double bytes) const {
+        check_argument_non_negative("Hbm::stream_ns", "bytes", bytes);
+        return bytes / params_.effective_gbps();
+    }
 
 private:
     void check_fits(const std::string& name, double new_used, double bytes) const;

@@ -14,6 +14,7 @@ HbmTarget::HbmTarget(sc_core::sc_module_name name, Hbm& memory)
 double HbmTarget::stream_ns(double bytes, const HbmStream* stream) const {
     const HbmParams& p = memory_.params();
     if (stream == nullptr) return memory_.stream_ns(bytes);
+    check_argument_non_negative("HbmTarget::stream_ns", "bytes", bytes);
     const double channel = p.channel_bandwidth_gbps * p.efficiency;
     const double per_port = stream->port_gbps > 0.0 ? std::min(stream->port_gbps, channel) : channel;
     const int64_t ports = std::min<int64_t>(std::max(stream->ports, 1), p.pseudo_channels);

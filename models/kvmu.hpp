@@ -66,6 +66,9 @@ public:
     virtual const char* implementation() const = 0;
     // Adds the implementation's own signals (the RTL's pins) to a waveform, under `scope`.
     virtual void trace(sc_core::sc_trace_file* /*file*/, const std::string& /*scope*/) const {}
+    // Whether those signals follow the implementation (a waveform's window is open) or keep
+    // the values they had when it closed: outside a window the file gains nothing from them.
+    virtual void show_trace(bool /*open*/) {}
 
     // How many step-ahead steps may be drafted beyond the step under verification (0-2);
     // it binds steps started from now on.

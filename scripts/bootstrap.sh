@@ -2,7 +2,8 @@
 # Sets everything up on a fresh Debian machine, then runs one job:
 #   bash scripts/bootstrap.sh run    the main job on built-in defaults (`cosim report`)
 #   bash scripts/bootstrap.sh test   the whole test suite, the recorder's and Ray's tests included,
-#                                    after the C++ library's build, ctest and install (cpp_check.sh)
+#                                    after the C++ library's build, ctest and install (cpp_check.sh);
+#                                    it installs GTKWave, Xvfb and cppyy so that no test skips
 #   bash scripts/bootstrap.sh setup  set-up only (the package and its core test tools)
 # Set-up installs libsystemc-dev (apt-get as root, or sudo) when it is missing, and the
 # KVMU's RTL tools (verilator, iverilog, yosys) when it can, makes
@@ -107,10 +108,24 @@ ensure_venv() {
   fi
 }
 
+# What the whole suite needs beyond the package, so that no test skips on a fresh machine:
+# GTKWave (vcd2fst, and gtkwave itself under Xvfb, for the waveform save file's tests) and
+# cppyy (the installed C++ library loaded into Python, as pysystemc loads it).
+ensure_test_tools() {
+  local missing=()
+  command -v vcd2fst >/dev/null 2>&1 || missing+=(gtkwave)
+  command -v xvfb-run >/dev/null 2>&1 || missing+=(xvfb xauth)
+  if [ ${#missing[@]} -gt 0 ]; then apt_install "${missing[@]}"; fi
+  if ! .venv/bin/python -c 'import cppyy' 2>/dev/null; then
+    say "installing cppyy (the C++ library's Python test)"
+    pip install -q "cppyy>=3.5"
+  fi
+}
+
 ensure_system
 ensure_rtl_tools
 case "$job" in
-  test) ensure_venv "test,record,ray" ;;
+  test) ensure_venv "test,record,ray"; ensure_test_tools ;;
   *) ensure_venv "test" ;;
 esac
 

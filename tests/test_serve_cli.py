@@ -2,8 +2,11 @@
 
 import csv
 import json
+from pathlib import Path
 
 from conftest import run_cli
+
+ROOT = Path(__file__).resolve().parent.parent
 
 CLUSTER = "cluster-heteroreason-u280-200"
 
@@ -108,3 +111,23 @@ def test_a_timeline_given_as_a_plain_name_lands_in_the_working_folder(tmp_path):
                    "--quiet", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "t.json").exists() and not (tmp_path / "r" / "t.json").exists()
+
+
+def test_devices_csv_has_every_documented_column_and_the_vllm_engines_blocks(tmp_path):
+    # The vLLM engine of vllm-rtx4090 is given 2,588 KV blocks in the scenario file (its
+    # num_gpu_blocks); a run of 12 short requests on it never runs out of them.
+    proc = run_cli("serve", "vllm-rtx4090", "--rate", "2", "--requests", "12", "--out", "v", "--quiet",
+                   cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    header = (tmp_path / "v" / "devices.csv").read_text().splitlines()[0].split(",")
+    documented = {line.split("`")[1] for line in (ROOT / "docs" / "metrics.md").read_text().splitlines()
+                  if line.startswith("| `") and "the target alone's vLLM engine" in line}
+    assert documented == {"preemptions", "kv_blocks"} and documented <= set(header)
+    (device,) = csv.DictReader((tmp_path / "v" / "devices.csv").open())
+    # vLLM keeps block 0 as its null block: 2,587 of the 2,588 are usable.
+    assert device["role"] == "target" and int(device["kv_blocks"]) == 2588 - 1 and int(device["preemptions"]) == 0
+    # A speculative cluster's engines report neither: the columns are there, empty.
+    proc = run_cli("serve", CLUSTER, "--rate", "1", "--requests", "4", "--out", "c", "--quiet", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    rows = list(csv.DictReader((tmp_path / "c" / "devices.csv").open()))
+    assert rows and all(r["kv_blocks"] == "" and r["preemptions"] == "" for r in rows)

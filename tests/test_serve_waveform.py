@@ -5,6 +5,7 @@ import re
 import pytest
 
 import cosim
+from cosim import _native
 from conftest import run_cli
 from test_waveforms import read_vcd
 
@@ -94,3 +95,27 @@ def test_a_window_after_the_run_is_said_so(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "--vcd-window opens at 100000 s, after the run ended" in proc.stderr
     assert [t for t in change_times(read_vcd(tmp_path / "w.vcd")) if t != 0] == []
+
+
+@pytest.mark.skipif("rtl" not in _native.kvmu_implementations, reason="this build has no Verilated KVMU")
+def test_a_window_bounds_the_kvmu_rtls_own_pins_too(tmp_path):
+    # The RTL's pins are traced by the block itself, not by the probe: they too change only
+    # within the window, and read there as in the whole waveform.
+    scn = cosim.load_scenario("cluster-heteroreason-u280-200").with_value("cluster.draft.devices", 3) \
+        .with_value("fpga.kvmu", "rtl")
+    trace = cosim.trace.generate("gsm8k", 24, seed=2).in_memory()
+    start_s, end_s = 8.0, 14.0
+    cosim.serve.run(scn, trace, rate=1.0, seed=3, vcd=tmp_path / "whole.vcd")
+    cosim.serve.run(scn, trace, rate=1.0, seed=3, vcd=tmp_path / "window.vcd", vcd_window_s=(start_s, end_s))
+    full, window = read_vcd(tmp_path / "whole.vcd"), read_vcd(tmp_path / "window.vcd")
+    pins = [name for name in window if name.startswith("kvmu_rtl.")]
+    assert "kvmu_rtl.ahead_ptr" in pins and "kvmu_rtl.cycles" in pins
+    outside = [(name, t) for name in pins for t, _ in window[name]
+               if t != 0 and not start_s * PS_PER_S <= t <= end_s * PS_PER_S]
+    assert not outside, outside[:5]
+    assert any(t > 0 for t, _ in window["kvmu_rtl.ahead_ptr"])  # the block moved within the window
+    for name in pins:
+        for t in [start_s * PS_PER_S] + [t for t, _ in window[name] if t > start_s * PS_PER_S]:
+            assert value_at(window[name], t) == value_at(full[name], t), (name, t)
+    # Outside the window the whole run's pins change far more often than the window's do.
+    assert sum(len(full[n]) for n in pins) > 2 * sum(len(window[n]) for n in pins)

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <type_traits>
 
 #include "errors.hpp"
 
@@ -28,6 +29,8 @@ struct KvmuTransactor::Pins {
     virtual ~Pins() = default;
     virtual void eval() = 0;
     virtual void trace(sc_core::sc_trace_file* file, const std::string& scope) const = 0;
+    // The traced copy of the ports takes their values now.
+    virtual void snapshot() = 0;
     // Inputs
     virtual void set(bool clk, bool rst_n, uint32_t cmd, uint32_t cmd_arg, bool tok_we, bool tok_pcie) = 0;
     virtual void set_capacity(uint32_t capacity) = 0;
@@ -69,8 +72,22 @@ struct PinsOf final : KvmuTransactor::Pins {
             s.marks.push_back(static_cast<int64_t>((flat >> (KvmuTransactor::pointer_bits * i)) & kPinMax));
         return s;
     }
-    // The ports are plain variables: a VCD samples them at the end of each time step.
+    // A copy of the ports, the traced variables: a VCD samples them at the end of each time
+    // step, and the copy changes only while the waveform's window is open.
+    struct Ports {
+        CData clk, rst_n, cmd, tok_we, tok_pcie, n_marks, steps_ahead, mode, mux_pcie, fresh, following, drafting,
+            depth, err, err_code;
+        IData cmd_arg, capacity, valid_ptr, curr_ptr, ahead_ptr, mark;
+        std::remove_cv_t<std::remove_reference_t<decltype(Model::marks)>> marks;
+    } shown{};
+
+    void snapshot() override {
+        shown = Ports{m.clk, m.rst_n, m.cmd, m.tok_we, m.tok_pcie, m.n_marks, m.steps_ahead, m.mode, m.mux_pcie,
+                      m.fresh, m.following, m.drafting, m.depth, m.err, m.err_code, m.cmd_arg, m.capacity,
+                      m.valid_ptr, m.curr_ptr, m.ahead_ptr, m.mark, m.marks};
+    }
     void trace(sc_core::sc_trace_file* file, const std::string& scope) const override {
+        const Ports& m = shown;
         auto bit = [&](const CData& pin, const char* name) { sc_core::sc_trace(file, pin, scope + "." + name, 1); };
         auto bits = [&](const CData& pin, const char* name, int width) {
             sc_core::sc_trace(file, pin, scope + "." + name, width);
@@ -136,6 +153,10 @@ KvmuRefusal KvmuTransactor::cycle(uint32_t command, uint64_t arg, bool tok_we, b
     ++cycles_;
     p.set(false, rst_n_, static_cast<uint32_t>(KvmuCommand::nop), word, false, tok_pcie);
     p.eval();  // the clock back low, the inputs idle: what a waveform shows between operations
+    if (shown_) {
+        p.snapshot();
+        shown_cycles_ = cycles_;
+    }
     return p.err() ? static_cast<KvmuRefusal>(p.err_code()) : KvmuRefusal::none;
 }
 
@@ -145,6 +166,7 @@ void KvmuTransactor::reset() {
     rst_n_ = true;
     pins_->set(false, rst_n_, static_cast<uint32_t>(KvmuCommand::nop), 0, false, false);
     pins_->eval();
+    if (shown_) pins_->snapshot();
 }
 
 KvmuRefusal KvmuTransactor::command(KvmuCommand command, uint64_t arg) {
@@ -166,7 +188,15 @@ KvmuState KvmuTransactor::read() const { return pins_->read(max_depth); }
 
 void KvmuTransactor::trace(sc_core::sc_trace_file* file, const std::string& scope) const {
     pins_->trace(file, scope);
-    sc_core::sc_trace(file, cycles_, scope + ".cycles");
+    sc_core::sc_trace(file, shown_cycles_, scope + ".cycles");
+}
+
+void KvmuTransactor::show(bool open) {
+    shown_ = open;
+    if (open) {
+        pins_->snapshot();
+        shown_cycles_ = cycles_;
+    }
 }
 
 }  // namespace cosim

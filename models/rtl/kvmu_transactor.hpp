@@ -60,8 +60,12 @@ public:
     KvmuState read() const;
     // Rising clock edges so far, reset included.
     uint64_t cycles() const { return cycles_; }
-    // Every pin, under `scope` (e.g. "kvmu_rtl.valid_ptr"), and the cycle count.
+    // Every pin, under `scope` (e.g. "kvmu_rtl.valid_ptr"), and the cycle count, as the
+    // pins stood at the last cycle while shown (the default).
     void trace(sc_core::sc_trace_file* file, const std::string& scope) const;
+    // Shown, the traced pins follow the block at every cycle; hidden, they keep their values,
+    // so a waveform's window bounds what the block adds to the file.
+    void show(bool open);
 
     struct Pins;  // the Verilated block and its ports (the .cpp defines it)
 
@@ -70,6 +74,8 @@ private:
 
     std::unique_ptr<Pins> pins_;
     uint64_t cycles_ = 0;
+    uint64_t shown_cycles_ = 0;  // what the waveform shows of cycles_
+    bool shown_ = true;
     bool rst_n_ = true;
 };
 

@@ -20,6 +20,7 @@ public:
     RtlKvmu(std::string owner, int64_t capacity_tokens, bool faulty = false);
     const char* implementation() const override { return "rtl"; }
     void trace(sc_core::sc_trace_file* file, const std::string& scope) const override;
+    void show_trace(bool open) override { transactor_.show(open); }
     uint64_t cycles() const { return transactor_.cycles(); }
 
 private:

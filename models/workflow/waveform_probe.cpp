@@ -50,6 +50,7 @@ WaveformProbe::WaveformProbe(sc_core::sc_module_name name, const std::string& pa
 void WaveformProbe::start() {
     for (int i = 0; i < 3; ++i) now_.power_w[static_cast<size_t>(i)] = rounded_w(idle_w_[i]);
     if (open_) show();
+    if (window_observer_) window_observer_(open_);
 }
 
 void WaveformProbe::window() {
@@ -57,10 +58,12 @@ void WaveformProbe::window() {
         at_least(window_start_ns_);
         open_ = true;
         show();
+        if (window_observer_) window_observer_(true);
     }
     if (std::isfinite(window_end_ns_)) {
         at_least(window_end_ns_);
         open_ = false;
+        if (window_observer_) window_observer_(false);
     }
 }
 

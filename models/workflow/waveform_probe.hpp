@@ -10,6 +10,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <string>
 
@@ -39,6 +40,9 @@ public:
     static constexpr const char* kEndComment = "heteroreason-cosim: end of waveform";
 
     void on_kvmu(const Kvmu& kvmu);
+    // Told when the window opens or closes (and at the start whether it is open), so that
+    // signals traced by the models themselves keep to it too.
+    void set_window_observer(std::function<void(bool)> observer) { window_observer_ = std::move(observer); }
     // The VCD, for models that trace their own signals into it (the KVMU's RTL pins).
     sc_core::sc_trace_file* file() const { return file_; }
     void on_power(int device, PowerState state, double watts);
@@ -90,6 +94,7 @@ private:
     std::array<size_t, 3> links_;
     double window_start_ns_, window_end_ns_;
     bool open_;
+    std::function<void(bool)> window_observer_;
     State now_;
     sc_core::sc_trace_file* file_ = nullptr;
 };

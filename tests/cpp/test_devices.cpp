@@ -89,6 +89,12 @@ int sc_main(int, char*[]) {
         CHECK_NEAR(cosim::now_ns() - t1, gpu_token_ns(21) + gpu_token_ns(22), 1e-3);
         // A prefill past the context window is refused by name.
         CHECK_THROWS(cosim::SimulationError, "context window", target.prefill(10, 510));
+        // A negative context is refused by name before any time passes, as Python's API refuses it.
+        const double t2 = cosim::now_ns();
+        CHECK_THROWS(cosim::ConfigError, "GpuProxy::decode: context: must be a finite number >= 0, got -100",
+                     target.decode(5, -100));
+        CHECK_THROWS(cosim::ConfigError, "GpuProxy::prefill: context", target.prefill(5, -1));
+        CHECK_EQ_NUM(cosim::now_ns(), t2);
         // Energy: idle until t0, decode since, 5 W and 50 W.
         const double busy = cut + gpu_token_ns(21) + gpu_token_ns(22);
         CHECK_NEAR(target.power().energy_j(), (5.0 * t0 + 50.0 * busy) * 1e-9, 1e-12);

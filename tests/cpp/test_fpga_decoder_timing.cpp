@@ -23,6 +23,9 @@ int sc_main(int, char*[]) {
         CHECK_NEAR(t.pipeline_ns(), 200.0, 1e-12);
         CHECK_NEAR(t.token_ns(0.0), 90312.0, 1e-9);
         CHECK_NEAR(t.token_ns(10.0), 91592.0, 1e-9);
+        CHECK_THROWS(cosim::ConfigError, "FpgaDecoderTiming::token_ns: context", t.token_ns(-1.0));
+        CHECK_THROWS(cosim::ConfigError, "FpgaDecoderTiming::prefill_ns: tokens", t.prefill_ns(0, 10.0));
+        CHECK_THROWS(cosim::ConfigError, "FpgaDecoderTiming::token_ns: context", t.token_ns(std::nan("")));
         CHECK(t.bound(10.0) == cosim::FpgaBound::hbm);
         // Prefill of 4 after 10: compute (4 x 90,112 + 256 x (4x10 + 4x3/2)) / 64 x 10 = 58,160;
         // memory (90,112 + 14 x 128) / 1 = 91,904; plus the pipeline.

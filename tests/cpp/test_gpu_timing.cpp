@@ -19,6 +19,8 @@ int sc_main(int, char*[]) {
     CHECK_NEAR(hard.decode_compute_ns(10), 5792.0, 1e-9);
     CHECK_NEAR(hard.decode_memory_ns(10), 2856.0, 1e-9);
     CHECK_NEAR(hard.decode_token_ns(10), 1200.0 + 5792.0, 1e-9);
+    CHECK_THROWS(cosim::ConfigError, "GpuTiming::decode_token_ns: context", hard.decode_token_ns(-100));
+    CHECK_THROWS(cosim::ConfigError, "GpuTiming::prefill_ns: tokens", hard.prefill_ns(-3, 10));
     // Prefill of 4 after 10: MACs 4 x (90,112 - 16,384) + 16,384 + 256 x (40 + 6) = 323,072,
     // compute 20,192; memory (180,224 + 14 x 256) / 64 = 2,872.
     CHECK_NEAR(hard.prefill_compute_ns(4, 10), 20192.0, 1e-9);

@@ -21,6 +21,11 @@ int sc_main(int, char*[]) {
     CHECK_NEAR(hbm.stream_ns(2300.0), 10.0, 1e-12);
     CHECK_NEAR(hbm.stream_ns(230e6), 1e6, 1e-6);
     CHECK_NEAR(hbm.stream_ns(0.0), 0.0, 0.0);
+    // A negative or not-finite size is refused by name, never a negative or NaN time.
+    CHECK_THROWS(cosim::ConfigError, "Hbm::stream_ns: bytes: must be a finite number >= 0, got -100",
+                 hbm.stream_ns(-100.0));
+    CHECK_THROWS(cosim::ConfigError, "Hbm::stream_ns: bytes", hbm.stream_ns(std::nan("")));
+    CHECK_THROWS(cosim::ConfigError, "Hbm::stream_ns: bytes", hbm.stream_ns(HUGE_VAL));
 
     // Regions share the capacity; a region that does not fit names both sizes.
     hbm.allocate("weights", 600.0);
