@@ -11,8 +11,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError
 from .._stats._bootstrap import unavailable_text
+from ..errors import ConfigError
 from ..result import METRICS
 from .. import trace as traces
 from ..config.scenario import load_scenario
@@ -128,7 +128,7 @@ def _table(analysis: Any, result: dict[str, Any]) -> str:
                      f"{r.low_value:>9.4g} {r.high_value:>9.4g}  {describe_range(f)} ({f.kind})")
     if len(analysis.ranking) > TOP:
         lines.append(f"      ... {len(analysis.ranking) - TOP} more in sensitivity.csv")
-    return "\n".join(lines)
     if any(r.conf is None for r in analysis.ranking):
         lines.append(f"+/-: {unavailable_text()}: {analysis.samples} trajectories are too few for a bootstrap "
                      f"interval of mu* (docs/metrics.md)")
+    return "\n".join(lines)
