@@ -47,3 +47,65 @@ def tmp_yaml(tmp_path):
         return path
 
     return write
+
+
+# A real Ray head stands for the cluster of docs/serving.md: on the loopback (clustering
+# off), with a token of its own, as Ray 2.60 asks of every cluster by default.
+RAY_START_BOUND_S = 120.0  # a head starts in about 3 s; ten times that, and more for a busy machine
+
+
+@pytest.fixture(scope="session")
+def ray_head():
+    """(address, environment) of a Ray head run for the tests, stopped with them."""
+    import os
+    import signal
+    import socket
+    import tempfile
+    import threading
+    import time
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = dict(os.environ, RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0", RAY_AUTH_MODE="token",
+               RAY_AUTH_TOKEN=os.urandom(16).hex())
+    # Short: Ray puts its sockets' paths under it, and a Unix socket's path has 107 bytes at most.
+    temp = tempfile.mkdtemp(prefix="ray-", dir="/tmp")
+    ray = Path(sys.executable).parent / "ray"
+    head = subprocess.Popen([str(ray), "start", "--head", "--block", f"--port={port}", "--num-cpus=2",
+                             "--include-dashboard=false", "--disable-usage-stats", f"--temp-dir={temp}"],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+    started, said = threading.Event(), []
+
+    def read():
+        for line in head.stdout:
+            said.append(line)
+            if "Ray runtime started" in line:
+                started.set()
+
+    threading.Thread(target=read, daemon=True).start()
+    try:
+        if not started.wait(RAY_START_BOUND_S):
+            pytest.fail("the Ray head did not start:\n" + "".join(said[-30:]))
+        yield f"127.0.0.1:{port}", env
+    finally:
+        # The head, its GCS, raylet and workers share its process group; none may outlive the tests.
+        deadline = time.monotonic() + RAY_START_BOUND_S
+        while _living(head.pid) and time.monotonic() < deadline:
+            os.killpg(head.pid, signal.SIGKILL)
+            head.poll()
+            time.sleep(0.1)
+        head.wait(timeout=RAY_START_BOUND_S)
+
+
+def _living(group):
+    """Whether a process of the group still runs (a zombie waits only to be reaped)."""
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == group and fields[0] != "Z":
+            return True
+    return False

@@ -162,10 +162,15 @@ def test_each_python_example_runs_as_written(tmp_path, where, code):
 
 @pytest.mark.timeout(1800)
 @pytest.mark.parametrize("where,lines", BLOCKS, ids=[where for where, _ in BLOCKS])
-def test_each_example_runs_as_written(workspace, where, lines):
+def test_each_example_runs_as_written(request, workspace, where, lines):
     env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
     for line in lines:  # in order: a later line may read what an earlier one wrote
-        for command in (shlex.join(tiny(words)) for words in commands(line)):
+        for words in commands(line):
+            if "--ray-address" in words:  # the example's cluster: a real Ray head, on this machine
+                address, head_env = request.getfixturevalue("ray_head")
+                words[words.index("--ray-address") + 1] = address
+                env.update({k: v for k, v in head_env.items() if k.startswith("RAY_")})
+            command = shlex.join(tiny(words))
             if command in RAN:
                 continue
             done = subprocess.run(["bash", "-c", command], cwd=workspace, env=env, capture_output=True, text=True,

@@ -197,7 +197,7 @@ def test_points_of_the_command_line_are_checked_with_their_values_together(tmp_p
         result = run_cli("sweep", scenario, *[a for o in order for a in ("--set", o)], "--set", "serve.rate=0.5",
                          *base, cwd=tmp_path)
         assert result.returncode == 0, result.stderr
-        assert "1 points, 0 failed" in result.stdout
+        assert ": 1 point, 0 failed" in result.stdout
         (tmp_path / "out" / "points.jsonl").unlink()
     # A point no order can make is refused before any point runs, naming the point.
     result = run_cli("sweep", scenario, "--set", "batching.max_batch=64,4096", "--set", "batching.token_budget=2048",

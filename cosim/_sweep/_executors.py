@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
+import logging
 import os
 import re
+import socket
+import sys
+import tempfile
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 from .._isolation import in_this_process, native, stop_workers
 from ..errors import ConfigError
@@ -18,6 +23,9 @@ from ._point import run_point
 EXECUTORS = ("local", "ray")
 # `ray start --head` prints the address to join: the head's host and its GCS port.
 RAY_ADDRESS = re.compile(r"^[A-Za-z0-9.\-]+:\d{1,5}$")
+# How long a cluster's head may take to accept a connection: a reachable head answers in
+# milliseconds, so this only bounds a firewall that drops the packets.
+_PROBE_S = 10.0
 
 
 def check_ray_address(address: str | None, executor: str) -> None:
@@ -104,6 +112,51 @@ def _init_on_loopback(ray: Any, workers: int) -> None:
                           f"start a Ray cluster bound as docs/serving.md shows and give --ray-address")
 
 
+def _join(ray: Any, address: str) -> None:
+    """Joins the cluster at address, or says in one line why it cannot."""
+    # Ray retries an address where nothing listens for minutes; a plain connection says so at once.
+    host, port = address.rsplit(":", 1)
+    try:
+        socket.create_connection((host, int(port)), timeout=_PROBE_S).close()
+    except OSError as exc:
+        raise ConfigError(f"--ray-address: no Ray cluster answers at {address} ({exc.strerror or exc}); "
+                          f"start one with `ray start --head` (docs/serving.md)") from None
+    try:
+        with _core_log_held():
+            ray.init(address=address, log_to_driver=False, logging_level=logging.ERROR)
+    except Exception as exc:  # noqa: BLE001 - Ray raises several kinds; each becomes one line
+        causes, seen = [], exc
+        while seen is not None and len(causes) < 8:
+            causes.append(f"{type(seen).__name__}: {seen}")
+            seen = seen.__cause__ or seen.__context__
+        if any("AuthenticationError" in c or "InvalidAuthToken" in c for c in causes):
+            raise ConfigError(f"--ray-address: the Ray cluster at {address} asks for its token: set RAY_AUTH_MODE=token "
+                              f"and give the head's token (its ~/.ray/auth_token, or RAY_AUTH_TOKEN); "
+                              f"docs/serving.md shows the set-up") from None
+        raise ConfigError(f"--ray-address: the Ray cluster at {address} could not be joined "
+                          f"({causes[0].splitlines()[0]})") from None
+
+
+@contextlib.contextmanager
+def _core_log_held() -> Iterator[None]:
+    """Ray's core writes each retry of a refused connection to file descriptor 2, a line a
+    second for twenty seconds; they go to a scratch file, shown only if joining succeeds."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as held:
+        os.dup2(held.fileno(), 2)
+        joined = False
+        try:
+            yield
+            joined = True
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            if joined:
+                held.seek(0)
+                sys.stderr.write(held.read().decode(errors="replace"))
+
+
 def ray_results(scn: Scenario, trace: Trace, points: list[dict[str, Any]], workers: int,
                 address: str | None, runner: Runner = run_point) -> Iterable[dict]:
     try:
@@ -113,7 +166,7 @@ def ray_results(scn: Scenario, trace: Trace, points: list[dict[str, Any]], worke
     started = False
     if not ray.is_initialized():
         if address:
-            ray.init(address=address, log_to_driver=False)
+            _join(ray, address)
         else:
             _init_on_loopback(ray, workers)
         started = True
