@@ -36,6 +36,9 @@ void claim_process() {
     sc_core::sc_report_handler::set_actions(sc_core::SC_FATAL, sc_core::SC_THROW);
     // Informational chatter (e.g. "simulation stopped by user" after an error) is not for users.
     sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
+    // Several processes that fail in one delta each stop the kernel; the first error is the
+    // one reported, and SystemC's warning (W545) about the later stops is noise on stdout.
+    sc_core::sc_report_handler::set_actions(sc_core::SC_ID_SIMULATION_STOP_CALLED_TWICE_, sc_core::SC_DO_NOTHING);
 }
 
 Driver::Driver(sc_core::sc_module_name name, std::function<void()> body)

@@ -86,9 +86,25 @@ PowerState power_state(const std::string& name) {
     throw ConfigError("unknown power state '" + name + "' (idle, prefill, decode, transfer)");
 }
 
-LatencyProfile latency_profile(const std::string& source, const py::list& rows) {
+LatencyProfile latency_profile(const std::string& source, const py::object& rows) {
     std::vector<ProfilePoint> points;
-    for (auto row : rows) {
+    if (py::isinstance<py::array>(rows)) {
+        // The loader's table (cosim/config/_latency_csv.py COLUMNS): phase (0 prefill,
+        // 1 decode), tokens, context, batch, seconds; read in place, row by row.
+        const auto table = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(rows);
+        if (!table || table.ndim() != 2 || table.shape(1) != 5)
+            throw ConfigError(source + ": a profile table has 5 columns (phase, tokens, context, batch, seconds)");
+        const auto t = table.unchecked<2>();
+        points.reserve(static_cast<size_t>(t.shape(0)));
+        for (py::ssize_t i = 0; i < t.shape(0); ++i) {
+            if (t(i, 0) != 0.0 && t(i, 0) != 1.0) throw ConfigError(source + ": a phase is 0 (prefill) or 1 (decode)");
+            points.push_back(ProfilePoint{t(i, 0) == 0.0 ? Phase::prefill : Phase::decode,
+                                          static_cast<int64_t>(t(i, 1)), static_cast<int64_t>(t(i, 2)), t(i, 4),
+                                          static_cast<int64_t>(t(i, 3))});
+        }
+        return LatencyProfile(source, points);
+    }
+    for (auto row : rows.cast<py::list>()) {
         auto t = row.cast<py::tuple>();
         if (t.size() != 4 && t.size() != 5)
             throw ConfigError(source + ": a profile row needs (phase, tokens, context, seconds[, batch])");
@@ -144,7 +160,7 @@ LatencyProfile optional_profile(const py::object& profile) {
     if (py::isinstance<py::dict>(profile)) return operator_profile(profile.cast<py::dict>());
     auto t = profile.cast<py::tuple>();
     if (t.size() != 2) throw ConfigError("a latency profile is (source, rows)");
-    return latency_profile(t[0].cast<std::string>(), t[1].cast<py::list>());
+    return latency_profile(t[0].cast<std::string>(), t[1]);
 }
 
 FpgaProfile fpga_profile(const py::object& profile) {
@@ -153,7 +169,7 @@ FpgaProfile fpga_profile(const py::object& profile) {
     const py::dict d = profile.cast<py::dict>();
     Reader r(d, "fpga profile");
     const auto source = r.get<std::string>("source");
-    out.table = latency_profile(source, r.get<py::list>("rows"));
+    out.table = latency_profile(source, r.get<py::object>("rows"));
     out.measured_clock_mhz = r.get<double>("measured_clock_mhz");
     out.project_clock = r.get<bool>("project_clock");
     r.finish();

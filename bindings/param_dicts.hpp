@@ -26,7 +26,9 @@ ModelSpec model_spec(const pybind11::dict& d);
 // The engine's serving sections (cosim/schema/_cluster.py), checked by their declared rules.
 ClusterShape cluster_shape(const pybind11::dict& d);
 BatchingSettings batching_settings(const pybind11::dict& d);
-LatencyProfile latency_profile(const std::string& source, const pybind11::list& rows);
+// rows: the loader's table (an array of phase, tokens, context, batch, seconds), or a list
+// of (phase, tokens, context, seconds[, batch]) tuples.
+LatencyProfile latency_profile(const std::string& source, const pybind11::object& rows);
 // None, or (source, rows).
 LatencyProfile optional_profile(const pybind11::object& profile);
 // None, or {source, rows, measured_clock_mhz, project_clock}.

@@ -134,8 +134,21 @@ void GpuBatcher::run() {
         for (const auto& [timing, work] : passes) ns += timing->batch_ns(work);
         const PowerState state = prefilling ? PowerState::prefill : PowerState::decode;
         power_.set_state(state);
+        sc_core::sc_time pass;
+        try {
+            pass = duration_ns(ns);
+        } catch (const SimulationError& e) {
+            // A pass too long for the kernel's clock fails its sequences on their callers'
+            // threads, which report it; thrown here it would escape this SystemC process.
+            for (const auto& entry : batch) {
+                entry.first->error = e.what();
+                entry.first->finished = true;
+                entry.first->done.notify(sc_core::SC_ZERO_TIME);
+            }
+            continue;
+        }
         for (const auto& entry : batch) entry.first->work_ns += ns / static_cast<double>(batch.size());
-        sc_core::wait(duration_ns(ns));
+        sc_core::wait(pass);
         busy_ns_ += ns;
         ++iterations_;
         batched_sequences_ += static_cast<int64_t>(batch.size());

@@ -104,6 +104,20 @@ def test_an_fpga_prefill_past_the_kernel_s_clock_names_its_parameters():
         cosim.simulate(scn, cosim.trace.generate("math500", 2, seed=1))
 
 
+@pytest.mark.parametrize("devices", [1, 4])
+def test_a_batched_pass_past_the_kernel_s_clock_is_one_line_from_any_number_of_gpus(tmp_path, devices):
+    # Each batched pass takes at least the forward overhead: 1e14 ns is 1e5 s, so the passes
+    # of eight requests arriving together run the kernel's clock (about 9.2e6 s) out. With
+    # four GPUs, their batchers fail in one delta: one error, and no warning of SystemC's
+    # about the kernel stopped twice.
+    proc = run_cli("serve", "cluster-heteroreason-u280-200", "--rate", "1e9", "--requests", "8", "--quiet",
+                   "--set", "target.device.gpu.forward_overhead_ns=1e14", "--set", f"cluster.target.devices={devices}",
+                   "--out", "out", cwd=tmp_path, timeout=600)
+    _refused(proc, "a duration of 1e+14 ns at", "cannot be simulated")
+    assert proc.stdout == "" and "W545" not in proc.stderr
+    assert not (tmp_path / "out").exists()
+
+
 @pytest.mark.parametrize("args,message", [
     (["--rate", "-1"], "--rate: must be > 0, got -1.0"),
     (["--rate", "1", "--cv", "-1"], "--cv: must be > 0"),

@@ -1,7 +1,6 @@
 """Every `cosim` example in the README, in docs/ and in the command line's --help runs as
 written, on tiny sizes: each example's problem, request and sample counts are made small,
-nothing else changes. Examples that read the user's own measurements (measured.csv,
-profile_target.csv) get such files, made here from the models' own timings."""
+nothing else changes. An example that joins a Ray cluster joins a real one, started on this machine."""
 
 import argparse
 import os
@@ -86,46 +85,13 @@ def tiny(words):
     return words
 
 
-def user_files(folder):
-    """The measurements the fit examples name, as a user would have them: the U280's
-    decode time by context at 200 MHz, and the target's calls on its RTX 3090."""
-    import cosim
-
-    folder.mkdir(parents=True, exist_ok=True)
-
-    contexts, prefills = [0, 256, 1024, 2048, 3000], [16, 128, 512]
-    ns = cosim.standalone.fpga_timing("u280", contexts=contexts, prefill_tokens=prefills,
-                                      overrides={"accelerator.clock_mhz": 200})["ns"]
-    rows = ["phase,tokens,context,seconds", *(f"decode,1,{c},{t * 1e-9!r}" for c, t in zip(contexts, ns)),
-            *(f"prefill,{n},0,{t * 1e-9!r}" for n, t in zip(prefills, ns[len(contexts):]))]
-    (folder / "measured.csv").write_text("\n".join(rows) + "\n")
-    rows = ["phase,tokens,context,seconds"]
-    for tokens, context in ((16, 0), (128, 0), (512, 0), (1024, 0)):
-        rows.append(f"prefill,{tokens},{context},"
-                    f"{cosim.standalone.gpu_prefill('rtx3090', 'qwen2.5-math-7b', tokens, context).time_ns / 1e9:.9g}")
-    for context in (128, 1024, 4000):
-        rows.append(f"decode,1,{context},"
-                    f"{cosim.standalone.gpu_decode('rtx3090', 'qwen2.5-math-7b', 1, context).time_ns / 1e9:.9g}")
-    (folder / "profile_target.csv").write_text("\n".join(rows) + "\n")
-
-
-@pytest.fixture(scope="module")
-def measurements(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("measured")
-    user_files(folder)
-    return folder
-
-
 @pytest.fixture
-def workspace(tmp_path, measurements):
+def workspace(tmp_path):
     """A folder of its own for each example block, holding what the examples name beside
-    the package: the repository's tests/data and cosim/data (as in a clone), and the
-    user's measurements."""
-    for part in ("tests", "cosim"):
-        (tmp_path / part).mkdir()
-        (tmp_path / part / "data").symlink_to(ROOT / part / "data")
-    for name in ("measured.csv", "profile_target.csv"):
-        (tmp_path / name).symlink_to(measurements / name)
+    the package, as in a clone: the repository's tests/data, cosim/data and examples."""
+    for part in ("tests/data", "cosim/data", "examples"):
+        (tmp_path / part).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / part).symlink_to(ROOT / part)
     return tmp_path
 
 

@@ -139,3 +139,41 @@ def test_a_serving_cluster_times_its_batched_iterations_from_the_profile(tmp_pat
     per_sequence = (batch4_s - 0.5) / 3  # the profile's slope in batch size
     batched = prm.mean_batch * prm.iterations
     assert prm.busy_s == pytest.approx(0.5 * prm.iterations + per_sequence * (batched - prm.iterations), rel=1e-9)
+
+
+def test_a_large_latency_csv_costs_its_numbers_not_objects_per_row(tmp_path):
+    # 200,000 decode points (about 6 MB of CSV). Held as an array, a row costs its five
+    # 8-byte numbers and its line (48 bytes); with the sort that checks for repeats and the
+    # arrays' growth, well under 150 bytes a row. As tuples with a dict of seen points a
+    # row took about 40 bytes for each byte of the file.
+    import tracemalloc
+
+    from cosim.config._latency_csv import COLUMNS
+
+    rows = [("decode", 1, ctx, 0.02 + ctx * 1e-9, batch) for batch in (1, 2) for ctx in range(100_000)]
+    path = write_profile(tmp_path / "big.csv", rows)
+    size = path.stat().st_size
+    tracemalloc.start()
+    try:
+        table = cosim.load_latency_profile(path)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert table.table.shape == (len(rows), len(COLUMNS)) and table.table.nbytes == 40 * len(rows)
+    assert peak < 150 * len(rows) and peak < 6 * size, (peak, size)
+    # The last row, read back: decode (1), one token, its context, batch 2, its seconds.
+    assert tuple(table.table[-1]) == (1.0, 1.0, 99_999.0, 2.0, 0.02 + 99_999 * 1e-9)
+
+
+def test_the_native_table_reads_the_array_as_it_reads_rows(tmp_path):
+    # The same profile given to the GPU model as the loader's array and as a list of tuples
+    # times every call alike.
+    from cosim.config._latency_csv import LatencyProfile
+
+    loaded = cosim.load_latency_profile(decode_profile(tmp_path))
+    as_rows = LatencyProfile(loaded.source, loaded.rows, loaded.batched)
+    calls = [(1, ctx) for ctx in (0, 500, 1000, 3000)]
+    timed = [[cosim.standalone.gpu_decode("rtx3090", "qwen2.5-math-7b", b, c, profile=p).time_ns for b, c in calls]
+             for p in (loaded, as_rows)]
+    assert timed[0] == timed[1]
+    assert timed[0][1] == pytest.approx(measured_ms(1, 500) * MS)

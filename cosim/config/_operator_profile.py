@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 import math
-from array import array
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
@@ -20,6 +19,7 @@ import numpy as np
 from .._inputs import csv_records
 from ..errors import ConfigError
 from ._declarations import MEASURED_S, TOKENS
+from ._point_table import PointTable
 from ._yamlio import LocatedDict, load_yaml
 
 # LLMServingSim's dense decoders (profiler/models/llama.yaml, qwen3.yaml): per layer, the
@@ -116,45 +116,6 @@ class _Csv:
         return value
 
 
-class _Points:
-    """Rows of one table (its axes, then the time in ns) with the line each came from, in
-    flat arrays of 8-byte numbers."""
-
-    def __init__(self, csvfile: _Csv, width: int):
-        self.csvfile, self.width = csvfile, width
-        self.values = array("d")
-        self.lines = array("q")
-
-    def add(self, line: int, values: list[float]) -> None:
-        self.values.extend(values)
-        self.lines.append(line)
-
-    def __len__(self) -> int:
-        return len(self.lines)
-
-    def table(self) -> np.ndarray:
-        return np.frombuffer(self.values, dtype=np.float64).reshape(-1, self.width)
-
-    def unique(self) -> np.ndarray:
-        """The table; a point measured twice is an error naming both lines."""
-        rows, lines = self.table(), np.frombuffer(self.lines, dtype=np.int64)
-        keys = rows[:, :-1]
-        order = np.lexsort((lines, *keys.T[::-1]))
-        ordered = keys[order]
-        same = np.all(ordered[1:] == ordered[:-1], axis=1)
-        del ordered
-        if same.any():
-            # The first line in the file that repeats a point, and where that point was first.
-            pairs = np.flatnonzero(same)
-            at = pairs[np.argmin(lines[order[pairs + 1]])]
-            start = at
-            while start > 0 and same[start - 1]:
-                start -= 1
-            raise ConfigError(f"{self.csvfile.path}:{lines[order[at + 1]]}: the same point is measured on line "
-                              f"{lines[order[start]]}")
-        return rows
-
-
 def _term(name: str, input: str, count: float, file: Path, axes: tuple[str, ...], rows: np.ndarray
           ) -> dict[str, Any]:
     return {"name": name, "input": input, "count": float(count), "file": str(file), "axes": list(axes),
@@ -162,7 +123,7 @@ def _term(name: str, input: str, count: float, file: Path, axes: tuple[str, ...]
 
 
 def _by_layer(csvfile: _Csv, key: str, known: tuple[str, ...], scale: float) -> dict[str, np.ndarray]:
-    tables: dict[str, _Points] = {}
+    tables: dict[str, PointTable] = {}
     for line, row in csvfile.rows():
         layer = csvfile.text(row, "layer")
         if layer not in known:
@@ -170,7 +131,7 @@ def _by_layer(csvfile: _Csv, key: str, known: tuple[str, ...], scale: float) -> 
         x = csvfile.number(line, row, key, whole=True)
         if x < 1:
             raise ConfigError(f"{csvfile.path}:{line}: {key}: must be >= 1, got {csvfile.text(row, key)!r}")
-        points = tables.setdefault(layer, _Points(csvfile, 2))
+        points = tables.setdefault(layer, PointTable(csvfile.path, 2))
         points.add(line, [x, csvfile.number(line, row, "time_us", time_ns=scale)])
     return {layer: points.unique() for layer, points in tables.items()}
 
@@ -228,7 +189,7 @@ def _llmservingsim(folder: Path, model: Any) -> OperatorProfile:
     if "lm_head" not in heads:
         raise ConfigError(f"{per_seq.path}: layer: no rows for 'lm_head'")
     attention = _Csv(base / "attention.csv", (*LSS_ATTENTION, "time_us"))
-    points = _Points(attention, len(LSS_ATTENTION) + 1)
+    points = PointTable(attention.path, len(LSS_ATTENTION) + 1)
     for line, row in attention.rows():
         key = [attention.number(line, row, name, whole=True) for name in LSS_ATTENTION]
         if key[0] == 0 and key[2] == 0:
@@ -253,7 +214,7 @@ def _matches(csvfile: _Csv, line: int, row: list[str], columns: dict[str, str], 
         csvfile.number(line, row, "num_tensor_parallel_workers", whole=True) == 1
 
 
-def _mean_by_first(points: _Points) -> np.ndarray:
+def _mean_by_first(points: PointTable) -> np.ndarray:
     """(x, mean time) for each x: Vidur's profiler may measure a point more than once (its
     fit then spans the repeats); here their mean stands for it."""
     rows = points.table()
@@ -267,7 +228,7 @@ def _vidur(folder: Path, model: Any) -> OperatorProfile:
     for op in VIDUR_REQUIRED:
         if op not in ops:
             raise ConfigError(f"{mlp.path}:1: time_stats.{op}.median: missing column")
-    repeats = {op: _Points(mlp, 2) for op in ops}
+    repeats = {op: PointTable(mlp.path, 2) for op in ops}
     for line, row in mlp.rows():
         if not _matches(mlp, line, row, VIDUR_MODEL_COLUMNS, model):
             continue
@@ -280,7 +241,7 @@ def _vidur(folder: Path, model: Any) -> OperatorProfile:
     attn = _Csv(folder / "attention.csv", ("is_prefill", "batch_size", "prefill_chunk_size", "kv_cache_size",
                                            "num_tensor_parallel_workers", *VIDUR_ATTENTION_MODEL,
                                            "time_stats.attn_prefill.median", "time_stats.attn_decode.median"))
-    prefill, decode, save = _Points(attn, 3), _Points(attn, 3), _Points(attn, 2)
+    prefill, decode, save = PointTable(attn.path, 3), PointTable(attn.path, 3), PointTable(attn.path, 2)
     has_save = "time_stats.attn_kv_cache_save.median" in attn.header
     for line, row in attn.rows():
         if not _matches(attn, line, row, VIDUR_ATTENTION_MODEL, model):

@@ -22,7 +22,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..errors import ConfigError
-from ._latency_csv import LatencyProfile, load_latency_profile
+from ._latency_csv import PHASES, LatencyProfile, load_latency_profile
 from . import _params
 from .hardware import FpgaDevice
 
@@ -58,14 +58,14 @@ class _Table:
     """phase -> batch -> context -> tokens -> seconds, as the native table holds it."""
 
     def __init__(self, profile: LatencyProfile):
-        points: dict[str, dict[int, dict[int, dict[int, float]]]] = {}
-        for phase, tokens, context, seconds, *batch in (*profile.rows, *profile.batched):
-            plane = points.setdefault(phase, {}).setdefault(batch[0] if batch else 1, {})
-            plane.setdefault(context, {})[tokens] = seconds
-        # Sorted keys and, for each context, its curve's tokens and seconds as arrays.
-        self.phases = {phase: {b: {c: (np.array(sorted(curve)), np.array([curve[t] for t in sorted(curve)]))
-                                   for c, curve in plane.items()} for b, plane in batches.items()}
-                       for phase, batches in points.items()}
+        # Sorted by phase, batch, context, tokens; each context's curve is a slice of arrays.
+        t = profile.table
+        t = t[np.lexsort((t[:, 1], t[:, 2], t[:, 3], t[:, 0]))]
+        groups = np.flatnonzero(np.any(np.diff(t[:, [0, 3, 2]], axis=0) != 0, axis=1)) + 1
+        self.phases: dict[str, dict[int, dict[int, tuple[np.ndarray, np.ndarray]]]] = {}
+        for curve in np.split(t, groups):
+            phase, batch, context = PHASES[int(curve[0, 0])], int(curve[0, 3]), int(curve[0, 2])
+            self.phases.setdefault(phase, {}).setdefault(batch, {})[context] = (curve[:, 1], curve[:, 4])
 
     def seconds(self, phase: str, tokens: np.ndarray, context: int, batch: int) -> np.ndarray:
         batches = self.phases[phase]

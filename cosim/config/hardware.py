@@ -212,7 +212,7 @@ def _with_profile_checked(device: FpgaDevice, folder: Path, body: LocatedDict) -
         table = load_latency_profile(path)
     except ConfigError as exc:
         raise ConfigError(f"{where}: {exc}") from None
-    if table.batched:
+    if table.has_batches():
         raise ConfigError(f"{where}: {path}: rows at batch > 1 time a GPU's batched iterations; the FPGA decodes "
                           f"one context at a time")
     return _with_origins_kept(device, profile=dataclasses.replace(profile, file=str(path)))
@@ -223,7 +223,7 @@ def fpga_profile_native(device: FpgaDevice) -> dict[str, Any] | None:
     if device.profile is None:
         return None
     table = load_latency_profile(device.profile.file)
-    return {"source": table.source, "rows": list(table.rows),
+    return {"source": table.source, "rows": table.table,
             "measured_clock_mhz": device.profile.measured_clock_mhz,
             "project_clock": device.profile.clock_projection == "linear"}
 
