@@ -14,6 +14,28 @@ def run_cli(*args, cwd, **kwargs):
     return subprocess.run([sys.executable, "-m", "cosim.cli", *map(str, args)], capture_output=True, text=True,
                           cwd=cwd, **kwargs)
 
+ERROR = "cosim: error: "  # how the command line begins a user error
+
+
+def one_line_error(result):
+    """The command failed as bad input does: status 2, one line naming what is wrong, no
+    traceback. The line, with its prefix."""
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(ERROR) and "Traceback" not in result.stderr, result.stderr
+    return lines[0]
+
+
+def refused_serving(tmp_path, scenario, sets=(), folder="out"):
+    """The one-line error of a short `cosim serve` of ``scenario`` with ``--set`` options,
+    which writes nothing."""
+    options = [a for s in sets for a in ("--set", s)]
+    message = one_line_error(run_cli("serve", scenario, *options, "--rate", "1", "--requests", "2", "--quiet",
+                                     "--out", tmp_path / folder, cwd=tmp_path))
+    assert not (tmp_path / folder).exists()
+    return message
+
+
 # Datasheet figures restated here, independently of the package's YAML, so the
 # tests check the shipped data as well as the formulas.
 GEN3_RAW_GBPS = 15.75  # 8 GT/s x 16 lanes, 128b/130b, rounded

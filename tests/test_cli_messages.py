@@ -4,6 +4,7 @@ exit status 2 and one line."""
 import json
 from pathlib import Path
 
+import conftest
 import pytest
 
 from conftest import run_cli
@@ -13,10 +14,8 @@ MEASURED = "phase,tokens,context,seconds\ndecode,1,100,0.001\ndecode,1,200,0.001
 
 
 def one_line_error(proc):
-    assert proc.returncode == 2, proc.stderr
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("cosim: error: "), proc.stderr
-    return lines[0][len("cosim: error: "):]
+    """The error's line without its prefix."""
+    return conftest.one_line_error(proc)[len(conftest.ERROR):]
 
 
 @pytest.mark.parametrize("kind, device, other", [("gpu", "u280", "fpga"), ("fpga", "rtx3090", "gpu")])

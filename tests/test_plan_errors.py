@@ -4,18 +4,13 @@ with its error, and a grid past the bound is refused, with its size, before any 
 import pytest
 
 import cosim
-from conftest import SCENARIOS, run_cli
+from conftest import one_line_error, SCENARIOS, run_cli
 from cosim.serve._plan import MAX_CLUSTERS
 
 VLLM = str(SCENARIOS / "vllm-rtx4090.yaml")
 U280 = str(SCENARIOS / "heteroreason-u280-200.yaml")
 
 
-def one_line_error(result):
-    assert result.returncode == 2, result.stderr
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("cosim: error: "), result.stderr
-    return lines[0]
 
 
 @pytest.mark.parametrize("workers", [1, 2])

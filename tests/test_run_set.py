@@ -4,6 +4,7 @@ scenario file naming it there would, each file checked as an input."""
 
 import shutil
 
+import conftest
 import pytest
 
 from conftest import ROOT, SCENARIOS, run_cli
@@ -48,10 +49,8 @@ def test_role_files_set_on_the_command_line_run_as_the_scenario_file_naming_them
 
 
 def one_line_error(proc):
-    assert proc.returncode == 2, proc.stderr
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("cosim: error: "), proc.stderr
-    return lines[0][len("cosim: error: "):]
+    """The error's line without its prefix."""
+    return conftest.one_line_error(proc)[len(conftest.ERROR):]
 
 
 def test_a_swapped_file_is_checked_as_the_scenario_files_own(tmp_path):

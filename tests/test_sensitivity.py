@@ -186,3 +186,20 @@ def test_points_on_ray_give_the_local_answer(tmp_path):
     assert on_ray.ranking == local.ranking and on_ray.band == local.band
     rows = [json.loads(line) for line in (tmp_path / "ray" / "points.jsonl").read_text().splitlines()[1:]]
     assert len(rows) >= 5 and all(r["status"] == "ok" for r in rows)  # the nominal and the four ends at least
+
+
+def test_morris_with_fewer_than_ten_trajectories_says_why_mu_star_has_no_interval(tmp_path):
+    # A bootstrap interval needs ten units at least (docs/metrics.md); four trajectories
+    # give mu* without one, and the table says so under its rows.
+    args = [SCN, "--range", "fpga.clock_mhz=150:300", "--range", "pcie.bandwidth_gbps=4:16", "--only",
+            "fpga.clock_mhz,pcie.bandwidth_gbps", "--metric", "latency_s", "--problems", "2", "--method", "morris",
+            "--samples", "4", "--out", str(tmp_path / "sens"), "--quiet"]
+    proc = cli("sensitivity", *args, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    rows = [line for line in lines if line.split()[:2] in (["1", "fpga.clock_mhz"], ["2", "pcie.bandwidth_gbps"])]
+    assert len(rows) == 2 and all(row.split()[3] == "n/a" for row in rows)
+    assert ("+/-: n/a (N < 10): 4 trajectories are too few for a bootstrap interval of mu* (docs/metrics.md)"
+            in lines)
+    ranking = json.loads((tmp_path / "sens" / "sensitivity.json").read_text())["ranking"]
+    assert [r["mu_star_conf"] for r in ranking] == [None, None]

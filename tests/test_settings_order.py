@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 import cosim
-from conftest import run_cli
+from conftest import one_line_error, refused_serving, run_cli
 from cosim.config.scenario import builtin_scenarios
 
 U280 = "heteroreason-u280-200"
@@ -18,11 +18,6 @@ SHARED_LINK = {"cluster.draft.devices": 2, "cluster.draft.boards_per_host_link":
                "cluster.draft.host_link": "pcie_gen5_x16"}
 
 
-def one_line_error(result):
-    assert result.returncode == 2, result.stderr
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("cosim: error: "), result.stderr
-    return lines[0]
 
 
 @pytest.mark.parametrize("values", [BIG_BATCH, SHARED_LINK], ids=["batching", "shared-link"])
@@ -87,16 +82,12 @@ def test_a_setting_without_effect_is_refused_from_a_file_and_from_set_alike(tmp_
     text, sets, reason = WITHOUT_EFFECT[case]
     path = tmp_path / "s.yaml"
     path.write_text("system: heteroreason\n" + text)
-    from_file = one_line_error(run_cli("serve", path, "--rate", "1", "--requests", "2", "--quiet", "--out",
-                                       tmp_path / "f", cwd=tmp_path))
+    from_file = refused_serving(tmp_path, path)
     assert reason in from_file and f"{path}:" in from_file  # the file's line named
     for order in (sets, sets[::-1]):
-        options = [a for s in order for a in ("--set", s)]
-        from_set = one_line_error(run_cli("serve", "heteroreason-u280-200", *options, "--rate", "1", "--requests", "2",
-                                          "--quiet", "--out", tmp_path / "s", cwd=tmp_path))
+        from_set = refused_serving(tmp_path, "heteroreason-u280-200", order)
         assert reason in from_set and "--set " in from_set
         assert from_set[from_set.index(reason):] == from_file[from_file.index(reason):]  # the same words
-    assert not (tmp_path / "f").exists() and not (tmp_path / "s").exists()
 
 
 def test_in_code_too():

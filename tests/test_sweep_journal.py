@@ -8,7 +8,7 @@ import json
 import pytest
 
 import cosim
-from conftest import SCENARIOS, run_cli
+from conftest import one_line_error, SCENARIOS, run_cli
 from cosim._sweep import MAX_POINTS
 from cosim._sweep._journal import Journal
 
@@ -22,13 +22,6 @@ def workload():
     return cosim.trace.generate("math500", 4, seed=3).in_memory()
 
 
-def one_line_error(result):
-    """The command failed as bad input does: status 2, one line naming what is wrong."""
-    assert result.returncode == 2, result.stderr
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("cosim: error: "), result.stderr
-    assert "Traceback" not in result.stderr
-    return lines[0]
 
 
 def test_a_damaged_first_line_is_refused_not_read_as_another_scenarios(tmp_path, workload):

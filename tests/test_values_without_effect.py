@@ -10,7 +10,7 @@ import json
 import pytest
 
 import cosim
-from conftest import run_cli
+from conftest import one_line_error, refused_serving, run_cli
 from cosim.trace import Trace
 from cosim.trace._plain import plain_header, plain_problem
 from cosim.uncertainty._factors import factors
@@ -18,12 +18,6 @@ from cosim.uncertainty._factors import factors
 U280 = "heteroreason-u280-200"
 
 
-def one_line_error(result):
-    assert result.returncode == 2, result.stderr
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("cosim: error: ") and "Traceback" not in result.stderr, \
-        result.stderr
-    return lines[0]
 
 
 # ---- the autoregressive system: from a file and from --set alike ---------------------------
@@ -44,14 +38,10 @@ def test_a_value_the_target_alone_never_reads_is_refused_from_a_file_and_from_se
     text, sets, reason = AUTOREGRESSIVE[case]
     path = tmp_path / "s.yaml"
     path.write_text("system: autoregressive\n" + text)
-    from_file = one_line_error(run_cli("serve", path, "--rate", "1", "--requests", "2", "--quiet", "--out",
-                                       tmp_path / "f", cwd=tmp_path))
+    from_file = refused_serving(tmp_path, path)
     assert reason in from_file and f"{path}:" in from_file
-    options = [a for s in sets for a in ("--set", s)]
-    from_set = one_line_error(run_cli("serve", "target-alone", *options, "--rate", "1", "--requests", "2",
-                                      "--quiet", "--out", tmp_path / "s", cwd=tmp_path))
+    from_set = refused_serving(tmp_path, "target-alone", sets)
     assert reason in from_set and f"--set {sets[-1]}" in from_set
-    assert not (tmp_path / "f").exists() and not (tmp_path / "s").exists()
 
 
 def test_the_target_alone_s_written_form_leaves_out_what_it_never_reads():
