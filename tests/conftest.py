@@ -76,9 +76,10 @@ def tmp_yaml(tmp_path):
 RAY_START_BOUND_S = 120.0  # a head starts in about 3 s; ten times that, and more for a busy machine
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def ray_head():
-    """(address, environment) of a Ray head run for the tests, stopped with them."""
+    """(address, environment) of a Ray head run for one test module, stopped when it ends: a
+    head kept longer would be a child of the test process under tests that count those."""
     import os
     import signal
     import socket
