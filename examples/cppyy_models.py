@@ -32,8 +32,9 @@ def load(prefix: str):
     return cppyy.gbl
 
 
-def main(prefix: str) -> None:
-    gbl = load(prefix)
+def drive(gbl) -> dict[str, float]:
+    """Runs the models on the kernel loaded in this process, printing what they do; returns
+    the HBM stream's time and the two transfers' ends in ns."""
     cosim, sc = gbl.cosim, gbl.sc_core
 
     hbm_params = cosim.HbmParams()
@@ -42,7 +43,8 @@ def main(prefix: str) -> None:
     hbm_params.channel_bandwidth_gbps = 14.375
     hbm_params.efficiency = 0.5
     hbm = cosim.Hbm("u280.hbm", hbm_params)
-    print(f"hbm: 2300 bytes stream in {hbm.stream_ns(2300.0):.1f} ns")  # 32 x 14.375 x 0.5 = 230 B/ns
+    hbm_ns = hbm.stream_ns(2300.0)
+    print(f"hbm: 2300 bytes stream in {hbm_ns:.1f} ns")  # 32 x 14.375 x 0.5 = 230 B/ns
 
     link_params = cosim.PcieLinkParams()
     link_params.bandwidth_gbps = 16.0
@@ -59,6 +61,11 @@ def main(prefix: str) -> None:
     print(f"kernel time: {sc.sc_time_stamp().to_seconds() * 1e9:.1f} ns")
     print(f"pcie: {link.transfers(cosim.LinkDirection.host_to_device)} transfers, "
           f"{link.bytes(cosim.LinkDirection.host_to_device)} bytes towards the device")
+    return {"hbm_ns": hbm_ns, "first_ns": first.to_seconds() * 1e9, "second_ns": second.to_seconds() * 1e9}
+
+
+def main(prefix: str) -> None:
+    drive(load(prefix))
 
 
 if __name__ == "__main__":

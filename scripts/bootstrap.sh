@@ -3,7 +3,9 @@
 #   bash scripts/bootstrap.sh run    the main job on built-in defaults (`cosim report`)
 #   bash scripts/bootstrap.sh test   the whole test suite, the recorder's and Ray's tests included,
 #                                    after the C++ library's build, ctest and install (cpp_check.sh);
-#                                    it installs GTKWave, Xvfb and cppyy so that no test skips
+#                                    it installs GTKWave, Xvfb and cppyy so that no test skips;
+#                                    then the models in pysystemc on Python 3.14
+#                                    (scripts/pysystemc_check.sh, its environment cached in build/)
 #   bash scripts/bootstrap.sh setup  set-up only (the package and its core test tools)
 # Set-up installs libsystemc-dev (apt-get as root, or sudo) when it is missing, and the
 # KVMU's RTL tools (verilator, iverilog, yosys) when it can, makes
@@ -132,6 +134,6 @@ esac
 case "$job" in
   setup) ;;
   run) exec .venv/bin/cosim report "$@" ;;
-  test) bash scripts/cpp_check.sh; exec .venv/bin/python -m pytest -q "$@" ;;
+  test) bash scripts/cpp_check.sh; bash scripts/pysystemc_check.sh; exec .venv/bin/python -m pytest -q "$@" ;;
   *) say "unknown job '$job' (run, test or setup)"; exit 2 ;;
 esac
