@@ -76,19 +76,31 @@ public:
 };
 
 // One command as an initiator sends it: the payload and its count, with `command` as its
-// extension, which stays the caller's (a payload frees the extensions it still holds).
+// extension, and at most one more (attach). Both stay the caller's: a payload frees the
+// extensions it still holds when it goes, so they are cleared however the call ends, a
+// call that throws included. An attached extension must outlive this payload.
 struct CommandPayload {
     // `route`: the device's route on an interconnect (pcie_route), added to the address.
     CommandPayload(DeviceOp op, int64_t count, DeviceCommand& command, uint64_t route = 0);
-    ~CommandPayload() { payload.clear_extension(command_); }
+    ~CommandPayload() {
+        payload.clear_extension(command_);
+        if (clear_attached_ != nullptr) clear_attached_(payload);
+    }
     CommandPayload(const CommandPayload&) = delete;
     CommandPayload& operator=(const CommandPayload&) = delete;
+
+    template <typename Extension>
+    void attach(Extension& extension) {
+        payload.set_extension(&extension);
+        clear_attached_ = [](tlm::tlm_generic_payload& p) { p.clear_extension<Extension>(); };
+    }
 
     tlm::tlm_generic_payload payload;
     uint64_t data = 0;
 
 private:
     DeviceCommand* command_;
+    void (*clear_attached_)(tlm::tlm_generic_payload&) = nullptr;
 };
 
 // A command the target answered with an error response: SimulationError naming it.

@@ -108,14 +108,7 @@ void GpuProxy::to_batcher(DeviceOp op, int64_t count, DeviceCommand& c) {
     BatchModel model;
     model.timing = &timing_;
     CommandPayload call(op, count, c);
-    call.payload.set_extension(&model);
-    // Cleared however the call ends, a failed one included: a payload deletes the
-    // extensions it still holds when it goes, and this one lives on the stack.
-    struct Cleared {
-        tlm::tlm_generic_payload& payload;
-        BatchModel* model;
-        ~Cleared() { payload.clear_extension(model); }
-    } cleared{call.payload, &model};
+    call.attach(model);  // declared after it, the payload goes first
     sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
     batcher_port->b_transport(call.payload, delay);
 }
