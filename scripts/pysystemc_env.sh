@@ -41,15 +41,7 @@ mirror() {
   echo "$uri"
 }
 
-# Runs a command in the root, with /dev and /proc mounted in a mount namespace of its own:
-# the mounts end with the command, so nothing outside it is left mounted in the root.
-in_root() {
-  unshare --mount --propagation private bash -c '
-    root="$1"; shift
-    mount --bind /dev "$root/dev" && mount -t proc proc "$root/proc" &&
-    exec chroot "$root" /usr/bin/env -i HOME=/root PATH=/opt/gcc14:/opt/venv/bin:/usr/bin:/bin \
-      CC=gcc-14 CXX=g++-14 "$@"' in_root "$root" "$@"
-}
+in_root() { bash scripts/pysystemc_run.sh "$root" -- "$@"; }
 
 if ! command -v debootstrap >/dev/null 2>&1; then
   say "installing debootstrap with apt-get"
