@@ -89,7 +89,7 @@ PowerState power_state(const std::string& name) {
 LatencyProfile latency_profile(const std::string& source, const py::object& rows) {
     std::vector<ProfilePoint> points;
     if (py::isinstance<py::array>(rows)) {
-        // The loader's table (cosim/config/_latency_csv.py COLUMNS): phase (0 prefill,
+        // The loader's table (cosim/devices/_latency_csv.py COLUMNS): phase (0 prefill,
         // 1 decode), tokens, context, batch, seconds; read in place, row by row.
         const auto table = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(rows);
         if (!table || table.ndim() != 2 || table.shape(1) != 5)

@@ -4,7 +4,7 @@ speculative reasoning (draft on an FPGA, PRM and target on GPUs)."""
 from . import live, serve, standalone, trace, uncertainty
 from .live import cosimulate
 from .config import hardware
-from .config._latency_csv import LatencyProfile, load_latency_profile
+from .devices._latency_csv import LatencyProfile, load_latency_profile
 from ._cmake_prefix import cmake_prefix
 from ._sweep import SweepTable, sweep
 from ._workflow import simulate

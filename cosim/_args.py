@@ -9,7 +9,7 @@ import math
 import numbers
 from typing import Any
 
-from .config._declarations import CLOCK_PS, Limit
+from .schema._declarations import CLOCK_PS, Limit
 from .errors import ConfigError
 
 # The latest instant the kernel's clock holds, in ns.

@@ -12,10 +12,11 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ._isolation import native, report_progress, run_isolated
+from ._isolation import report_progress, run_isolated
+from ._extension import native
 from ._row_sinks import FileRows, MemoryRows, read_rows
 from ._rows import SERVE_ROW_FIELDS, Totals, problem_rows
-from .config.hardware import FpgaDevice
+from . import devices, systems
 from .config.scenario import Scenario
 from .errors import ConfigError
 from .trace import Backtrack, Draft, Refine, Trace
@@ -36,7 +37,7 @@ def _kv_limit(role: Any) -> tuple[int, str]:
     """The longest context a role's device can hold: the model's window, or less
     when the device reserves fewer tokens of KV cache."""
     device = role.device
-    reserve = device.accelerator.kv_reserve_tokens if isinstance(device, FpgaDevice) else device.gpu.kv_reserve_tokens
+    reserve = devices.kind_of(device).kv_reserve(device)
     window = role.model.context_window
     if 0 < reserve < window:
         return reserve, f"{reserve}-token KV reservation (kv_reserve_tokens) of the"
@@ -44,7 +45,7 @@ def _kv_limit(role: Any) -> tuple[int, str]:
 
 
 def _window_limits(scn: Scenario) -> list[tuple[str, Any, int, str]]:
-    roles = ("target",) if scn.system == "autoregressive" else ("draft", "prm", "target")
+    roles = systems.of(scn).roles
     return [(role, getattr(scn, role).model, *_kv_limit(getattr(scn, role))) for role in roles]
 
 
@@ -99,8 +100,8 @@ class TraceFeed:
         self._problems = iter(trace.problems)
         self._header = trace.header
         self._limits = _window_limits(scn)
-        self._autoregressive = scn.system == "autoregressive"
-        self._prefix = shared_prefix_tokens(trace.header) if self._autoregressive else 0
+        self._output_only = systems.of(scn).output_only
+        self._prefix = shared_prefix_tokens(trace.header) if self._output_only else 0
         self._sink, self._totals = sink, totals
         # The summaries of requests handed over and not yet finished, by request index
         # (a cluster finishes them out of order): id, dataset, right answer (1, 0, or -1
@@ -173,7 +174,7 @@ class TraceFeed:
                 self._fed += 1
                 continue
             summary = check_problem(problem, self._header)
-            if self._autoregressive:
+            if self._output_only:
                 _check_prefix(problem, self._prefix)
                 _check_output(problem, summary.final_tokens, self._limits)
             else:
@@ -224,17 +225,12 @@ def run_engine(scn: Scenario, trace: Trace, system: dict[str, Any], *, keep: boo
         totals = Totals()
         feed = TraceFeed(scn, trace, sink, totals, serving, live)
         try:
-            if system.get("system") == "autoregressive":
-                if vcd_stem:
-                    raise ConfigError("the autoregressive system writes no waveform (a --timeline shows its "
-                                      "requests)")
-                raw = native().simulate_autoregressive(
-                    {**system, "shared_prefix_tokens": shared_prefix_tokens(trace.header)}, feed, keep)
-            elif live is None:
-                raw = native().simulate_workflow(system, feed, keep, vcd_stem, every_token)
-            else:
-                raw = native().simulate_workflow(system, feed, keep, vcd_stem, every_token, live.decide,
-                                                 trace.header.max_backtracks, trace.header.backtracking)
+            chosen = systems.of(scn)
+            if vcd_stem and not chosen.waveforms:
+                raise ConfigError(f"the {scn.system} system writes no waveform (a --timeline shows its requests)")
+            raw = chosen.run(native(), system, feed, keep, vcd_stem=vcd_stem, every_token=every_token,
+                             shared_prefix=shared_prefix_tokens(trace.header) if chosen.output_only else 0,
+                             live=live, header=trace.header)
             if "trace_error" in raw:
                 raise raw["trace_error"]
             feed.finished(raw.pop("problems"))

@@ -22,6 +22,7 @@ import traceback
 from typing import Any, Callable, Iterator
 
 from . import errors
+from ._extension import native
 
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
 # Held back from a fork until the worker is known (a stop then always finds and kills it).
@@ -246,11 +247,3 @@ def _run_in_child(func: Callable[..., Any], args: tuple, kwargs: dict, on_progre
     if message[0] == "ok":
         return message[1]
     raise _rebuild(*message[1:])
-
-
-def native() -> Any:
-    """The native module. Its simulating calls run in a worker (run_isolated); its pure
-    timing functions (fpga_timing, gpu_timing, param_declarations) run anywhere."""
-    from . import _native  # lazy: the SystemC extension loads only in a process that uses it
-
-    return _native

@@ -8,13 +8,14 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .config import _params, _profile_range
-from .config.hardware import FpgaDevice, kv_bytes_per_token
+from .config import _profile_range
+from .schema import _params
+from . import devices
+from .config.hardware import kv_bytes_per_token
 from .errors import ConfigError
-from .standalone import fpga_timing, gpu_timing
 from .config.scenario import Scenario
 from .trace import Trace
-from .config._declarations import CLOCK_PS, PAYLOAD
+from .schema._declarations import CLOCK_PS, PAYLOAD
 
 # One operation (a token, a prefill, a transfer, a request) longer than this is not a
 # design anyone simulates: about 11.6 days. The kernel's 64-bit picosecond clock holds
@@ -24,19 +25,6 @@ MAX_OPERATION_NS = 1e15
 KERNEL_CLOCK_S = CLOCK_PS.value / 1e12
 # Sizes past 2^53 bytes are not exact as the doubles the models compute them in.
 MAX_BYTES = 2.0**53
-
-# The parameters that set each term of a device's time, by what binds.
-_FPGA_TERMS = {
-    "macs": ("accelerator", ("macs_per_cycle", "clock_mhz")),
-    "ports": ("accelerator", ("port_width_bits", "port_efficiency", "hbm_ports", "clock_mhz")),
-    "hbm": ("hbm", ("channel_bandwidth_gbps", "efficiency")),
-    "pipeline": ("accelerator", ("pipeline_cycles_per_layer", "clock_mhz")),
-}
-_GPU_TERMS = {
-    "decode": ("forward_overhead_ns", "layer_overhead_ns", "memory_bandwidth_gbps", "memory_efficiency"),
-    "prefill": ("forward_overhead_ns", "layer_overhead_ns", "peak_tflops", "compute_efficiency",
-                "memory_bandwidth_gbps", "memory_efficiency"),
-}
 
 
 def _named(role: str, group: Any, path: str, names: tuple[str, ...]) -> str:
@@ -56,39 +44,20 @@ def _refuse(role: str, what: str, ns: float, culprits: str) -> None:
                       f"operation at most {MAX_OPERATION_NS:.0e} ns); set by {culprits}")
 
 
-def _fpga(role: str, device: FpgaDevice, model: Any) -> None:
-    # The longest decode step is the last token of the KV reservation; a local prefill of n
-    # tokens costs at most n such tokens; a run that adds up past the kernel's clock is
-    # refused by the kernel's own check.
-    window = device.accelerator.kv_reserve_tokens or model.context_window
-    timing = fpga_timing(device, model, contexts=[window - 1])
-    decode_ns = timing["ns"][0]
-    group_name, names = _FPGA_TERMS.get(timing["bound"][0], ("accelerator", ("clock_mhz",)))
-    culprits = _named(role, getattr(device, group_name), f"device.{group_name}", names)
-    if _too_long(decode_ns):
-        _refuse(role, f"one draft token at context {window - 1}", decode_ns, culprits)
-    # A local prefill is one operation of up to a window of such tokens.
-    if _too_long(decode_ns * window):
-        _refuse(role, f"a local prefill of up to {window} tokens", decode_ns * window,
-                f"{culprits}; {_named(role, model, 'model', ('context_window', 'vocab', 'params'))}")
-
-
-def _gpu(role: str, device: Any, model: Any) -> None:
-    window = model.context_window
-    decode_ns, prefill_ns = gpu_timing(device, model, [("decode", 1, window - 1), ("prefill", window, 0)])["ns"]
-    for what, ns, term in ((f"one token at context {window - 1}", decode_ns, "decode"),
-                           (f"a prefill of {window} tokens", prefill_ns, "prefill")):
-        if _too_long(ns):
-            _refuse(role, what, ns, _named(role, device.gpu, "device.gpu", _GPU_TERMS[term]))
-    if _too_long(device.gpu.request_overhead_ns):
-        _refuse(role, "one serving request", device.gpu.request_overhead_ns,
-                _named(role, device.gpu, "device.gpu", ("request_overhead_ns",)))
+def _longest(role: str, device: Any, model: Any) -> None:
+    """Each of the device's longest operations (its kind says which) within the kernel's reach."""
+    for op in devices.kind_of(device).longest(device, model):
+        if _too_long(op.ns):
+            culprits = "; ".join(_named(role, model, "model", names) if group == "model" else
+                                 _named(role, getattr(device, group), f"device.{group}", names)
+                                 for group, names in op.culprits)
+            _refuse(role, op.what, op.ns, culprits)
 
 
 def _sizes(role: str, r: Any) -> None:
     model, device = r.model, r.device
-    group = device.accelerator if isinstance(device, FpgaDevice) else device.gpu
-    path = "device.accelerator" if isinstance(device, FpgaDevice) else "device.gpu"
+    kind = devices.kind_of(device)
+    group, path = kind.design_of(device), f"device.{kind.design}"
     weights = model.params * group.weight_bytes_per_param
     kv = model.context_window * kv_bytes_per_token(model, group.kv_bytes_per_element)
     for what, size, owner, owner_path, names in (
@@ -106,7 +75,7 @@ def _link(role: str, r: Any) -> None:
     """The largest transfer on the link: the draft's prompt KV migration, or a window of tokens."""
     link, model = r.link, r.model
     if role == "draft":
-        group = r.device.accelerator if isinstance(r.device, FpgaDevice) else r.device.gpu
+        group = devices.kind_of(r.device).design_of(r.device)
         size, what = model.context_window * kv_bytes_per_token(model, group.kv_bytes_per_element), "a window's KV cache"
     else:
         size, what = model.context_window * 4.0, "a window of tokens"
@@ -151,8 +120,5 @@ def check(scn: Any) -> None:
     for role in ("draft", "prm", "target"):
         r = getattr(scn, role)
         _sizes(role, r)
-        if isinstance(r.device, FpgaDevice):
-            _fpga(role, r.device, r.model)
-        else:
-            _gpu(role, r.device, r.model)
+        _longest(role, r.device, r.model)
         _link(role, r)

@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from . import _preflight
+from . import _preflight, systems
 from ._engine_run import run_engine
 from ._rows import ROLES
 from .config.scenario import Scenario
@@ -33,8 +33,8 @@ def check_replay(caller: str, scn: Any, trace: Any, vcd: Any) -> None:
     messages): the scenario, the trace and their limits (cosim/_preflight.py), and a
     waveform only from a system that writes one."""
     _preflight.check_replay(caller, scn, trace)
-    if vcd is not None and scn.system == "autoregressive":
-        raise ConfigError("vcd: the autoregressive system writes no waveform; a timeline shows its requests")
+    if vcd is not None and not systems.of(scn).waveforms:
+        raise ConfigError(f"vcd: the {scn.system} system writes no waveform; a timeline shows its requests")
 
 
 def vcd_paths(vcd: str | Path | None) -> tuple[str, Path | None, Path | None]:

@@ -9,7 +9,8 @@ import warnings
 from collections.abc import Mapping
 from typing import Any
 
-from .config import _params
+from . import systems
+from .schema import _params
 from .config._cluster import gpu_blocks, host_link
 from .config.scenario import Scenario
 from .errors import ConfigError
@@ -25,9 +26,9 @@ def cluster_section(scn: Scenario) -> dict[str, int]:
 
 def batching_section(scn: Scenario) -> dict[str, Any]:
     """The engine's ``batching`` section: the declared native batching parameters, with the
-    vLLM engine's KV blocks per GPU derived where the autoregressive system batches."""
+    vLLM engine's KV blocks per GPU derived where the system's runs read them."""
     batching = _params.native(scn.batching)
-    if scn.system == "autoregressive" and scn.batching.enabled:
+    if scn.batching.enabled and "num_gpu_blocks" not in systems.of(scn).batching_unread:
         batching["num_gpu_blocks"] = gpu_blocks(scn)
     return batching
 
@@ -46,15 +47,6 @@ def serving_sections(scn: Scenario) -> dict[str, dict[str, Any]]:
     return sections
 
 
-def autoregressive_system(scn: Scenario, target: dict[str, Any]) -> dict[str, Any]:
-    """What the native autoregressive run takes (bindings/autoregressive_run.hpp): the target's
-    GPU section (``target``, as system_dict makes it), the cluster (it reads the target pool)
-    and the batching, with the vLLM engine's KV blocks per GPU (given, or derived from
-    gpu_memory_utilization)."""
-    return {"system": "autoregressive", "target": target, "cluster": cluster_section(scn),
-            "batching": batching_section(scn)}
-
-
 # The engine's cluster keys and the scenario paths that set them, by the schema's one rule.
 CLUSTER_PATHS = {f.key: f.path for f in SHAPE}
 # A key earlier releases used, still read (with a DeprecationWarning).
@@ -68,9 +60,10 @@ def with_cluster(scn: Scenario, cluster: dict[str, Any]) -> Scenario:
     unknown = sorted(set(cluster) - set(CLUSTER_PATHS))
     if unknown:
         raise ConfigError(f"cluster: unknown key {unknown[0]!r}; known: {', '.join(CLUSTER_PATHS)}")
+    pools = systems.of(scn).pools()
     values = {CLUSTER_PATHS[key]: value for key, value in cluster.items()
-              # the target alone has no draft or PRM pool: one of each stands for none
-              if not (scn.system == "autoregressive" and key != "target_devices" and value == 1)}
+              # a pool the system does not have (the target alone's draft and PRM): one stands for none
+              if not (CLUSTER_PATHS[key].split(".")[1] not in pools and value == 1)}
     return scn.with_values(values) if values else scn
 
 

@@ -8,15 +8,14 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ._run_session import RunSession, check_replay
-from .config import _params
 from .errors import ConfigError
-from .config._latency_csv import load_latency_profile
-from .config._operator_profile import load_operator_profile
-from .config.hardware import FpgaDevice, GpuDevice, fpga_profile_native
+from .devices._latency_csv import load_latency_profile
+from .devices._operator_profile import load_operator_profile
+from . import devices, systems
 from .result import Result
 from .config.scenario import Scenario
 from .trace import Trace
-from ._system import autoregressive_system, serving_sections
+from ._system import batching_section, cluster_section, serving_sections
 from .schema._toggles import OPTIONS
 
 
@@ -30,10 +29,11 @@ def profile_native(profile: str | None, model: Any) -> Any:
     return load_latency_profile(profile).native()
 
 
-def _gpu_section(device: GpuDevice, model: Any, link: Any, profile: str | None = None) -> dict[str, Any]:
-    return {"gpu": _params.native(device.gpu), "power": _params.native(device.power),
-            "model": _params.native(model), "link": _params.native(link),
-            "profile": profile_native(profile, model)}
+def role_section(scn: Scenario, role: str) -> dict[str, Any]:
+    """The engine's section for one role: its device kind's (cosim/devices/), with the role's
+    measured profile."""
+    r = getattr(scn, role)
+    return devices.kind_of(r.device).native(r, scn, profile_native(r.profile, r.model))
 
 
 def options_section(scn: Scenario) -> dict[str, Any]:
@@ -52,29 +52,34 @@ def options_section(scn: Scenario) -> dict[str, Any]:
     return options
 
 
+class _Sections:
+    """The engine's sections of one scenario, as a system composes its description from them."""
+
+    def __init__(self, scn: Scenario):
+        self._scn = scn
+
+    def role(self, name: str) -> dict[str, Any]:
+        return role_section(self._scn, name)
+
+    def kind(self, name: str) -> str:
+        return devices.kind_of(getattr(self._scn, name).device).name
+
+    def options(self) -> dict[str, Any]:
+        return options_section(self._scn)
+
+    def cluster(self) -> dict[str, int]:
+        return cluster_section(self._scn)
+
+    def batching(self) -> dict[str, Any]:
+        return batching_section(self._scn)
+
+    def serving(self) -> dict[str, dict[str, Any]]:
+        return serving_sections(self._scn)
+
+
 def system_dict(scn: Scenario) -> dict[str, Any]:
-    """The flat description the native engine takes."""
-    if scn.system == "autoregressive":
-        t = scn.target
-        return autoregressive_system(scn, _gpu_section(t.device, t.model, t.link, t.profile))
-    draft = scn.draft
-    if isinstance(draft.device, FpgaDevice):
-        # The draft model's phase-1 prompt prefill runs on the target GPU, in BF16.
-        prefill_gpu = _params.native(scn.target.device.gpu)
-        draft_section = {"kind": "fpga", "fpga": _params.native(draft.device.accelerator),
-                         "hbm": _params.native(draft.device.hbm), "prefill_gpu": prefill_gpu,
-                         "fpga_profile": fpga_profile_native(draft.device),
-                         "power": _params.native(draft.device.power), "model": _params.native(draft.model),
-                         "link": _params.native(draft.link)}
-    else:
-        draft_section = {"kind": "gpu", **_gpu_section(draft.device, draft.model, draft.link, draft.profile)}
-    return {
-        "options": options_section(scn),
-        "draft": draft_section,
-        "prm": _gpu_section(scn.prm.device, scn.prm.model, scn.prm.link, scn.prm.profile),
-        "target": _gpu_section(scn.target.device, scn.target.model, scn.target.link, scn.target.profile),
-        **serving_sections(scn),
-    }
+    """The flat description the native engine takes: its system's (cosim/systems/)."""
+    return systems.of(scn).describe(scn, _Sections(scn))
 
 
 VCD_DETAILS = ("step", "token")

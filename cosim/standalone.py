@@ -8,15 +8,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from .config import _params
+from .schema import _params
 from ._args import CLOCK_NS, operation, real, time_ns, whole
-from .config._declarations import CLOCK_PS, PAYLOAD, PROCESSES, TOKENS
-from ._isolation import native, run_isolated
-from .config._latency_csv import LatencyProfile, load_latency_profile
+from .schema._declarations import CLOCK_PS, PAYLOAD, PROCESSES, TOKENS
+from ._isolation import run_isolated
+from ._extension import native
+from .devices._latency_csv import LatencyProfile, load_latency_profile
 from .errors import ConfigError
-from .config.hardware import (FpgaDevice, GpuDevice, fpga_profile_native, load_device, load_link, load_model,
-                              rtl_kvmu_missing)
-from .config._operator_profile import load_operator_profile
+from . import devices
+from .config.hardware import load_device, load_link, load_model
+from .devices.fpga import FpgaDevice, profile_native as fpga_profile_native, rtl_kvmu_missing
+from .devices.gpu import GpuDevice
+from .devices._operator_profile import load_operator_profile
 from .schema._cluster import BATCHING, POLICIES
 
 
@@ -37,17 +40,11 @@ def _with_overrides(config: Any, overrides: Mapping[str, Any] | None) -> Any:
 
 
 def _fpga(device: Any, overrides: Mapping[str, Any] | None) -> FpgaDevice:
-    cfg = _with_overrides(load_device(device), overrides)
-    if not isinstance(cfg, FpgaDevice):
-        raise ConfigError(f"device {cfg.name!r} is a {cfg.kind}, not an FPGA")
-    return cfg
+    return devices.require(_with_overrides(load_device(device), overrides), "fpga")
 
 
 def _gpu(device: Any, overrides: Mapping[str, Any] | None) -> GpuDevice:
-    cfg = _with_overrides(load_device(device), overrides)
-    if not isinstance(cfg, GpuDevice):
-        raise ConfigError(f"device {cfg.name!r} is a {cfg.kind}, not a GPU")
-    return cfg
+    return devices.require(_with_overrides(load_device(device), overrides), "gpu")
 
 
 def _model_dict(model: Any) -> dict[str, Any]:

@@ -1,6 +1,6 @@
 #pragma once
 // Turns the generated parameter lists (cosim_params.hpp, one X-macro list per struct,
-// from cosim/config/_declarations.py) into struct fields and rule checks, so a
+// from cosim/schema/_declarations.py) into struct fields and rule checks, so a
 // parameter's name, type, rule and default are written once, in the declarations.
 #include <cstdint>
 #include <string>

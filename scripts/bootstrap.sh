@@ -65,7 +65,7 @@ ensure_rtl_tools() {
 build_stamp() {
   # Verilator's presence is part of it: installed later, it brings the KVMU's RTL in.
   { cat pyproject.toml CMakeLists.txt models/*.?pp models/*/*.?pp bindings/* scripts/gen_native_params.py \
-      cosim/config/_declarations.py cosim/schema/*.py rtl/kvmu.v; command -v verilator || true; } | sha256sum | cut -d' ' -f1
+      cosim/schema/*.py rtl/kvmu.v; command -v verilator || true; } | sha256sum | cut -d' ' -f1
 }
 
 pip() { .venv/bin/python -m pip "$@"; }

@@ -25,7 +25,7 @@ params=()
 generated="$(ls -t build/*-*-*/generated/cosim_params.hpp 2>/dev/null | head -n 1 || true)"  # the package build's (build/<python>-<abi>-<platform>/)
 current() {  # the generated header is newer than every declaration it comes from
   local source
-  for source in cosim/config/_declarations.py scripts/gen_native_params.py cosim/schema/*.py; do
+  for source in scripts/gen_native_params.py cosim/schema/*.py; do
     [ "$1" -nt "$source" ] || return 1
   done
 }

@@ -2,7 +2,7 @@
 
     python scripts/gen_native_params.py OUT.hpp [DECLARATIONS.py [SCHEMA_DIR]]
 
-From cosim/config/_declarations.py, each parameter group becomes an X-macro list
+From cosim/schema/_declarations.py, each parameter group becomes an X-macro list
 `X(type, name, rule, default)` of the parameters the native models take;
 models/param_rules.hpp turns a list into struct fields, checks and dict readers. From
 cosim/schema/ come the engine's per-problem columns (ProblemMetrics, exported by the
@@ -48,7 +48,7 @@ def cpp_default(decl, required) -> str:
 
 def render(groups, required) -> str:
     lines = ["#pragma once",
-             "// Generated at build time from cosim/config/_declarations.py by scripts/gen_native_params.py;",
+             "// Generated at build time from cosim/schema/_declarations.py by scripts/gen_native_params.py;",
              "// edit the declarations, not this file. X(type, name, rule, default) per native parameter.",
              "#include <cstdint>", "#include <string>", ""]
     for group in groups:
@@ -130,12 +130,12 @@ def render_serving(cluster, required) -> str:
 def main() -> None:
     out = Path(sys.argv[1])
     root = Path(__file__).resolve().parent.parent / "cosim"
-    source = Path(sys.argv[2]) if len(sys.argv) > 2 else root / "config" / "_declarations.py"
+    source = Path(sys.argv[2]) if len(sys.argv) > 2 else root / "schema" / "_declarations.py"
     schema = Path(sys.argv[3]) if len(sys.argv) > 3 else root / "schema"
     columns = load(schema / "_columns.py", "cosim_schema_columns")
     rows = load(schema / "_rows.py", "cosim_schema_rows")
     # The toggles build on the declarations' classes, which they import by this name when read by path.
-    shared = load(root / "config" / "_declarations.py", "cosim_config_declarations")
+    shared = load(root / "schema" / "_declarations.py", "cosim_schema_declarations")
     toggles = load(schema / "_toggles.py", "cosim_schema_toggles")
     cluster = load(schema / "_cluster.py", "cosim_schema_cluster")
     groups, required = declarations(source)

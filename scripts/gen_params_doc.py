@@ -1,5 +1,5 @@
 """Writes docs/params.md from the declarations: every group of parameters `cosim params`
-lists (the hardware's in cosim/config/_declarations.py, the scenario's sections in
+lists (the hardware's in cosim/schema/_declarations.py, the scenario's sections in
 cosim/schema/, a dataset profile's), each parameter with its unit, rule, meaning and,
 where no file gives it, its default and where that comes from. The whole file is
 generated; tests/test_schema_serving.py fails when it is not what this script writes.
@@ -49,7 +49,7 @@ def _default(group: str, cls: type, name: str) -> str:
 def render() -> str:
     sys.path.insert(0, str(ROOT))
     from cosim.cli import param_groups
-    from cosim.config._params import describe
+    from cosim.schema._params import describe
 
     lines = [HEAD]
     for group, cls in param_groups().items():

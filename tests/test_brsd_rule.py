@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pytest
 
 import cosim
-from cosim._isolation import native
+from cosim._extension import native
 from cosim.live import Policy
 from cosim.record._brsd import BrsdRun
 from cosim.trace import Backtrack, Draft, Refine, Trace, TraceHeader

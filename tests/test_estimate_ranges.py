@@ -9,8 +9,8 @@ import re
 import pytest
 
 import cosim
-from cosim.config import _params
-from cosim.config._params import param
+from cosim.schema import _params
+from cosim.schema._params import param
 from cosim.errors import ConfigError
 from cosim.trace import DatasetProfile, builtin_profiles, load_profile
 from cosim.uncertainty._ranges import cited_values, declaration_problems, range_problems

@@ -67,7 +67,8 @@ def test_an_interrupted_sweep_leaves_valid_files_and_resumes(tmp_path):
 
 @pytest.mark.coroutine_unwind
 def test_a_systemc_error_in_a_worker_becomes_a_python_exception():
-    from cosim._isolation import native, run_isolated
+    from cosim._isolation import run_isolated
+    from cosim._extension import native
 
     with pytest.raises(cosim.SimulationError, match=r"SystemC: .*a deliberate SystemC error"):
         run_isolated(lambda: native().systemc_selftest("a deliberate SystemC error"))

@@ -148,7 +148,7 @@ def test_a_large_latency_csv_costs_its_numbers_not_objects_per_row(tmp_path):
     # row took about 40 bytes for each byte of the file.
     import tracemalloc
 
-    from cosim.config._latency_csv import COLUMNS
+    from cosim.devices._latency_csv import COLUMNS
 
     rows = [("decode", 1, ctx, 0.02 + ctx * 1e-9, batch) for batch in (1, 2) for ctx in range(100_000)]
     path = write_profile(tmp_path / "big.csv", rows)
@@ -168,7 +168,7 @@ def test_a_large_latency_csv_costs_its_numbers_not_objects_per_row(tmp_path):
 def test_the_native_table_reads_the_array_as_it_reads_rows(tmp_path):
     # The same profile given to the GPU model as the loader's array and as a list of tuples
     # times every call alike.
-    from cosim.config._latency_csv import LatencyProfile
+    from cosim.devices._latency_csv import LatencyProfile
 
     loaded = cosim.load_latency_profile(decode_profile(tmp_path))
     as_rows = LatencyProfile(loaded.source, loaded.rows, loaded.batched)

@@ -4,7 +4,8 @@ the batched token waits) would land on different picoseconds."""
 
 import random
 
-from cosim._isolation import native, run_isolated
+from cosim._isolation import run_isolated
+from cosim._extension import native
 
 
 def _rounding(durations):

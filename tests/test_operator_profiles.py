@@ -9,7 +9,7 @@ import pytest
 
 import cosim
 from cosim import ConfigError
-from cosim.config._operator_profile import load_operator_profile
+from cosim.devices._operator_profile import load_operator_profile
 from cosim.standalone import gpu_timing
 
 MODEL = """kind: model

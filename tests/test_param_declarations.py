@@ -1,4 +1,4 @@
-"""Each parameter is declared once (cosim/config/_declarations.py): the Python config
+"""Each parameter is declared once (cosim/schema/_declarations.py): the Python config
 classes, the compiled C++ structs and their readers, and `cosim params` all follow it."""
 
 import dataclasses
@@ -9,9 +9,9 @@ import sys
 import pytest
 
 from cosim import ConfigError, hardware
-from cosim._isolation import native
-from cosim.config._params import build, config_class, describe
-from cosim.config import _declarations as decl
+from cosim._extension import native
+from cosim.schema._params import build, config_class, describe
+from cosim.schema import _declarations as decl
 from conftest import ROOT, run_cli
 
 CPP = {float: "double", int: "int64_t", bool: "bool", str: "std::string"}
@@ -63,7 +63,7 @@ def test_a_toy_parameter_declared_once_is_a_python_parameter_with_unit_and_rule(
 @pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
 def test_a_toy_parameter_declared_once_is_a_cpp_field_with_its_rule(tmp_path):
     (tmp_path / "toy_declarations.py").write_text(
-        "import dataclasses\nfrom cosim.config._declarations import FPGA, REQUIRED, Decl\n"
+        "import dataclasses\nfrom cosim.schema._declarations import FPGA, REQUIRED, Decl\n"
         "GROUPS = (dataclasses.replace(FPGA, native='ToyParams', macro='COSIM_TOY_PARAMS', "
         "params=FPGA.params + (Decl('toy_knob_mhz', float, 'a toy'),)),)\n")
     header = tmp_path / "gen" / "cosim_params.hpp"

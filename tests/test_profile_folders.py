@@ -11,7 +11,7 @@ import pytest
 
 import cosim
 from cosim import ConfigError
-from cosim.config._operator_profile import load_operator_profile
+from cosim.devices._operator_profile import load_operator_profile
 from cosim.standalone import gpu_timing
 
 from test_operator_profiles import ATTENTION, META, MODEL, dense_us, write_profile

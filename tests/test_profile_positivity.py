@@ -13,7 +13,7 @@ import pytest
 
 import cosim
 from cosim import ConfigError, SimulationError, standalone
-from cosim.config._latency_csv import LatencyProfile
+from cosim.devices._latency_csv import LatencyProfile
 from cosim.config._profile_range import least_point
 from conftest import run_cli
 

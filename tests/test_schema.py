@@ -14,7 +14,7 @@ import pytest
 import cosim
 from cosim import schema
 import cosim._rows as rows_module
-from cosim._isolation import native
+from cosim._extension import native
 from cosim._rows import ROW_FIELDS, SERVE_ROW_FIELDS, Totals
 from conftest import ROOT
 
@@ -135,7 +135,7 @@ def test_a_toy_column_declared_once_is_a_cpp_field_and_an_exported_name(tmp_path
                        "EngineColumn('toy_seen', 'uint64_t', 'a toy instant', 'instant_or_none'))\n")
     header = tmp_path / "gen" / "cosim_params.hpp"
     subprocess.run([sys.executable, ROOT / "scripts" / "gen_native_params.py", header,
-                    ROOT / "cosim" / "config" / "_declarations.py", schema_dir], check=True)
+                    ROOT / "cosim" / "schema" / "_declarations.py", schema_dir], check=True)
     (tmp_path / "toy.cpp").write_text(
         '#include <cstdio>\n#include "workflow_inputs.hpp"\n'
         "#define NAME(type, field, kind, c0, c1, c2) std::printf(\"%s %s\\n\", #field, c0);\n"

@@ -9,7 +9,7 @@ import pytest
 
 import cosim
 from cosim import ConfigError
-from cosim._isolation import native
+from cosim._extension import native
 from cosim._system import CLUSTER_PATHS, with_cluster
 from cosim._workflow import system_dict
 from cosim.config._cluster import Batching, Cluster, DraftPool, GpuPool

@@ -11,7 +11,7 @@ import pytest
 
 import cosim
 from cosim import standalone
-from cosim.config._latency_csv import load_latency_profile
+from cosim.devices._latency_csv import load_latency_profile
 from cosim.errors import ConfigError
 from cosim.trace import Trace
 from cosim.trace._plain import plain_header, plain_problem

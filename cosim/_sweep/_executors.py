@@ -13,7 +13,8 @@ import tempfile
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any, Callable, Iterable, Iterator
 
-from .._isolation import in_this_process, native, stop_workers
+from .._isolation import in_this_process, stop_workers
+from .._extension import native
 from ..errors import ConfigError
 from ..config.scenario import Scenario
 from ..trace import FileProblems, Trace

@@ -11,7 +11,7 @@ from . import _commands
 from .. import _inputs
 
 from ..config import hardware
-from ..config._params import describe
+from ..schema._params import describe
 from ..errors import CosimError
 from ..config._cluster import POOL_CLASSES, Batching
 from ..config.scenario import Serving, Toggles, builtin_scenarios

@@ -6,7 +6,7 @@ import argparse
 
 from ..outputs._atomic import writable_file
 from ..outputs._check import check_files
-from ..config._units import parse_quantity
+from ..schema._units import parse_quantity
 from ..errors import ConfigError
 from ..fit import KINDS, DeviceKindError, fit_fpga, fit_gpu, write_device
 from ..fit._device_yaml import fit_inputs

@@ -8,8 +8,8 @@ from pathlib import Path
 import yaml
 
 from ..config._hf_import import FAMILIES, import_config
-from ..config._params import build
-from ..config._yamlio import locate
+from ..schema._params import build
+from ..schema._yamlio import locate
 from ..config.hardware import ModelConfig
 from ..errors import ConfigError
 from ..outputs._atomic import write_atomically, writable_file

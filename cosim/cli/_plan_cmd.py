@@ -9,11 +9,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from .. import errors
+from .. import devices, errors, systems
 from ..errors import ConfigError, CosimError
 from .._args import real
 from ..serve._plan import MAX_CLUSTERS, ROLES, check_grid_size, pools
-from ..config._yamlio import LocatedDict, load_yaml
+from ..schema._yamlio import LocatedDict, load_yaml
 from .._isolation import stop_workers
 from .._system import CLUSTER_PATHS
 from .._sweep._executors import check_ray_address, ray_results
@@ -49,7 +49,7 @@ def counts(text: str, option: str) -> list[int]:
 
 def _roles(scn: Any) -> tuple[str, ...]:
     """The pools a system has: the target alone (the autoregressive system) has no draft or PRM."""
-    return ("target",) if scn.system == "autoregressive" else ROLES
+    return systems.of(scn).pools()
 
 
 def _cost_table(path: str | None, scenarios: list[Any]) -> dict[str, float] | None:
@@ -119,11 +119,7 @@ def _mapper(args: argparse.Namespace, scn: Any, trace: Any, served: dict[str, An
 
 def describe(scn: Any, cluster: dict[str, int]) -> str:
     """A cluster in words, as the plan's table shows it."""
-    if scn.system == "autoregressive":
-        return counted(cluster["target_devices"], "target GPU")
-    return (f"{counted(cluster['draft_devices'], 'draft device')} "
-            f"({counted(cluster['draft_contexts_per_device'], 'context')} each), "
-            f"{counted(cluster['prm_devices'], 'PRM GPU')} and {counted(cluster['target_devices'], 'target GPU')}")
+    return systems.of(scn).cluster_words(cluster)
 
 
 def cost_unit(costs: str | None) -> str:
@@ -135,10 +131,8 @@ def cost_unit(costs: str | None) -> str:
 def gpus(scn: Any, cluster: dict[str, int]) -> int:
     """GPUs in a cluster: the PRM and target pools, and the draft pool when it is of GPUs (the
     autoregressive system: its target pool alone)."""
-    if scn.system == "autoregressive":
-        return cluster["target_devices"]
-    return cluster["prm_devices"] + cluster["target_devices"] + (0 if scn.system == "heteroreason"
-                                                                 else cluster["draft_devices"])
+    return sum(cluster[f"{pool}_devices"] for pool in systems.of(scn).pools()
+               if devices.kind_of(getattr(scn, pool).device).gpu)
 
 
 def equal_resources(reference: Any, best: Any, scn: Any, evaluate: Callable[[dict[str, int]], float],
@@ -153,7 +147,8 @@ def equal_resources(reference: Any, best: Any, scn: Any, evaluate: Callable[[dic
         return pools(d, contexts, p, t)
 
     count = gpus(reference, best.cluster)
-    draft_pool = grid["draft"] if scn.system == "heteroreason" else range(1, count - 1)
+    # Draft GPUs come out of the same count; other draft devices are the grid's.
+    draft_pool = range(1, count - 1) if devices.kind_of(scn.draft.device).gpu else grid["draft"]
     same_gpus = [cluster(d, p, t) for d in draft_pool for p in range(1, count) for t in range(1, count)
                  if gpus(scn, cluster(d, p, t)) == count]
     budget = [cluster(d, p, t) for d in grid["draft"] for p in grid["prm"] for t in grid["target"]
@@ -202,7 +197,7 @@ def run_plans(args: argparse.Namespace) -> int:
 
                 contexts = scn.cluster.draft.contexts_per_device
                 # The target alone (the autoregressive system) varies its target pool only.
-                pools = {**grid, "draft": [1], "prm": [1]} if scn.system == "autoregressive" else grid
+                pools = {pool: grid[pool] if pool in systems.of(scn).pools() else [1] for pool in grid}
                 result = plan(evaluate, **pools, slo_s=args.slo, costs=_costs(costs, scn),
                               draft_contexts_per_device=contexts, map=_mapper(args, scn, trace, served),
                               width=args.workers)
@@ -244,8 +239,9 @@ def run_plans(args: argparse.Namespace) -> int:
             print(f"  {scn.name:<28} none of the clusters tried meets the objective")
             continue
         c = r.cluster
-        alone = scn.system == "autoregressive"  # no draft and no PRM pool
-        print(f"  {scn.name:<28} {'-' if alone else c['draft_devices']:>5} {'-' if alone else c['prm_devices']:>4} "
+        have = systems.of(scn).pools()  # the target alone has no draft and no PRM pool
+        print(f"  {scn.name:<28} {c['draft_devices'] if 'draft' in have else '-':>5} "
+              f"{c['prm_devices'] if 'prm' in have else '-':>4} "
               f"{c['target_devices']:>6} "
               f"{gpus(scn, c):>5} {r.cost:>9.0f} {r.p99_s:>8.2f}")
     reference = plans[0]

@@ -8,12 +8,13 @@ import dataclasses
 import math
 from typing import Any
 
-from . import _params
-from ._declarations import GPU_BLOCKS, PROCESSES
-from ._params import param
-from .hardware import FpgaDevice, kv_bytes_per_token, load_link
+from ..schema import _params
+from ..schema._declarations import GPU_BLOCKS, PROCESSES
+from ..schema._params import param
+from .. import devices, systems
+from .hardware import kv_bytes_per_token, load_link
 from ..errors import ConfigError
-from .._isolation import native
+from .._extension import native
 from ..schema._cluster import BATCHING, DRAFT_POOL, ENGINE_ONLY, GPU_POOL, POOLS, SPECULATIVE_ONLY
 
 DraftPool = _params.config_class(DRAFT_POOL, __name__)
@@ -59,12 +60,9 @@ def draft_memory(role: Any, contexts: int) -> dict[str, Any]:
     reservation (the model's window, or kv_reserve_tokens), the need, the capacity and
     the parameter that sets it, whether they fit, and how many would."""
     device, model = role.device, role.model
-    if isinstance(device, FpgaDevice):
-        design, group, name, path = device.accelerator, device.hbm, "capacity_bytes", "draft.device.hbm"
-        what = "HBM"
-    else:
-        design, group, name, path = device.gpu, device.gpu, "memory_bytes", "draft.device.gpu"
-        what = "memory"
+    kind = devices.kind_of(device)
+    design, group, name = kind.design_of(device), getattr(device, kind.memory.group), kind.memory.field
+    path, what = f"draft.device.{kind.memory.group}", kind.memory.words
     m = native().draft_memory(_params.native(model), float(design.weight_bytes_per_param),
                               float(design.kv_bytes_per_element), int(design.kv_reserve_tokens),
                               float(getattr(group, name)), int(contexts), "cluster.draft")
@@ -121,9 +119,10 @@ def check_engine_only(scn: Any) -> None:
     """The vLLM engine's block parameters belong to the autoregressive system, the batchers'
     policy to the speculative ones; given for the other they would do nothing, so they are
     refused."""
-    alone = scn.system == "autoregressive"
+    system = systems.of(scn)
+    alone = system.batching_unread == SPECULATIVE_ONLY
     defaults = Batching()
-    for name in SPECULATIVE_ONLY if alone else ENGINE_ONLY:
+    for name in system.batching_unread:
         if _params.origin(scn.batching, name) or getattr(scn.batching, name) != getattr(defaults, name):
             why = ("sets the speculative systems' batchers; the autoregressive system's vLLM engine admits requests "
                    "in arrival order (docs/serving.md), so it would have no effect" if alone else
@@ -166,14 +165,7 @@ def gpu_blocks(scn: Any) -> int:
 def threads(scn: Any) -> dict[str, int]:
     """The engine's simulated threads by the parameter that makes them: a thread per device
     and per request slot (a draft context; a sequence of the vLLM engine's batch)."""
-    c, b = scn.cluster, scn.batching
-    if scn.system == "autoregressive":
-        slots = c.target.devices * (b.max_batch if b.enabled else 1)
-        return {"cluster.target.devices": c.target.devices + (slots if not b.enabled else 0),
-                "batching.max_batch": slots if b.enabled else 0}
-    return {"cluster.draft.devices": c.draft.devices,
-            "cluster.draft.contexts_per_device": c.draft.devices * c.draft.contexts_per_device,
-            "cluster.prm.devices": c.prm.devices, "cluster.target.devices": c.target.devices}
+    return systems.of(scn).threads(scn)
 
 
 def check_threads(scn: Any) -> None:

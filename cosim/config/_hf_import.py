@@ -20,7 +20,7 @@ from typing import Any
 from .._files import read_text
 from .._inputs import MAX_YAML_BYTES
 from ..errors import ConfigError
-from ._yamltext import commented, quoted
+from ..schema._yamltext import commented, quoted
 
 # model_type -> (q/k/v biases always, whether attention_bias adds q/k/v/o biases, q/k norms per head)
 FAMILIES: dict[str, tuple[bool, bool, bool]] = {

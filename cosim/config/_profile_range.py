@@ -22,9 +22,9 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..errors import ConfigError
-from ._latency_csv import PHASES, LatencyProfile, load_latency_profile
-from . import _params
-from .hardware import FpgaDevice
+from ..devices._latency_csv import PHASES, LatencyProfile, load_latency_profile
+from ..schema import _params
+from .. import devices
 
 
 def _between(keys: Sequence[int], x: int, value_of: Callable[[int], Any]) -> Any:
@@ -130,12 +130,13 @@ def check(scn: Any, wheres: dict[str, str] | None = None) -> None:
     profile is given (file, line and field)."""
     for role in ("draft", "prm", "target"):
         r = getattr(scn, role)
-        if isinstance(r.device, FpgaDevice):
-            if r.device.profile is None:
-                continue
-            window = r.device.accelerator.kv_reserve_tokens or r.model.context_window
+        kind = devices.kind_of(r.device)
+        own = kind.measured_profile(r.device)
+        if own is not None:
+            # Named in the device's file: the device decodes one context, up to its reservation.
+            window = kind.kv_reserve(r.device) or r.model.context_window
             where = _params.origin(r.device.profile, "file") or f"{role}.device.profile.file"
-            check_profile(r.device.profile.file, str(where), window)
+            check_profile(own, str(where), window)
         elif r.profile is not None and not Path(r.profile).is_dir():
             batch = scn.batching.max_batch if scn.batching.enabled else 1
             check_profile(r.profile, (wheres or {}).get(role, f"{role}.profile"), r.model.context_window, batch)

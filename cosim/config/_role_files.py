@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ._yamlio import LocatedDict, Where
+from ..schema._yamlio import LocatedDict, Where
 from .scenario import Scenario, build_scenario, scenario_data
 
 ROLES = ("draft", "prm", "target")

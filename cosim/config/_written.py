@@ -13,7 +13,7 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from . import _cluster
+from .. import systems
 from .hardware import kind_of
 
 
@@ -42,6 +42,7 @@ def reloadable(scn: Any) -> dict[str, Any]:
         out = {"device": inline(r.device), "model": inline(r.model), "link": inline(r.link)}
         return {**out, "profile": r.profile} if r.profile is not None else out
 
+    system = systems.of(scn)
     toggles = dataclasses.asdict(scn.toggles)
     if not scn.toggles.step_ahead:
         del toggles["step_ahead_depth"]
@@ -54,13 +55,15 @@ def reloadable(scn: Any) -> dict[str, Any]:
     if not scn.batching.enabled:
         batching = {"enabled": False}
     else:
-        unread = _cluster.SPECULATIVE_ONLY if scn.system == "autoregressive" else _cluster.ENGINE_ONLY
-        batching = {k: v for k, v in batching.items() if k not in unread}
+        batching = {k: v for k, v in batching.items() if k not in system.batching_unread}
     data: dict[str, Any] = {"name": scn.name, "description": scn.description, "system": scn.system,
                             "config": scn.config}
-    if scn.system == "autoregressive":
-        target = {k: v for k, v in role(scn.target).items() if k != "link"}  # it moves nothing over a link
-        return {**data, "target": target, "cluster": {"target": cluster["target"]}, "batching": batching}
-    return {**data, "algorithm": scn.algorithm, "draft": role(scn.draft), "prm": role(scn.prm),
-            "target": role(scn.target), "toggles": toggles, "serving": dataclasses.asdict(scn.serving),
-            "cluster": cluster, "batching": batching}
+    # What the system's runs read, no more: its roles (the parts of each it reads) and sections.
+    if "algorithm" in system.sections:
+        data["algorithm"] = scn.algorithm
+    for r in system.roles:
+        data[r] = {k: v for k, v in role(getattr(scn, r)).items()
+                   if k in system.parts or k not in ("device", "model", "link")}
+    given = {"toggles": toggles, "serving": dataclasses.asdict(scn.serving),
+             "cluster": {pool: cluster[pool] for pool in system.pools()}, "batching": batching}
+    return {**data, **{s: value for s, value in given.items() if s in system.sections}}

@@ -15,36 +15,26 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from . import _cluster, _params, _profile_range
+from . import _cluster, _profile_range
+from ..schema import _params
 from ._cluster import Batching, Cluster
-from ._settings import (DEPTH_WITHOUT_STEP_AHEAD, NOT_AUTOREGRESSIVE, TARGET_LINK_UNUSED, check_autoregressive,
-                        check_given, check_sequential)
-from ._yamlio import LocatedDict, Where, load_yaml, locate
+from ._settings import DEPTH_WITHOUT_STEP_AHEAD, check_given, check_sequential
+from ..schema._yamlio import LocatedDict, Where, load_yaml, locate
 from ..errors import ConfigError
 from ..schema._toggles import SERVING, TOGGLES
-from ._latency_csv import load_latency_profile
-from ._operator_profile import load_operator_profile
-from .hardware import Device, GpuDevice, ModelConfig, PcieLinkConfig, load_device, load_link, load_model
+from ..devices._latency_csv import load_latency_profile
+from ..devices._operator_profile import load_operator_profile
+from .. import devices
+from ..devices import Device
+from .. import systems
+from .hardware import ModelConfig, PcieLinkConfig, load_device, load_link, load_model
 from ._written import reloadable
 from ._model_names import CONFIG_TARGETS, DRAFT_MODEL, PRM_MODEL
 
-SYSTEMS = ("gpu-baseline", "gpu-stepahead", "heteroreason", "autoregressive")
+# The systems a scenario may name, each a file of cosim/systems/.
+SYSTEMS = systems.names()
 # brsd: refinements are scored and a failing one backtracks; rsd: forward-only (refinements kept).
 ALGORITHMS = ("brsd", "rsd")
-
-
-# Per system: the draft device and the toggles it implies (docs/system.md).
-_PRESETS: dict[str, dict[str, Any]] = {
-    "gpu-baseline": {"draft": "rtx3090", "sequential": True, "step_ahead": False, "step_ahead_depth": 0,
-                     "prefetch_cache": False, "shadow_sync": False, "target_ahead_after_refine": False},
-    "gpu-stepahead": {"draft": "rtx3090", "sequential": False, "step_ahead": True, "step_ahead_depth": 1,
-                      "prefetch_cache": True, "shadow_sync": False, "target_ahead_after_refine": True},
-    "heteroreason": {"draft": "u280", "sequential": False, "step_ahead": True, "step_ahead_depth": 1,
-                     "prefetch_cache": True, "shadow_sync": True, "target_ahead_after_refine": True},
-    # The target alone: no draft, no PRM, nothing speculative (its draft and PRM roles stay unused).
-    "autoregressive": {"draft": "rtx3090", "sequential": False, "step_ahead": False, "step_ahead_depth": 0,
-                       "prefetch_cache": False, "shadow_sync": False, "target_ahead_after_refine": False},
-}
 
 
 # The toggles and the serving section, declared in cosim/schema/_toggles.py.
@@ -59,7 +49,7 @@ class Role:
     device: Device
     model: ModelConfig
     link: PcieLinkConfig
-    # A measured latency CSV of this model on this GPU (cosim/config/_latency_csv.py),
+    # A measured latency CSV of this model on this GPU (cosim/devices/_latency_csv.py),
     # replacing the roofline for what it covers; None: the roofline.
     profile: str | None = None
 
@@ -88,7 +78,7 @@ class Scenario:
 
     @property
     def sequential(self) -> bool:
-        return _PRESETS[self.system]["sequential"]
+        return systems.of(self).sequential
 
     def canonical_path(self, path: str) -> str:
         """``path`` in full (``pcie.bandwidth`` -> ``draft.link.bandwidth_gbps``); ConfigError if it
@@ -150,7 +140,7 @@ class Scenario:
                 raise ConfigError(f"{label or path}: {full} is given twice (also as {given[full]})")
             given[full] = label or path
             result = result._set(path, full, value, label)
-        check_sequential(self.sequential, result.toggles, lambda on: given.get(f"toggles.{on}", f"toggles.{on}"))
+        check_sequential(systems.of(self), result.toggles, lambda on: given.get(f"toggles.{on}", f"toggles.{on}"))
         try:
             _cluster.check(result)
         except ConfigError as exc:
@@ -165,12 +155,7 @@ class Scenario:
         """One parameter changed and checked alone (the whole scenario is checked after all)."""
         name = label or path
         head, _, rest = full.partition(".")
-        if self.system == "autoregressive" and (head in NOT_AUTOREGRESSIVE or
-                                                full.startswith(("cluster.draft.", "cluster.prm."))):
-            raise ConfigError(f"{name}: the autoregressive system runs the target alone (no draft, no PRM, "
-                              f"no speculative toggles)")
-        if self.system == "autoregressive" and full.startswith("target.link."):
-            raise ConfigError(f"{name}: {TARGET_LINK_UNUSED}")
+        systems.of(self).check_path(name, full)
         where = Where(label, None, "") if label else None
         try:
             if head in ("draft", "prm", "target"):
@@ -254,9 +239,10 @@ def _role(data: Any, where: Where, default_device: str, default_model: str, role
         except ConfigError as exc:
             at = f"{place.file}:{place.line}: " if place.line else f"{place.file}: " if place.file else ""
             raise ConfigError(f"{at}{where.path}.overrides.{exc}") from None
-    if role != "draft" and not isinstance(device, GpuDevice):
-        raise ConfigError(f"{data.where_of('device') if 'device' in data else where}: the {role} runs on a GPU, "
-                          f"not on {device.name}")
+    kinds = devices.serving(role)
+    if devices.kind_of(device) not in kinds:
+        raise ConfigError(f"{data.where_of('device') if 'device' in data else where}: the {role} runs on "
+                          f"{' or '.join(k.label for k in kinds)}, not on {device.name}")
     try:
         model = load_model(_ref(data.get("model", default_model), base))
     except ConfigError as exc:
@@ -278,8 +264,9 @@ def _profile(data: LocatedDict, base: Path | None, device: Device, model: ModelC
     where, given = data.where_of("profile"), data["profile"]
     if not isinstance(given, str) or not given:
         raise ConfigError(f"{where}: give the path of a latency CSV, got {given!r}")
-    if not isinstance(device, GpuDevice):
-        raise ConfigError(f"{where}: an FPGA's measured profile goes in its device file (profile: file:)")
+    kind = devices.kind_of(device)
+    if not kind.role_profile:
+        raise ConfigError(f"{where}: {kind.label}'s measured profile goes in its device file (profile: file:)")
     path = Path(given).expanduser()
     if not path.is_absolute() and base is not None:
         path = base / path
@@ -319,22 +306,20 @@ def build_scenario(data: Mapping[str, Any] | LocatedDict, source: str = "<code>"
         if key not in _TOP_KEYS:
             raise ConfigError(f"{data.where_of(key)}: unknown key; known: {', '.join(sorted(_TOP_KEYS))}")
     system = data.get("system")
-    if system not in SYSTEMS:
+    if system not in systems.names():
         where = data.where_of("system") if "system" in data else data.where
-        raise ConfigError(f"{where}: system must be one of {', '.join(SYSTEMS)}, got {system!r}")
+        raise ConfigError(f"{where}: system must be one of {', '.join(systems.names())}, got {system!r}")
     config = _params.plain(data.get("config", 1))
     if not isinstance(config, int) or isinstance(config, bool) or config not in CONFIG_TARGETS:
         raise ConfigError(f"{data.where_of('config')}: config must be 1 (7B target) or 2 (1.5B target), got {config!r}")
-    if system == "autoregressive":
-        check_autoregressive(data)
-    preset = _PRESETS[system]
-    toggles = _params.build(Toggles, _section(data, "toggles", {k: preset[k] for k in _toggle_names()}))
+    chosen = systems.by_name(system)
+    chosen.check_file(data)
+    toggles = _params.build(Toggles, _section(data, "toggles", {k: chosen.preset[k] for k in _toggle_names()}))
     given = data.get("toggles") or {}
     if isinstance(given, dict) and not toggles.step_ahead and given.get("step_ahead_depth"):
         raise ConfigError(f"{given.where_of('step_ahead_depth')}: {toggles.step_ahead_depth} "
                           f"{DEPTH_WITHOUT_STEP_AHEAD}")
-    check_sequential(preset["sequential"], toggles, lambda on: str(data.where_of("toggles")),
-                     " (use gpu-stepahead or heteroreason for overlap)")
+    check_sequential(chosen, toggles, lambda on: str(data.where_of("toggles")), _overlapping())
     serving = _params.build(Serving, _section(data, "serving", {}))
     cluster = _params.build(Cluster, _section(data, "cluster", {}))
     batching = _params.build(Batching, _section(data, "batching", {}))
@@ -343,7 +328,7 @@ def build_scenario(data: Mapping[str, Any] | LocatedDict, source: str = "<code>"
         raise ConfigError(f"{_params.origin(batching, unused[0]) or 'batching.' + unused[0]}: "
                           f"{_cluster.BATCHING_OFF}")
     roles = {}
-    for role, device, model in (("draft", preset["draft"], DRAFT_MODEL), ("prm", "rtx3090", PRM_MODEL),
+    for role, device, model in (("draft", chosen.draft_device, DRAFT_MODEL), ("prm", "rtx3090", PRM_MODEL),
                                 ("target", "rtx3090", CONFIG_TARGETS[config])):
         where = data.where_of(role) if role in data else data.where.child(role, None)
         base = Path(source).parent if source != "<code>" else None
@@ -353,10 +338,13 @@ def build_scenario(data: Mapping[str, Any] | LocatedDict, source: str = "<code>"
         where = data.where_of("name") if "name" in data else data.where
         raise ConfigError(f"{where}: name must be letters, digits, '.', '_' or '-' (it names the output "
                           f"folder), got {name!r}")
-    if system != "heteroreason" and not isinstance(roles["draft"].device, GpuDevice):
+    kind = devices.kind_of(roles["draft"].device)
+    why = chosen.wrong_draft(kind.name)
+    if why is not None:
         where = data.where_of("draft") if "draft" in data else data.where
-        raise ConfigError(f"{where}: {system} drafts on a GPU; an FPGA draft is the "
-                          f"heteroreason system")
+        takers = [name for name in systems.names() if systems.by_name(name).wrong_draft(kind.name) is None
+                  and "draft" in systems.by_name(name).roles]
+        raise ConfigError(f"{where}: {why}; {kind.label} draft is the {' or '.join(takers)} system")
     description = data.get("description", "")
     if not isinstance(description, str):
         raise ConfigError(f"{data.where_of('description')}: expected text")
@@ -381,6 +369,13 @@ def build_scenario(data: Mapping[str, Any] | LocatedDict, source: str = "<code>"
     _profile_range.check(scn, {role: str(data[role].where_of("profile")) for role in roles
                                if isinstance(data.get(role), LocatedDict) and "profile" in data[role]})
     return scn
+
+
+def _overlapping() -> str:
+    """What a sequential system's message suggests instead: the systems that overlap work."""
+    others = [name for name in systems.names()
+              if not systems.by_name(name).sequential and "draft" in systems.by_name(name).roles]
+    return f" (use {' or '.join(others)} for overlap)"
 
 
 def _scenarios_dir() -> Path:

@@ -12,8 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from ..config import _params
-from ..config._latency_csv import LatencyProfile, load_latency_profile
+from .. import devices
+from ..schema import _params
+from ..devices._latency_csv import LatencyProfile, load_latency_profile
 from ..errors import ConfigError
 from ..config.hardware import load_device, load_model
 from ._device_yaml import write_fitted_device
@@ -150,6 +151,6 @@ def fit_gpu(measured: Any, device: Any = "rtx3090", model: Any = "qwen2.5-math-7
 
 def write_device(result: FitResult, base: Any, out: str | Path) -> Path:
     """Writes the fitted device as YAML: ``base``'s file with the fitted values citing the fit."""
-    group = "accelerator" if result.kind == "fpga" else "gpu"
+    group = devices.by_name(result.kind).design
     note = f"parameters fitted by cosim fit to {Path(result.source).name}"
     return write_fitted_device(base, group, result.citations(), note, Path(out))

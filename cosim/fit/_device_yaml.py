@@ -8,9 +8,9 @@ from typing import Any
 
 import yaml
 
-from ..config import _units
+from ..schema import _units
 from ..config._written import absolute_ref
-from ..config._yamltext import commented
+from ..schema._yamltext import commented
 from ..outputs._atomic import write_atomically
 from .._files import read_text
 from .._inputs import MAX_YAML_BYTES

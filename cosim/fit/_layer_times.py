@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..config._latency_csv import LatencyProfile
+from ..devices._latency_csv import LatencyProfile
 from .._inputs import csv_records, peek_line
 from ..errors import ConfigError
 

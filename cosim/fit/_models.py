@@ -9,11 +9,14 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..config import _params
-from .._isolation import native
-from ..config._latency_csv import LatencyProfile
+from ..schema import _params
+from .._extension import native
+from ..devices._latency_csv import LatencyProfile
 from ..errors import ConfigError
-from ..config.hardware import FpgaDevice, GpuDevice, ModelConfig
+from .. import devices
+from ..config.hardware import ModelConfig
+from ..devices.fpga import FpgaDevice
+from ..devices.gpu import GpuDevice
 from ._solver import Param
 
 # Per kind: the parameters that can be fitted, their rule, and what makes each one show.
@@ -108,9 +111,9 @@ def _start(name: str, value: float) -> float:
 def bounds_at(device: Any, model: ModelConfig, profile: LatencyProfile, values: dict[str, float]) -> list[str]:
     """What binds at each point with the fitted values (for the report of residuals)."""
     points, _ = _points(profile)
-    if isinstance(device, FpgaDevice):
-        accelerator = _params.native(dataclasses.replace(device.accelerator, **values))
-        return list(native().fpga_timing(accelerator, _params.native(device.hbm), _params.native(model), None,
-                                         points)["bound"])
-    gpu = _params.native(dataclasses.replace(device.gpu, **values))
-    return list(native().gpu_timing(gpu, _params.native(model), None, points)["bound"])
+    kind = devices.kind_of(device)
+    # The design with the fitted values, timed by its formula (a measured profile set aside).
+    fitted = dataclasses.replace(device, **{kind.design: dataclasses.replace(kind.design_of(device), **values)})
+    if getattr(fitted, "profile", None) is not None:
+        fitted = dataclasses.replace(fitted, profile=None)
+    return list(kind.timing(fitted, model, points)["bound"])

@@ -9,10 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .._isolation import native
-from ..config import _params
-from ..config._latency_csv import LatencyProfile
-from ..config._operator_profile import load_operator_profile
+from .._extension import native
+from ..schema import _params
+from ..devices._latency_csv import LatencyProfile
+from ..devices._operator_profile import load_operator_profile
 
 # Decode contexts and prefill lengths, powers of two within what profilers measure (both
 # LLMServingSim's and Vidur's grids hold them or bracket them closely).

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from .._isolation import native
+from .._extension import native
 from ..errors import ConfigError, OutputError, PolicyError
 from ..trace import Backtrack, Draft, Problem, Refine, TraceHeader
 from ..trace._events import problem_to_json

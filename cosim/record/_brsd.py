@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from .._isolation import native
+from .._extension import native
 from ..trace import Backtrack, Draft, Refine, TraceHeader
 from ._models import CausalModel, Scorer
 

@@ -4,7 +4,7 @@ iteration. From this module come the Python classes (cosim/config/_cluster.py), 
 ClusterShape and BatchingSettings with their readers (generated at build time by
 scripts/gen_native_params.py) and `cosim params`. A scenario without these sections is
 the single-request system: one device per role, one context on the draft device, no
-batching. Standard library only, beside cosim/config/_declarations.py.
+batching. Standard library only, beside cosim/schema/_declarations.py.
 
 The engine takes the cluster as one flat section: each native parameter of a pool under
 ``<pool>_<name>`` (``cluster.draft.contexts_per_device`` is ``draft_contexts_per_device``),
@@ -16,9 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 try:
-    from ..config._declarations import GPU_BLOCKS, PROCESSES, Decl, Group
+    from ._declarations import GPU_BLOCKS, PROCESSES, Decl, Group
 except ImportError:  # read by path at build time, after the declarations (scripts/gen_native_params.py)
-    from cosim_config_declarations import GPU_BLOCKS, PROCESSES, Decl, Group  # type: ignore[no-redef]
+    from cosim_schema_declarations import GPU_BLOCKS, PROCESSES, Decl, Group  # type: ignore[no-redef]
 
 _ONE_OF_EACH = "source: the single-request systems, one device per role (docs/system.md)"
 

@@ -4,16 +4,16 @@ type, rule, help and where the default comes from), the options the C++ host rea
 and the questions of a live run. From this module come the Python classes
 (cosim.config.scenario's Toggles and Serving), the C++ struct's fields, the binding's
 reader and the enums (generated at build time by scripts/gen_native_params.py). Standard
-library only, beside cosim/config/_declarations.py."""
+library only, beside cosim/schema/_declarations.py."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 try:
-    from ..config._declarations import PAYLOAD, Decl, Group
+    from ._declarations import PAYLOAD, Decl, Group
 except ImportError:  # read by path at build time, after the declarations (scripts/gen_native_params.py)
-    from cosim_config_declarations import PAYLOAD, Decl, Group  # type: ignore[no-redef]
+    from cosim_schema_declarations import PAYLOAD, Decl, Group  # type: ignore[no-redef]
 
 # A scenario's toggles. Their defaults come from the system: each system's preset sets every
 # one (`_PRESETS` in cosim/config/scenario.py, docs/system.md; gpu-baseline: all off), and a

@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .. import systems
 from .._args import real, whole
 from ..config.scenario import Scenario
 from ..errors import ConfigError
@@ -48,9 +49,10 @@ def device_costs(scn: Scenario) -> dict[str, float]:
     """Each role's cost per device, by default its highest power state in watts (the power a
     deployment provisions for it), from the scenario's device descriptions."""
     costs = {}
+    pools = systems.of(scn).pools()
     for role in ROLES:
-        if scn.system == "autoregressive" and role != "target":
-            costs[role] = 0.0  # the target alone: no draft and no PRM to provision
+        if role not in pools:
+            costs[role] = 0.0  # a pool the system does not have (the target alone's): none to provision
             continue
         power = getattr(scn, role).device.power
         costs[role] = max(power.idle_w, power.prefill_w, power.decode_w, power.transfer_w)

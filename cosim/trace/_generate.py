@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from ._dataset_stats import TOKENIZER_NOTE
-from .._isolation import native
+from .._extension import native
 from .._lazy import LazySequence
 from ..errors import ConfigError
 from ._events import Backtrack, Draft, Event, Problem, Refine, TraceHeader

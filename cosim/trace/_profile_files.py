@@ -8,8 +8,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Callable
 
-from ..config._params import build
-from ..config._yamlio import LocatedDict, load_yaml
+from ..schema._params import build
+from ..schema._yamlio import LocatedDict, load_yaml
 from ..errors import ConfigError
 from ._profiles import MAX_REJECT_PROBABILITY, REFERENCE_THRESHOLD, RETIRED, DatasetProfile
 from ._quality import DRAFT, reject_probability

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..config._params import param
+from ..schema._params import param
 from ..errors import ConfigError
 from ._events import TraceHeader
 from ._io import MAX_TOKENS

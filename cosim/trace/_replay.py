@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .._isolation import native
+from .._extension import native
 from ._events import Backtrack, Draft, Event, Problem, Refine, TraceHeader
 
 

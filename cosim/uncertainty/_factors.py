@@ -14,16 +14,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..config import _cluster, _params, _units
-from ..config._yamlio import Where
+from ..config import _cluster
+from ..schema import _params, _units
+from ..schema._yamlio import Where
 from ..config.scenario import Scenario
 from ..errors import ConfigError
 from ._ranges import cited_values, is_number
-from ..schema._cluster import ENGINE_ONLY
+from .. import systems
 from ..trace import DatasetProfile
 
 ROLES = ("draft", "prm", "target")
-PARTS = ("device", "link", "model")
 SECTIONS = ("serving", "batching")
 # A profile's good-step probability of the target the other config uses: no factor of this one.
 _OTHER_TARGET = {1: "target_1_5b_good_step_probability", 2: "target_7b_good_step_probability"}
@@ -68,10 +68,9 @@ def _used(scn: Scenario) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, .
     """The roles, their parts and the sections whose values ``scn``'s runs read: the
     autoregressive system reads its target's device and model alone (no link, no serving
     section), and the batching section only while batching is on."""
-    if scn.system == "autoregressive":
-        roles, parts, sections = ("target",), ("device", "model"), ("batching",)
-    else:
-        roles, parts, sections = ROLES, PARTS, SECTIONS
+    system = systems.of(scn)
+    roles, parts = system.roles, system.parts
+    sections = tuple(s for s in SECTIONS if s in system.sections)
     return roles, parts, tuple(s for s in sections if s != "batching" or scn.batching.enabled)
 
 
@@ -79,9 +78,11 @@ def _batching_unused(scn: Scenario, name: str) -> bool:
     """A batching value the system's runs never read: the vLLM engine's on another system;
     on the autoregressive system, the runtime memory that derives the KV blocks when the
     scenario gives their number."""
-    if scn.system != "autoregressive":
-        return name in ENGINE_ONLY
-    return name == "runtime_memory_bytes" and bool(scn.batching.num_gpu_blocks)
+    if name in systems.of(scn).batching_unread:
+        return True
+    # The runtime memory only derives the KV blocks, unused when the scenario gives their number.
+    return name == "runtime_memory_bytes" and "num_gpu_blocks" not in systems.of(scn).batching_unread \
+        and bool(scn.batching.num_gpu_blocks)
 
 
 def _collect(scn: Scenario, found: dict[str, _Found], baseline: bool) -> None:

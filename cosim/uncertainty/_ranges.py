@@ -13,8 +13,9 @@ import math
 from pathlib import Path
 from typing import Any, Iterator
 
-from ..config import _declarations, _params, hardware
-from ..config._params import Cited
+from ..config import hardware
+from ..schema import _declarations, _params
+from ..schema._params import Cited
 from ..errors import ConfigError
 from ..config.scenario import builtin_scenarios, load_scenario
 from ..trace import builtin_profiles, load_profile

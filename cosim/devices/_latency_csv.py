@@ -19,7 +19,7 @@ import numpy as np
 
 from .._inputs import csv_records
 from ..errors import ConfigError
-from ._declarations import PROCESSES, TOKENS
+from ..schema._declarations import PROCESSES, TOKENS
 from ._point_table import PointTable
 
 HEADER = ("phase", "tokens", "context", "seconds")

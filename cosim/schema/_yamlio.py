@@ -21,7 +21,7 @@ class Where:
     file: str
     line: int | None
     path: str
-    # How the value given here is cited (cosim.config._params.Cited), where it is a cited value.
+    # How the value given here is cited (cosim.schema._params.Cited), where it is a cited value.
     cited: Any = field(default=None, compare=False, repr=False)
 
     def __str__(self) -> str:

@@ -71,7 +71,7 @@ def param(help: str, rule: str = "positive", default: Any = dataclasses.MISSING,
 
 
 def config_class(group: Any, module: str, usable: dict[str, Any] | None = None) -> type:
-    """The frozen configuration dataclass of a declared group (cosim/config/_declarations.py);
+    """The frozen configuration dataclass of a declared group (cosim/schema/_declarations.py);
     ``usable``: per parameter name, the check of what a value needs (see `param`)."""
     fields = []
     for d in group.params:
@@ -309,6 +309,13 @@ def set_origins(config: Any, origins: dict[str, Where]) -> None:
 
 def origins_of(config: Any) -> dict[str, Where]:
     return _ORIGINS.get(id(config), {})
+
+
+def replaced(config: Any, **changes: Any) -> Any:
+    """``config`` with ``changes``, keeping where its values were given."""
+    changed = dataclasses.replace(config, **changes)
+    set_origins(changed, origins_of(config))
+    return changed
 
 
 def citations(config: Any) -> dict[str, Cited]:

@@ -18,9 +18,9 @@ import numpy as np
 
 from .._inputs import csv_records
 from ..errors import ConfigError
-from ._declarations import MEASURED_S, TOKENS
+from ..schema._declarations import MEASURED_S, TOKENS
 from ._point_table import PointTable
-from ._yamlio import LocatedDict, load_yaml
+from ..schema._yamlio import LocatedDict, load_yaml
 
 # LLMServingSim's dense decoders (profiler/models/llama.yaml, qwen3.yaml): per layer, the
 # pre-attention norm, the projections, rotary embedding, the post-attention norm and the MLP;

@@ -1,0 +1,95 @@
+"""What every system answers (cosim/systems/__init__.py keeps one of each, by the name a
+scenario's ``system:`` gives): its preset, the roles and sections it reads, what it
+refuses, how the engine is told of it and which native entry runs it, and how a plan
+speaks of its pools. Each system is one file of this package; a family's shared
+behaviour is a base class of its own (_stepwise.py)."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, ClassVar, Mapping, Protocol
+
+from .. import devices
+
+ROLES = ("draft", "prm", "target")
+# A scenario's sections besides its roles.
+SECTIONS = ("algorithm", "toggles", "serving", "cluster", "batching")
+
+
+class Sections(Protocol):
+    """The engine's sections a system composes its description from (cosim/_workflow.py
+    builds them from a scenario): each role's device section, the host's options, and the
+    serving sections."""
+
+    def role(self, name: str) -> dict[str, Any]: ...
+    def kind(self, name: str) -> str: ...
+    def options(self) -> dict[str, Any]: ...
+    def cluster(self) -> dict[str, int]: ...
+    def batching(self) -> dict[str, Any]: ...
+    def serving(self) -> dict[str, dict[str, Any]]: ...
+
+
+def counted(n: int, what: str) -> str:
+    return f"{n} {what}" + ("" if n == 1 else "s")
+
+
+class System:
+    """One system. Subclasses set the class attributes and override what differs."""
+
+    name: ClassVar[str]
+    summary: ClassVar[str]                 # one line: what it is (docs, `cosim systems`)
+    # The toggles it starts from (a scenario's toggles: section changes them) and the
+    # built-in device its draft runs on by default.
+    preset: ClassVar[Mapping[str, Any]]
+    draft_device: ClassVar[str] = "rtx3090"
+    sequential: ClassVar[bool] = False     # every operation waits for the one before
+    roles: ClassVar[tuple[str, ...]] = ROLES   # the roles its runs use
+    parts: ClassVar[tuple[str, ...]] = ("device", "link", "model")  # what of each role they read
+    # The scenario's sections its runs read (cosim/config/scenario.py); others are refused.
+    sections: ClassVar[tuple[str, ...]] = SECTIONS
+    # The device kinds its draft may run on (None: any kind that may draft).
+    draft_kinds: ClassVar[tuple[str, ...] | None] = None
+    waveforms: ClassVar[bool] = True       # writes a VCD of its devices
+    # The batching parameters its runs never read (cosim/schema/_cluster.py).
+    batching_unread: ClassVar[tuple[str, ...]] = ()
+    # Each problem is its final chain generated after the prompt (no step events replayed).
+    output_only: ClassVar[bool] = False
+
+    # ---- the scenario --------------------------------------------------------------------
+
+    def check_file(self, data: Any) -> None:
+        """Refuses what a scenario file gives that this system would ignore."""
+
+    def check_path(self, name: str, full: str) -> None:
+        """Refuses a parameter path (``--set``) this system would ignore; ``name`` is how
+        the value was given."""
+
+    def wrong_draft(self, kind: str) -> str | None:
+        """Why a draft of device kind ``kind`` is refused, or None."""
+        if self.draft_kinds is None or kind in self.draft_kinds:
+            return None
+        return f"{self.name} drafts on {' or '.join(devices.by_name(k).label for k in self.draft_kinds)}"
+
+    def threads(self, scn: Any) -> dict[str, int]:
+        """The engine's simulated threads by the scenario path that makes them."""
+        raise NotImplementedError
+
+    # ---- the engine ----------------------------------------------------------------------
+
+    def describe(self, scn: Any, sections: Sections) -> dict[str, Any]:
+        """The description the native engine takes."""
+        raise NotImplementedError
+
+    def run(self, native: Any, description: dict[str, Any], feed: Callable[..., Any], keep: bool, *,
+            vcd_stem: str, every_token: bool, shared_prefix: int, live: Any, header: Any) -> dict[str, Any]:
+        """Runs the native entry that simulates this system."""
+        raise NotImplementedError
+
+    # ---- capacity plans ------------------------------------------------------------------
+
+    def pools(self) -> tuple[str, ...]:
+        """The device pools a plan sizes (one per role it uses)."""
+        return self.roles
+
+    def cluster_words(self, cluster: Mapping[str, int]) -> str:
+        """A cluster in words, as a plan's table shows it."""
+        raise NotImplementedError
