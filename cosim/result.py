@@ -15,6 +15,7 @@ from ._rows import NS, ROLES, ROW_FIELDS  # noqa: F401 - re-exported
 from .errors import ConfigError
 from ._stats import _intervals
 from .schema import COLUMNS
+from .schema._rows import RATIOS
 
 if TYPE_CHECKING:
     from .config.scenario import Scenario
@@ -243,15 +244,18 @@ class Result:
         return _intervals.intervals(self, baseline, **options)
 
     def with_baseline(self, baseline: Result) -> Result:
-        """This result with ``speedup`` = baseline latency / this latency, per problem and overall."""
+        """This result with each ratio against ``baseline`` (``speedup`` = baseline latency / this
+        latency; RATIOS, cosim/schema/_rows.py), per problem and overall."""
         if not isinstance(baseline, Result):
             raise ConfigError(f"with_baseline: expected the Result of the baseline's simulate(), got "
                               f"{type(baseline).__name__}")
         if self.per_problem.column("id") != baseline.per_problem.column("id"):
             raise ConfigError("speedup needs both results on the same trace (the problem ids differ)")
-        speedup = baseline.per_problem.column("latency_s") / self.per_problem.column("latency_s")
-        summary = dict(self.summary, speedup=baseline.summary["latency_s"] / self.summary["latency_s"])
-        per_problem = self.per_problem.with_column("speedup", speedup)
+        summary, per_problem = dict(self.summary), self.per_problem
+        for r in RATIOS:
+            summary[r.name] = r.value(baseline.summary[r.of], self.summary[r.of])
+            per_problem = per_problem.with_column(r.name, r.value(baseline.per_problem.column(r.of),
+                                                                  self.per_problem.column(r.of)))
         return Result(self.scenario, self.system, self.config, summary, per_problem, self.activities, self.wall_s,
                       self.totals, self.kvmu, self.kernel_deltas, self.last_end_s)
 

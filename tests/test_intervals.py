@@ -96,3 +96,35 @@ def test_a_run_on_disk_is_read_a_batch_at_a_time_into_the_same_blocks(tmp_path, 
     for metric in ("latency_s", "energy_j_per_token", "acceptance_rate", "stall_step_share"):
         assert (b[metric].low, b[metric].high) == pytest.approx((a[metric].low, a[metric].high), rel=1e-9), metric
         assert b[metric].estimate == pytest.approx(on_disk.summary[metric], rel=1e-9)
+
+
+def test_a_declared_metric_gets_its_interval_from_its_declaration():
+    # Every summary value declared with its per-problem parts has an interval, and the parts
+    # read a row as declared: the numerator a product of columns, the denominator a sum
+    # (none: one per problem), a column known for some problems counting only where known.
+    from cosim.schema._rows import TOTALS, Parts
+    from cosim._stats._intervals import _part_functions
+    assert METRICS == tuple(t.name for t in TOTALS if t.parts is not None)
+    row = {"a": np.array([2.0, 3.0]), "b": np.array([5.0, 7.0]), "c": np.array([1.0, 0.5]),
+           "k": np.array([1.0, np.nan])}
+    num, den = _part_functions(Parts(("a", "b"), ("b", "c")))
+    assert num(row).tolist() == [10.0, 21.0] and den(row).tolist() == [6.0, 7.5]
+    num, den = _part_functions(Parts(("a",)))
+    assert num(row).tolist() == [2.0, 3.0] and den(row).tolist() == [1.0, 1.0]
+    num, den = _part_functions(Parts(("k",), known="k"))
+    assert num(row).tolist() == [1.0, 0.0] and den(row).tolist() == [1.0, 0.0]
+
+
+def test_the_speedup_is_the_declared_ratio_everywhere(runs):
+    # result.with_baseline and the paired interval both take the speedup from its declaration:
+    # the baseline's mean latency over the run's.
+    from cosim.schema._rows import RATIOS
+    speedup = next(r for r in RATIOS if r.name == "speedup")
+    assert (speedup.of, speedup.baseline) == ("latency_s", "gpu-baseline")
+    run, base = runs["heteroreason-u280-300"], runs["gpu-baseline"]
+    with_base = run.with_baseline(base)
+    expected = base.summary["latency_s"] / run.summary["latency_s"]
+    assert with_base.summary["speedup"] == pytest.approx(expected, rel=1e-12)
+    assert intervals(run, base)["speedup"].estimate == pytest.approx(expected, rel=1e-9)
+    per = np.asarray(with_base.per_problem.column("speedup"))
+    assert per[0] == pytest.approx(base.per_problem[0]["latency_s"] / run.per_problem[0]["latency_s"], rel=1e-12)

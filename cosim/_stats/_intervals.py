@@ -16,63 +16,48 @@ from typing import Any, Callable
 import numpy as np
 
 from ..errors import ConfigError
+from ..schema._rows import RATIOS, TOTALS, Parts
 from . import _bootstrap as bs
 from ._bootstrap import LEVEL, RESAMPLES, SEED
 
 
-def _col(name: str) -> Callable[[Mapping[str, np.ndarray]], np.ndarray]:
-    return lambda c: np.asarray(c[name], dtype=np.float64)
+def _column(c: Mapping[str, np.ndarray], name: str) -> np.ndarray:
+    return np.asarray(c[name], dtype=np.float64)
 
 
-def _times(share: str, weight: str) -> Callable[[Mapping[str, np.ndarray]], np.ndarray]:
-    return lambda c: np.asarray(c[share], dtype=np.float64) * np.asarray(c[weight], dtype=np.float64)
+def _part_functions(parts: Parts) -> tuple[Callable, Callable]:
+    """The numerator and denominator of one problem, from its row, as ``parts`` declares them."""
 
+    def num(c: Mapping[str, np.ndarray]) -> np.ndarray:
+        value = _column(c, parts.num[0])
+        for name in parts.num[1:]:
+            value = value * _column(c, name)
+        return np.nan_to_num(value, nan=0.0) if parts.known else value
 
-def _ones(c: Mapping[str, np.ndarray]) -> np.ndarray:
-    return np.ones(len(c["latency_s"]))
+    def den(c: Mapping[str, np.ndarray]) -> np.ndarray:
+        if parts.known:
+            return np.isfinite(_column(c, parts.known)).astype(np.float64)
+        if not parts.den:
+            return np.ones(len(c[parts.num[0]]))
+        value = _column(c, parts.den[0])
+        for name in parts.den[1:]:
+            value = value + _column(c, name)
+        return value
 
-
-def _labelled(c: Mapping[str, np.ndarray]) -> np.ndarray:
-    return np.isfinite(np.asarray(c["accuracy"], dtype=np.float64)).astype(np.float64)
-
-
-def _right(c: Mapping[str, np.ndarray]) -> np.ndarray:
-    return np.nan_to_num(np.asarray(c["accuracy"], dtype=np.float64), nan=0.0)
-
-
-def _accepted_plus_target(c: Mapping[str, np.ndarray]) -> np.ndarray:
-    return np.asarray(c["accepted_draft_tokens"], dtype=np.float64) + np.asarray(c["target_trace_tokens"],
-                                                                                 dtype=np.float64)
+    return num, den
 
 
 # Each whole-run metric as (numerator, denominator), each summed over the problems: the
-# summary's own definition (cosim._rows.Totals.summary). A share per problem times its
-# weight gives back the problem's part of the numerator.
-PARTS: dict[str, tuple[Callable, Callable]] = {
-    "latency_s": (_col("latency_s"), _ones),
-    "goodput_tok_s": (_col("final_tokens"), _col("latency_s")),
-    "energy_j_per_token": (_col("energy_j"), _col("final_tokens")),
-    "energy_j_per_generated_token": (_col("energy_j"), _col("generated_tokens")),
-    "stall_ratio": (_times("stall_ratio", "latency_s"), _col("latency_s")),
-    "stall_step_share": (_times("stall_step_share", "verdicts"), _col("verdicts")),
-    "comm_share": (_times("comm_share", "latency_s"), _col("latency_s")),
-    "wasted_energy_share": (_times("wasted_energy_share", "energy_j"), _col("energy_j")),
-    "offchain_energy_share": (_times("offchain_energy_share", "energy_j"), _col("energy_j")),
-    **{f"breakdown_{r}": (_times(f"breakdown_{r}", "latency_s"), _col("latency_s")) for r in ("draft", "prm",
-                                                                                                "target")},
-    "acceptance_rate": (_col("accepted_draft_tokens"), _accepted_plus_target),
-    "steps_per_problem": (_col("steps_per_problem"), _ones),
-    "backtracks_per_problem": (_col("backtracks_per_problem"), _ones),
-    "accuracy": (_right, _labelled),
-}
+# summary's own definition, declared with it (cosim/schema/_rows.py, TOTALS' parts).
+PARTS: dict[str, tuple[Callable, Callable]] = {t.name: _part_functions(t.parts) for t in TOTALS
+                                               if t.parts is not None}
+# A ratio's two sides are means over problems: their ratio is a ratio of sums.
+assert all(r.of in PARTS and next(t.parts for t in TOTALS if t.name == r.of).den == () for r in RATIOS)
 # The metrics with an interval, in the summary's order (the per-device energies are totals, not means).
 METRICS = tuple(PARTS)
-_NEEDED = ("latency_s", "final_tokens", "energy_j", "generated_tokens", "stall_ratio", "stall_step_share",
-           "verdicts", "comm_share", "wasted_energy_share", "offchain_energy_share", "breakdown_draft",
-           "breakdown_prm", "breakdown_target", "accepted_draft_tokens", "target_trace_tokens", "steps_per_problem",
-           "backtracks_per_problem", "accuracy")
-
-
+# The row columns they read.
+_NEEDED = tuple(dict.fromkeys(name for t in TOTALS if t.parts is not None
+                              for name in (*t.parts.num, *t.parts.den, *((t.parts.known,) if t.parts.known else ()))))
 @dataclass(frozen=True)
 class Interval:
     """A value and its confidence interval; without ends (``available`` False) when too few
@@ -165,8 +150,9 @@ def compare(results: Mapping[str, Any], baseline: str | None = None, *, metrics:
             pairs: Sequence[tuple[str, str]] = (), level: float = LEVEL, resamples: int = RESAMPLES,
             seed: int = SEED, method: str = "bca") -> Comparison:
     """Intervals of ``metrics`` for every run in ``results`` (name -> Result, all on the same
-    trace), the speedup of each over ``baseline`` (a name in ``results``), and the latency ratio
-    of each pair (a, b) in ``pairs``: every one from the same resamples of the problems."""
+    trace), each ratio against ``baseline`` (a name in ``results``; the speedup: RATIOS,
+    cosim/schema/_rows.py) of each run, and the latency ratio of each pair (a, b) in
+    ``pairs``: every one from the same resamples of the problems."""
     if not results:
         raise ConfigError("compare: give at least one result")
     unknown = [m for m in metrics if m not in PARTS]
@@ -177,19 +163,24 @@ def compare(results: Mapping[str, Any], baseline: str | None = None, *, metrics:
         if name is not None and name not in results:
             raise ConfigError(f"{name!r}: not one of the results compared ({', '.join(names)})")
     _check_paired(results)
-    metrics = list(dict.fromkeys([*metrics, "latency_s"]))  # latency makes the speedups and ratios
+    # The means the ratios compare, and latency for the pairs.
+    metrics = list(dict.fromkeys([*metrics, *(r.of for r in RATIOS), "latency_s"]))
     width = 2 * len(metrics)
     blocks = [_unit_sums(results[name], metrics) for name in names]
     columns = np.concatenate(blocks, axis=1)
-    latency = metrics.index("latency_s")
     stats: list[tuple[int, int]] = []
     for i in range(len(names)):
         stats += [(i * width + 2 * k, i * width + 2 * k + 1) for k in range(len(metrics))]
     count = len(stats)
-    # A ratio of mean latencies is a ratio of latency sums (the problem counts cancel).
-    lat = {name: i * width + 2 * latency for i, name in enumerate(names)}
-    ratio_pairs = ([(baseline, name) for name in names] if baseline else []) + list(pairs)
-    stats += [(lat[a], lat[b]) for a, b in ratio_pairs]
+
+    def total(name: str, metric: str) -> int:
+        """The column of ``name``'s sum of the mean ``metric`` (a ratio of two means is a ratio
+        of their sums: the problem counts cancel)."""
+        return names.index(name) * width + 2 * metrics.index(metric)
+
+    if baseline:
+        stats += [(total(baseline, r.of), total(name, r.of)) for r in RATIOS for name in names]
+    stats += [(total(a, "latency_s"), total(b, "latency_s")) for a, b in pairs]
     out = bs.bootstrap(columns, bs.ratios(stats), level=level, resamples=resamples, seed=seed, method=method)
 
     def interval(j: int) -> Interval:
@@ -198,9 +189,10 @@ def compare(results: Mapping[str, Any], baseline: str | None = None, *, metrics:
     per_run = {name: {m: interval(i * len(metrics) + k) for k, m in enumerate(metrics)} for i, name in enumerate(names)}
     j = count
     if baseline:
-        for name in names:
-            per_run[name]["speedup"] = interval(j)
-            j += 1
+        for r in RATIOS:
+            for name in names:
+                per_run[name][r.name] = interval(j)
+                j += 1
     ratios = {}
     for pair in pairs:
         ratios[tuple(pair)] = interval(j)

@@ -7,6 +7,7 @@ Standard library only."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 ROLES = ("draft", "prm", "target")
 
@@ -110,12 +111,27 @@ COLUMNS: tuple[Column, ...] = (
 
 
 @dataclass(frozen=True)
+class Parts:
+    """One problem's share of a whole-run metric's numerator and denominator, read off its
+    row (what the metric's sampling interval resamples, cosim/_stats/_intervals.py): the
+    numerator is the product of the row's ``num`` columns, the denominator the sum of its
+    ``den`` columns (none: 1, so the metric is a mean over problems). ``known``: a column
+    given for some problems only; the numerator counts 0 where it is not, and the
+    denominator counts the problems where it is."""
+
+    num: tuple[str, ...]
+    den: tuple[str, ...] = ()
+    known: str = ""
+
+
+@dataclass(frozen=True)
 class Total:
     """How the run's summary combines the rows' sums: ``sum`` (the sum; ``of`` the sum's
     name), ``mean`` (the sum x scale / problems), ``ratio`` (sum of ``of`` / (sum of ``per``
     x scale); ``per`` may name several sums, added), ``count`` (problems) or ``none``
     (known only against a baseline). ``empty`` is the value where the divisor is zero (a
-    divisor that cannot be zero has none)."""
+    divisor that cannot be zero has none). ``parts``: a mean or a ratio, as each problem's
+    row gives its share of the sums (Parts): it then has an interval."""
 
     name: str
     how: str
@@ -124,34 +140,60 @@ class Total:
     scale: float = 1.0
     empty: object = "raise"
     integer: bool = False
+    parts: Parts | None = None
 
 
 NS = 1e-9
 # The run's summary (result.summary), in order: every whole-run value is a ratio of sums
 # over problems, never a mean of ratios.
 TOTALS: tuple[Total, ...] = (
-    Total("latency_s", "mean", "latency_ns", scale=NS),
-    Total("goodput_tok_s", "ratio", "final_tokens", ("latency_ns",), scale=NS),
-    Total("energy_j_per_token", "ratio", "energy_j", ("final_tokens",)),
-    Total("energy_j_per_generated_token", "ratio", "energy_j", ("generated_tokens",)),
+    Total("latency_s", "mean", "latency_ns", scale=NS, parts=Parts(("latency_s",))),
+    Total("goodput_tok_s", "ratio", "final_tokens", ("latency_ns",), scale=NS,
+          parts=Parts(("final_tokens",), ("latency_s",))),
+    Total("energy_j_per_token", "ratio", "energy_j", ("final_tokens",), parts=Parts(("energy_j",), ("final_tokens",))),
+    Total("energy_j_per_generated_token", "ratio", "energy_j", ("generated_tokens",),
+          parts=Parts(("energy_j",), ("generated_tokens",))),
     Total("speedup", "none"),
-    Total("stall_ratio", "ratio", "stall_ns", ("latency_ns",)),
-    Total("stall_step_share", "ratio", "stalled_verdicts", ("verdicts",), empty=0.0),
-    Total("comm_share", "ratio", "comm_ns", ("latency_ns",)),
-    Total("wasted_energy_share", "ratio", "stepahead_waste_j", ("energy_j",)),
-    Total("offchain_energy_share", "ratio", "offchain_energy_j", ("energy_j",)),
-    *(Total(f"breakdown_{r}", "ratio", f"busy_{r}", ("latency_ns",)) for r in ROLES),
+    Total("stall_ratio", "ratio", "stall_ns", ("latency_ns",), parts=Parts(("stall_ratio", "latency_s"), ("latency_s",))),
+    Total("stall_step_share", "ratio", "stalled_verdicts", ("verdicts",), empty=0.0,
+          parts=Parts(("stall_step_share", "verdicts"), ("verdicts",))),
+    Total("comm_share", "ratio", "comm_ns", ("latency_ns",), parts=Parts(("comm_share", "latency_s"), ("latency_s",))),
+    Total("wasted_energy_share", "ratio", "stepahead_waste_j", ("energy_j",),
+          parts=Parts(("wasted_energy_share", "energy_j"), ("energy_j",))),
+    Total("offchain_energy_share", "ratio", "offchain_energy_j", ("energy_j",),
+          parts=Parts(("offchain_energy_share", "energy_j"), ("energy_j",))),
+    *(Total(f"breakdown_{r}", "ratio", f"busy_{r}", ("latency_ns",),
+            parts=Parts((f"breakdown_{r}", "latency_s"), ("latency_s",))) for r in ROLES),
     *(Total(f"energy_j_{r}", "sum", f"energy_j_{r}") for r in ROLES),
     Total("acceptance_rate", "ratio", "accepted_draft_tokens", ("accepted_draft_tokens", "target_trace_tokens"),
-          empty=0.0),
-    Total("steps_per_problem", "mean", "steps"),
-    Total("backtracks_per_problem", "mean", "backtracks"),
-    Total("accuracy", "ratio", "correct", ("labelled",), empty=None),
+          empty=0.0, parts=Parts(("accepted_draft_tokens",), ("accepted_draft_tokens", "target_trace_tokens"))),
+    Total("steps_per_problem", "mean", "steps", parts=Parts(("steps_per_problem",))),
+    Total("backtracks_per_problem", "mean", "backtracks", parts=Parts(("backtracks_per_problem",))),
+    Total("accuracy", "ratio", "correct", ("labelled",), empty=None, parts=Parts(("accuracy",), known="accuracy")),
     Total("problems", "count"),
     Total("energy_j", "sum", "energy_j"),
     Total("final_tokens", "sum", "final_tokens", integer=True),
     Total("generated_tokens", "sum", "generated_tokens", integer=True),
 )
+
+
+@dataclass(frozen=True)
+class Ratio:
+    """A metric of a run against a baseline run of the same problems: the baseline's mean
+    ``of`` over the run's, per problem and for the whole run (``result.with_baseline``,
+    the paired intervals, sensitivity). ``of`` is a mean over problems, so the whole-run
+    ratio is a ratio of the two runs' sums, resampled problem by problem. ``baseline``: the
+    built-in scenario it is taken against where none is named."""
+
+    name: str
+    of: str
+    baseline: str
+
+    def value(self, baseline: Any, run: Any) -> Any:
+        return baseline / run
+
+
+RATIOS: tuple[Ratio, ...] = (Ratio("speedup", "latency_s", "gpu-baseline"),)
 
 @dataclass(frozen=True)
 class Sum:

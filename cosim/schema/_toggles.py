@@ -16,7 +16,7 @@ except ImportError:  # read by path at build time, after the declarations (scrip
     from cosim_schema_declarations import PAYLOAD, Decl, Group  # type: ignore[no-redef]
 
 # A scenario's toggles. Their defaults come from the system: each system's preset sets every
-# one (`_PRESETS` in cosim/config/scenario.py, docs/system.md; gpu-baseline: all off), and a
+# one (cosim/systems/, docs/system.md; gpu-baseline: all off), and a
 # scenario may override them.
 TOGGLES = Group("toggles", "Toggles", "WorkflowOptions", "", "The workflow's optimizations; each system's preset "
                 "gives their defaults (docs/system.md).", (

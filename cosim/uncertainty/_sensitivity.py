@@ -22,19 +22,22 @@ from .._sweep._journal import Journal, point_key, row_problem
 from ..config.scenario import Scenario, load_scenario
 from ..errors import ConfigError, CosimError
 from ..result import METRICS
+from ..schema._rows import RATIOS, Ratio
 from ._analysis import Analysis, analyse, check_design
 from ._factors import Factor, apply, apply_profile, factors as find_factors
 from .._workflow import simulate
 from ..outputs._atomic import writable_folder
 
-BASELINE = "gpu-baseline"
+# The metrics taken against a baseline (the speedup), by name (cosim/schema/_rows.py).
+RATIO = {r.name: r for r in RATIOS}
 EXTRA = ("energy_j", "final_tokens", "generated_tokens")
 
 
 @dataclass(frozen=True)
 class Model:
-    """What a point needs: the scenario, its baseline (for a speedup), the factors, and the
-    recipe of the drawn workload (None: a trace file, replayed as it is)."""
+    """What a point needs: the scenario, its baseline and the ratio taken against it (for a
+    speedup), the factors, and the recipe of the drawn workload (None: a trace file,
+    replayed as it is)."""
 
     scenario: Scenario
     baseline: Scenario | None
@@ -43,9 +46,10 @@ class Model:
     problems: int = 0
     seed: int = 0
     backtracking: bool = True
-    # The baseline's mean latency with every factor at its value: a point that moves only
-    # factors the baseline does not use (the FPGA's) needs no baseline run of its own.
-    baseline_latency_s: float | None = None
+    # The baseline's value of the ratio's mean with every factor at its value: a point that
+    # moves only factors the baseline does not use (the FPGA's) needs no baseline run of its own.
+    baseline_value: float | None = None
+    ratio: Ratio | None = None
 
 
 def check_metric(metric: str) -> None:
@@ -64,16 +68,17 @@ def run_point(model: Model, trace: traces.Trace, values: dict[str, float]) -> di
             trace = _held(traces.generate(profile, model.problems, model.seed, backtracking=model.backtracking,
                                           config=model.scenario.config))
         result = simulate(apply(model.scenario, list(model.factors), values), trace)
-        row.update({m: result.summary.get(m) for m in (*METRICS, *EXTRA) if m != "speedup"})
-        if model.baseline is not None:
+        row.update({m: result.summary.get(m) for m in (*METRICS, *EXTRA) if m not in RATIO})
+        if model.baseline is not None and model.ratio is not None:
+            r = model.ratio
             moved = any(values.get(f.name, f.nominal) != f.nominal and (f.baseline_paths or f.profile_field)
                         for f in model.factors)
-            if moved or model.baseline_latency_s is None:
+            if moved or model.baseline_value is None:
                 base = simulate(apply(model.baseline, list(model.factors), values, baseline=True), trace)
-                row["baseline_latency_s"] = base.summary["latency_s"]
+                row[f"baseline_{r.of}"] = base.summary[r.of]
             else:
-                row["baseline_latency_s"] = model.baseline_latency_s
-            row["speedup"] = row["baseline_latency_s"] / result.summary["latency_s"]
+                row[f"baseline_{r.of}"] = model.baseline_value
+            row[r.name] = r.value(row[f"baseline_{r.of}"], result.summary[r.of])
         row.update(status="ok", error=None)
     except CosimError as exc:
         row.update(status="error", error=f"{type(exc).__name__}: {exc}")
@@ -103,9 +108,9 @@ class PointRunner:
 
     def __init__(self, model: Model, trace: traces.Trace, metric: str, workers: int, executor: str,
                  ray_address: str | None, folder: Path | None, progress: bool):
-        if model.baseline is not None and model.baseline_latency_s is None:
-            nominal = simulate(model.baseline, trace).summary["latency_s"]
-            model = dataclasses.replace(model, baseline_latency_s=nominal)
+        if model.baseline is not None and model.ratio is not None and model.baseline_value is None:
+            nominal = simulate(model.baseline, trace).summary[model.ratio.of]
+            model = dataclasses.replace(model, baseline_value=nominal)
         self.model, self.trace, self.metric = model, trace, metric
         self.workers, self.executor, self.ray_address = workers, executor, ray_address
         # A row read back holds its point's factor values and, finished, the figure.
@@ -156,7 +161,8 @@ def sensitivity(scn: Scenario, metric: str = "latency_s", *, profile: Any = "mat
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ConfigError(f"workers: must be a whole number >= 1, got {workers!r}")
     check_ray_address(ray_address, executor)
-    baseline = load_scenario(BASELINE, scn.config) if metric == "speedup" else None
+    ratio = RATIO.get(metric)
+    baseline = load_scenario(ratio.baseline, scn.config) if ratio is not None else None
     model_profile = traces.load_profile(profile) if trace is None else None
     chosen = find_factors(scn, baseline, model_profile, list(ranges), list(only))
     check_design(chosen, method, samples)  # before the workload is drawn, the folder's journal or any run
@@ -166,7 +172,7 @@ def sensitivity(scn: Scenario, metric: str = "latency_s", *, profile: Any = "mat
                                          config=scn.config))
     else:
         backtracking, workload = trace.header.backtracking, _held(trace)
-    model = Model(scn, baseline, tuple(chosen), model_profile, problems, seed, backtracking)
+    model = Model(scn, baseline, tuple(chosen), model_profile, problems, seed, backtracking, ratio=ratio)
     folder = writable_folder(out, "--out") if out is not None else None
     runner = PointRunner(model, workload, metric, workers, executor, ray_address, folder, progress)
     try:

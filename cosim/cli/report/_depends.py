@@ -20,7 +20,7 @@ from ... import trace as traces
 from ...config.scenario import load_scenario
 from ...uncertainty._analysis import one_at_a_time
 from ...uncertainty._factors import describe_range, factors
-from ...uncertainty._sensitivity import BASELINE, Model, PointRunner
+from ...uncertainty._sensitivity import RATIO, Model, PointRunner
 from . import _intervals
 from ..._sweep._journal import point_key
 
@@ -29,7 +29,7 @@ DATASET = "math500"
 PROBLEMS = 50  # at most; the report's own count when it is smaller
 TOP = 5
 WORKERS = 2
-METRICS = {"speedup": ("speedup over gpu-baseline", "{:.3f}"), "energy_j_per_token": ("J per final-chain token",
+METRICS = {"speedup": (f"speedup over {_intervals.BASELINE}", "{:.3f}"), "energy_j_per_token": ("J per final-chain token",
                                                                                        "{:.2f}")}
 STEPS = 2  # one per config
 
@@ -54,10 +54,10 @@ def depends(problems: int, seed: int, tick: Callable[[str], None]) -> dict[str, 
 def depends_in(config: int, count: int, seed: int) -> dict[str, Any]:
     """One config's entry: for each metric, the figure as built, the top estimates and the band."""
     profile = traces.load_profile(DATASET)
-    scn, base = load_scenario(SYSTEM, config), load_scenario(BASELINE, config)
+    scn, base = load_scenario(SYSTEM, config), load_scenario(RATIO["speedup"].baseline, config)
     chosen = factors(scn, base, profile, estimates_only=True)
     trace = traces.generate(profile, count, seed, backtracking=scn.backtracking, config=config).in_memory()
-    model = Model(scn, base, tuple(chosen), profile, count, seed, scn.backtracking)
+    model = Model(scn, base, tuple(chosen), profile, count, seed, scn.backtracking, ratio=RATIO["speedup"])
     runner = PointRunner(model, trace, "speedup", WORKERS, "local", None, None, False)
     points = one_at_a_time(chosen)
     runner(points)

@@ -11,11 +11,12 @@ from typing import Any
 
 import numpy as np
 
+from ...schema._rows import RATIOS
 from ...uncertainty import compare
 from ..._stats._bootstrap import LEVEL, MIN_UNITS, RESAMPLES, SEED, bootstrap, unavailable_text
 
 HEADLINE = "heteroreason-u280-200"  # the system whose speedup the report leads with
-BASELINE = "gpu-baseline"
+BASELINE = next(r.baseline for r in RATIOS if r.name == "speedup")  # every speedup is over it
 PRECISIONS = (0.01, 0.005)  # relative half-widths of the headline speedup the report says N for
 NEGLIGIBLE = 0.01  # latency ratios whose whole interval lies within 1 +/- this are called equal
 

@@ -16,11 +16,13 @@ from ..._workflow import simulate
 from ...config.scenario import Scenario, load_scenario
 from ...errors import CosimError
 from ...result import METRICS
+from ...schema._rows import RATIOS
 from ._systems import color
 
 SYSTEM = "heteroreason-u280-200"  # the design both sweeps change, as the clock sweep always had
 DATASET, CONFIG = "math500", 1
-BASELINE = "gpu-baseline"  # each point's speedup is over it, on the same problems
+SPEEDUP = next(r for r in RATIOS if r.name == "speedup")
+BASELINE = SPEEDUP.baseline  # each point's speedup is over it, on the same problems
 
 
 @dataclass(frozen=True)
@@ -84,8 +86,8 @@ def sweeps(problems: int, seed: int, tick: Callable[[str], None]) -> dict[str, A
             result = results[name]
             ratio = found.ratios[(name, REFERENCE)]
             return {"value": value, "status": "ok", "error": None,
-                    **{m: result.summary[m] for m in METRICS if m != "speedup"},
-                    "speedup": base.summary["latency_s"] / result.summary["latency_s"],
+                    **{m: result.summary[m] for m in METRICS if m != SPEEDUP.name},
+                    SPEEDUP.name: SPEEDUP.value(base.summary[SPEEDUP.of], result.summary[SPEEDUP.of]),
                     "latency_ratio": ratio.estimate,
                     "intervals": {**{m: iv.to_list() for m, iv in found.metrics[name].items()},
                                   "latency_ratio": ratio.to_list()}}
