@@ -49,7 +49,7 @@ import time
 from pathlib import Path
 
 import cosim
-from cosim.cli.report import run_report
+from cosim.report import run_report
 
 PROBLEMS = 500
 GROWTH_BASE = 16_000  # problems: a run of a second or more, the machine idle or busy

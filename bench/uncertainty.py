@@ -24,7 +24,7 @@ import tempfile
 import time
 
 import cosim
-from cosim.cli.report import SYSTEMS, _depends
+from cosim.report import SYSTEMS, _depends
 from cosim.uncertainty import compare
 from cosim._stats._serving import serve_intervals
 

@@ -10,8 +10,8 @@ import functools
 from typing import Any, Callable
 
 from cosim.cli import build_parser
-from cosim.cli.report import CONFIGS, DATASETS, SystemRuns, compare_systems
-from cosim.cli.report import _depends as depends, _intervals as intervals
+from cosim.report import CONFIGS, DATASETS, SystemRuns, compare_systems
+from cosim.report import _depends as depends, _intervals as intervals
 
 HEADLINE = ("math500", 1)  # the dataset and config the README leads with
 WORDS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")

@@ -10,7 +10,7 @@ import statistics
 from typing import Any, Callable
 
 from cosim import validation
-from cosim.cli.report import _serving as serving
+from cosim.report import _serving as serving
 from cosim.config.scenario import load_scenario
 from cosim.serve import run
 from cosim.trace._vllm_log import read_request_log

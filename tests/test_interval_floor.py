@@ -13,7 +13,7 @@ import pytest
 import cosim
 from cosim._stats._bootstrap import MIN_UNITS, bootstrap, ratios
 from cosim.cli import main
-from cosim.cli.report import _intervals as report_intervals
+from cosim.report import _intervals as report_intervals
 from cosim.uncertainty._analysis import analyse
 from cosim.uncertainty._factors import Factor
 

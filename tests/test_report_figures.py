@@ -15,11 +15,11 @@ from matplotlib.colors import to_rgba
 
 import cosim
 
-from cosim.cli.report import _serving, _sweeps, run_report
-from cosim.cli.report._figures import FIGURES, close, draw
-from cosim.cli.report._intervals import NEGLIGIBLE
-from cosim.cli.report._labels import stack
-from cosim.cli.report._plots_accuracy import LABEL_GID
+from cosim.report import _serving, _sweeps, run_report
+from cosim.report._figures import FIGURES, close, draw
+from cosim.report._intervals import NEGLIGIBLE
+from cosim.report._labels import stack
+from cosim.report._plots_accuracy import LABEL_GID
 
 PROBLEMS = 12
 SYSTEM_NAMES = ("gpu-baseline", "gpu-stepahead", "heteroreason-u280-200", "heteroreason-u280-300",

@@ -9,7 +9,7 @@ import re
 import pytest
 
 import cosim
-from cosim.cli.report import run_report
+from cosim.report import run_report
 
 PROBLEMS = 24
 

@@ -28,9 +28,9 @@ from ._set_option import parse_set
 from ._serve_inputs import check_config_used
 from ._serve_inputs import scenario_with_settings
 from .._sweep import check_points, sweep
-from .report import run_report
+from ..report import run_report
 from ..trace._dataset_stats import dataset_statistics, format_statistics
-from .report._intervals import cell
+from ..report._intervals import cell
 from ..record import CausalModel, ValueHeadPrm, read_problems, record_brsd
 from ..record._runner import FILES as RECORDED_FILES
 from ._record_live import recorded_inputs, record_simulated

@@ -11,7 +11,7 @@ from ..uncertainty._factors import describe_range
 
 
 def tornado(analysis: Any, path: Path, top: int) -> Path:
-    from .report._plots import save, plt  # lazy: matplotlib, loaded only when a figure is drawn
+    from ..report._plots import save, plt  # lazy: matplotlib, loaded only when a figure is drawn
 
     ranked = analysis.ranking[:top][::-1]  # the first at the top
     by_name = {f.name: f for f in analysis.factors}

@@ -3,7 +3,7 @@ acceptance threshold moves, one panel per config.
 
 Every system replays the same draws at a threshold, so its points there share their
 accuracy: each threshold is named once per curve family, in a column beside the panel at
-that accuracy (cosim/cli/report/_labels.py keeps the names from overlapping). The systems
+that accuracy (cosim/report/_labels.py keeps the names from overlapping). The systems
 are compared on those same problems, so a point's latency whisker is paired: the 95%
 interval of its speedup over the first system (gpu-baseline), drawn on its latency."""
 

@@ -11,12 +11,12 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from . import _intervals
-from ... import trace as traces
-from ..._workflow import simulate
-from ...config.scenario import Scenario, load_scenario
-from ...errors import CosimError
-from ...result import METRICS
-from ...schema._rows import RATIOS
+from .. import trace as traces
+from .._workflow import simulate
+from ..config.scenario import Scenario, load_scenario
+from ..errors import CosimError
+from ..result import METRICS
+from ..schema._rows import RATIOS
 from ._systems import color
 
 SYSTEM = "heteroreason-u280-200"  # the design both sweeps change, as the clock sweep always had

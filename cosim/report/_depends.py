@@ -16,13 +16,13 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ... import trace as traces
-from ...config.scenario import load_scenario
-from ...uncertainty._analysis import one_at_a_time
-from ...uncertainty._factors import describe_range, factors
-from ...uncertainty._sensitivity import RATIO, Model, PointRunner
+from .. import trace as traces
+from ..config.scenario import load_scenario
+from ..uncertainty._analysis import one_at_a_time
+from ..uncertainty._factors import describe_range, factors
+from ..uncertainty._sensitivity import RATIO, Model, PointRunner
 from . import _intervals
-from ..._sweep._journal import point_key
+from .._sweep._journal import point_key
 
 SYSTEM = _intervals.HEADLINE
 DATASET = "math500"

@@ -11,9 +11,9 @@ from typing import Any
 
 import numpy as np
 
-from ...schema._rows import RATIOS
-from ...uncertainty import compare
-from ..._stats._bootstrap import LEVEL, MIN_UNITS, RESAMPLES, SEED, bootstrap, unavailable_text
+from ..schema._rows import RATIOS
+from ..uncertainty import compare
+from .._stats._bootstrap import LEVEL, MIN_UNITS, RESAMPLES, SEED, bootstrap, unavailable_text
 
 HEADLINE = "heteroreason-u280-200"  # the system whose speedup the report leads with
 BASELINE = next(r.baseline for r in RATIOS if r.name == "speedup")  # every speedup is over it

@@ -18,9 +18,9 @@ from typing import Any, Callable
 import numpy as np
 
 from . import _intervals
-from ... import trace as traces
-from ..._workflow import simulate
-from ...config.scenario import Scenario, load_scenario
+from .. import trace as traces
+from .._workflow import simulate
+from ..config.scenario import Scenario, load_scenario
 
 MODES = ("rsd", "brsd")
 SWEEP_DATASET = "math500"

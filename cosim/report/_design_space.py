@@ -7,10 +7,10 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from . import _intervals
-from ... import trace as traces
-from ..._workflow import simulate
-from ...config.scenario import Scenario, load_scenario
-from ...standalone import fpga_timing
+from .. import trace as traces
+from .._workflow import simulate
+from ..config.scenario import Scenario, load_scenario
+from ..standalone import fpga_timing
 from ._intervals import error_bars
 from ._systems import NOT_A_SYSTEM, color
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from . import _intervals
-from ... import trace as traces
-from ...config.scenario import load_scenario
-from ...serve import run
-from ..._stats._serving import BLOCKS, serve_intervals
+from .. import trace as traces
+from ..config.scenario import load_scenario
+from ..serve import run
+from .._stats._serving import BLOCKS, serve_intervals
 from ._systems import color
 
 DATASET = "math500"
