@@ -24,9 +24,8 @@ from ..errors import ConfigError
 from ..schema._toggles import SERVING, TOGGLES
 from ..devices._latency_csv import load_latency_profile
 from ..devices._operator_profile import load_operator_profile
-from .. import devices
+from .. import devices, systems
 from ..devices import Device
-from .. import systems
 from .hardware import ModelConfig, PcieLinkConfig, load_device, load_link, load_model
 from ._written import reloadable
 from ._model_names import CONFIG_TARGETS, DRAFT_MODEL, PRM_MODEL
