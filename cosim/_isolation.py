@@ -242,8 +242,17 @@ def _run_in_child(func: Callable[..., Any], args: tuple, kwargs: dict, on_progre
         raise
     finally:
         receiver.close()
-        with _REAPING:
-            _LIVE.discard(child)
+        # The worker's pipes are closed by a finalizer of multiprocessing's, which swallows
+        # a Ctrl-C landing inside it ("Exception ignored") and lets the run go on: it runs
+        # now, with the signals held back, and a signal held is raised after it.
+        held = _Held()
+        try:
+            with _REAPING:
+                _LIVE.discard(child)
+                if child.exitcode is not None:
+                    child.close()
+        finally:
+            held.release()
     if message[0] == "ok":
         return message[1]
     raise _rebuild(*message[1:])
