@@ -16,7 +16,7 @@ import platform
 import statistics
 
 from cosim import standalone
-from cosim._isolation import run_isolated
+from cosim.engine._isolation import run_isolated
 from cosim._extension import native
 
 STEP_TOKENS = 1000  # steps of 1000 tokens; the context restarts at 0 for each (KV window of 32k)

@@ -7,7 +7,7 @@ from .config import hardware
 from .devices._latency_csv import LatencyProfile, load_latency_profile
 from ._cmake_prefix import cmake_prefix
 from ._sweep import SweepTable, sweep
-from ._workflow import simulate
+from .engine._workflow import simulate
 from .errors import (CapacityError, ConfigError, CosimError, KvmuError, OutputError, PolicyError, SimulationError,
                      WorkerCrashed)
 from .config.hardware import (

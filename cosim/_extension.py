@@ -7,7 +7,7 @@ from typing import Any
 
 
 def native() -> Any:
-    """The native module. Its simulating calls run in a worker (cosim._isolation.run_isolated);
+    """The native module. Its simulating calls run in a worker (cosim.engine._isolation.run_isolated);
     its pure timing functions (fpga_timing, gpu_timing, param_declarations) run anywhere."""
     from . import _native  # lazy: the SystemC extension loads only in a process that uses it
 

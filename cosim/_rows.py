@@ -3,7 +3,7 @@
 The engine hands over the problems it has finished every chunk of the trace; each
 batch becomes rows here (the engine's time and energy, the trace's chain summary)
 and adds to running totals, so the summary never needs the rows again and a run of
-any length can stream its rows to disk (cosim._row_sinks).
+any length can stream its rows to disk (cosim.engine._row_sinks).
 """
 
 from __future__ import annotations

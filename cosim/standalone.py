@@ -11,7 +11,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from .schema import _params
 from ._args import CLOCK_NS, operation, real, time_ns, whole
 from .schema._declarations import CLOCK_PS, PAYLOAD, PROCESSES, TOKENS
-from ._isolation import run_isolated
+from .engine._isolation import run_isolated
 from ._extension import native
 from .devices._latency_csv import LatencyProfile, load_latency_profile
 from .errors import ConfigError

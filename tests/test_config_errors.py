@@ -81,7 +81,7 @@ def test_negative_model_size_and_unknown_names(tmp_yaml):
 
 def test_native_layer_refuses_unknown_and_missing_keys_itself():
     # The C++ facade checks too, for anyone who calls it without the Python config layer.
-    from cosim._isolation import run_isolated
+    from cosim.engine._isolation import run_isolated
     from cosim._extension import native
 
     good = {"bandwidth_gbps": 16.0, "efficiency": 0.8, "latency_ns": 0.0}

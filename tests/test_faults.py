@@ -13,7 +13,7 @@ import pytest
 import cosim
 from conftest import SCENARIOS
 from ctrl_c import as_typed_at_a_terminal
-import cosim._engine_run as workflow
+import cosim.engine._engine_run as workflow
 
 SCENARIO = str(SCENARIOS / "heteroreason-u280-200.yaml")
 
@@ -67,7 +67,7 @@ def test_an_interrupted_sweep_leaves_valid_files_and_resumes(tmp_path):
 
 @pytest.mark.coroutine_unwind
 def test_a_systemc_error_in_a_worker_becomes_a_python_exception():
-    from cosim._isolation import run_isolated
+    from cosim.engine._isolation import run_isolated
     from cosim._extension import native
 
     with pytest.raises(cosim.SimulationError, match=r"SystemC: .*a deliberate SystemC error"):

@@ -12,7 +12,7 @@ import time
 import pytest
 
 import cosim
-import cosim._engine_run as engine_run
+import cosim.engine._engine_run as engine_run
 from cosim.cli import _estimate
 from cosim.outputs._arrow import csv_text
 from conftest import SCENARIOS

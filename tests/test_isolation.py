@@ -6,7 +6,7 @@ import time
 import pytest
 
 from cosim import SimulationError, WorkerCrashed, standalone
-from cosim._isolation import run_isolated
+from cosim.engine._isolation import run_isolated
 from cosim._extension import native
 from ctrl_c import ctrl_c_raises
 from test_worker_lifetime import EVENT_BOUND_S, alive, children

@@ -4,7 +4,7 @@ the batched token waits) would land on different picoseconds."""
 
 import random
 
-from cosim._isolation import run_isolated
+from cosim.engine._isolation import run_isolated
 from cosim._extension import native
 
 

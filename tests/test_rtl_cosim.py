@@ -48,8 +48,8 @@ def test_a_block_whose_accept_keeps_valid_stops_at_its_first_accept():
 def test_a_wrong_block_stops_a_workflow_run_where_it_parts_from_the_model():
     # The engine takes the broken build of the block (the configuration offers only tlm
     # and rtl): the run stops at the first accept with a one-line SimulationError.
-    from cosim._engine_run import run_engine
-    from cosim._workflow import system_dict
+    from cosim.engine._engine_run import run_engine
+    from cosim.engine._workflow import system_dict
 
     scn = cosim.load_scenario("heteroreason-u280-300")
     trace = cosim.trace.generate("math500", 3, seed=0)

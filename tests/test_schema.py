@@ -171,7 +171,7 @@ def test_toggles_and_serving_are_the_declared_parameters():
 
 @pytest.mark.parametrize("system", ["gpu-baseline", "heteroreason", "gpu-stepahead"])
 def test_the_engine_is_handed_exactly_the_options_it_reads_from_their_declared_sources(system):
-    from cosim._workflow import system_dict
+    from cosim.engine._workflow import system_dict
     from cosim.schema import _toggles
 
     scn = cosim.scenario(system, 1)
@@ -188,7 +188,7 @@ def test_the_engine_is_handed_exactly_the_options_it_reads_from_their_declared_s
 
 
 def test_a_bad_option_is_refused_by_its_declared_name_and_rule():
-    from cosim._workflow import system_dict
+    from cosim.engine._workflow import system_dict
     from cosim.errors import ConfigError
 
     system = system_dict(cosim.scenario("heteroreason", 1))

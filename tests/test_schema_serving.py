@@ -10,8 +10,8 @@ import pytest
 import cosim
 from cosim import ConfigError
 from cosim._extension import native
-from cosim._system import CLUSTER_PATHS, with_cluster
-from cosim._workflow import system_dict
+from cosim.engine._serving_sections import CLUSTER_PATHS, with_cluster
+from cosim.engine._workflow import system_dict
 from cosim.config._cluster import Batching, Cluster, DraftPool, GpuPool
 from cosim.schema import _cluster
 
@@ -96,7 +96,7 @@ def test_a_bad_section_is_refused_by_its_declared_name_and_rule():
 
 
 def test_each_option_takes_the_scenario_value_its_declaration_names(monkeypatch):
-    from cosim import _workflow
+    from cosim.engine import _workflow
     from cosim.schema import _toggles
 
     scn = cosim.scenario("heteroreason").with_values({"toggles.shadow_sync": False, "serving.control_bytes": 96})

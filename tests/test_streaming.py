@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import cosim
-import cosim._engine_run as engine_run
+import cosim.engine._engine_run as engine_run
 from cosim.errors import ConfigError
 from cosim.trace import Trace, TraceHeader, TrajectoryBuilder
 

@@ -9,7 +9,7 @@ import textwrap
 import pytest
 
 from cosim import errors
-from cosim._isolation import run_isolated
+from cosim.engine._isolation import run_isolated
 
 
 def _read_address_zero():
@@ -54,7 +54,7 @@ def test_the_python_stack_comes_whatever_handles_a_segfault_in_the_parent(tmp_pa
     script = textwrap.dedent("""\
         import ctypes, faulthandler, signal
         from cosim import errors
-        from cosim._isolation import run_isolated
+        from cosim.engine._isolation import run_isolated
 
         def crash_here():
             return ctypes.string_at(0)

@@ -13,7 +13,7 @@ import tempfile
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any, Callable, Iterable, Iterator
 
-from .._isolation import in_this_process, stop_workers
+from ..engine._isolation import in_this_process, stop_workers
 from .._extension import native
 from ..errors import ConfigError
 from ..config.scenario import Scenario

@@ -10,7 +10,7 @@ from ..result import METRICS
 from ..config.scenario import Scenario
 from ..trace import Trace
 from .._args import real, whole
-from .._workflow import simulate
+from ..engine._workflow import simulate
 from ..serve import run
 
 # Summary values every row carries besides the metrics.

@@ -25,7 +25,7 @@ from ._validate_cmd import add_parser as add_validate_parser
 from ._sensitivity import add_parser as add_sensitivity_parser
 from ._flags import flagged
 from ._signals import Terminated, run_terminable  # noqa: F401 - Terminated: cosim.cli's name for it
-from .._isolation import stop_workers
+from ..engine._isolation import stop_workers
 
 
 def param_groups() -> dict[str, type]:

@@ -20,7 +20,7 @@ from ._estimate import ESTIMATE_ABOVE, estimate
 from ._protect import check_run_outputs, later_inputs
 from ..config.scenario import load_scenario
 from ..uncertainty import intervals, to_json
-from .._workflow import simulate
+from ..engine._workflow import simulate
 from ._policy_option import load_policy
 from ._progress import finished_bar
 from ..live import cosimulate

@@ -7,7 +7,7 @@ from typing import Callable
 
 from .. import standalone, trace
 from ..config.hardware import kv_bytes_per_token, load_device, load_model
-from .._workflow import simulate
+from ..engine._workflow import simulate
 from ..config.scenario import scenario
 
 STEP_TOKENS = 64       # a typical reasoning step (MATH responses: median 36, mean 50 tokens)

@@ -11,7 +11,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from .. import trace as traces
-from .._workflow import simulate
+from ..engine._workflow import simulate
 from ..outputs._arrow import csv_text
 from ..trace._events import problem_to_json
 

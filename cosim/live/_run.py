@@ -9,9 +9,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from .. import _inputs, _preflight
-from .._run_session import RunSession
-from .._workflow import system_dict
+from .. import _inputs
+from ..engine import _preflight
+from ..engine._run_session import RunSession
+from ..engine._workflow import system_dict
 from ..outputs._atomic import write_atomically
 from ..config.scenario import Scenario
 from ..errors import ConfigError

@@ -13,7 +13,7 @@ from typing import Any, Callable
 from . import _accuracy as accuracy, _depends, _design_space, _intervals, _serving, _sweeps, _target_alone
 from ._systems import SYSTEMS
 from ..outputs._atomic import write_atomically
-from .._workflow import simulate
+from ..engine._workflow import simulate
 from ..result import METRICS
 from ..config.scenario import load_scenario
 

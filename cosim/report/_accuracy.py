@@ -19,7 +19,7 @@ import numpy as np
 
 from . import _intervals
 from .. import trace as traces
-from .._workflow import simulate
+from ..engine._workflow import simulate
 from ..config.scenario import Scenario, load_scenario
 
 MODES = ("rsd", "brsd")

@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 from . import _intervals
 from .. import trace as traces
-from .._workflow import simulate
+from ..engine._workflow import simulate
 from ..config.scenario import Scenario, load_scenario
 from ..errors import CosimError
 from ..result import METRICS

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import trace as traces
-from .._workflow import simulate
+from ..engine._workflow import simulate
 from ..config.scenario import load_scenario
 from ..uncertainty import compare
 from ._intervals import cell

@@ -6,7 +6,7 @@ from ._arrivals import arrival_ns, gamma, poisson, trace_arrivals
 from ._metrics import PERCENTILE_METHOD, PoolStats, ServeSummary, percentile, requests_in_system, serve_summary
 from ._plan import Evaluation, PlanResult, device_costs, plan
 from ._run import ServeResult, run, with_arrivals
-from .._system import serving_sections, with_cluster
+from ..engine._serving_sections import serving_sections, with_cluster
 from .._token_metrics import TokenLatency, token_latency
 
 __all__ = [

@@ -9,11 +9,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from .. import _preflight
+from ..engine import _preflight
 from .._args import real, whole
 from .._rows import SERVE_ROW_FIELDS
-from .._run_session import RunSession, check_replay
-from .._workflow import system_dict
+from ..engine._run_session import RunSession, check_replay
+from ..engine._workflow import system_dict
 from ..config.scenario import Scenario
 from ..errors import ConfigError
 from ..result import Activities, PerProblem

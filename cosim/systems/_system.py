@@ -16,7 +16,7 @@ SECTIONS = ("algorithm", "toggles", "serving", "cluster", "batching")
 
 
 class Sections(Protocol):
-    """The engine's sections a system composes its description from (cosim/_workflow.py
+    """The engine's sections a system composes its description from (cosim/engine/_workflow.py
     builds them from a scenario): each role's device section, the host's options, and the
     serving sections."""
 

@@ -17,7 +17,7 @@ from ..errors import ConfigError, TraceError
 from ._events import Problem
 
 # The simulation kernel's 64-bit picosecond clock holds about 106 days; arrivals are
-# kept within about 11.6 days (the same bound as one operation, cosim/_preflight.py) so
+# kept within about 11.6 days (the same bound as one operation, cosim/engine/_preflight.py) so
 # that the requests' own service always fits behind the last arrival.
 MAX_ARRIVAL_S = 1e6
 # The most requests a run draws arrivals for: their times and what the serving metrics keep

@@ -25,7 +25,7 @@ from ..result import METRICS
 from ..schema._rows import RATIOS, Ratio
 from ._analysis import Analysis, analyse, check_design
 from ._factors import Factor, apply, apply_profile, factors as find_factors
-from .._workflow import simulate
+from ..engine._workflow import simulate
 from ..outputs._atomic import writable_folder
 
 # The metrics taken against a baseline (the speedup), by name (cosim/schema/_rows.py).

@@ -1,5 +1,5 @@
 """The serving sections of the description the native engine takes (the rest comes
-from cosim._workflow.system_dict): the cluster's pools, the GPUs' batching and the draft
+from cosim.engine._workflow.system_dict): the cluster's pools, the GPUs' batching and the draft
 boards' shared host link, from a scenario's ``cluster:`` and ``batching:`` sections as
 cosim/schema/_cluster.py declares them."""
 
@@ -9,12 +9,12 @@ import warnings
 from collections.abc import Mapping
 from typing import Any
 
-from . import systems
-from .schema import _params
-from .config._cluster import gpu_blocks, host_link
-from .config.scenario import Scenario
-from .errors import ConfigError
-from .schema._cluster import SHAPE, flat_key
+from .. import systems
+from ..schema import _params
+from ..config._cluster import gpu_blocks, host_link
+from ..config.scenario import Scenario
+from ..errors import ConfigError
+from ..schema._cluster import SHAPE, flat_key
 
 
 def cluster_section(scn: Scenario) -> dict[str, int]:

@@ -1,6 +1,6 @@
 """Replaying a trace through a system: the description the engine takes, the
 checks before a run, and the result with its waveform and timeline (the engine
-call itself, with the trace streamed in, is cosim._engine_run)."""
+call itself, with the trace streamed in, is cosim.engine._engine_run)."""
 
 from __future__ import annotations
 
@@ -8,15 +8,15 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ._run_session import RunSession, check_replay
-from .errors import ConfigError
-from .devices._latency_csv import load_latency_profile
-from .devices._operator_profile import load_operator_profile
-from . import devices, systems
-from .result import Result
-from .config.scenario import Scenario
-from .trace import Trace
-from ._system import batching_section, cluster_section, serving_sections
-from .schema._toggles import OPTIONS
+from ..errors import ConfigError
+from ..devices._latency_csv import load_latency_profile
+from ..devices._operator_profile import load_operator_profile
+from .. import devices, systems
+from ..result import Result
+from ..config.scenario import Scenario
+from ..trace import Trace
+from ._serving_sections import batching_section, cluster_section, serving_sections
+from ..schema._toggles import OPTIONS
 
 
 def profile_native(profile: str | None, model: Any) -> Any:

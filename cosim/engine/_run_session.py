@@ -1,6 +1,6 @@
 """One engine run as ``simulate``, ``serve.run`` and ``cosimulate`` make it: the checks
-before any work, the engine in its worker (cosim/_engine_run.py, which runs it through
-cosim._isolation.run_isolated), and the outputs beside the result: the waveform, which
+before any work, the engine in its worker (cosim/engine/_engine_run.py, which runs it through
+cosim.engine._isolation.run_isolated), and the outputs beside the result: the waveform, which
 SystemC writes under a hidden partial name and which is put in place only once whole, and
 the timeline, written from the result."""
 
@@ -11,18 +11,19 @@ import re
 from pathlib import Path
 from typing import Any
 
-from . import _preflight, systems
+from .. import systems
+from . import _preflight
 from ._engine_run import run_engine
-from ._rows import ROLES
-from .config.scenario import Scenario
-from .errors import ConfigError, OutputError
-from .outputs._atomic import writable_file, writable_folder
-from .outputs._guard import through_link
-from .outputs._gtkwave import first_problem, write_gtkw
-from .outputs._paths import clean_stale_staging
-from .outputs._timeline import write_timeline
-from .result import Result
-from .trace import Trace
+from .._rows import ROLES
+from ..config.scenario import Scenario
+from ..errors import ConfigError, OutputError
+from ..outputs._atomic import writable_file, writable_folder
+from ..outputs._guard import through_link
+from ..outputs._gtkwave import first_problem, write_gtkw
+from ..outputs._paths import clean_stale_staging
+from ..outputs._timeline import write_timeline
+from ..result import Result
+from ..trace import Trace
 
 # The comment the native waveform writer puts last (before the final time stamp).
 VCD_END = re.compile(rb"\$comment\nheteroreason-cosim: end of waveform\n\$end\n\n(#\d+\n)?$")
@@ -30,7 +31,7 @@ VCD_END = re.compile(rb"\$comment\nheteroreason-cosim: end of waveform\n\$end\n\
 
 def check_replay(caller: str, scn: Any, trace: Any, vcd: Any) -> None:
     """What a run replaying ``trace`` checks before any work (``caller`` names it in the
-    messages): the scenario, the trace and their limits (cosim/_preflight.py), and a
+    messages): the scenario, the trace and their limits (cosim/engine/_preflight.py), and a
     waveform only from a system that writes one."""
     _preflight.check_replay(caller, scn, trace)
     if vcd is not None and not systems.of(scn).waveforms:
@@ -95,7 +96,7 @@ class RunSession:
 
     def run(self, trace: Trace, system: dict[str, Any], *, staged: Path | None = None,
             **options: Any) -> dict[str, Any]:
-        """The engine's answer (cosim._engine_run.run_engine, with this run's waveform stem
+        """The engine's answer (cosim.engine._engine_run.run_engine, with this run's waveform stem
         and rows folder). If the run fails, the partial waveform goes, and ``staged`` (a
         file the run was writing) with it."""
         try:

@@ -21,8 +21,8 @@ import threading
 import traceback
 from typing import Any, Callable, Iterator
 
-from . import errors
-from ._extension import native
+from .. import errors
+from .._extension import native
 
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
 # Held back from a fork until the worker is known (a stop then always finds and kills it).

@@ -19,10 +19,10 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from .errors import OutputError
-from .outputs._atomic import UMASK
-from ._rows import ROW_FIELDS
-from .result import arrow_rows
+from ..errors import OutputError
+from ..outputs._atomic import UMASK
+from .._rows import ROW_FIELDS
+from ..result import arrow_rows
 
 ROWS_CSV = "per_problem.csv"
 ROWS_ARROW = "per_problem.arrow"

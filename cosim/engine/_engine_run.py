@@ -13,15 +13,15 @@ from typing import Any, Callable
 import numpy as np
 
 from ._isolation import report_progress, run_isolated
-from ._extension import native
+from .._extension import native
 from ._row_sinks import FileRows, MemoryRows, read_rows
-from ._rows import SERVE_ROW_FIELDS, Totals, problem_rows
-from . import devices, systems
-from .config.scenario import Scenario
-from .errors import ConfigError
-from .trace import Backtrack, Draft, Refine, Trace
-from .trace._io import check_problem
-from .trace._plain import SHARED_PREFIX, shared_prefix_tokens
+from .._rows import SERVE_ROW_FIELDS, Totals, problem_rows
+from .. import devices, systems
+from ..config.scenario import Scenario
+from ..errors import ConfigError
+from ..trace import Backtrack, Draft, Refine, Trace
+from ..trace._io import check_problem
+from ..trace._plain import SHARED_PREFIX, shared_prefix_tokens
 
 # The columns a chunk of the trace crosses into the engine with, by name.
 EVENT_COLUMNS = ("kind", "step", "tokens", "accepted", "scored")

@@ -8,14 +8,14 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .config import _profile_range
-from .schema import _params
-from . import devices
-from .config.hardware import kv_bytes_per_token
-from .errors import ConfigError
-from .config.scenario import Scenario
-from .trace import Trace
-from .schema._declarations import CLOCK_PS, PAYLOAD
+from ..config import _profile_range
+from ..schema import _params
+from .. import devices
+from ..config.hardware import kv_bytes_per_token
+from ..errors import ConfigError
+from ..config.scenario import Scenario
+from ..trace import Trace
+from ..schema._declarations import CLOCK_PS, PAYLOAD
 
 # One operation (a token, a prefill, a transfer, a request) longer than this is not a
 # design anyone simulates: about 11.6 days. The kernel's 64-bit picosecond clock holds
