@@ -1,7 +1,10 @@
+// The target-alone system's run (AutoregressiveTop): its target GPUs and batching from the
+// description, the trace's requests (prompt_tokens, output_tokens, optionally arrival_ns;
+// events are not read), and the finished requests' columns in the names the step-level
+// systems use plus first_token_ns, preemptions, recomputed_tokens and cached_prompt_tokens.
 #include "sim_time.hpp"
-#include "autoregressive_run.hpp"
+#include "system_run.hpp"
 
-#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -9,7 +12,7 @@
 #include <pybind11/numpy.h>
 
 #include "activity_log.hpp"
-#include "autoregressive_host.hpp"
+#include "autoregressive_top.hpp"
 #include "errors.hpp"
 #include "kernel_run.hpp"
 #include "metric_columns.hpp"
@@ -36,7 +39,7 @@ Int64Array int_column(const py::dict& table, const char* name) {
 }
 
 // A chunk of requests: each problem's prompt, output and arrival (its events are not needed).
-TraceChunk read_chunk(const py::dict& problems) {
+TraceChunk read_requests(const py::dict& problems) {
     const Int64Array prompt = int_column(problems, "prompt_tokens");
     const Int64Array output = int_column(problems, "output_tokens");
     const py::ssize_t n = prompt.shape(0);
@@ -64,7 +67,7 @@ TraceChunk read_chunk(const py::dict& problems) {
     return chunk;
 }
 
-// The finished requests as the columns simulate_workflow returns: each one's numbers in a
+// The finished requests as the columns the step-level systems return: each one's numbers in a
 // ProblemMetrics (no draft, no PRM; its first output token is its first accepted step).
 py::dict request_columns(const std::vector<ServedRequest>& rs) {
     std::vector<ProblemMetrics> ms(rs.size());
@@ -150,149 +153,75 @@ py::dict activity_columns(const std::vector<ServedRequest>& rs) {
     return out;
 }
 
-struct Gpus {
-    std::vector<std::unique_ptr<GpuProxy>> proxies;
-    std::vector<std::unique_ptr<DeviceServer>> servers;
-    std::vector<std::unique_ptr<VllmEngine>> engines;
-    std::vector<AutoregressiveGpu> devices;
+// The target-alone system's run: its top, and the requests kept for the activities.
+class AutoregressiveRun : public SystemRun {
+public:
+    AutoregressiveRun(const py::dict& system, const RunOptions& o);
+
+    RequestDispatcher& dispatcher() override { return top_->dispatcher(); }
+    // Each request's prompt, output and arrival; its events are not needed.
+    TraceChunk read_chunk(const py::tuple& tables) override { return read_requests(tables[1].cast<py::dict>()); }
+    py::dict take_finished() override {
+        const std::vector<ServedRequest> done = top_->take_finished();
+        for (const ServedRequest& r : done) busy_[static_cast<size_t>(r.target_device)] += r.busy_ns;
+        if (keep_activities_) kept_.insert(kept_.end(), done.begin(), done.end());
+        taken_ += done.size();
+        return request_columns(done);
+    }
+    size_t taken() const override { return taken_; }
+    size_t pending() const override { return top_->pending(); }
+    std::exception_ptr error() const override { return top_->error(); }
+    void results(py::dict& out) override;
+    const char* unit() const override { return "requests"; }
+
+private:
+    bool keep_activities_;
+    std::unique_ptr<AutoregressiveTop> top_;
+    std::vector<ServedRequest> kept_;  // every request, for the activities
+    std::vector<double> busy_;         // each GPU's time on its requests (batch 1)
+    size_t taken_ = 0;
 };
 
-std::string gpu_name(int index, int count) {
-    return count == 1 ? std::string("target") : "target" + std::to_string(index);
+AutoregressiveSpec read_spec(const py::dict& system, const RunOptions& o) {
+    const py::dict target = section(system, "target");
+    AutoregressiveSpec spec;
+    spec.gpu = gpu_params(section(target, "gpu"));
+    spec.model = model_spec(section(target, "model"));
+    spec.power = power_params(section(target, "power"));
+    spec.profile = target.contains("profile") ? optional_profile(target["profile"]) : LatencyProfile();
+    spec.target_devices = cluster_shape(section(system, "cluster")).target_devices;
+    const BatchingSettings batching = batching_settings(section(system, "batching"));
+    spec.batching = batching.enabled;
+    // vLLM's own names for the batching settings (SchedulerConfig, CacheConfig).
+    spec.scheduler.max_num_seqs = batching.max_batch;
+    spec.scheduler.max_num_batched_tokens = batching.token_budget;
+    spec.scheduler.block_size = batching.block_size;
+    spec.scheduler.num_gpu_blocks = batching.num_gpu_blocks;
+    spec.scheduler.prefix_caching = batching.prefix_caching;
+    spec.async_scheduling = batching.async_scheduling;
+    spec.shared_prefix_tokens = o.shared_prefix_tokens;
+    spec.validate();
+    return spec;
 }
 
-}  // namespace
-
-py::dict simulate_autoregressive(const py::dict& system, const py::function& next_chunk, bool keep_activities) {
-    const py::dict target = section(system, "target");
-    const GpuParams gpu = gpu_params(section(target, "gpu"));
-    const ModelSpec model = model_spec(section(target, "model"));
-    const PowerParams power = power_params(section(target, "power"));
-    const LatencyProfile profile =
-        target.contains("profile") ? optional_profile(target["profile"]) : LatencyProfile();
-    const ClusterShape shape = cluster_shape(section(system, "cluster"));
-    const int count = static_cast<int>(shape.target_devices);
-    const BatchingSettings batching = batching_settings(section(system, "batching"));
-    const bool batched = batching.enabled;
-    // vLLM's own names for the batching settings (SchedulerConfig, CacheConfig).
-    VllmSchedulerParams sched;
-    sched.max_num_seqs = batching.max_batch;
-    sched.max_num_batched_tokens = batching.token_budget;
-    sched.block_size = batching.block_size;
-    sched.num_gpu_blocks = batching.num_gpu_blocks;
-    sched.prefix_caching = batching.prefix_caching;
-    const bool async = batching.async_scheduling;
-    sched.max_model_len = model.context_window;
-    const int64_t shared_prefix = system["shared_prefix_tokens"].cast<int64_t>();
-    if (shared_prefix < 0) throw ConfigError("shared_prefix_tokens: must be >= 0");
-
-    const int64_t wanted = batched ? shape.target_devices * sched.max_num_seqs : shape.target_devices;
-    if (wanted + shape.target_devices > COSIM_MAX_THREADS)
-        throw ConfigError("batching.max_batch: " + std::to_string(wanted) + " request slots on " +
-                          std::to_string(count) + " GPUs, past the engine's limit of " +
-                          std::to_string(COSIM_MAX_THREADS) + " simulated threads");
-
+AutoregressiveRun::AutoregressiveRun(const py::dict& system, const RunOptions& o)
+    : keep_activities_(o.keep_activities) {
+    const AutoregressiveSpec spec = read_spec(system, o);
+    busy_.assign(static_cast<size_t>(spec.target_devices), 0.0);
     claim_process();
-    // Batch 1: one request at a time per GPU, so one slot each; batched: enough slots that
-    // the engine, not the slots, limits what runs (max_num_seqs per GPU).
-    const int slots = static_cast<int>(wanted);
-    RequestDispatcher dispatcher("dispatcher", slots);
-    Gpus g;
-    for (int i = 0; i < count; ++i) {
-        const std::string name = gpu_name(i, count);
-        AutoregressiveGpu d;
-        d.index = i;
-        d.request_overhead_ns = gpu.request_overhead_ns;
-        d.context_window = model.context_window;
-        g.proxies.push_back(std::make_unique<GpuProxy>(name.c_str(), gpu, model, power, profile, !batched));
-        d.gpu = g.proxies.back().get();
-        if (batched) {
-            // The engine is the GPU's one initiator, a command per step, and keeps the KV
-            // cache in its own blocks.
-            g.engines.push_back(std::make_unique<VllmEngine>((name + "_engine").c_str(), sched, async));
-            g.engines.back()->gpu.bind(d.gpu->host);
-            d.engine = g.engines.back().get();
-        } else {
-            g.servers.push_back(std::make_unique<DeviceServer>((name + "_server").c_str()));
-            d.server = g.servers.back().get();
-        }
-        g.devices.push_back(d);
-    }
-    std::vector<ServedRequest> done;
-    std::vector<ServedRequest> kept;  // every request, for the activities
-    std::vector<std::unique_ptr<AutoregressiveHost>> hosts;
-    for (int s = 0; s < slots; ++s)
-        hosts.push_back(std::make_unique<AutoregressiveHost>(("host" + std::to_string(s)).c_str(), dispatcher, s,
-                                                             g.devices[static_cast<size_t>(s % count)], shared_prefix,
-                                                             done));
-    std::vector<double> busy(static_cast<size_t>(count), 0.0);
-    size_t fed = 0, returned = 0;
-    double feed_s = 0.0;
-    py::object feed_error;
-    auto take = [&]() {
-        for (const ServedRequest& r : done) busy[static_cast<size_t>(r.target_device)] += r.busy_ns;
-        if (keep_activities) kept.insert(kept.end(), done.begin(), done.end());
-        returned += done.size();
-        py::dict cols = request_columns(done);
-        done.clear();
-        return cols;
-    };
-    auto feed = [&]() {
-        if (!dispatcher.wants_chunk()) return false;
-        const auto start = std::chrono::steady_clock::now();
-        TraceChunk chunk;
-        const py::dict finished = take();
-        PyObject* raw_next = PyObject_CallOneArg(next_chunk.ptr(), finished.ptr());
-        if (raw_next == nullptr) {
-            feed_error = py::error_already_set().value();
-            PyErr_Clear();
-            dispatcher.supply(std::move(chunk));
-            return true;
-        }
-        const py::object next = py::reinterpret_steal<py::object>(raw_next);
-        if (!next.is_none()) {
-            const auto tables = next.cast<py::tuple>();
-            if (tables.size() != 2) throw ConfigError("trace chunk: expected (events, problems)");
-            chunk = read_chunk(tables[1].cast<py::dict>());
-            if (chunk.problems.empty()) throw ConfigError("trace chunk: no problems (None ends the trace)");
-            fed += chunk.problems.size();
-        }
-        dispatcher.supply(std::move(chunk));
-        feed_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        return true;
-    };
-    auto error = [&]() -> std::exception_ptr {
-        for (const auto& s : g.servers)
-            if (s->error()) return s->error();
-        for (const auto& e : g.engines)
-            if (e->error()) return e->error();
-        for (const auto& h : hosts)
-            if (h->error()) return h->error();
-        return dispatcher.error();
-    };
-    const RunStats stats = run_to_completion(error, feed);
-    py::dict out;
-    out["wall_s"] = stats.wall_s - feed_s;
-    out["feed_s"] = feed_s;
-    out["sim_ns"] = stats.sim_ns;
-    out["kernel_deltas"] = stats.deltas;
-    if (feed_error) {
-        out["trace_error"] = feed_error;
-        return out;
-    }
-    if (returned + done.size() != fed)
-        throw SimulationError("the simulation stopped after " + std::to_string(returned + done.size()) + " of " +
-                              std::to_string(fed) + " requests at " + sc_core::sc_time_stamp().to_string() +
-                              " (a device waited on nothing)");
-    out["problems"] = take();
+    top_ = std::make_unique<AutoregressiveTop>("autoregressive", spec);
+}
+
+void AutoregressiveRun::results(py::dict& out) {
     py::list devices;
-    for (int i = 0; i < count; ++i) {
+    const bool batched = top_->engine(0) != nullptr;
+    for (int i = 0; i < top_->gpus(); ++i) {
         DeviceMetrics entry;
         entry.role = "target";
         entry.index = i;
-        entry.energy_j = g.proxies[static_cast<size_t>(i)]->power().energy_j();
+        entry.energy_j = top_->gpu(i).power().energy_j();
         if (batched) {
-            const VllmEngine& e = *g.engines[static_cast<size_t>(i)];
+            const VllmEngine& e = *top_->engine(i);
             entry.busy_ns = e.busy_ns();
             entry.held_ns = e.busy_ns();  // the engine's steps are all it holds the GPU for
             entry.iterations = e.iterations();
@@ -301,14 +230,19 @@ py::dict simulate_autoregressive(const py::dict& system, const py::function& nex
             entry.preemptions = e.preemptions();
             entry.kv_blocks = e.usable_blocks();
         } else {
-            entry.busy_ns = busy[static_cast<size_t>(i)];
-            entry.held_ns = g.servers[static_cast<size_t>(i)]->held_ns();  // its requests' overheads too
+            entry.busy_ns = busy_[static_cast<size_t>(i)];
+            entry.held_ns = top_->server(i)->held_ns();  // its requests' overheads too
         }
         devices.append(device_entry(entry, batched ? DeviceRun::vllm : DeviceRun::autoregressive));
     }
     out["devices"] = devices;
-    if (keep_activities) out["activities"] = activity_columns(kept);
-    return out;
+    if (keep_activities_) out["activities"] = activity_columns(kept_);
+}
+
+}  // namespace
+
+std::unique_ptr<SystemRun> autoregressive_run(const py::dict& system, const RunOptions& options) {
+    return std::make_unique<AutoregressiveRun>(system, options);
 }
 
 }  // namespace cosim::bindings

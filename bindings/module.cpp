@@ -1,13 +1,12 @@
 // cosim._native: the pybind11 facade over the SystemC models. Python never
 // sees a SystemC object; it passes parameter dicts and operation scripts and
 // gets plain data back. Each simulating call must run in a fresh process
-// (cosim._isolation forks one per call).
+// (cosim.engine._isolation forks one per call).
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include <systemc>
 
-#include "autoregressive_run.hpp"
 #include "batch_run.hpp"
 #include "crash_report.hpp"
 #include "diagnostics.hpp"
@@ -20,7 +19,7 @@
 #include "param_dicts.hpp"
 #include "standalone_runs.hpp"
 #include "timing_eval.hpp"
-#include "workflow_run.hpp"
+#include "simulate.hpp"
 
 namespace py = pybind11;
 
@@ -71,12 +70,9 @@ PYBIND11_MODULE(_native, m) {
           py::arg("implementation") = "tlm");
     // Which KVMU implementations this build has (fpga.kvmu): "tlm", and "rtl" with Verilator.
     m.attr("kvmu_implementations") = cosim::kvmu_implementations();
-    m.def("simulate_workflow", &cosim::bindings::simulate_workflow, py::arg("system"), py::arg("next_chunk"),
-          py::arg("keep_activities") = false, py::arg("vcd_path") = std::string(),
-          py::arg("vcd_every_token") = false, py::arg("decide") = py::none(), py::arg("max_backtracks") = 0,
-          py::arg("scored_refinements") = true);
-    m.def("simulate_autoregressive", &cosim::bindings::simulate_autoregressive, py::arg("system"),
-          py::arg("next_chunk"), py::arg("keep_activities") = false);
+    // Every system through one entry: the top its registry names (cosim/systems/, `top`).
+    m.def("simulate", &cosim::bindings::simulate, py::arg("top"), py::arg("system"), py::arg("next_chunk"),
+          py::arg("options") = py::dict());
     m.def("fpga_timing", &cosim::bindings::fpga_timing, py::arg("fpga"), py::arg("hbm"), py::arg("model"),
           py::arg("profile"), py::arg("points"));
     m.def("gpu_timing", &cosim::bindings::gpu_timing, py::arg("gpu"), py::arg("model"), py::arg("profile"),

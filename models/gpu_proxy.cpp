@@ -27,6 +27,18 @@ GpuProxy::GpuProxy(sc_core::sc_module_name name, const GpuParams& params, const 
 }
 
 GpuProxy::GpuProxy(sc_core::sc_module_name name, const GpuParams& params, const ModelSpec& model,
+                   const PowerParams& power, std::shared_ptr<const LatencyModel> latency, bool kv_reserve)
+    : sc_core::sc_module(name),
+      host("host"),
+      batcher_port("batcher_port"),
+      timing_(this->name(), params, model, std::move(latency)),
+      memory_(std::string(this->name()) + ".memory", memory_params(params)),
+      own_power_(std::make_unique<Power>(this->name(), power)),
+      power_(own_power_.get()) {
+    init(kv_reserve);
+}
+
+GpuProxy::GpuProxy(sc_core::sc_module_name name, const GpuParams& params, const ModelSpec& model,
                    Power& shared_power, LatencyProfile profile)
     : sc_core::sc_module(name),
       host("host"),

@@ -1,6 +1,6 @@
 #pragma once
-// One model served on one GPU, batch size 1: its timing (GpuTiming: the
-// roofline with launch overheads, or a measured profile), its memory and power.
+// One model served on one GPU, batch size 1: its timing (GpuTiming: the latency formula
+// its configuration picks, timing/latency_model.hpp), its memory and power.
 // TLM-2.0: the host's commands arrive on `host` (DeviceCommand: gpu_prefill, gpu_decode,
 // gpu_score, gpu_abort, gpu_batch_decode, gpu_decode_run, gpu_request, gpu_step), one
 // blocking transaction per command; with a batcher, the work goes on through
@@ -36,6 +36,10 @@ public:
     // (VllmEngine), so the memory holds the weights and no per-request KV reserve.
     GpuProxy(sc_core::sc_module_name name, const GpuParams& params, const ModelSpec& model, const PowerParams& power,
              LatencyProfile profile = LatencyProfile(), bool kv_reserve = true);
+    // A latency formula of the caller's own (timing/latency_model.hpp) in place of the one a
+    // profile picks: a new formula needs no edit here.
+    GpuProxy(sc_core::sc_module_name name, const GpuParams& params, const ModelSpec& model, const PowerParams& power,
+             std::shared_ptr<const LatencyModel> latency, bool kv_reserve = true);
     // A second model on a GPU that already has a proxy: shares that GPU's power meter
     // (one physical board, one energy integral) and its memory capacity check.
     GpuProxy(sc_core::sc_module_name name, const GpuParams& params, const ModelSpec& model, Power& shared_power,

@@ -12,11 +12,10 @@
 #include <string>
 #include <vector>
 
+#include "latency_model.hpp"
 #include "operator_profile.hpp"
 
 namespace cosim {
-
-enum class Phase : int { prefill = 0, decode = 1 };
 
 struct ProfilePoint {
     Phase phase = Phase::decode;
@@ -31,10 +30,11 @@ public:
     LatencyProfile() = default;
     LatencyProfile(std::string source, const std::vector<ProfilePoint>& points);
     // Measured operator times (a folder of LLMServingSim or Vidur profiles) instead of a table:
-    // they time every forward pass, lone or batched (GpuTiming).
+    // they time every forward pass, lone or batched (OperatorTiming).
     explicit LatencyProfile(OperatorProfile operators);
 
     const OperatorProfile* operators() const { return operators_.get(); }
+    std::shared_ptr<const OperatorProfile> shared_operators() const { return operators_; }
 
     bool covers(Phase phase) const { return !table_[static_cast<int>(phase)].empty(); }
     // Iterations of several sequences were measured for `phase` (besides batch 1).

@@ -25,10 +25,10 @@ def test_a_sweep_point_whose_worker_is_killed_fails_alone(monkeypatch):
         def __getattr__(self, name):  # the rest of the module as it is
             return getattr(real(), name)
 
-        def simulate_workflow(self, system, *args):
+        def simulate(self, top, system, *args):
             if system["draft"]["fpga"]["clock_mhz"] == 250:
                 os.kill(os.getpid(), signal.SIGKILL)  # the simulation worker dies mid-point
-            return real().simulate_workflow(system, *args)
+            return real().simulate(top, system, *args)
 
     monkeypatch.setattr(workflow, "native", lambda: KillAt250())
     scn = cosim.load_scenario(SCENARIO)

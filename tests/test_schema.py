@@ -195,11 +195,11 @@ def test_a_bad_option_is_refused_by_its_declared_name_and_rule():
     system["options"]["token_bytes"] = 0
     # The options are read before anything is simulated: the engine refuses at once.
     with pytest.raises(ConfigError, match=r"^options\.token_bytes: must be a finite number > 0, got 0"):
-        native().simulate_workflow(system, lambda finished: None, False, "", False, None, 0, False)
+        native().simulate("stepwise", system, lambda finished: None)
     del system["options"]["control_bytes"]
     system["options"]["token_bytes"] = 4
     with pytest.raises(ConfigError, match=r"^options\.control_bytes: missing"):
-        native().simulate_workflow(system, lambda finished: None, False, "", False, None, 0, False)
+        native().simulate("stepwise", system, lambda finished: None)
 
 
 @pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")

@@ -72,7 +72,7 @@ def test_the_engine_is_handed_the_declared_sections_with_the_scenarios_values(sy
 
 def _refused(system, match):
     with pytest.raises(ConfigError, match=match):
-        native().simulate_workflow(system, lambda finished: None, False, "", False, None, 0, False)
+        native().simulate("stepwise", system, lambda finished: None)
 
 
 def test_a_bad_section_is_refused_by_its_declared_name_and_rule():
@@ -128,11 +128,11 @@ def test_the_params_doc_lists_every_declared_cluster_and_batching_parameter():
 
 def test_the_target_alones_request_slots_stay_within_the_engines_threads():
     scn = cosim.scenario("autoregressive").with_values({"cluster.target.devices": 2, "batching.enabled": True})
-    system = {**system_dict(scn), "shared_prefix_tokens": 0}
+    system = system_dict(scn)
     system["batching"] = {**system["batching"], "max_batch": 16384}  # each value within the limit
     # 2 GPUs x 16384 sequences = 32768 slots, past 16384 threads: refused before anything is
     # elaborated, so the same process may ask again and hears the same answer.
     for _ in range(2):
         with pytest.raises(ConfigError, match=r"^batching\.max_batch: 32768 request slots on 2 GPUs, past the "
                                               r"engine's limit of 16384"):
-            native().simulate_autoregressive(system, lambda finished: None, False)
+            native().simulate("autoregressive", system, lambda finished: None)

@@ -6,7 +6,7 @@ all."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
 from ._system import Sections, System, counted
 from ..schema._cluster import ENGINE_ONLY
@@ -17,6 +17,7 @@ TOGGLES_OFF = {"step_ahead": False, "step_ahead_depth": 0, "prefetch_cache": Fal
 
 
 class Stepwise(System):
+    top = "stepwise"
     batching_unread = ENGINE_ONLY  # the vLLM engine's own; the batchers admit by KV bytes
 
     def threads(self, scn: Any) -> dict[str, int]:
@@ -29,13 +30,6 @@ class Stepwise(System):
         return {"options": sections.options(),
                 "draft": {"kind": sections.kind("draft"), **sections.role("draft")},
                 "prm": sections.role("prm"), "target": sections.role("target"), **sections.serving()}
-
-    def run(self, native: Any, description: dict[str, Any], feed: Callable[..., Any], keep: bool, *,
-            vcd_stem: str, every_token: bool, shared_prefix: int, live: Any, header: Any) -> dict[str, Any]:
-        if live is None:
-            return native.simulate_workflow(description, feed, keep, vcd_stem, every_token)
-        return native.simulate_workflow(description, feed, keep, vcd_stem, every_token, live.decide,
-                                        header.max_backtracks, header.backtracking)
 
     def cluster_words(self, cluster: Mapping[str, int]) -> str:
         return (f"{counted(cluster['draft_devices'], 'draft device')} "

@@ -40,6 +40,7 @@ class System:
     # The toggles it starts from (a scenario's toggles: section changes them) and the
     # built-in device its draft runs on by default.
     preset: ClassVar[Mapping[str, Any]]
+    top: ClassVar[str]                     # the C++ top module that runs it (models/tops/)
     draft_device: ClassVar[str] = "rtx3090"
     sequential: ClassVar[bool] = False     # every operation waits for the one before
     roles: ClassVar[tuple[str, ...]] = ROLES   # the roles its runs use
@@ -81,8 +82,14 @@ class System:
 
     def run(self, native: Any, description: dict[str, Any], feed: Callable[..., Any], keep: bool, *,
             vcd_stem: str, every_token: bool, shared_prefix: int, live: Any, header: Any) -> dict[str, Any]:
-        """Runs the native entry that simulates this system."""
-        raise NotImplementedError
+        """Runs this system on its C++ top through the engine's one entry; each top reads the
+        options it uses (bindings/system_run.hpp)."""
+        options: dict[str, Any] = {"keep_activities": keep, "vcd_path": vcd_stem, "vcd_every_token": every_token,
+                                   "shared_prefix_tokens": shared_prefix}
+        if live is not None:
+            options.update(decide=live.decide, max_backtracks=header.max_backtracks,
+                           scored_refinements=header.backtracking)
+        return native.simulate(self.top, description, feed, options)
 
     # ---- capacity plans ------------------------------------------------------------------
 

@@ -5,7 +5,7 @@ with, and what a measured vLLM run checks (docs/validation.md)."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
 from ._stepwise import TOGGLES_OFF
 from ._system import ROLES, SECTIONS, Sections, System, counted
@@ -24,6 +24,7 @@ TARGET_LINK_UNUSED = ("the autoregressive system moves nothing over the target's
 
 class Autoregressive(System):
     name = "autoregressive"
+    top = "autoregressive"
     summary = "the target alone, served by a vLLM-faithful engine"
     preset = TOGGLES_OFF  # its draft and PRM roles stay unused
     roles = _ROLES
@@ -70,10 +71,6 @@ class Autoregressive(System):
         # blocks per GPU (given, or derived from gpu_memory_utilization).
         return {"system": self.name, "target": sections.role("target"), "cluster": sections.cluster(),
                 "batching": sections.batching()}
-
-    def run(self, native: Any, description: dict[str, Any], feed: Callable[..., Any], keep: bool, *,
-            vcd_stem: str, every_token: bool, shared_prefix: int, live: Any, header: Any) -> dict[str, Any]:
-        return native.simulate_autoregressive({**description, "shared_prefix_tokens": shared_prefix}, feed, keep)
 
     def cluster_words(self, cluster: Mapping[str, int]) -> str:
         return counted(cluster["target_devices"], "target GPU")

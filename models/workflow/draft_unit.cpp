@@ -7,7 +7,7 @@
 namespace cosim {
 
 DraftUnit::DraftUnit(sc_core::sc_module_name name, FpgaDraftAccelerator& fpga, PcieLink* link, uint64_t route)
-    : sc_core::sc_module(name), port("port"), route_(route), fpga_(&fpga) {
+    : sc_core::sc_module(name), port("port"), route_(route), fpga_(&fpga), latency_(&fpga.timing()) {
     if (link != nullptr) port.bind(link->upstream);
     else port.bind(fpga.host);
 }
@@ -17,6 +17,7 @@ DraftUnit::DraftUnit(sc_core::sc_module_name name, GpuProxy& gpu, PcieLink* link
       port("port"),
       route_(route),
       gpu_(&gpu),
+      latency_(&gpu.timing().latency()),
       gpu_kvmu_(std::make_unique<KvmuModel>(gpu.name(), gpu.model().context_window)) {
     if (link != nullptr) port.bind(link->upstream);
     else port.bind(gpu.host);
@@ -60,11 +61,11 @@ void DraftUnit::gpu_prefill(int64_t tokens, int64_t context) {
 Power& DraftUnit::power() { return fpga_ ? fpga_->power() : gpu_->power(); }
 
 double DraftUnit::token_ns(int64_t context) const {
-    return fpga_ ? fpga_->token_ns(static_cast<double>(context)) : gpu_->decode_token_ns(context);
+    return latency_->decode_token_ns(context);
 }
 
 double DraftUnit::prefill_ns(int64_t tokens, int64_t context) const {
-    return fpga_ ? fpga_->prefill_ns(tokens, static_cast<double>(context)) : gpu_->prefill_ns(tokens, context);
+    return latency_->prefill_ns(tokens, context);
 }
 
 double DraftUnit::kv_bytes_per_token() const {

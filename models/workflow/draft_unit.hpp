@@ -89,6 +89,7 @@ private:
     uint64_t route_ = 0;
     FpgaDraftAccelerator* fpga_ = nullptr;
     GpuProxy* gpu_ = nullptr;
+    const LatencyModel* latency_ = nullptr;  // the device's latency formula, whichever kind it is
     std::unique_ptr<Kvmu> gpu_kvmu_;
     TokensInFlight gpu_in_flight_;
     double last_energy_j_ = 0.0;

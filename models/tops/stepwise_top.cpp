@@ -1,4 +1,4 @@
-#include "cluster.hpp"
+#include "stepwise_top.hpp"
 
 #include <map>
 #include <string>
@@ -33,7 +33,7 @@ double kv_budget_bytes(const std::string& gpu, const GpuParams& params, const Mo
 }
 }  // namespace
 
-Cluster::Cluster(const SystemSpec& spec) {
+StepwiseTop::StepwiseTop(sc_core::sc_module_name name, const SystemSpec& spec) : sc_core::sc_module(name) {
     const ClusterShape& shape = spec.shape;
     shape.validate();  // every pool at least one device, a draft device one context, within the limit
     // validate() keeps these within the engine's thread limit, far inside an int.
@@ -216,13 +216,13 @@ Cluster::Cluster(const SystemSpec& spec) {
     }
 }
 
-const Cluster::Device& Cluster::device(const std::string& role, int index) const {
+const StepwiseTop::Device& StepwiseTop::device(const std::string& role, int index) const {
     for (const Device& d : devices_)
         if (role == d.role && d.index == index) return d;
     throw SimulationError("internal: no " + role + " device " + std::to_string(index));
 }
 
-std::exception_ptr Cluster::error() const {
+std::exception_ptr StepwiseTop::error() const {
     for (const auto& server : servers_)
         if (server->error()) return server->error();
     for (const auto& slot : slots_)

@@ -1,5 +1,9 @@
+// The step-level systems' run (StepwiseTop): the description read into a SystemSpec, the
+// trace's events and problems read a chunk at a time (live: problems without events, each
+// event made from the policy's answers, decision_calls.hpp), waveforms of one request slot,
+// each device's totals and, on request, every activity and the KVMU's record.
 #include "sim_time.hpp"
-#include "workflow_run.hpp"
+#include "system_run.hpp"
 
 #include <array>
 #include <chrono>
@@ -16,7 +20,7 @@
 #include "errors.hpp"
 #include "fpga_draft_accelerator.hpp"
 #include "gpu_proxy.hpp"
-#include "cluster.hpp"
+#include "stepwise_top.hpp"
 #include "decision_calls.hpp"
 #include "host_orchestrator.hpp"
 #include "kernel_run.hpp"
@@ -24,6 +28,7 @@
 #include "param_dicts.hpp"
 #include "param_rules.hpp"
 #include "pcie_fabric.hpp"
+#include "stepwise_top.hpp"
 #include "waveform_probe.hpp"
 
 namespace py = pybind11;
@@ -159,67 +164,77 @@ SystemSpec read_system(const py::dict& system) {
     return spec;
 }
 
+// The step-level systems' run: the top, the live decisions' broker, the waveform probe
+// and the KVMU's record.
+class StepwiseRun : public SystemRun {
+public:
+    StepwiseRun(const py::dict& system, const RunOptions& o);
+
+    RequestDispatcher& dispatcher() override { return top_->dispatcher(); }
+    TraceChunk read_chunk(const py::tuple& tables) override {
+        TraceChunk chunk;
+        chunk.events = read_events(tables[0].cast<py::dict>());
+        const py::dict problems = tables[1].cast<py::dict>();
+        chunk.problems = read_problems(problems, chunk.events.size(), live_);
+        if (problems.contains("arrival_ns")) chunk.arrival_ns = read_arrivals(problems, chunk.problems.size());
+        return chunk;
+    }
+    py::dict take_finished() override { return metric_columns(top_->dispatcher().take_metrics()); }
+    size_t taken() const override { return top_->dispatcher().taken(); }
+    size_t pending() const override { return top_->dispatcher().metrics().size(); }
+    bool answer(py::object& error) override {
+        if (!broker_.pending()) return false;
+        // Live: the policy answers, the hosts go on at the same instant.
+        if (!answer_pending(broker_, options_.decide, error)) sc_core::sc_stop();
+        return true;
+    }
+    std::exception_ptr error() const override { return top_->error(); }
+    void results(py::dict& out) override;
+
+private:
+    struct KvmuRecord {
+        int32_t problem;
+        double time_ns;
+        std::string op;
+        KvmuPointers ptr;
+        std::string mode;
+    };
+    void watch(const py::dict& system);
+    py::dict activities() const;
+
+    RunOptions options_;
+    bool live_;
+    SystemSpec spec_;
+    std::unique_ptr<StepwiseTop> top_;
+    DecisionBroker broker_;
+    std::vector<KvmuRecord> kvmu_log_;
+    std::unique_ptr<WaveformProbe> probe_;
+};
+
+StepwiseRun::StepwiseRun(const py::dict& system, const RunOptions& o)
+    : options_(o), live_(!o.decide.is_none()), spec_(read_system(system)) {
+    spec_.options.keep_activities = o.keep_activities;
+    claim_process();
+    top_ = std::make_unique<StepwiseTop>("system", spec_);
+    if (live_)
+        for (int slot = 0; slot < top_->slots(); ++slot)
+            top_->slot(slot).set_decisions(&broker_, o.max_backtracks, o.scored_refinements);
+    watch(system);
+}
+
 }  // namespace
 
-py::dict simulate_workflow(const py::dict& system, const py::function& next_chunk, bool keep_activities,
-                           const std::string& vcd_path, bool vcd_every_token, const py::object& decide,
-                           int max_backtracks, bool scored_refinements) {
-    const bool live = !decide.is_none();
-    SystemSpec spec = read_system(system);
-    spec.options.keep_activities = keep_activities;
-    size_t fed = 0;
-    double feed_s = 0.0;  // spent reading the trace (Python), not simulating
-    py::object feed_error;  // the exception reading the trace raised, if any
-    const ClusterShape& shape = spec.shape;
+std::unique_ptr<SystemRun> stepwise_run(const py::dict& system, const RunOptions& options) {
+    return std::make_unique<StepwiseRun>(system, options);
+}
 
-    claim_process();
-    Cluster cluster(spec);
-    RequestDispatcher& dispatcher = cluster.dispatcher();
-    DecisionBroker broker;
-    if (live)
-        for (int slot = 0; slot < cluster.slots(); ++slot)
-            cluster.slot(slot).set_decisions(&broker, max_backtracks, scored_refinements);
-    // Between kernel slices, on this thread with the GIL: the next chunk when the dispatcher asks.
-    auto feed = [&]() {
-        if (broker.pending()) {  // live: the policy answers, the hosts go on at the same instant
-            if (!answer_pending(broker, decide, feed_error)) sc_core::sc_stop();
-            return true;
-        }
-        if (!dispatcher.wants_chunk()) return false;
-        const auto start = std::chrono::steady_clock::now();
-        TraceChunk chunk;
-        // Called through the C API: an error the feed raises (a bad problem found while
-        // streaming) is kept as the Python exception it is and handed back for Python to
-        // raise, the trace ending here, rather than thrown through C++ frames once the
-        // kernel's coroutine stacks have run (which AddressSanitizer cannot follow).
-        // The problems finished since the last call go with it: the caller keeps them
-        // (in memory or on disk) and the engine forgets them.
-        const py::dict finished = metric_columns(dispatcher.take_metrics());
-        PyObject* raw_next = PyObject_CallOneArg(next_chunk.ptr(), finished.ptr());
-        if (raw_next == nullptr) {
-            feed_error = py::error_already_set().value();
-            PyErr_Clear();
-            dispatcher.supply(std::move(chunk));
-            return true;
-        }
-        const py::object next = py::reinterpret_steal<py::object>(raw_next);
-        if (!next.is_none()) {
-            const auto tables = next.cast<py::tuple>();
-            if (tables.size() != 2) throw ConfigError("trace chunk: expected (events, problems)");
-            chunk.events = read_events(tables[0].cast<py::dict>());
-            const py::dict problems = tables[1].cast<py::dict>();
-            chunk.problems = read_problems(problems, chunk.events.size(), live);
-            if (chunk.problems.empty()) throw ConfigError("trace chunk: no problems (None ends the trace)");
-            if (problems.contains("arrival_ns")) chunk.arrival_ns = read_arrivals(problems, chunk.problems.size());
-            fed += chunk.problems.size();
-        }
-        dispatcher.supply(std::move(chunk));
-        feed_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        return true;
-    };
-    // Waveforms follow one request slot (the first unless told), within a window of time:
-    // its requests, its draft context and the draft device, PRM GPU and target GPU it is
-    // bound to (which other slots share).
+// Waveforms follow one request slot (the first unless told), within a window of time:
+// its requests, its draft context and the draft device, PRM GPU and target GPU it is
+// bound to (which other slots share). The KVMU's record keeps every slot's verdicts.
+void StepwiseRun::watch(const py::dict& system) {
+    StepwiseTop& cluster = *top_;
+    const bool keep_activities = options_.keep_activities;
+    const bool vcd_every_token = options_.vcd_every_token;
     int watched = 0;
     double window_start_ns = 0.0;
     double window_end_ns = std::numeric_limits<double>::infinity();
@@ -234,78 +249,56 @@ py::dict simulate_workflow(const py::dict& system, const py::function& next_chun
     }
     HostOrchestrator& host = cluster.slot(watched);
     DraftUnit* draft = &cluster.draft_unit(watched);
-    struct KvmuRecord {
-        int32_t problem;
-        double time_ns;
-        std::string op;
-        KvmuPointers ptr;
-        std::string mode;
-    };
-    std::vector<KvmuRecord> kvmu_log;
-    std::unique_ptr<WaveformProbe> probe;
-    if (!vcd_path.empty()) {
+    if (!options_.vcd_path.empty()) {
+        const ClusterShape& shape = spec_.shape;
         const std::array<int, 3> bound = cluster.bound(watched);
         Power* meters[3] = {&draft->power(), cluster.device("prm", bound[1]).power,
                             cluster.device("target", bound[2]).power};
         const auto boards = static_cast<size_t>(shape.draft_devices);
         const auto prms = static_cast<size_t>(shape.prm_devices);
-        probe = std::make_unique<WaveformProbe>(
-            "waveforms", vcd_path, cluster.fabric(),
+        probe_ = std::make_unique<WaveformProbe>(
+            "waveforms", options_.vcd_path, cluster.fabric(),
             std::array<double, 3>{meters[0]->params().idle_w, meters[1]->params().idle_w, meters[2]->params().idle_w},
             vcd_every_token,
             std::array<size_t, 3>{static_cast<size_t>(bound[0]), boards + static_cast<size_t>(bound[1]),
                                   boards + prms + static_cast<size_t>(bound[2])},
             window_start_ns, window_end_ns);
+        WaveformProbe* probe = probe_.get();
         // The KVMU's RTL, when it is in the loop, shows its own pins, within the window as
         // the probe's signals are.
         draft->kvmu().trace(probe->file(), "kvmu_rtl");
         draft->kvmu().show_trace(window_start_ns <= 0.0);
         probe->set_window_observer([draft](bool open) { draft->kvmu().show_trace(open); });
         for (int i = 0; i < 3; ++i)
-            meters[i]->set_observer([&probe, i](PowerState s, double w) { probe->on_power(i, s, w); });
-        host.set_step_observer([&probe](int32_t p, int32_t s) { probe->on_step(p, s); });
+            meters[i]->set_observer([probe, i](PowerState s, double w) { probe->on_power(i, s, w); });
+        host.set_step_observer([probe](int32_t p, int32_t s) { probe->on_step(p, s); });
         if (!vcd_every_token)
-            host.set_sync_summary_observer([&probe](bool active, double w) { probe->on_sync_summary(active, w); });
+            host.set_sync_summary_observer([probe](bool active, double w) { probe->on_sync_summary(active, w); });
     }
+    WaveformProbe* probe = probe_.get();
     for (int slot = 0; slot < cluster.slots() && (keep_activities || probe); ++slot) {
         const ActivityLog& log = cluster.log(slot);
         cluster.draft_unit(slot).kvmu().set_observer(
-            [&, &log = log, mine = slot == watched](const char* op, const Kvmu& k) {
+            [this, probe, keep_activities, vcd_every_token, &log = log, mine = slot == watched](const char* op,
+                                                                                                const Kvmu& k) {
                 const bool drafted = std::strcmp(op, "speculate_token") == 0;
                 // Drafted tokens move the waveform's pointers in token detail only; shadow-sync
                 // passes arrive one by one in token detail and a batch at a time otherwise.
                 if (probe && mine && (vcd_every_token || !drafted)) probe->on_kvmu(k);
                 // The record keeps verdicts and mode changes; per-token moves would swamp it.
                 if (!keep_activities || drafted || std::strcmp(op, "sync_token") == 0) return;
-                kvmu_log.push_back(KvmuRecord{log.problem(), now_ns(), op, k.pointers(), kvmu_mode_name(k.mode())});
+                kvmu_log_.push_back(
+                    KvmuRecord{log.problem(), now_ns(), op, k.pointers(), kvmu_mode_name(k.mode())});
             },
             probe && vcd_every_token && slot == 0);
     }
-    py::dict out = [&] {
-        const RunStats stats = run_to_completion([&] { return cluster.error(); }, feed);
-        py::dict d;
-        // The kernel's own time: the trace is read (drawn, parsed) between problems, in Python.
-        d["wall_s"] = stats.wall_s - feed_s;
-        d["feed_s"] = feed_s;
-        d["sim_ns"] = stats.sim_ns;
-        d["kernel_deltas"] = stats.deltas;
-        return d;
-    }();
+}
 
-    if (feed_error) {
-        out["trace_error"] = feed_error;
-        return out;
-    }
-    const auto& ms = dispatcher.metrics();
-    if (dispatcher.taken() + ms.size() != fed)
-        throw SimulationError("the simulation stopped after " + std::to_string(dispatcher.taken() + ms.size()) + " of " +
-                              std::to_string(fed) + " problems at " +
-                              sc_core::sc_time_stamp().to_string() + " (a device waited on nothing)");
-    out["problems"] = metric_columns(ms);
-    // Each device over the whole run: its energy (idle included), the time it computed or
-    // transferred (its meter's time out of idle) and the time jobs held it.
+// Each device over the whole run: its energy (idle included), the time it computed or
+// transferred (its meter's time out of idle) and the time jobs held it.
+void StepwiseRun::results(py::dict& out) {
     py::list devices;
-    for (const Cluster::Device& d : cluster.devices()) {
+    for (const StepwiseTop::Device& d : top_->devices()) {
         DeviceMetrics entry;
         entry.role = d.role;
         entry.index = d.index;
@@ -320,79 +313,69 @@ py::dict simulate_workflow(const py::dict& system, const py::function& next_chun
         devices.append(device_entry(entry, DeviceRun::workflow));
     }
     out["devices"] = devices;
-    if (keep_activities) {
-        // Columns, not a tuple per activity: a long run keeps hundreds of thousands.
-        const std::vector<Activity>& all = dispatcher.kept();
-        const auto n = static_cast<py::ssize_t>(all.size());
-        py::array_t<int32_t> problem(n), step(n);
-        py::array_t<int8_t> role(n), kind(n);
-        py::array_t<double> start(n), end(n), wasted(n), work(n), ready(n);
-        py::array_t<int64_t> tokens(n);
-        py::array_t<int32_t> link(n);
-        auto p = problem.mutable_unchecked<1>();
-        auto st = step.mutable_unchecked<1>();
-        auto r = role.mutable_unchecked<1>();
-        auto k = kind.mutable_unchecked<1>();
-        auto s0 = start.mutable_unchecked<1>();
-        auto s1 = end.mutable_unchecked<1>();
-        auto w = wasted.mutable_unchecked<1>();
-        auto t = tokens.mutable_unchecked<1>();
-        auto wk = work.mutable_unchecked<1>();
-        auto rd = ready.mutable_unchecked<1>();
-        auto ln = link.mutable_unchecked<1>();
-        for (py::ssize_t i = 0; i < n; ++i) {
-            const Activity& a = all[static_cast<size_t>(i)];
-            p(i) = a.problem;
-            st(i) = a.step;
-            r(i) = static_cast<int8_t>(a.role);
-            k(i) = static_cast<int8_t>(a.kind);
-            s0(i) = a.start_ns;
-            s1(i) = a.end_ns;
-            w(i) = a.wasted_share;
-            t(i) = a.tokens;
-            wk(i) = a.work_ns;
-            rd(i) = a.ready_ns;
-            ln(i) = a.link;
-        }
-        py::list roles, kinds;
-        for (int i = 0; i < kRoleCount; ++i) roles.append(role_name(static_cast<Role>(i)));
-        for (int i = 0; i < kActivityKindCount; ++i) kinds.append(activity_kind_name(static_cast<ActivityKind>(i)));
-        py::dict acts;
-        acts["problem"] = problem;
-        acts["device_code"] = role;
-        acts["kind_code"] = kind;
-        acts["step"] = step;
-        acts["start_ns"] = start;
-        acts["end_ns"] = end;
-        acts["tokens"] = tokens;
-        acts["wasted_share"] = wasted;
-        acts["work_ns"] = work;
-        acts["ready_ns"] = ready;
-        acts["link"] = link;
-        acts["devices"] = roles;
-        acts["kinds"] = kinds;
-        py::list links;  // what the column `link` indexes
-        for (size_t i = 0; i < cluster.fabric().links(); ++i) links.append(cluster.fabric().link(i).basename());
-        acts["links"] = links;
-        out["activities"] = acts;
-        py::list kvmu;
-        for (const KvmuRecord& r : kvmu_log)
-            kvmu.append(py::make_tuple(r.problem, r.time_ns, r.op, r.ptr.valid, r.ptr.curr, r.ptr.ahead, r.mode));
-        out["kvmu"] = kvmu;
+    if (!options_.keep_activities) return;
+    out["activities"] = activities();
+    py::list kvmu;
+    for (const KvmuRecord& r : kvmu_log_)
+        kvmu.append(py::make_tuple(r.problem, r.time_ns, r.op, r.ptr.valid, r.ptr.curr, r.ptr.ahead, r.mode));
+    out["kvmu"] = kvmu;
+}
+
+// Columns, not a tuple per activity: a long run keeps hundreds of thousands.
+py::dict StepwiseRun::activities() const {
+    const std::vector<Activity>& all = top_->dispatcher().kept();
+    const auto n = static_cast<py::ssize_t>(all.size());
+    py::array_t<int32_t> problem(n), step(n);
+    py::array_t<int8_t> role(n), kind(n);
+    py::array_t<double> start(n), end(n), wasted(n), work(n), ready(n);
+    py::array_t<int64_t> tokens(n);
+    py::array_t<int32_t> link(n);
+    auto p = problem.mutable_unchecked<1>();
+    auto st = step.mutable_unchecked<1>();
+    auto r = role.mutable_unchecked<1>();
+    auto k = kind.mutable_unchecked<1>();
+    auto s0 = start.mutable_unchecked<1>();
+    auto s1 = end.mutable_unchecked<1>();
+    auto w = wasted.mutable_unchecked<1>();
+    auto t = tokens.mutable_unchecked<1>();
+    auto wk = work.mutable_unchecked<1>();
+    auto rd = ready.mutable_unchecked<1>();
+    auto ln = link.mutable_unchecked<1>();
+    for (py::ssize_t i = 0; i < n; ++i) {
+        const Activity& a = all[static_cast<size_t>(i)];
+        p(i) = a.problem;
+        st(i) = a.step;
+        r(i) = static_cast<int8_t>(a.role);
+        k(i) = static_cast<int8_t>(a.kind);
+        s0(i) = a.start_ns;
+        s1(i) = a.end_ns;
+        w(i) = a.wasted_share;
+        t(i) = a.tokens;
+        wk(i) = a.work_ns;
+        rd(i) = a.ready_ns;
+        ln(i) = a.link;
     }
-    return out;
-}
-
-py::dict event_kinds() {
-    py::dict out;
-    for (int k = 0; k < kEventKindCount; ++k) out[event_kind_name(static_cast<EventKind>(k))] = k;
-    return out;
-}
-
-py::dict decision_kinds() {
-    py::dict out;
-    for (int k = 0; k < kDecisionKindCount; ++k) out[decision_kind_name(static_cast<DecisionKind>(k))] = k;
-    return out;
+    py::list roles, kinds;
+    for (int i = 0; i < kRoleCount; ++i) roles.append(role_name(static_cast<Role>(i)));
+    for (int i = 0; i < kActivityKindCount; ++i) kinds.append(activity_kind_name(static_cast<ActivityKind>(i)));
+    py::dict acts;
+    acts["problem"] = problem;
+    acts["device_code"] = role;
+    acts["kind_code"] = kind;
+    acts["step"] = step;
+    acts["start_ns"] = start;
+    acts["end_ns"] = end;
+    acts["tokens"] = tokens;
+    acts["wasted_share"] = wasted;
+    acts["work_ns"] = work;
+    acts["ready_ns"] = ready;
+    acts["link"] = link;
+    acts["devices"] = roles;
+    acts["kinds"] = kinds;
+    py::list links;  // what the column `link` indexes
+    for (size_t i = 0; i < top_->fabric().links(); ++i) links.append(top_->fabric().link(i).basename());
+    acts["links"] = links;
+    return acts;
 }
 
 }  // namespace cosim::bindings

@@ -15,11 +15,13 @@
 // A measured profile (seconds per token by context, prefill seconds by tokens)
 // replaces the formula for the phases it covers; with clock projection it is
 // scaled by measured clock / f, as a compute- or pipeline-bound design scales.
+// It is a LatencyModel (timing/latency_model.hpp): a draft unit asks it as it asks a GPU's.
 // Pure arithmetic: no SystemC, so a fit can evaluate it outside a simulation.
 #include <cstdint>
 #include <string>
 
 #include "hbm.hpp"
+#include "latency_model.hpp"
 #include "latency_profile.hpp"
 #include "model_spec.hpp"
 #include "param_rules.hpp"
@@ -46,7 +48,7 @@ struct FpgaProfile {
 enum class FpgaBound : int { macs = 0, ports = 1, hbm = 2, pipeline = 3, profile = 4 };
 const char* fpga_bound_name(FpgaBound bound);
 
-class FpgaDecoderTiming {
+class FpgaDecoderTiming : public LatencyModel {
 public:
     // Checks the parameters (ConfigError naming `where`).
     FpgaDecoderTiming(const std::string& where, const FpgaAcceleratorParams& params, const HbmParams& hbm,
@@ -60,13 +62,20 @@ public:
     double prefill_ns(int64_t tokens, double context) const;
     FpgaBound bound(double context) const;
 
+    // The latency formula's interface (timing/latency_model.hpp): one token at a time.
+    const char* kind() const override { return "fpga_decoder"; }
+    double decode_token_ns(int64_t context) const override { return token_ns(static_cast<double>(context)); }
+    double prefill_ns(int64_t tokens, int64_t context) const override {
+        return prefill_ns(tokens, static_cast<double>(context));
+    }
+
     double port_gbps() const { return port_gbps_; }
     double decoder_gbps() const { return port_gbps_ * static_cast<double>(params_.hbm_ports); }
     bool ports_bind() const { return ports_bind_; }  // the ports' width x clock, not the channels, cap bandwidth
     double streamed_weight_bytes() const { return model_.linear_macs_per_token() * params_.weight_bytes_per_param; }
     double stored_weight_bytes() const { return model_.params * params_.weight_bytes_per_param; }
     double kv_bytes_per_token() const { return model_.kv_bytes_per_token(params_.kv_bytes_per_element); }
-    bool profiled(Phase phase) const { return profile_.table.covers(phase); }
+    bool profiled(Phase phase) const override { return profile_.table.covers(phase); }
     const FpgaAcceleratorParams& params() const { return params_; }
 
 private:

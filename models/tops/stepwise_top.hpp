@@ -1,5 +1,6 @@
 #pragma once
-// A serving cluster: pools of draft devices (FPGA boards or GPUs, each holding
+// The step-level speculative systems (gpu-baseline, gpu-stepahead, heteroreason,
+// fpga-baseline: docs/system.md) as one SystemC module, a serving cluster: pools of draft devices (FPGA boards or GPUs, each holding
 // the KV of several requests' contexts), PRM GPUs and target GPUs, each device
 // with its own PCIe link to the host, and one request slot per draft context.
 // Slot s is bound to draft device s mod D (context s / D), PRM GPU s mod P and
@@ -9,12 +10,20 @@
 // server per GPU (a request's GPU work in order, like a stream) and the GPU's
 // batcher runs every slot's work together in iterations. The single-request
 // systems are the cluster of one of each, without batching.
+// The module owns every device, link, server, batcher and host slot and binds their
+// sockets in its constructor, as the Accellera TLM-2.0 examples' tops do:
+//   host slot --draft unit--> draft device's PCIe link (the fabric) --> FPGA context or draft GPU
+//   host slot --prm_port / target_port--> that GPU's PCIe link --> GpuProxy (--> its batcher)
+// A C++ user elaborates it from a SystemSpec, supplies the dispatcher with problems, runs
+// the kernel and reads each problem's metrics and each device's totals.
 #include <array>
 #include <cstdint>
 #include <exception>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <systemc>
 
 #include "activity_log.hpp"
 #include "device_server.hpp"
@@ -29,7 +38,7 @@
 
 namespace cosim {
 
-// Everything a cluster is built from: the system's devices, models and links, and its shape.
+// Everything a step-level system is built from: the system's devices, models and links, and its shape.
 struct SystemSpec {
     WorkflowOptions options;
     bool draft_on_fpga = true;
@@ -47,9 +56,9 @@ struct SystemSpec {
     BatchingParams batch;
 };
 
-class Cluster {
+class StepwiseTop : public sc_core::sc_module {
 public:
-    explicit Cluster(const SystemSpec& spec);
+    StepwiseTop(sc_core::sc_module_name name, const SystemSpec& spec);
 
     RequestDispatcher& dispatcher() { return *dispatcher_; }
     int slots() const { return static_cast<int>(slots_.size()); }

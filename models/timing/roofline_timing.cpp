@@ -1,0 +1,92 @@
+#include "roofline_timing.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace cosim {
+
+namespace {
+constexpr double kFlopsPerMac = 2.0;
+constexpr double kFlopsPerNsPerTflops = 1e3;  // 1 TFLOP/s = 1e12 FLOP/s = 1e3 FLOP/ns
+}  // namespace
+
+void GpuParams::validate(const std::string& where) const {
+    COSIM_GPU_PARAMS(COSIM_CHECK_PARAM)
+}
+
+RooflineTiming::RooflineTiming(const GpuParams& params, const ModelSpec& model) : params_(params), model_(model) {
+    decode0_ns_ = stream_ns(streamed_weight_bytes());
+    decode_per_ctx_ns_ = stream_ns(kv_bytes_per_token());
+}
+
+double RooflineTiming::roofline(double compute_ns, double memory_ns) const {
+    const double p = params_.roofline_exponent;
+    if (p <= 0.0) return std::max(compute_ns, memory_ns);
+    // Scaled by the larger term so that the powers never overflow.
+    const double top = std::max(compute_ns, memory_ns);
+    if (top <= 0.0) return 0.0;
+    return top * std::pow(std::pow(compute_ns / top, p) + std::pow(memory_ns / top, p), 1.0 / p);
+}
+
+double RooflineTiming::compute_ns(double macs) const {
+    check_argument_non_negative("GpuTiming::compute_ns", "macs", macs);
+    return kFlopsPerMac * macs / (params_.peak_tflops * params_.compute_efficiency * kFlopsPerNsPerTflops);
+}
+
+double RooflineTiming::sequence_macs(double n, double c) const {
+    const double span = n * c + n * (n - 1.0) / 2.0;
+    const double head = model_.output_head_macs();
+    return n * (model_.linear_macs_per_token() - head) + head + model_.attention_macs_per_token(1.0) * span;
+}
+
+double RooflineTiming::overhead_ns() const {
+    return params_.forward_overhead_ns + static_cast<double>(model_.layers) * params_.layer_overhead_ns;
+}
+
+double RooflineTiming::decode_token_ns(int64_t context) const {
+    check_argument_non_negative("GpuTiming::decode_token_ns", "context", static_cast<double>(context));
+    return overhead_ns() + roofline(decode_compute_ns(context), decode_memory_ns(context));
+}
+
+double RooflineTiming::decode_compute_ns(int64_t context) const {
+    return compute_ns(model_.linear_macs_per_token() + model_.attention_macs_per_token(static_cast<double>(context)));
+}
+
+double RooflineTiming::decode_memory_ns(int64_t context) const {
+    return decode0_ns_ + decode_per_ctx_ns_ * static_cast<double>(context);
+}
+
+double RooflineTiming::prefill_compute_ns(int64_t tokens, int64_t context) const {
+    return compute_ns(sequence_macs(static_cast<double>(tokens), static_cast<double>(context)));
+}
+
+double RooflineTiming::prefill_memory_ns(int64_t tokens, int64_t context) const {
+    const double kv = static_cast<double>(context + tokens) * kv_bytes_per_token();
+    return stream_ns(streamed_weight_bytes() + kv);
+}
+
+double RooflineTiming::prefill_ns(int64_t tokens, int64_t context) const {
+    check_argument_positive("GpuTiming::prefill_ns", "tokens", static_cast<double>(tokens));
+    check_argument_non_negative("GpuTiming::prefill_ns", "context", static_cast<double>(context));
+    return overhead_ns() + roofline(prefill_compute_ns(tokens, context), prefill_memory_ns(tokens, context));
+}
+
+double RooflineTiming::batch_ns(const std::vector<BatchWork>& work) const {
+    if (work.size() == 1) return lone_ns(work.front());
+    return roofline_ns(work);
+}
+
+double RooflineTiming::roofline_ns(const std::vector<BatchWork>& work) const {
+    double macs = 0.0;
+    double kv_tokens = 0.0;
+    for (const BatchWork& w : work) {
+        const double n = static_cast<double>(w.tokens);
+        const double c = static_cast<double>(w.context);
+        macs += sequence_macs(n, c);
+        kv_tokens += w.decode ? c : c + n;
+    }
+    const double memory = stream_ns(streamed_weight_bytes() + kv_tokens * kv_bytes_per_token());
+    return overhead_ns() + roofline(compute_ns(macs), memory);
+}
+
+}  // namespace cosim

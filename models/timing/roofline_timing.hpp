@@ -1,0 +1,73 @@
+#pragma once
+// The GPU roofline with the serving stack's launch overheads (one model on one GPU):
+//   overhead_ns       = forward_overhead_ns + layers * layer_overhead_ns   (eager-mode launches)
+//   a forward pass    = overhead_ns + roofline(compute_ns, memory_ns)
+//   roofline(c, m)    = (c^p + m^p)^(1/p), p = roofline_exponent; p = 0 is the hard max(c, m)
+//   compute_ns        = FLOPs / (peak * compute_efficiency)
+//   memory_ns         = (streamed weight bytes + KV bytes read) / (bandwidth * memory_efficiency)
+//   decode token at c : FLOPs of one token over c; KV of c tokens
+//   prefill n at c    : FLOPs = 2 * (n * layer MACs + output head MACs + attention MACs over
+//                       spans c+0 .. c+n-1); KV of c + n tokens
+//   a batch           : overhead_ns + roofline(sum FLOPs, (weights + sum KV bytes)), the weights
+//                       read once, a decode token at c reading c tokens of KV, a prefill chunk
+//                       of n at c reading c + n
+// The output head runs once per sequence (on its last token), as serving engines compute
+// logits only where they sample. The smooth roofline is how a GEMM leaves the memory floor:
+// neither term hides the other completely near the ridge, where a hard max is too fast.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "latency_model.hpp"
+#include "model_spec.hpp"
+#include "param_rules.hpp"
+
+namespace cosim {
+
+struct GpuParams {
+    COSIM_GPU_PARAMS(COSIM_DECLARE_PARAM)
+
+    void validate(const std::string& where) const;
+};
+
+class RooflineTiming : public LatencyModel {
+public:
+    // The parameters and model are checked by the caller (GpuTiming).
+    RooflineTiming(const GpuParams& params, const ModelSpec& model);
+
+    const char* kind() const override { return "roofline"; }
+    double decode_token_ns(int64_t context) const override;
+    double prefill_ns(int64_t tokens, int64_t context) const override;
+    double batch_ns(const std::vector<BatchWork>& work) const override;
+
+    double overhead_ns() const;
+    double decode_compute_ns(int64_t context) const;
+    double decode_memory_ns(int64_t context) const;
+    double prefill_compute_ns(int64_t tokens, int64_t context) const;
+    double prefill_memory_ns(int64_t tokens, int64_t context) const;
+    // The smooth roofline of a compute and a memory time (no overheads).
+    double roofline(double compute_ns, double memory_ns) const;
+    // A batch's roofline, whatever its size (batch_ns times a batch of one as its lone operation).
+    double roofline_ns(const std::vector<BatchWork>& work) const;
+    // Bytes streamed at the GPU's effective bandwidth.
+    double stream_ns(double bytes) const {
+        check_argument_non_negative("RooflineTiming::stream_ns", "bytes", bytes);
+        return bytes / (params_.memory_bandwidth_gbps * params_.memory_efficiency);
+    }
+    double streamed_weight_bytes() const { return model_.linear_macs_per_token() * params_.weight_bytes_per_param; }
+    double kv_bytes_per_token() const { return model_.kv_bytes_per_token(params_.kv_bytes_per_element); }
+    const GpuParams& params() const { return params_; }
+    const ModelSpec& model() const { return model_; }
+
+private:
+    double compute_ns(double macs) const;
+    // MACs of one sequence's forward pass of n tokens after c: the layers for every token,
+    // the output head once, attention over the spans.
+    double sequence_macs(double n, double c) const;
+
+    GpuParams params_;
+    ModelSpec model_;
+    double decode0_ns_ = 0.0, decode_per_ctx_ns_ = 0.0;  // the decode memory time, precomputed
+};
+
+}  // namespace cosim

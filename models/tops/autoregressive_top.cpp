@@ -1,0 +1,83 @@
+#include "autoregressive_top.hpp"
+
+#include <string>
+
+#include "errors.hpp"
+#include "param_rules.hpp"
+
+namespace cosim {
+
+namespace {
+
+int checked_slots(const AutoregressiveSpec& spec) {
+    spec.validate();
+    return static_cast<int>(spec.slots());
+}
+
+std::string gpu_name(int index, int count) {
+    return count == 1 ? std::string("target") : "target" + std::to_string(index);
+}
+
+}  // namespace
+
+void AutoregressiveSpec::validate() const {
+    if (shared_prefix_tokens < 0) throw ConfigError("shared_prefix_tokens: must be >= 0");
+    if (target_devices < 1) throw ConfigError("cluster.target_devices: must be >= 1");
+    // Every slot and every GPU is a simulated thread.
+    if (slots() + target_devices > COSIM_MAX_THREADS)
+        throw ConfigError("batching.max_batch: " + std::to_string(slots()) + " request slots on " +
+                          std::to_string(target_devices) + " GPUs, past the engine's limit of " +
+                          std::to_string(COSIM_MAX_THREADS) + " simulated threads");
+}
+
+AutoregressiveTop::AutoregressiveTop(sc_core::sc_module_name name, const AutoregressiveSpec& spec)
+    : sc_core::sc_module(name), dispatcher_("dispatcher", checked_slots(spec)) {
+    const int count = static_cast<int>(spec.target_devices);
+    VllmSchedulerParams scheduler = spec.scheduler;
+    scheduler.max_model_len = spec.model.context_window;
+    std::vector<AutoregressiveGpu> devices;
+    for (int i = 0; i < count; ++i) {
+        const std::string name_i = gpu_name(i, count);
+        AutoregressiveGpu d;
+        d.index = i;
+        d.request_overhead_ns = spec.gpu.request_overhead_ns;
+        d.context_window = spec.model.context_window;
+        gpus_.push_back(std::make_unique<GpuProxy>(name_i.c_str(), spec.gpu, spec.model, spec.power, spec.profile,
+                                                   !spec.batching));
+        d.gpu = gpus_.back().get();
+        if (spec.batching) {
+            // The engine is the GPU's one initiator, a command per step, and keeps the KV
+            // cache in its own blocks.
+            engines_.push_back(
+                std::make_unique<VllmEngine>((name_i + "_engine").c_str(), scheduler, spec.async_scheduling));
+            engines_.back()->gpu.bind(d.gpu->host);
+            d.engine = engines_.back().get();
+        } else {
+            servers_.push_back(std::make_unique<DeviceServer>((name_i + "_server").c_str()));
+            d.server = servers_.back().get();
+        }
+        devices.push_back(d);
+    }
+    for (int s = 0; s < static_cast<int>(spec.slots()); ++s)
+        hosts_.push_back(std::make_unique<AutoregressiveHost>(("host" + std::to_string(s)).c_str(), dispatcher_, s,
+                                                              devices[static_cast<size_t>(s % count)],
+                                                              spec.shared_prefix_tokens, finished_));
+}
+
+std::vector<ServedRequest> AutoregressiveTop::take_finished() {
+    std::vector<ServedRequest> out;
+    out.swap(finished_);
+    return out;
+}
+
+std::exception_ptr AutoregressiveTop::error() const {
+    for (const auto& s : servers_)
+        if (s->error()) return s->error();
+    for (const auto& e : engines_)
+        if (e->error()) return e->error();
+    for (const auto& h : hosts_)
+        if (h->error()) return h->error();
+    return dispatcher_.error();
+}
+
+}  // namespace cosim
