@@ -56,8 +56,12 @@ public:
     int slots() const { return static_cast<int>(hosts_.size()); }
     const GpuProxy& gpu(int i) const { return *gpus_[static_cast<size_t>(i)]; }
     // Batch 1: GPU i's server; batched: its engine (the other is null).
-    const DeviceServer* server(int i) const { return servers_.empty() ? nullptr : servers_[static_cast<size_t>(i)].get(); }
-    const VllmEngine* engine(int i) const { return engines_.empty() ? nullptr : engines_[static_cast<size_t>(i)].get(); }
+    const DeviceServer* server(int i) const {
+        return servers_.empty() ? nullptr : servers_[static_cast<size_t>(i)].get();
+    }
+    const VllmEngine* engine(int i) const {
+        return engines_.empty() ? nullptr : engines_[static_cast<size_t>(i)].get();
+    }
     // The requests finished since the last call, handed over and forgotten here.
     std::vector<ServedRequest> take_finished();
     size_t pending() const { return finished_.size(); }  // finished and not yet taken

@@ -1,7 +1,8 @@
 #pragma once
 // The step-level speculative systems (gpu-baseline, gpu-stepahead, heteroreason,
-// fpga-baseline: docs/system.md) as one SystemC module, a serving cluster: pools of draft devices (FPGA boards or GPUs, each holding
-// the KV of several requests' contexts), PRM GPUs and target GPUs, each device
+// fpga-baseline: docs/system.md) as one SystemC module, a serving cluster: pools of
+// draft devices (FPGA boards or GPUs, each holding the KV of several requests'
+// contexts), PRM GPUs and target GPUs, each device
 // with its own PCIe link to the host, and one request slot per draft context.
 // Slot s is bound to draft device s mod D (context s / D), PRM GPU s mod P and
 // target GPU s mod T, so that the dispatcher's lowest-idle-slot rule spreads

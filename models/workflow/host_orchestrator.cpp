@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "errors.hpp"
+#include "live_decisions.hpp"
 #include "trace_replay.hpp"
 
 namespace cosim {
@@ -15,58 +16,17 @@ HostOrchestrator::HostOrchestrator(sc_core::sc_module_name name, const WorkflowO
                                    const WorkflowDevices& devices, ActivityLog& log, RequestDispatcher& dispatcher,
                                    int slot)
     : sc_core::sc_module(name),
-      prm_port("prm_port"),
-      target_port("target_port"),
-      helper_port("helper_port"),
       options_(options),
-      d_(devices),
+      dev_(devices, log, slot),
+      d_(dev_.d()),
       log_(log),
+      runs_(options_, dev_, state_),
+      ahead_(options_, dev_, state_, [this] { runs_.accept_if_written(); }),
       dispatcher_(dispatcher),
       slot_(slot),
       source_(std::make_unique<TraceReplay>()) {
     SC_HAS_PROCESS(HostOrchestrator);
     SC_THREAD(run);
-    auto bind = [](auto& port, GpuProxy* gpu, PcieLink* link) {
-        if (gpu == nullptr) return;
-        if (link != nullptr) port.bind(link->upstream);
-        else port.bind(gpu->host);
-    };
-    bind(prm_port, d_.prm, d_.prm_link);
-    bind(target_port, d_.target, d_.target_link);
-    bind(helper_port, d_.draft_on_target, d_.target_link);
-}
-
-tlm_utils::simple_initiator_socket_optional<HostOrchestrator>& HostOrchestrator::port_to(const GpuProxy& gpu) {
-    if (&gpu == d_.prm) return prm_port;
-    if (&gpu == d_.target) return target_port;
-    if (&gpu == d_.draft_on_target) return helper_port;
-    throw SimulationError(std::string(name()) + ": internal: " + gpu.name() + " is not one of this slot's GPUs");
-}
-
-uint64_t HostOrchestrator::route_to(const GpuProxy& gpu) const {
-    if (&gpu == d_.prm) return d_.prm_route;
-    if (&gpu == d_.target) return d_.target_route;
-    return d_.helper_route;
-}
-
-bool HostOrchestrator::gpu_prefill(GpuProxy& gpu, int64_t tokens, int64_t context, AbortSignal* abort, bool score) {
-    DeviceCommand c;
-    c.context = context;
-    c.abort = abort;
-    send_command(port_to(gpu), score ? DeviceOp::gpu_score : DeviceOp::gpu_prefill, tokens, c, route_to(gpu));
-    return c.ok;
-}
-
-int64_t HostOrchestrator::gpu_batch_decode(GpuProxy& gpu, int64_t context, std::function<bool()> next,
-                                           AbortSignal* abort, double& energy_j, double& work_ns) {
-    DeviceCommand c;
-    c.context = context;
-    c.abort = abort;
-    c.next = std::move(next);
-    send_command(port_to(gpu), DeviceOp::gpu_batch_decode, 1, c, route_to(gpu));
-    energy_j += c.energy_j;
-    work_ns += c.work_ns;
-    return c.produced;
 }
 
 void HostOrchestrator::run() {
@@ -87,71 +47,44 @@ void HostOrchestrator::run() {
 int64_t HostOrchestrator::speculative_length(int64_t k, int32_t step) {
     // A run ahead of the trace has the length the trace suggests, and like any generation
     // it stops at the target's context window.
-    const int64_t room = d_.target->model().context_window - context_len();
-    return std::min(lookahead_refine(k, step), room);
+    const int64_t room = d_.target->model().context_window - state_.context_len();
+    return std::min(source_->lookahead_refine(k, step), room);
 }
-
-// ---- bookkeeping ------------------------------------------------------------------------------
-
-int64_t HostOrchestrator::context_len() const {
-    int64_t total = problem_->prompt_tokens;
-    for (const ChainStep& s : chain_) total += s.tokens;
-    return total;
-}
-
-std::vector<int64_t> HostOrchestrator::chain_key() const { return chain_events(); }
-
-std::array<double, 3> HostOrchestrator::energies() const {
-    return {d_.draft->power().energy_j(), d_.prm->power().energy_j(), d_.target->power().energy_j()};
-}
-
-std::vector<int64_t> HostOrchestrator::chain_events() const {
-    std::vector<int64_t> events;
-    events.reserve(chain_.size());
-    for (const ChainStep& s : chain_) events.push_back(s.product);
-    return events;
-}
-
-int64_t HostOrchestrator::lookahead_draft(int64_t k, int32_t step) { return source_->lookahead_draft(k, step); }
-
-int64_t HostOrchestrator::lookahead_refine(int64_t k, int32_t step) { return source_->lookahead_refine(k, step); }
-
-// ---- the workflow -----------------------------------------------------------------------------
 
 void HostOrchestrator::prompt_prefills() {
     // Without a prefix cache the PRM rescores the whole context at every step,
     // so prefilling the prompt early would buy nothing.
-    const int64_t prompt = problem_->prompt_tokens;
+    const int64_t prompt = state_.problem->prompt_tokens;
     for (auto [server, gpu, role] : {std::tuple{d_.prm_server, d_.prm, Role::prm},
                                      std::tuple{d_.target_server, d_.target, Role::target}}) {
         if (role == Role::prm && !options_.prm_prefix_cache) continue;
-        submit(server, [=](Ticket& t) {
+        dev_.submit(server, [=](Ticket& t) {
             std::vector<int64_t> after;
-            request(role, gpu->params().request_overhead_ns, gpu->power().params().idle_w, 0, after);
+            dev_.request(role, gpu->params().request_overhead_ns, gpu->power().params().idle_w, 0, after);
             const double start = now_ns();
-            gpu_prefill(*gpu, prompt, 0);
+            dev_.gpu_prefill(*gpu, prompt, 0);
             t.activity = log_.add(role, ActivityKind::prompt_prefill, 0, start, now_ns(), prompt, after,
                                   gpu->power().params().prefill_w);
-            batched_energy(t.activity, *gpu);
+            dev_.batched_energy(t.activity, *gpu);
         });
     }
 }
 
 void HostOrchestrator::phase1() {
-    const int64_t prompt = problem_->prompt_tokens;
+    const int64_t prompt = state_.problem->prompt_tokens;
     const bool eager = !options_.sequential;
     DraftUnit& draft = *d_.draft;
     if (draft.on_fpga() && d_.draft_on_target) {
         // A GPU prefills the prompt for the draft model; its KV migrates to HBM.
         GpuProxy* helper = d_.draft_on_target;
-        TicketPtr mig = submit(d_.target_server, [=](Ticket& t) {
+        TicketPtr mig = dev_.submit(d_.target_server, [=](Ticket& t) {
             std::vector<int64_t> after;
-            request(Role::target, helper->params().request_overhead_ns, helper->power().params().idle_w, 0, after);
+            dev_.request(Role::target, helper->params().request_overhead_ns, helper->power().params().idle_w, 0, after);
             const double start = now_ns();
-            gpu_prefill(*helper, prompt, 0);
+            dev_.gpu_prefill(*helper, prompt, 0);
             t.activity = log_.add(Role::target, ActivityKind::migrate, 0, start, now_ns(), prompt, after,
                                   helper->power().params().prefill_w);
-            batched_energy(t.activity, *helper);
+            dev_.batched_energy(t.activity, *helper);
         });
         if (eager) prompt_prefills();
         await(mig);
@@ -160,7 +93,7 @@ void HostOrchestrator::phase1() {
         // The FPGA's side of the last leg starts with it, so what released the leg released it too:
         // the critical path runs on through the legs before it.
         const int64_t leg_cause = log_.at(kv.activity).cause;
-        submit(d_.draft_server, [=](Ticket& t) {
+        dev_.submit(d_.draft_server, [=](Ticket& t) {
             // The FPGA does nothing but take in the prompt's KV: it draws its transfer power.
             const double start = now_ns();
             Power& power = d_.draft->power();
@@ -171,207 +104,197 @@ void HostOrchestrator::phase1() {
                                   {kv.activity, leg_cause}, power.params().transfer_w);
             d_.draft->load(prompt);
         }, kv.start_units);
-        last_command_ = kv.activity;
+        state_.last_command = kv.activity;
     } else {
-        submit(d_.draft_server, [=](Ticket& t) {
+        dev_.submit(d_.draft_server, [=](Ticket& t) {
             DraftUnit& unit = *d_.draft;
             std::vector<int64_t> after;
-            request(Role::draft, unit.request_overhead_ns(), unit.power().params().idle_w, 0, after);
+            dev_.request(Role::draft, unit.request_overhead_ns(), unit.power().params().idle_w, 0, after);
             const double start = now_ns();
             unit.prefill_prompt(prompt);
             t.activity = log_.add(Role::draft, ActivityKind::draft_prefill, 0, start, now_ns(), prompt, after,
                                   unit.power().params().prefill_w);
-            if (unit.batched()) batched_share(t.activity, unit.last_energy_j(), unit.last_work_ns());
+            if (unit.batched()) dev_.batched_share(t.activity, unit.last_energy_j(), unit.last_work_ns());
         });
         if (eager) prompt_prefills();
     }
-    prm_cached_ = eager && options_.prm_prefix_cache ? prompt : 0;
-    target_cached_ = eager ? prompt : 0;
+    state_.prm_cached = eager && options_.prm_prefix_cache ? prompt : 0;
+    state_.target_cached = eager ? prompt : 0;
     if (options_.step_ahead && !options_.sequential) {
-        const int64_t first = problem_->first_event - 1;
+        const int64_t first = state_.problem->first_event - 1;
         const int64_t limit = speculative_length(first, 1);
-        if (limit > 0) run_ = start_run(1, limit, {});
+        if (limit > 0) runs_.run() = runs_.start(1, limit, {});
     }
 }
 
 void HostOrchestrator::on_draft(int64_t k, const TraceEvent& e) {
     const int32_t step = e.step;
-    if (step != static_cast<int32_t>(chain_.size()) + 1 || e.tokens <= 0)
+    if (step != static_cast<int32_t>(state_.chain.size()) + 1 || e.tokens <= 0)
         throw SimulationError("trace inconsistent: draft of step " + std::to_string(step) + " after " +
-                              std::to_string(chain_.size()) + " steps");
-    if (specs_.empty()) {
-        // Drafted now: it starts once the last command (a verdict's pointer update) has arrived.
-        specs_.push_back(Spec{submit_draft(step, e.tokens, {last_settle_, last_command_}, command_arrival_units_),
-                              step, e.tokens});
-    }
-    if (specs_.front().step != step)
-        throw SimulationError("internal: the draft device holds step " + std::to_string(specs_.front().step) +
-                              " where the trace drafts step " + std::to_string(step));
-    TicketPtr mine = specs_.front().ticket;
+                              std::to_string(state_.chain.size()) + " steps");
+    TicketPtr mine = ahead_.next(step, e.tokens);
     await(mine);
     if (mine->produced != e.tokens)
         throw SimulationError("internal: step " + std::to_string(step) + " drafted " +
                               std::to_string(mine->produced) + " of " + std::to_string(e.tokens) + " tokens");
-    product(mine->activity, k);
-    count_stall();
-    specs_.pop_front();
+    dev_.product(mine->activity, k);
+    ahead_.taken();
     const double now = now_ns();
-    const int64_t context = context_len();
+    const int64_t context = state_.context_len();
     const Delivery tokens = d_.fabric->send(Endpoint::draft, Endpoint::prm,
                                             static_cast<uint64_t>(e.tokens * options_.token_bytes), now,
-                                            {mine->activity, last_settle_}, step);
-    verdict_sent_ns_ = now_ns();
+                                            {mine->activity, state_.last_settle}, step);
+    state_.verdict_sent_ns = now_ns();
     TicketPtr score = verify(context, e.tokens, tokens.arrival_units, {tokens.activity}, step);
-    draft_ahead(k, step, mine->activity);
+    ahead_.draft_ahead(*source_, k, step, mine->activity);
     const Delivery v = verdict(score, step);
-    count_verdict();
+    ahead_.count_verdict();
     if (keep(k, e)) {
-        chain_.push_back(ChainStep{e.tokens, k});
+        state_.chain.push_back(ChainStep{e.tokens, k});
         command_to_draft(v.activity, step);  // the pointer update needs no wait
         d_.draft->settle();                  // a step-ahead draft's tokens done so far are in the KV cache
         d_.draft->verdict(Verdict::accept);
         settled(k, step, v.activity);
         return;
     }
-    prm_cached_ = std::min(prm_cached_, context);
+    state_.prm_cached = std::min(state_.prm_cached, context);
     const Delivery cmd = command_to_draft(v.activity, step);
     at_least_units(cmd.arrival_units);
-    abort_spec();
+    ahead_.abort();
     d_.draft->verdict(Verdict::reject);
-    last_command_ = cmd.activity;
+    state_.last_command = cmd.activity;
 }
 
 void HostOrchestrator::settled(int64_t k, int32_t step, int64_t cause) {
-    last_settle_ = cause;
+    state_.last_settle = cause;
     // The host keeps a step now: the accepting verdict (or the kept refinement) is here.
-    if (m().first_accept_units == kNoInstant) m().first_accept_units = now_units();
+    if (dev_.m().first_accept_units == kNoInstant) dev_.m().first_accept_units = now_units();
     if (!options_.step_ahead || options_.sequential) return;
-    if (run_.ticket && run_.step == step + 1 && run_.key == chain_key()) return;  // started after a refinement
-    stop_run();
+    const TargetRuns::Run& run = runs_.run();
+    if (run.ticket && run.step == step + 1 && run.key == state_.chain_events()) return;  // started after a refinement
+    runs_.stop();
     const int64_t limit = speculative_length(k, step + 1);
-    if (limit > 0) run_ = start_run(step + 1, limit, {cause});
+    if (limit > 0) runs_.run() = runs_.start(step + 1, limit, {cause});
 }
 
 void HostOrchestrator::on_refine(int64_t k, const TraceEvent& e) {
     const int32_t step = e.step;
     const int64_t tokens = e.tokens;
-    if (step != static_cast<int32_t>(chain_.size()) + 1 || tokens <= 0)
+    if (step != static_cast<int32_t>(state_.chain.size()) + 1 || tokens <= 0)
         throw SimulationError("trace inconsistent: refine of step " + std::to_string(step) + " after " +
-                              std::to_string(chain_.size()) + " steps");
-    if (run_.ticket && run_.step == step && run_.key == chain_key()) {
+                              std::to_string(state_.chain.size()) + " steps");
+    TargetRuns::Run& current = runs_.run();
+    if (current.ticket && current.step == step && current.key == state_.chain_events()) {
         // Step-ahead refinement: the run already under way is the refinement.
-        if (run_.live->limit != tokens) {
-            run_.live->limit = tokens;
-            run_.live->retune.notify(sc_core::SC_ZERO_TIME);
+        if (current.live->limit != tokens) {
+            current.live->limit = tokens;
+            current.live->retune.notify(sc_core::SC_ZERO_TIME);
         }
-        if (run_.ticket->finished && run_.live->generated < tokens) {
+        if (current.ticket->finished && current.live->generated < tokens) {
             // It stopped at its guessed length: it decodes on from where it was.
-            run_.ticket = decode_job(run_, {run_.ticket->activity}, now_units(), false);
+            current.ticket = runs_.decode_job(current, {current.ticket->activity}, now_units(), false);
         }
     } else {
-        stop_run();
-        run_ = start_run(step, tokens, {last_command_, last_settle_});
+        runs_.stop();
+        runs_.run() = runs_.start(step, tokens, {state_.last_command, state_.last_settle});
     }
-    Run run = run_;
-    if (options_.shadow_sync && !options_.sequential) stream_to_draft(run, tokens, k);
+    TargetRuns::Run run = runs_.run();
+    if (options_.shadow_sync && !options_.sequential) runs_.stream_to_draft(run, tokens, k);
     await(run.ticket);
-    for (int64_t id : run.live->acts) product(id, k);
-    acct_.reused(run.reused_from, run.reused_share, k);
-    run_ = Run{};
-    target_cached_ = run.context + tokens;
+    for (int64_t id : run.live->acts) dev_.product(id, k);
+    dev_.accounting().reused(run.reused_from, run.reused_share, k);
+    runs_.run() = TargetRuns::Run{};
+    state_.target_cached = run.context + tokens;
     if (!options_.shadow_sync && !options_.sequential) {
         // Vanilla: the draft device prefills the refined step locally afterwards.
         const Delivery d = d_.fabric->send(Endpoint::target, Endpoint::draft,
                                            static_cast<uint64_t>(tokens * options_.token_bytes), now_ns(),
                                            {run.ticket->activity}, step);
-        submit(d_.draft_server, [=](Ticket& t) {
+        dev_.submit(d_.draft_server, [=](Ticket& t) {
             DraftUnit& draft = *d_.draft;
             const double start = now_ns();
             draft.prefill(tokens);
             t.activity = log_.add(Role::draft, ActivityKind::draft_prefill, step, start, now_ns(), tokens,
                                   {d.activity}, draft.power().params().prefill_w);
-            if (draft.batched()) batched_share(t.activity, draft.last_energy_j(), draft.last_work_ns());
-            product(t.activity, k);
-            accept_if_written();
+            if (draft.batched()) dev_.batched_share(t.activity, draft.last_energy_j(), draft.last_work_ns());
+            dev_.product(t.activity, k);
+            runs_.accept_if_written();
         }, d.arrival_units);
     }
-    const int64_t context = context_len();
+    const int64_t context = state_.context_len();
     if (!e.scored) {
-        chain_.push_back(ChainStep{tokens, k});
-        request_accept(context + tokens);
+        state_.chain.push_back(ChainStep{tokens, k});
+        runs_.request_accept(context + tokens);
         settled(k, step, run.ticket->activity);
         return;
     }
     if (options_.target_ahead_after_refine && options_.step_ahead && !options_.sequential) {
         // The current step is complete: the target goes on to the next at once, from the
         // context that keeps its refinement, without waiting for the refinement's verdict.
-        chain_.push_back(ChainStep{tokens, k});
+        state_.chain.push_back(ChainStep{tokens, k});
         const int64_t limit = speculative_length(k, step + 1);
-        if (limit > 0) run_ = start_run(step + 1, limit, {run.ticket->activity});
-        chain_.pop_back();
+        if (limit > 0) runs_.run() = runs_.start(step + 1, limit, {run.ticket->activity});
+        state_.chain.pop_back();
     }
     const Delivery sent = d_.fabric->send(Endpoint::target, Endpoint::prm,
                                           static_cast<uint64_t>(tokens * options_.token_bytes), now_ns(),
-                                          {run.ticket->activity, last_command_}, step);
-    verdict_sent_ns_ = now_ns();
+                                          {run.ticket->activity, state_.last_command}, step);
+    state_.verdict_sent_ns = now_ns();
     TicketPtr score = verify(context, tokens, sent.arrival_units, {sent.activity}, step);
-    draft_ahead(k, step, run.ticket->activity);
+    ahead_.draft_ahead(*source_, k, step, run.ticket->activity);
     const Delivery v = verdict(score, step);
-    count_verdict();
+    ahead_.count_verdict();
     if (keep(k, e)) {
-        chain_.push_back(ChainStep{tokens, k});
+        state_.chain.push_back(ChainStep{tokens, k});
         command_to_draft(v.activity, step);
-        request_accept(context + tokens);
+        runs_.request_accept(context + tokens);
         settled(k, step, v.activity);
     } else {
-        prm_cached_ = std::min(prm_cached_, context);
+        state_.prm_cached = std::min(state_.prm_cached, context);
     }
 }
 
 void HostOrchestrator::on_backtrack(int64_t, const TraceEvent& e) {
-    m().backtracks += 1;
-    if (chain_.empty()) throw SimulationError("trace inconsistent: a backtrack with no step to revert");
-    stop_run();  // a run started ahead of the failed refinement's verdict builds on a reverted context
-    const Delivery cmd = command_to_draft(last_settle_, e.step);
+    dev_.m().backtracks += 1;
+    if (state_.chain.empty()) throw SimulationError("trace inconsistent: a backtrack with no step to revert");
+    runs_.stop();  // a run started ahead of the failed refinement's verdict builds on a reverted context
+    const Delivery cmd = command_to_draft(state_.last_settle, e.step);
     at_least_units(cmd.arrival_units);
     // Syncs of the failed refinement and a step-ahead draft still queued are dropped
     // before anything is waited for; the job running now stops at once or within a token.
-    cut_streams();
+    runs_.cut_streams();
     d_.draft_server->cancel_pending(slot_);
-    abort_spec();
+    ahead_.abort();
     d_.draft_server->drain(slot_);
-    streams_.clear();
-    accept_pending_ = -1;
-    chain_.pop_back();
-    const int64_t position = context_len();
+    runs_.clear_streams();
+    runs_.drop_accept();
+    state_.chain.pop_back();
+    const int64_t position = state_.context_len();
     d_.draft->verdict(Verdict::backtrack, position);
-    prm_cached_ = std::min(prm_cached_, position);
-    target_cached_ = std::min(target_cached_, position);
-    last_command_ = cmd.activity;
+    state_.prm_cached = std::min(state_.prm_cached, position);
+    state_.target_cached = std::min(state_.target_cached, position);
+    state_.last_command = cmd.activity;
 }
 
 void HostOrchestrator::run_problem(const Request& request) {
-    problem_ = request.problem;
+    state_.problem = request.problem;
     const auto index = static_cast<int32_t>(request.index);
-    request_index_ = request.index;
+    state_.request_index = request.index;
     log_.begin_problem(index);
-    chain_.clear();
-    prefetch_.clear();
-    specs_.clear();
-    stall_counted_ns_ = 0.0;
-    run_ = Run{};
-    accept_pending_ = -1;
-    last_settle_ = last_command_ = kNoActivity;
-    command_arrival_units_ = 0;
-    prm_cached_ = target_cached_ = 0;
-    acct_.begin(now_units(), energies());
-    ProblemMetrics& pm = m();
+    state_.chain.clear();
+    runs_.begin();
+    ahead_.begin();
+    state_.last_settle = state_.last_command = kNoActivity;
+    state_.command_arrival_units = 0;
+    state_.prm_cached = state_.target_cached = 0;
+    dev_.accounting().begin(now_units(), dev_.energies());
+    ProblemMetrics& pm = dev_.m();
     pm.request = request.index;
     pm.arrival_units = request.arrival_units;
     pm.slot = slot_;
     for (int r = 0; r < 3; ++r) pm.devices[r] = d_.index[static_cast<size_t>(r)];
 
-    const int64_t first = source_->begin(*request.chunk, *problem_);
+    const int64_t first = source_->begin(*request.chunk, *state_.problem);
     phase1();
     // Live, each event is made when it is due (after phase 1), from the policy's answers.
     for (int64_t k = first;; ++k) {
@@ -395,17 +318,18 @@ void HostOrchestrator::finish_problem() {
     const uint64_t end = now_units();
     // Work left over once the answer is settled (trailing shadow syncs, a step-ahead
     // run) is dropped; aborts take effect at this same instant.
-    cut_streams();
+    runs_.cut_streams();
     d_.draft_server->cancel_pending(slot_);
-    abort_spec();
-    stop_run();
-    ProblemMetrics done = acct_.finish(log_, end, chain_events(), last_settle_, energies(), d_.shared);
+    ahead_.abort();
+    runs_.stop();
+    ProblemMetrics done = dev_.accounting().finish(log_, end, state_.chain_events(), state_.last_settle,
+                                                   dev_.energies(), d_.shared);
     // Work already running when the answer settled finishes (and is logged) before the next
     // problem; the request's row is complete, and its slot free, once it has.
     d_.draft_server->drain(slot_);
     d_.prm_server->drain(slot_);
     d_.target_server->drain(slot_);
-    streams_.clear();
+    runs_.clear_streams();
     ProblemAccounting::add_work(log_, done);
     dispatcher_.finished(done);
     if (options_.keep_activities) {
@@ -414,4 +338,66 @@ void HostOrchestrator::finish_problem() {
     }
 }
 
+TicketPtr HostOrchestrator::verify(int64_t context, int64_t tokens, uint64_t ready_units, std::vector<int64_t> deps,
+                                   int32_t step) {
+    int64_t fill = context + tokens;
+    int64_t at = 0;
+    if (options_.prm_prefix_cache) {
+        fill = context - state_.prm_cached + tokens;
+        at = state_.prm_cached;
+    }
+    state_.prm_cached = context + tokens;
+    return dev_.submit(d_.prm_server, [=](Ticket& t) {
+        GpuProxy& prm = *d_.prm;
+        std::vector<int64_t> after = deps;
+        dev_.request(Role::prm, prm.params().request_overhead_ns, prm.power().params().idle_w, step, after);
+        const double start = now_ns();
+        dev_.gpu_prefill(prm, fill, at, nullptr, true);
+        t.activity = log_.add(Role::prm, ActivityKind::verify, step, start, now_ns(), fill, after,
+                              prm.power().params().prefill_w);
+        dev_.batched_energy(t.activity, prm);
+    }, ready_units);
+}
+
+Delivery HostOrchestrator::verdict(const TicketPtr& scored, int32_t step) {
+    await(scored);
+    const Delivery v = d_.fabric->send_fine_at(Endpoint::prm, Endpoint::host,
+                                               static_cast<uint64_t>(options_.control_bytes), scored->end_units,
+                                               {scored->activity}, step);
+    at_least_units(v.arrival_units);
+    state_.last_settle = v.activity;
+    return v;
+}
+
+Delivery HostOrchestrator::command_to_draft(int64_t cause, int32_t step) {
+    const Delivery d = d_.fabric->send_fine(Endpoint::host, Endpoint::draft,
+                                            static_cast<uint64_t>(options_.control_bytes), now_ns(), {cause}, step);
+    state_.command_arrival_units = d.arrival_units;
+    state_.last_command = d.activity;
+    return d;
+}
+
+void HostOrchestrator::fill(Decision& d, DecisionKind kind, int32_t step) const {
+    d.kind = kind;
+    d.slot = slot_;
+    d.request = state_.request_index;
+    d.step = step;
+    d.time_ns = now_ns();
+    d.chain.clear();
+    for (const ChainStep& s : state_.chain) d.chain.push_back(s.tokens);
+    d.backtracks = dev_.accounting().metrics_view().backtracks;
+    d.kvmu = d_.draft->kvmu().pointers();
+    d.states = {d_.draft->power().state(), d_.prm->power().state(), d_.target->power().state()};
+}
+
+void HostOrchestrator::set_decisions(DecisionBroker* broker, int32_t max_backtracks, bool scored_refinements) {
+    HostState host;
+    host.describe = [this](Decision& d, DecisionKind kind, int32_t step) { fill(d, kind, step); };
+    host.steps_kept = [this] { return static_cast<int32_t>(state_.chain.size()); };
+    host.drafted_ahead = [this](int32_t step) -> int64_t {
+        return ahead_.drafted(step);
+    };
+    host.verdict_waited_ns = [this] { return now_ns() - state_.verdict_sent_ns; };
+    source_ = std::make_unique<LiveDecisions>(*broker, max_backtracks, scored_refinements, std::move(host));
+}
 }  // namespace cosim

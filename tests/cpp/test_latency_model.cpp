@@ -28,7 +28,9 @@ namespace {
 struct Constant : cosim::LatencyModel {
     const char* kind() const override { return "constant"; }
     double decode_token_ns(int64_t context) const override { return 1000.0 + static_cast<double>(context); }
-    double prefill_ns(int64_t tokens, int64_t /*context*/) const override { return 5000.0 * static_cast<double>(tokens); }
+    double prefill_ns(int64_t tokens, int64_t /*context*/) const override {
+        return 5000.0 * static_cast<double>(tokens);
+    }
 };
 
 struct Initiator : sc_core::sc_module {
