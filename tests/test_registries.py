@@ -110,3 +110,17 @@ def test_nothing_outside_the_device_registry_tests_a_device_class():
                 if named & classes:
                     found.append(f"{path.name}:{node.lineno}")
     assert found == []
+
+
+def test_nothing_outside_the_device_registry_compares_a_kind_name():
+    # A kind's name ("fpga", "gpu") compared with anything is a device-kind check: the
+    # registry's kinds answer such questions (devices.kind_of, and cosim.fit.FITTERS for fits).
+    kinds = set(devices.names())
+    found = []
+    for path, tree in _outside("devices"):
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Compare):
+                sides = [node.left, *node.comparators]
+                if any(isinstance(s, ast.Constant) and s.value in kinds for s in sides):
+                    found.append(f"{path.name}:{node.lineno}")
+    assert found == []

@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
@@ -19,11 +19,11 @@ from ..errors import ConfigError
 from ..config.hardware import load_device, load_model
 from ._device_yaml import write_fitted_device
 from ._layer_times import LayerTimes, is_layer_times, load_layer_times
-from ._models import bounds_at, fpga_problem, gpu_problem
+from ._models import FPGA_PARAMS, GPU_PARAMS, bounds_at, fpga_problem, gpu_problem
 from ._solver import least_squares
 from ._operator_points import operator_points
 
-__all__ = ["DeviceKindError", "FitResult", "fit_fpga", "fit_gpu", "write_device"]
+__all__ = ["DeviceKindError", "FITTERS", "FitResult", "Fitter", "fit_fpga", "fit_gpu", "write_device"]
 
 KINDS = {"fpga": "an FPGA", "gpu": "a GPU"}
 
@@ -154,3 +154,30 @@ def write_device(result: FitResult, base: Any, out: str | Path) -> Path:
     group = devices.by_name(result.kind).design
     note = f"parameters fitted by cosim fit to {Path(result.source).name}"
     return write_fitted_device(base, group, result.citations(), note, Path(out))
+
+
+@dataclass(frozen=True)
+class Fitter:
+    """A device kind's fit as ``cosim fit <kind>`` offers it."""
+
+    kind: str                  # the device kind it fits
+    what: str                  # what it fits, in words
+    device: str                # the device it starts from by default
+    model: str | None          # the model of the measurements by default (None: to be given)
+    params: Mapping[str, Any]  # the parameters it can fit, by name
+    default_params: str        # which it fits by default, in words
+    measured: str              # what else it reads as measurements, in words ("" for the CSV alone)
+    clock: bool                # the measurement's kernel clock may be given
+    fit: Callable[..., FitResult]
+
+
+FITTERS = {
+    "fpga": Fitter("fpga", "FPGA decoder design", "u280", "qwen2.5-0.5b", FPGA_PARAMS, ", ".join(FPGA_PARAMS), "",
+                   True, fit_fpga),
+    "gpu": Fitter("gpu", "GPU proxy", "rtx3090", None, GPU_PARAMS,
+                  "forward_overhead_ns, memory_efficiency, and compute_efficiency when there are prefill rows",
+                  "; or per-layer kernel times (LLMServingSim's layer_name,input,kv_cache,tp_size,latency(ns)): "
+                  "their forward passes of 1 to 2,048 tokens fit the efficiencies and the roofline exponent, "
+                  "overheads aside; or a folder of operator times (LLMServingSim's or Vidur's profiles, "
+                  "docs/hardware.md), summed into lone decodes and prefills the same way", False, fit_gpu),
+}
