@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs inside the pysystemc root (scripts/pysystemc_check.sh mounts the repository read-only
 # at /src and a work folder at /work): builds the C++ library against the SystemC that
-# pysystemc ships, so one kernel is in the process, then runs the pysystemc example on it.
+# pysystemc ships, so one kernel is in the process, then runs the pysystemc examples on it:
+# the models' times, and the example node with its top written in Python (its log and VCD).
 set -euo pipefail
 say() { printf 'pysystemc_check: %s\n' "$*" >&2; }
 native="$(/opt/venv/bin/python -c 'import importlib.util, pathlib
@@ -24,4 +25,6 @@ cmake -S /src -B /work/lib -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPI
 cmake --build /work/lib >>/work/cmake.log 2>&1 ||
   { tail -20 /work/cmake.log >&2; say "error: step build (log: /work/cmake.log)"; exit 1; }
 cmake --install /work/lib >>/work/cmake.log 2>&1 || { say "error: step install"; exit 1; }
-exec /opt/venv/bin/python /src/examples/pysystemc_models.py /work/prefix
+/opt/venv/bin/python /src/examples/pysystemc_models.py /work/prefix
+say "the HeteroReason node with its top in Python, against examples/heteroreason_node.expected"
+exec /opt/venv/bin/python /src/examples/pysystemc_node.py /work/prefix /work/node /src/examples/heteroreason_node.expected
