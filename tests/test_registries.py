@@ -124,3 +124,24 @@ def test_nothing_outside_the_device_registry_compares_a_kind_name():
                 if any(isinstance(s, ast.Constant) and s.value in kinds for s in sides):
                     found.append(f"{path.name}:{node.lineno}")
     assert found == []
+
+
+@pytest.mark.parametrize("name", systems.names())
+def test_each_system_names_a_top_the_engine_has(name):
+    # The engine reads the description only after it has found the top: a top it has
+    # answers about the missing description, an unknown one names the tops there are.
+    from cosim._extension import native
+
+    top = systems.by_name(name).top
+    with pytest.raises(cosim.ConfigError) as refused:
+        native().simulate(top, {}, lambda finished: None)
+    assert "system top" not in str(refused.value) and "missing" in str(refused.value)
+
+
+def test_the_engine_refuses_an_unknown_top_and_an_unknown_run_option():
+    from cosim._extension import native
+
+    with pytest.raises(cosim.ConfigError, match=r"^system top 'tree': one of stepwise, autoregressive$"):
+        native().simulate("tree", {}, lambda finished: None)
+    with pytest.raises(cosim.ConfigError, match=r"^run option 'vcd': unknown$"):
+        native().simulate("stepwise", {}, lambda finished: None, {"vcd": "x"})
