@@ -189,6 +189,7 @@ AutoregressiveSpec read_spec(const py::dict& system, const RunOptions& o) {
     spec.model = model_spec(section(target, "model"));
     spec.power = power_params(section(target, "power"));
     spec.profile = target.contains("profile") ? optional_profile(target["profile"]) : LatencyProfile();
+    spec.layout = parallel_layout(target, spec.model, "target");
     spec.target_devices = cluster_shape(section(system, "cluster")).target_devices;
     const BatchingSettings batching = batching_settings(section(system, "batching"));
     spec.batching = batching.enabled;

@@ -76,7 +76,9 @@ PYBIND11_MODULE(_native, m) {
     m.def("fpga_timing", &cosim::bindings::fpga_timing, py::arg("fpga"), py::arg("hbm"), py::arg("model"),
           py::arg("profile"), py::arg("points"));
     m.def("gpu_timing", &cosim::bindings::gpu_timing, py::arg("gpu"), py::arg("model"), py::arg("profile"),
-          py::arg("points"));
+          py::arg("points"), py::arg("parallel") = py::none(), py::arg("peer_link") = py::none());
+    m.def("gpu_batch_ns", &cosim::bindings::gpu_batch_ns, py::arg("gpu"), py::arg("model"), py::arg("parallel"),
+          py::arg("peer_link"), py::arg("batches"), py::arg("overlap_host"));
     m.def("param_declarations", &cosim::bindings::param_declarations);
     // Pure rules the Python side shares with the models (no SystemC, run anywhere).
     m.def("can_backtrack", &cosim::can_backtrack, py::arg("step"), py::arg("backtracks"), py::arg("max_backtracks"));

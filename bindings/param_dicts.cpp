@@ -74,10 +74,28 @@ COSIM_GROUP_READER(FpgaAcceleratorParams, fpga_params, "fpga", COSIM_FPGA_ACCELE
 COSIM_GROUP_READER(GpuParams, gpu_params, "gpu", COSIM_GPU_PARAMS)
 COSIM_GROUP_READER(PowerParams, power_params, "power", COSIM_POWER_PARAMS)
 COSIM_GROUP_READER(ModelSpec, model_spec, "model", COSIM_MODEL_PARAMS)
+COSIM_GROUP_READER(ParallelParams, parallel_params, "parallel", COSIM_PARALLEL_PARAMS)
 COSIM_GROUP_READER(ClusterShape, cluster_shape, "cluster", COSIM_CLUSTER_SHAPE)
 COSIM_GROUP_READER(BatchingSettings, batching_settings, "batching", COSIM_BATCHING_SETTINGS)
 
 #undef COSIM_GROUP_READER
+
+ParallelLayout parallel_layout(const py::object& parallel, const py::object& peer_link, const ModelSpec& model,
+                               const std::string& where) {
+    if (parallel.is_none()) return ParallelLayout();
+    PeerLink link;
+    if (!peer_link.is_none()) {
+        const PcieLinkParams p = pcie_params(peer_link.cast<py::dict>());
+        link = PeerLink{p.bandwidth_gbps, p.efficiency, p.latency_ns};
+    }
+    return ParallelLayout(where, parallel_params(parallel.cast<py::dict>()), link, model);
+}
+
+ParallelLayout parallel_layout(const py::dict& role, const ModelSpec& model, const std::string& where) {
+    if (!role.contains("parallel")) return ParallelLayout();
+    const py::object link = role.contains("peer_link") ? py::object(role["peer_link"]) : py::object(py::none());
+    return parallel_layout(py::object(role["parallel"]), link, model, where);
+}
 
 PowerState power_state(const std::string& name) {
     for (int s = 0; s < kPowerStateCount; ++s) {
@@ -130,9 +148,9 @@ LatencyProfile operator_profile(const py::dict& d) {
         OperatorTerm term;
         term.name = tr.get<std::string>("name");
         const auto input = tr.get<std::string>("input");
-        const char* inputs[] = {"tokens", "sequences", "attention", "prefill_attention", "decode_attention"};
+        const char* inputs[] = {"tokens", "sequences", "attention", "prefill_attention", "decode_attention", "moe"};
         bool known = false;
-        for (int i = 0; i < 5; ++i)
+        for (int i = 0; i < 6; ++i)
             if (input == inputs[i]) {
                 term.input = static_cast<ProfileInput>(i);
                 known = true;
@@ -186,6 +204,7 @@ py::dict param_declarations() {
     COSIM_DESCRIBE_GROUP("fpga", COSIM_FPGA_ACCELERATOR_PARAMS)
     COSIM_DESCRIBE_GROUP("gpu", COSIM_GPU_PARAMS)
     COSIM_DESCRIBE_GROUP("model", COSIM_MODEL_PARAMS)
+    COSIM_DESCRIBE_GROUP("parallel", COSIM_PARALLEL_PARAMS)
     COSIM_DESCRIBE_GROUP("cluster", COSIM_CLUSTER_SHAPE)
     COSIM_DESCRIBE_GROUP("batching", COSIM_BATCHING_SETTINGS)
 #undef COSIM_DESCRIBE_GROUP

@@ -139,6 +139,8 @@ SystemSpec read_system(const py::dict& system) {
     spec.target_gpu = gpu_params(section(target_cfg, "gpu"));
     spec.prm_profile = profile_of(prm_cfg);
     spec.target_profile = profile_of(target_cfg);
+    spec.prm_layout = parallel_layout(prm_cfg, spec.prm_model, "prm");
+    spec.target_layout = parallel_layout(target_cfg, spec.target_model, "target");
     spec.draft_power = power_params(section(draft_cfg, "power"));
     spec.prm_power = power_params(section(prm_cfg, "power"));
     spec.target_power = power_params(section(target_cfg, "power"));
@@ -152,6 +154,7 @@ SystemSpec read_system(const py::dict& system) {
     } else {
         spec.draft_gpu = gpu_params(section(draft_cfg, "gpu"));
         spec.draft_gpu_profile = profile_of(draft_cfg);
+        spec.draft_layout = parallel_layout(draft_cfg, spec.draft_model, "draft");
     }
     spec.shape = cluster_shape(section(system, "cluster"));
     if (spec.shape.draft_boards_per_host_link > 1) spec.host_link = pcie_params(section(system, "host_link"));

@@ -74,8 +74,11 @@ py::dict fpga_timing(const py::dict& fpga, const py::dict& hbm, const py::dict& 
     return out;
 }
 
-py::dict gpu_timing(const py::dict& gpu, const py::dict& model, const py::object& profile, const py::list& points) {
-    const GpuTiming timing("gpu", gpu_params(gpu), model_spec(model), optional_profile(profile));
+py::dict gpu_timing(const py::dict& gpu, const py::dict& model, const py::object& profile, const py::list& points,
+                    const py::object& parallel, const py::object& peer_link) {
+    const ModelSpec spec = model_spec(model);
+    const GpuTiming timing("gpu", gpu_params(gpu), spec, optional_profile(profile),
+                           parallel_layout(parallel, peer_link, spec, "parallel"));
     std::vector<double> ns, compute, memory;
     std::vector<std::string> bound;
     for (const Point& p : read_points(points)) {
@@ -101,6 +104,30 @@ py::dict gpu_timing(const py::dict& gpu, const py::dict& model, const py::object
     out["memory_ns"] = memory;
     out["bound"] = bound;
     out["overhead_ns"] = timing.overhead_ns();
+    out["stored_weight_bytes"] = timing.stored_weight_bytes();
+    out["kv_bytes_per_token"] = timing.kv_bytes_per_token();
+    return out;
+}
+
+py::list gpu_batch_ns(const py::dict& gpu, const py::dict& model, const py::object& parallel,
+                      const py::object& peer_link, const py::list& batches, bool overlap_host) {
+    const ModelSpec spec = model_spec(model);
+    const GpuTiming timing("gpu", gpu_params(gpu), spec, LatencyProfile(),
+                           parallel_layout(parallel, peer_link, spec, "parallel"));
+    py::list out;
+    for (auto item : batches) {
+        const auto b = item.cast<py::tuple>();
+        if (b.size() != 4) throw ConfigError("a step is (decodes, their context, prefill tokens, its context)");
+        const auto sequences = b[0].cast<int64_t>();
+        const auto context = b[1].cast<int64_t>();
+        const auto prefill = b[2].cast<int64_t>();
+        const auto prefill_context = b[3].cast<int64_t>();
+        if (sequences < 0 || context < 0 || prefill < 0 || prefill_context < 0 || sequences + prefill < 1)
+            throw ConfigError("a step has a decode or a prefill token, and no count below 0");
+        std::vector<BatchWork> work(static_cast<size_t>(sequences), BatchWork{1, context, true});
+        if (prefill > 0) work.push_back(BatchWork{prefill, prefill_context, false});
+        out.append(timing.step_ns(work, overlap_host));
+    }
     return out;
 }
 

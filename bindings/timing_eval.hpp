@@ -10,8 +10,15 @@ namespace cosim::bindings {
 // Returns {"ns", "compute_ns", "memory_ns", "pipeline_ns", "bound", "port_gbps", "decoder_gbps"}.
 pybind11::dict fpga_timing(const pybind11::dict& fpga, const pybind11::dict& hbm, const pybind11::dict& model,
                            const pybind11::object& profile, const pybind11::list& points);
-// Returns {"ns", "overhead_ns", "compute_ns", "memory_ns", "bound"} (compute and memory for prefill points).
+// Returns {"ns", "overhead_ns", "compute_ns", "memory_ns", "bound", "stored_weight_bytes", "kv_bytes_per_token"}
+// (the last two per GPU of the group). parallel, peer_link: None, or the group a role spans.
 pybind11::dict gpu_timing(const pybind11::dict& gpu, const pybind11::dict& model, const pybind11::object& profile,
-                          const pybind11::list& points);
+                          const pybind11::list& points, const pybind11::object& parallel,
+                          const pybind11::object& peer_link);
+// One engine step per (decodes, their context, prefill tokens, the prefill's context): that
+// many sequences decoding a token each and one prefill chunk beside them, on a GPU or a
+// parallel group (the roofline: no profile); overlap_host as GpuTiming::step_ns.
+pybind11::list gpu_batch_ns(const pybind11::dict& gpu, const pybind11::dict& model, const pybind11::object& parallel,
+                            const pybind11::object& peer_link, const pybind11::list& batches, bool overlap_host);
 
 }  // namespace cosim::bindings

@@ -12,16 +12,26 @@ namespace {
 HbmParams memory_params(const GpuParams& p) {
     return HbmParams{p.memory_bytes, 1, p.memory_bandwidth_gbps, p.memory_efficiency};
 }
+
+// A group of GPUs draws each state's power on every GPU of it.
+PowerParams group_power(PowerParams p, int64_t gpus) {
+    const double n = static_cast<double>(gpus);
+    p.idle_w *= n;
+    p.prefill_w *= n;
+    p.decode_w *= n;
+    p.transfer_w *= n;
+    return p;
+}
 }  // namespace
 
 GpuProxy::GpuProxy(sc_core::sc_module_name name, const GpuParams& params, const ModelSpec& model,
-                   const PowerParams& power, LatencyProfile profile, bool kv_reserve)
+                   const PowerParams& power, LatencyProfile profile, bool kv_reserve, const ParallelLayout& layout)
     : sc_core::sc_module(name),
       host("host"),
       batcher_port("batcher_port"),
-      timing_(this->name(), params, model, std::move(profile)),
+      timing_(this->name(), params, model, std::move(profile), layout),
       memory_(std::string(this->name()) + ".memory", memory_params(params)),
-      own_power_(std::make_unique<Power>(this->name(), power)),
+      own_power_(std::make_unique<Power>(this->name(), layout.gpus() > 1 ? group_power(power, layout.gpus()) : power)),
       power_(own_power_.get()) {
     init(kv_reserve);
 }
@@ -39,11 +49,11 @@ GpuProxy::GpuProxy(sc_core::sc_module_name name, const GpuParams& params, const 
 }
 
 GpuProxy::GpuProxy(sc_core::sc_module_name name, const GpuParams& params, const ModelSpec& model,
-                   Power& shared_power, LatencyProfile profile)
+                   Power& shared_power, LatencyProfile profile, const ParallelLayout& layout)
     : sc_core::sc_module(name),
       host("host"),
       batcher_port("batcher_port"),
-      timing_(this->name(), params, model, std::move(profile)),
+      timing_(this->name(), params, model, std::move(profile), layout),
       memory_(std::string(this->name()) + ".memory", memory_params(params)),
       power_(&shared_power) {
     init();
@@ -51,7 +61,8 @@ GpuProxy::GpuProxy(sc_core::sc_module_name name, const GpuParams& params, const 
 
 void GpuProxy::init(bool kv_reserve) {
     host.register_b_transport(this, &GpuProxy::b_transport);
-    memory_.allocate("weights", model().params * params().weight_bytes_per_param);
+    // Memory is one GPU's: its share of the weights and of the KV cache.
+    memory_.allocate("weights", timing_.stored_weight_bytes());
     if (!kv_reserve) return;
     const auto reserve = static_cast<double>(model().kv_reserve(name(), params().kv_reserve_tokens));
     memory_.allocate("kv_cache", reserve * kv_bytes_per_token());
@@ -194,10 +205,7 @@ void GpuProxy::forward_step(DeviceCommand& c) {
         throw SimulationError(std::string(name()) + ": a forward step needs its batch");
     bool prefilling = false;
     for (const BatchWork& w : *c.batch) prefilling = prefilling || !w.decode;
-    double ns = timing_.batch_ns(*c.batch);
-    // Measured profiles time the GPU's kernels alone: nothing of the host's to overlap.
-    if (c.overlap_host && !profiled(Phase::decode) && !profiled(Phase::prefill))
-        ns = std::max(overhead_ns(), ns - overhead_ns());
+    const double ns = timing_.step_ns(*c.batch, c.overlap_host);
     const PowerState state = prefilling ? PowerState::prefill : PowerState::decode;
     power_->set_state(state);
     sc_core::wait(duration_ns(ns));

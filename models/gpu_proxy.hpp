@@ -1,5 +1,6 @@
 #pragma once
-// One model served on one GPU, batch size 1: its timing (GpuTiming: the latency formula
+// One model served on one GPU (or a tensor-parallel group of them, timed, stored and
+// powered as the group: timing/parallel_layout.hpp), batch size 1: its timing (GpuTiming: the latency formula
 // its configuration picks, timing/latency_model.hpp), its memory and power.
 // TLM-2.0: the host's commands arrive on `host` (DeviceCommand: gpu_prefill, gpu_decode,
 // gpu_score, gpu_abort, gpu_batch_decode, gpu_decode_run, gpu_request, gpu_step), one
@@ -35,7 +36,8 @@ public:
     // `kv_reserve` false: served by an engine that keeps the KV cache in its own blocks
     // (VllmEngine), so the memory holds the weights and no per-request KV reserve.
     GpuProxy(sc_core::sc_module_name name, const GpuParams& params, const ModelSpec& model, const PowerParams& power,
-             LatencyProfile profile = LatencyProfile(), bool kv_reserve = true);
+             LatencyProfile profile = LatencyProfile(), bool kv_reserve = true,
+             const ParallelLayout& layout = ParallelLayout());
     // A latency formula of the caller's own (timing/latency_model.hpp) in place of the one a
     // profile picks: a new formula needs no edit here.
     GpuProxy(sc_core::sc_module_name name, const GpuParams& params, const ModelSpec& model, const PowerParams& power,
@@ -43,7 +45,7 @@ public:
     // A second model on a GPU that already has a proxy: shares that GPU's power meter
     // (one physical board, one energy integral) and its memory capacity check.
     GpuProxy(sc_core::sc_module_name name, const GpuParams& params, const ModelSpec& model, Power& shared_power,
-             LatencyProfile profile = LatencyProfile());
+             LatencyProfile profile = LatencyProfile(), const ParallelLayout& layout = ParallelLayout());
 
     const GpuTiming& timing() const { return timing_; }
     double overhead_ns() const { return timing_.overhead_ns(); }

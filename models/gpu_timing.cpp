@@ -1,5 +1,7 @@
 #include "gpu_timing.hpp"
 
+#include <algorithm>
+
 #include "errors.hpp"
 #include "measured_timing.hpp"
 #include "operator_timing.hpp"
@@ -10,11 +12,11 @@ namespace cosim {
 namespace {
 
 std::shared_ptr<const RooflineTiming> checked_roofline(const std::string& where, const GpuParams& params,
-                                                       const ModelSpec& model) {
+                                                       const ModelSpec& model, const ParallelLayout& layout) {
     model.validate();
     params.validate(where);
     model.kv_reserve(where, params.kv_reserve_tokens);
-    return std::make_shared<const RooflineTiming>(params, model);
+    return std::make_shared<const RooflineTiming>(params, model, layout);
 }
 
 }  // namespace
@@ -28,13 +30,24 @@ std::shared_ptr<const LatencyModel> GpuTiming::latency_for(const LatencyProfile&
 }
 
 GpuTiming::GpuTiming(const std::string& where, const GpuParams& params, const ModelSpec& model,
-                     LatencyProfile profile)
-    : roofline_(checked_roofline(where, params, model)), latency_(latency_for(profile, roofline_)) {}
+                     LatencyProfile profile, const ParallelLayout& layout)
+    : roofline_(checked_roofline(where, params, model, layout)), latency_(latency_for(profile, roofline_)) {
+    if (layout.gpus() > 1 && latency_.get() != roofline_.get())
+        throw ConfigError(where + ": a measured profile times one GPU; a tensor-parallel group of " +
+                          std::to_string(layout.gpus()) + " is timed by the roofline (drop the profile)");
+}
 
 GpuTiming::GpuTiming(const std::string& where, const GpuParams& params, const ModelSpec& model,
-                     std::shared_ptr<const LatencyModel> latency)
-    : roofline_(checked_roofline(where, params, model)), latency_(std::move(latency)) {
+                     std::shared_ptr<const LatencyModel> latency, const ParallelLayout& layout)
+    : roofline_(checked_roofline(where, params, model, layout)), latency_(std::move(latency)) {
     if (latency_ == nullptr) throw ConfigError(where + ": no latency model");
+}
+
+double GpuTiming::step_ns(const std::vector<BatchWork>& work, bool overlap_host) const {
+    const double ns = batch_ns(work);
+    if (overlap_host && !profiled(Phase::decode) && !profiled(Phase::prefill))
+        return std::max(overhead_ns(), ns - overhead_ns());
+    return ns;
 }
 
 double GpuTiming::decode_token_ns(int64_t context) const {

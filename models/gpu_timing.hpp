@@ -1,5 +1,5 @@
 #pragma once
-// Latency of one model served on one GPU: the latency formula its configuration picks
+// Latency of one model served on one GPU or a parallel group of them: the latency formula its configuration picks
 // (timing/latency_model.hpp), behind one object a GPU proxy and a batcher hold.
 //   no profile                  RooflineTiming: the roofline with launch overheads
 //   a measured latency table    MeasuredTiming: the table where it has rows, the roofline elsewhere
@@ -23,12 +23,14 @@ namespace cosim {
 class GpuTiming {
 public:
     // Checks the parameters (ConfigError naming `where`); the profile picks the formula.
+    // `layout`: the group the model spans (one GPU by default). A measured profile times
+    // one GPU; a group of more is refused with one (ConfigError).
     GpuTiming(const std::string& where, const GpuParams& params, const ModelSpec& model,
-              LatencyProfile profile = LatencyProfile());
+              LatencyProfile profile = LatencyProfile(), const ParallelLayout& layout = ParallelLayout());
     // A formula of the caller's own (a C++ user's latency model) in place of the one a
     // profile picks; the roofline's terms still come from `params`.
     GpuTiming(const std::string& where, const GpuParams& params, const ModelSpec& model,
-              std::shared_ptr<const LatencyModel> latency);
+              std::shared_ptr<const LatencyModel> latency, const ParallelLayout& layout = ParallelLayout());
 
     // The formula a profile picks: its operators, its table over the roofline, or the roofline.
     static std::shared_ptr<const LatencyModel> latency_for(const LatencyProfile& profile,
@@ -41,6 +43,11 @@ public:
     // operation's time (decode_token_ns, prefill_ns; profiles included).
     double batch_ns(const std::vector<BatchWork>& work) const { return latency_->batch_ns(work); }
     bool profiled(Phase phase) const { return latency_->profiled(phase); }
+    // One engine step over a batch. `overlap_host` (asynchronous scheduling): the host
+    // prepares the step while the GPU runs the one before, so a roofline-timed step takes
+    // the longer of its forward overhead and the rest, not their sum (measured profiles
+    // time the GPU's kernels alone: nothing to overlap).
+    double step_ns(const std::vector<BatchWork>& work, bool overlap_host) const;
 
     // The roofline's terms.
     double overhead_ns() const { return roofline_->overhead_ns(); }
@@ -55,6 +62,8 @@ public:
     double roofline(double compute_ns, double memory_ns) const { return roofline_->roofline(compute_ns, memory_ns); }
     double streamed_weight_bytes() const { return roofline_->streamed_weight_bytes(); }
     double kv_bytes_per_token() const { return roofline_->kv_bytes_per_token(); }
+    double stored_weight_bytes() const { return roofline_->stored_weight_bytes(); }
+    const ParallelLayout& layout() const { return roofline_->layout(); }
     const GpuParams& params() const { return roofline_->params(); }
     const ModelSpec& model() const { return roofline_->model(); }
 

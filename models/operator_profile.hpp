@@ -6,6 +6,9 @@
 //  - attention at the iteration's shape, times the layers: (prefill chunk, its KV, decoding
 //    sequences, their KV) in one table (LLMServingSim), or a prefill table by (chunk, KV)
 //    plus a decode table by (sequences, KV) (Vidur);
+//  - a mixture-of-experts layer (LLMServingSim's moe.csv) by (tokens, experts they touch),
+//    times the MoE layers: the experts an iteration's tokens touch in expectation
+//    (ModelSpec::expected_experts);
 //  - once per iteration: the embedding and the final norm at the token count, and the
 //    per-sequence operators (the output head, the sampler) at the number of sequences.
 // The iteration's shape from its sequences: tokens = all they compute; prefill chunk = the
@@ -27,6 +30,7 @@ enum class ProfileInput : int {
     attention = 2,          // (prefill chunk, its KV, decoding sequences, their KV)
     prefill_attention = 3,  // (prefill chunk, its KV); nothing without a prefill chunk
     decode_attention = 4,   // (decoding sequences, their KV); nothing without decodes
+    moe = 5,                // (the iteration's token count, the experts they touch)
 };
 
 struct OperatorTerm {
@@ -44,6 +48,7 @@ struct IterationShape {
     double prefill_kv = 0.0;
     double decodes = 0.0;
     double decode_kv = 0.0;
+    double experts = 0.0;  // the distinct experts of a MoE layer the tokens touch
 };
 
 class OperatorProfile {

@@ -2,7 +2,8 @@
 marker comments (scripts/doc_spans.py), with what the code computes now: the report's
 speedups, intervals and unresolved differences and what they depend on
 (scripts/figures_report.py), the serving knees, the vLLM replay and the validation errors
-(scripts/figures_serving.py), and the example policies' tables (scripts/figures_live.py).
+(scripts/figures_serving.py), the models that span GPUs (scripts/figures_scale.py) and the
+example policies' tables (scripts/figures_live.py).
 tests/test_readme_numbers.py recomputes each figure and fails when a doc's text differs.
 
     python scripts/gen_readme_numbers.py [--check] [--only NAME ...]
@@ -23,12 +24,14 @@ sys.path.insert(0, str(ROOT))  # the checkout's cosim, before an installed one
 
 import figures_live  # noqa: E402  (the scripts folder is this script's own)
 import figures_report  # noqa: E402
+import figures_scale  # noqa: E402
 import figures_serving  # noqa: E402
 from doc_spans import rewrite, spans  # noqa: E402
 
 # The files whose marked figures are generated.
-DOCS = (ROOT / "README.md", ROOT / "docs" / "live.md", ROOT / "docs" / "metrics.md")
-FIGURES: dict[str, Callable[[], str]] = {**figures_report.FIGURES, **figures_serving.FIGURES, **figures_live.FIGURES}
+DOCS = (ROOT / "README.md", ROOT / "docs" / "live.md", ROOT / "docs" / "metrics.md", ROOT / "docs" / "validation.md")
+FIGURES: dict[str, Callable[[], str]] = {**figures_report.FIGURES, **figures_serving.FIGURES, **figures_live.FIGURES,
+                                         **figures_scale.FIGURES}
 
 
 def main() -> None:

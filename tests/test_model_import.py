@@ -100,10 +100,62 @@ def test_without_num_key_value_heads_every_head_has_its_kv(tmp_path):
     ("qwen2.5-7b-instruct", "qwen2.5-7b-instruct.json", "Qwen/Qwen2.5-7B-Instruct"),
     ("llama-3.2-1b", "llama-3.2-1b.json", "meta-llama/Llama-3.2-1B"),
     ("qwen2.5-1.5b-instruct", "qwen2.5-1.5b-instruct.json", "Qwen/Qwen2.5-1.5B-Instruct"),
+    ("qwen3-8b", "qwen3-8b.json", "Qwen/Qwen3-8B"),
+    ("qwen3-32b", "qwen3-32b.json", "Qwen/Qwen3-32B"),
+    ("llama-3.1-70b", "llama-3.1-70b.json", "meta-llama/Llama-3.1-70B"),
+    ("qwen3-30b-a3b", "qwen3-30b-a3b.json", "Qwen/Qwen3-30B-A3B-Instruct-2507"),
+    ("gpt-oss-20b", "gpt-oss-20b.json", "openai/gpt-oss-20b"),
+    ("deepseek-v3", "deepseek-v3.json", "deepseek-ai/DeepSeek-V3"),
+    ("llama-4-scout-17b-16e", "llama-4-scout-17b-16e.json", "meta-llama/Llama-4-Scout-17B-16E"),
 ])
 def test_the_shipped_models_are_what_the_import_writes(shipped, config, origin):
     imported = import_config(CONFIGS / config, name=load_model(shipped).name, origin=origin)
     assert imported.yaml_text() == hardware.builtin_path("model", shipped).read_text()
+
+
+TINY_MOE = {**TINY_LLAMA, "_name_or_path": "someone/tiny-moe", "architectures": ["Qwen3MoeForCausalLM"],
+            "model_type": "qwen3_moe", "head_dim": 2, "num_experts": 4, "num_experts_per_tok": 2,
+            "moe_intermediate_size": 4, "decoder_sparse_step": 1, "mlp_only_layers": [1]}
+
+
+def test_a_tiny_moe_imports_its_experts_and_counts_them_by_hand(tmp_path):
+    # Worked by hand: attention as the tiny llama's, 192, with q/k norms of head_dim 2 each: 196.
+    # Layer 0 is MoE: router 8 x 4 = 32, four experts of 3 x 8 x 4 = 96 each: 416. Layer 1 is
+    # dense (mlp_only_layers): 3 x 8 x 16 = 384. Norms 16 a layer. Layers: (196 + 16 + 416)
+    # + (196 + 16 + 384) = 1224; embedding 80, final norm 8, head 80: 1392.
+    imported = import_config(write(tmp_path, TINY_MOE))
+    values = {k: v for k, (v, _) in imported.values.items()}
+    assert values["params"] == 1392
+    assert (values["experts"], values["experts_per_token"], values["expert_ffn"], values["dense_layers"]) == \
+        (4, 2, 4, 1)
+    assert "shared_expert_ffn" not in values
+    model = load_model(write(tmp_path, imported.yaml_text(), "tiny.yaml"))
+    assert model.experts == 4 and model.dense_layers == 1
+
+
+TINY_MLA = {"_name_or_path": "someone/tiny-mla", "architectures": ["DeepseekV3ForCausalLM"],
+            "model_type": "deepseek_v3", "hidden_size": 8, "num_hidden_layers": 2, "num_attention_heads": 2,
+            "num_key_value_heads": 2, "kv_lora_rank": 4, "qk_rope_head_dim": 2, "qk_nope_head_dim": 4,
+            "v_head_dim": 4, "intermediate_size": 16, "moe_intermediate_size": 4, "n_routed_experts": 4,
+            "n_shared_experts": 1, "num_experts_per_tok": 2, "first_k_dense_replace": 1, "vocab_size": 10,
+            "max_position_embeddings": 64, "topk_method": "greedy", "tie_word_embeddings": False}
+
+
+def test_a_tiny_mla_model_imports_its_latent_and_counts_it_by_hand(tmp_path):
+    # Worked by hand: the query in full, 8 x 2 x (4 + 2) = 96; the latent and rotary key
+    # 8 x (4 + 2) = 48 and its norm 4; the latent expanded to keys and values 4 x 2 x (4 + 4)
+    # = 64; the output 2 x 4 x 8 = 64: attention 276. Layer 0 dense: 3 x 8 x 16 = 384. Layer 1
+    # MoE: router 32 (no score bias with greedy routing), four experts of 96, one shared of
+    # 96: 512. Layers (276 + 16 + 384) + (276 + 16 + 512) = 1480; with 80 + 8 + 80: 1648.
+    imported = import_config(write(tmp_path, TINY_MLA))
+    values = {k: v for k, (v, _) in imported.values.items()}
+    assert values["params"] == 1648
+    assert (values["kv_lora_rank"], values["rope_head_dim"], values["v_head_dim"], values["q_lora_rank"]) == \
+        (4, 2, 4, 0)
+    assert (values["shared_expert_ffn"], values["dense_layers"], values["head_dim"]) == (4, 1, 4)
+    model = load_model(write(tmp_path, imported.yaml_text(), "tiny.yaml"))
+    # Two layers of the latent and the rotary key, two bytes each: 2 x (4 + 2) x 2 = 24.
+    assert hardware.kv_bytes_per_token(model, 2) == 24
 
 
 def test_printing_instead_of_writing(tmp_path):
@@ -126,7 +178,14 @@ BAD = [
      r"config\.json:\d+: model_type: 'gpt2': unsupported architecture"),
     (dict(TINY_LLAMA, model_type="mixtral", num_local_experts=8, num_experts_per_tok=2),
      r"config\.json:\d+: num_local_experts: a mixture-of-experts model"),
-    (dict(TINY_LLAMA, model_type="qwen3_moe"), r"model_type: 'qwen3_moe': a mixture-of-experts model"),
+    (dict(TINY_LLAMA, model_type="qwen3_moe", architectures=["Qwen3MoeForCausalLM"]),
+     r"config\.json: num_experts: missing"),
+    (dict(TINY_LLAMA, model_type="qwen3_moe", num_experts=4, num_experts_per_tok=8, moe_intermediate_size=4),
+     r"config\.json:\d+: num_experts_per_tok: 8 experts a token, but only 4 experts"),
+    (dict(TINY_LLAMA, model_type="gpt_oss", num_local_experts=4, num_experts_per_tok=2,
+          quantization_config={"quant_method": "awq"}), r"config\.json:\d+: quantization_config: quant_method 'awq'"),
+    (dict(TINY_LLAMA, model_type="llama4", architectures=["Llama4ForConditionalGeneration"]),
+     r"config\.json: text_config: a Llama 4 config holds its language model there"),
     (dict(TINY_LLAMA, architectures=["Qwen2ForProcessRewardModel"]), r"architectures: .*only causal LMs"),
     ('[1, 2]', r"config\.json:1: a config\.json is a JSON object"),
     (dict(TINY_LLAMA, tie_word_embeddings="no"), r"tie_word_embeddings: must be true or false"),

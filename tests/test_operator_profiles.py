@@ -219,3 +219,48 @@ def test_a_run_that_needs_a_point_beyond_the_profile_stops_naming_it(setup):
     trace = cosim.trace.Trace(cosim.trace.plain_header("t"), [cosim.trace.plain_problem("a", 30, 40, 0.0)])
     with pytest.raises(ConfigError, match=r"attention\.csv: the run needs kv_decode = 65 "):
         cosim.serve.run(scn, trace)
+
+
+MOE_MODEL = MODEL.replace("name: tiny", "name: tiny-moe").replace("params: 1000", "params: 5000") + """experts: 8
+experts_per_token: 2
+expert_ffn: 4
+"""
+# A MoE layer's time (us) is its activated experts x 3, whatever its tokens: only the
+# experts axis tells.
+MOE = "tokens,activated_experts,time_us\n" + "".join(f"{t},{e},{3 * e}\n" for t in (1, 64) for e in (2, 8))
+
+
+def test_a_moe_layer_is_timed_at_the_experts_its_tokens_touch(tmp_path):
+    model = tmp_path / "tiny-moe.yaml"
+    model.write_text(MOE_MODEL)
+    dense = "layer,tokens,time_us\n" + "".join(f"{op},{n},{us * (1 if n == 1 else 2)}\n"
+                                               for op, us in DENSE.items() for n in (1, 32)
+                                               if op not in ("gate_up_proj", "act_fn", "down_proj"))
+    folder = write_profile(tmp_path / "profile", dense=dense, meta=META.replace("intermediate_size: 16, ", ""))
+    (folder / "moe.csv").write_text(MOE)
+    mlp = DENSE["gate_up_proj"] + DENSE["act_fn"] + DENSE["down_proj"]  # not in this bundle
+    # A decode: one token touches its 2 experts: 6 us a layer. 24 prefill tokens touch, in
+    # expectation, 8 x (1 - (1 - 2/8)^24) = 7.992 of the 8: 23.98 us a layer.
+    touched = 8 * (1 - 0.75 ** 24)
+    (decode,) = gpu_timing("rtx3090", str(model), [("decode", 1, 24)], profile=folder)["ns"]
+    assert decode == pytest.approx((dense_us(1) - 2 * mlp + 2 * 12 + 100 + 5 + 2 * 3 * 2) * 1e3)
+    (prefill,) = gpu_timing("rtx3090", str(model), [("prefill", 24, 8)], profile=folder)["ns"]
+    dense_24 = dense_us(24) - 2 * mlp * (1 + 23 / 31)
+    assert prefill == pytest.approx((dense_24 + 2 * 47.5 + 100 + 5 + 2 * 3 * touched) * 1e3)
+
+
+def test_a_moe_model_needs_its_moe_table_and_a_dense_one_refuses_it(tmp_path):
+    model = tmp_path / "tiny-moe.yaml"
+    model.write_text(MOE_MODEL)
+    folder = write_profile(tmp_path / "profile", meta=META.replace("intermediate_size: 16, ", ""))
+    with pytest.raises(ConfigError, match=r"moe\.csv: no such file; tiny-moe is a mixture-of-experts model"):
+        load_operator_profile(folder, cosim.load_model(str(model)))
+    (folder / "moe.csv").write_text(MOE)
+    dense_model = tmp_path / "tiny.yaml"
+    dense_model.write_text(MODEL)
+    with pytest.raises(ConfigError, match=r"moe\.csv: a mixture-of-experts layer's times, but the role's model tiny "
+                                          r"has no experts"):
+        load_operator_profile(folder, cosim.load_model(str(dense_model)))
+    (folder / "moe.csv").write_text(MOE + "2,9,27\n")
+    with pytest.raises(ConfigError, match=r"moe\.csv:6: tokens >= 1 and activated_experts 1 to 8"):
+        load_operator_profile(folder, cosim.load_model(str(model)))

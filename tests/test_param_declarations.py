@@ -16,7 +16,8 @@ from conftest import ROOT, run_cli
 
 CPP = {float: "double", int: "int64_t", bool: "bool", str: "std::string"}
 CLASSES = {"pcie": hardware.PcieLinkConfig, "hbm": hardware.HbmConfig, "power": hardware.PowerConfig,
-           "fpga": hardware.FpgaAcceleratorConfig, "gpu": hardware.GpuConfig, "model": hardware.ModelConfig}
+           "fpga": hardware.FpgaAcceleratorConfig, "gpu": hardware.GpuConfig, "model": hardware.ModelConfig,
+           "parallel": hardware.ParallelConfig}
 
 
 @pytest.mark.parametrize("group", decl.GROUPS, ids=lambda g: g.key)

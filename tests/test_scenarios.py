@@ -7,10 +7,25 @@ NAMES = ("gpu-baseline", "gpu-stepahead", "heteroreason-u280-200", "heteroreason
          "heteroreason-u280-flexllm", "heteroreason-v80", "heteroreason-jetson", "heteroreason-vanilla",
          "heteroreason-nobacktrack", "heteroreason-noprefetch", "cluster-heteroreason-u280-200",
          "cluster-gpu-stepahead", "target-alone", "vllm-rtx4090")
+# Targets that span GPUs: each names its own target model, whatever the config.
+AT_SCALE = {"heteroreason-qwen3-32b-tp2": ("Qwen3-32B", 2, 1), "gpu-baseline-qwen3-32b-tp2": ("Qwen3-32B", 2, 1),
+            "cluster-heteroreason-qwen3-32b-tp2": ("Qwen3-32B", 2, 1),
+            "heteroreason-qwen3-30b-a3b": ("Qwen3-30B-A3B", 2, 2), "gpu-baseline-qwen3-30b-a3b": ("Qwen3-30B-A3B", 2, 2)}
 
 
 def test_every_system_and_ablation_is_a_built_in_scenario():
-    assert sorted(NAMES) == cosim.builtin_scenarios()
+    assert sorted((*NAMES, *AT_SCALE)) == cosim.builtin_scenarios()
+
+
+@pytest.mark.parametrize("name", AT_SCALE)
+@pytest.mark.parametrize("config", [1, 2])
+def test_a_target_that_spans_gpus_keeps_its_model_and_group_on_both_configs(name, config):
+    scn = cosim.load_scenario(name, config)
+    model, tp, ep = AT_SCALE[name]
+    assert scn.name == name and scn.description
+    assert scn.target.model.name == model and scn.target.device.name == "H100 SXM"
+    assert (scn.target.parallel.tensor_parallel, scn.target.parallel.expert_parallel) == (tp, ep)
+    assert scn.target.peer_link.name == "NVLink 4 (H100 SXM)"
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -169,12 +169,16 @@ def test_the_command_prints_the_table_and_writes_its_files(tmp_path):
     assert "rtx3090-layers: 9 rows" in done.stdout and "qwen-a100: 12 rows" in done.stdout
     with open(out / "validation.csv", newline="") as handle:
         table = list(csv.DictReader(handle))
-    assert len(table) == 24 + 3 * 12  # the vLLM serving case: three timings of twelve quantities
+    # The vLLM serving case: three timings of twelve quantities; the MoE serving case: two
+    # timings of seven; the ML.ENERGY case: three quantities of each of its 80 configurations.
+    assert len(table) == 24 + 3 * 12 + 2 * 7 + 3 * 80
     first = table[0]
     assert float(first["error"]) == pytest.approx(float(first["predicted"]) / float(first["measured"]) - 1, abs=1e-6)
     report = json.loads((out / "validation.json").read_text())
     assert set(report["summary"]) == {"rtx3090-layers", "qwen-a100", "fpga-designs", "rtx4090-vllm (profile)",
-                                      "rtx4090-vllm (roofline-3090)", "rtx4090-vllm (roofline-fit)"}
+                                      "rtx4090-vllm (roofline-3090)", "rtx4090-vllm (roofline-fit)",
+                                      "rtxpro6000-moe (roofline)", "rtxpro6000-moe (profile)",
+                                      "mlenergy-h100 (ITL)", "mlenergy-h100 (power)", "mlenergy-h100 (energy)"}
     assert (out / "validation.png").read_bytes()[:4] == b"\x89PNG"
     one = run_cli("validate", "--case", "rtx3090_layers", "--out", tmp_path / "one", cwd=tmp_path)
     assert one.returncode == 0 and "qwen-a100" not in one.stdout
@@ -258,7 +262,7 @@ def test_the_table_keeps_every_number_within_four_integer_digits(rows):
     text = format_table(made).split("\n\n")[0].splitlines()[2:]
     assert len(text) == len(made)
     for line, row in zip(text, made):
-        cells = re.findall(r"(\S+) (ns|us|ms|s|tok/s|x|W)(?=\s)", line + " ")
+        cells = re.findall(r"(\S+) (ns|us|ms|s|tok/s|x|W|J)(?=\s)", line + " ")
         assert len(cells) == 2, line
         for (number, unit), raw in zip(cells, (row.measured, row.predicted)):
             assert "e" not in number and float(number) < 1e4, line

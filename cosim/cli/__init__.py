@@ -38,6 +38,7 @@ def param_groups() -> dict[str, type]:
         "gpu": hardware.GpuConfig,
         "power": hardware.PowerConfig,
         "model": hardware.ModelConfig,
+        "parallel": hardware.ParallelConfig,  # a GPU role's parallel group
         "toggles": Toggles,
         "serving": Serving,
         **{f"cluster.{pool}": cls for pool, cls in POOL_CLASSES.items()},

@@ -22,10 +22,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     model = sub.add_parser("model", help="model descriptions: import a HuggingFace config.json")
     kinds = model.add_subparsers(dest="model_command", required=True, metavar="MODEL_COMMAND")
     imp = kinds.add_parser(
-        "import", help=f"write a model YAML from a HuggingFace config.json ({', '.join(FAMILIES)}; dense causal LMs)",
+        "import", help=f"write a model YAML from a HuggingFace config.json ({', '.join(FAMILIES)})",
         description="Writes a model YAML from a HuggingFace config.json: layers, widths, heads, vocabulary, "
                     "context window and the stored parameter count worked out from the shapes, each value citing "
-                    "the config field it came from. Mixture-of-experts and non-causal-LM configs are refused.",
+                    "the config field it came from; a mixture-of-experts model's experts, routing and shared experts, "
+                    "MLA's latent ranks and a quantized checkpoint's bytes per weight too. Other architectures and "
+                    "non-causal-LM configs are refused.",
         epilog=f"Example:\n  {EXAMPLE}", formatter_class=argparse.RawDescriptionHelpFormatter)
     imp.add_argument("config", help="the model's config.json")
     imp.add_argument("--name", help="the model's name (default: the last part of the config's _name_or_path, else its "

@@ -12,7 +12,7 @@ from ..schema import _params
 from ..schema._declarations import GPU_BLOCKS, PROCESSES
 from ..schema._params import param
 from .. import devices, systems
-from .hardware import kv_bytes_per_token, load_link
+from .hardware import load_link
 from ..errors import ConfigError
 from .._extension import native
 from ..schema._cluster import BATCHING, DRAFT_POOL, ENGINE_ONLY, GPU_POOL, POOLS, SPECULATIVE_ONLY
@@ -131,11 +131,6 @@ def check_engine_only(scn: Any) -> None:
             raise ConfigError(f"{_named(scn.batching, name, 'batching.' + name)}: batching.{name} {why}")
 
 
-def _role_kv_bytes_per_token(role: Any) -> float:
-    """Bytes of K and V one token keeps in every layer, on the role's GPU."""
-    return kv_bytes_per_token(role.model, role.device.gpu.kv_bytes_per_element)
-
-
 def gpu_blocks(scn: Any) -> int:
     """The vLLM engine's KV blocks per target GPU, as vLLM counts them: the given number,
     or derived from gpu_memory_utilization (Worker.determine_available_memory): what the
@@ -144,9 +139,10 @@ def gpu_blocks(scn: Any) -> int:
     if batching.num_gpu_blocks:
         return int(batching.num_gpu_blocks)
     gpu = role.device.gpu
-    weights = role.model.params * gpu.weight_bytes_per_param
+    # One GPU's: its share of the weights and of every token's KV (a parallel group's).
+    weights, kv_per_token = devices.kind_of(role.device).group_memory(role)
     available = batching.gpu_memory_utilization * gpu.memory_bytes - weights - batching.runtime_memory_bytes
-    block = batching.block_size * _role_kv_bytes_per_token(role)
+    block = batching.block_size * kv_per_token
     blocks = math.floor(available / block) if available > 0 else 0
     if blocks > GPU_BLOCKS.value:
         where = _named(gpu, "memory_bytes", f"target.device.gpu.memory_bytes")

@@ -1,11 +1,11 @@
 """A model description from a HuggingFace ``config.json``: the shapes the timing models
 need, each value citing the config field it came from, and the stored parameter count
-worked out from those shapes.
+worked out from those shapes (per family: cosim/config/_hf_shapes.py).
 
-Dense decoder-only causal LMs of the families below are read; anything else (a
-mixture-of-experts, another architecture, a scoring head instead of the vocabulary
-projection) is refused with the field that says so, because the timing models stream
-every weight for every token and would be wrong for them.
+Decoder-only causal LMs of the families in _hf_shapes.FAMILIES are read, dense or
+mixture-of-experts (Llama 4's text model from its multimodal config); anything else
+(another architecture, a scoring head instead of the vocabulary projection, experts
+in a family this reader does not know) is refused with the field that says so.
 """
 
 from __future__ import annotations
@@ -21,15 +21,10 @@ from .._files import read_text
 from .._inputs import MAX_YAML_BYTES
 from ..errors import ConfigError
 from ..schema._yamltext import commented, quoted
+from ._hf_shapes import FAMILIES, experts_of, mla_attention, precision, gqa_attention
 
-# model_type -> (q/k/v biases always, whether attention_bias adds q/k/v/o biases, q/k norms per head)
-FAMILIES: dict[str, tuple[bool, bool, bool]] = {
-    "llama": (False, True, False),
-    "mistral": (False, False, False),
-    "qwen2": (True, False, False),   # Qwen2 and Qwen2.5: biases on q, k and v
-    "qwen3": (False, True, True),    # Qwen3: RMSNorm on each head's q and k
-}
-# Fields that mark a mixture-of-experts config, whatever its model_type says.
+# Fields that mark a mixture-of-experts config: refused in a dense family (Mixtral's
+# model_type is its own, but a llama config with experts is not a llama).
 MOE_FIELDS = ("num_local_experts", "num_experts", "n_routed_experts", "num_experts_per_tok", "moe_intermediate_size")
 
 
@@ -96,7 +91,7 @@ class _Fields:
     def whole(self, key: str, default: Any = None) -> int:
         value = self.data.get(key, default)
         if key not in self.data and default is None:
-            raise ConfigError(f"{self.path}: {key}: missing (a dense causal LM's config.json gives it)")
+            raise ConfigError(f"{self.path}: {key}: missing (a config.json of its family gives it)")
         if isinstance(value, bool) or not isinstance(value, int | float) or \
                 (isinstance(value, float) and not (math.isfinite(value) and value == int(value))):
             raise ConfigError(f"{self.where(key)}: must be a whole number, got {value!r}")
@@ -115,22 +110,24 @@ class _Fields:
 
 def _architecture(fields: _Fields) -> tuple[str, str]:
     data = fields.data
-    for key in MOE_FIELDS:
-        if data.get(key) not in (None, 0, 1):
-            raise ConfigError(f"{fields.where(key)}: a mixture-of-experts model ({data.get(key)!r}); the timing "
-                              f"models stream every weight for every token, which an MoE does not: not supported")
     model_type = data.get("model_type")
     if not isinstance(model_type, str):
         raise ConfigError(f"{fields.where('model_type') if 'model_type' in data else str(fields.path) + ': model_type'}"
                           f": {'missing' if 'model_type' not in data else f'must be text, got {model_type!r}'}")
+    if model_type not in FAMILIES or not FAMILIES[model_type].moe:
+        for key in MOE_FIELDS:
+            if data.get(key) not in (None, 0, 1):
+                raise ConfigError(f"{fields.where(key)}: a mixture-of-experts model ({data.get(key)!r}) of a family "
+                                  f"read as dense ({model_type!r}); MoE families: "
+                                  f"{', '.join(k for k, f in FAMILIES.items() if f.moe)}")
     if model_type not in FAMILIES:
-        moe = "a mixture-of-experts model; " if "moe" in model_type or model_type == "mixtral" else ""
-        raise ConfigError(f"{fields.where('model_type')}: {model_type!r}: {moe}unsupported architecture "
-                          f"(supported: {', '.join(FAMILIES)}: dense decoder-only causal LMs)")
+        raise ConfigError(f"{fields.where('model_type')}: {model_type!r}: unsupported architecture "
+                          f"(supported: {', '.join(FAMILIES)}: decoder-only causal LMs)")
     architectures = data.get("architectures", [])
     if not isinstance(architectures, list) or not all(isinstance(a, str) for a in architectures):
         raise ConfigError(f"{fields.where('architectures')}: must be a list of class names, got {architectures!r}")
-    if architectures and not architectures[0].endswith("ForCausalLM"):
+    causal = ("ForCausalLM", "Llama4ForConditionalGeneration")
+    if architectures and not architectures[0].endswith(causal):
         raise ConfigError(f"{fields.where('architectures')}: {architectures[0]!r}: only causal LMs (...ForCausalLM) "
                           f"are imported; a scoring head replaces the vocabulary projection, so write its "
                           f"score_head_params into the YAML by hand (see the qwen2.5-math-prm-7b model)")
@@ -165,44 +162,66 @@ def import_config(path: str | Path, name: str | None = None, origin: str | None 
     data, text = _load(path)
     fields = _Fields(path, data, text)
     model_type, head = _architecture(fields)
-    always_qkv_bias, attention_bias_flag, qk_norm = FAMILIES[model_type]
+    family = FAMILIES[model_type]
+    tied = fields.flag("tie_word_embeddings", False)
+    outer, prefix = fields, ""
+    if model_type == "llama4":
+        # The multimodal config holds its language model under text_config; the vision
+        # tower is not timed (a text prompt never runs it) and not counted.
+        text = data.get("text_config")
+        if not isinstance(text, dict):
+            raise ConfigError(f"{fields.where('text_config') if 'text_config' in data else str(path) + ': text_config'}"
+                              f": a Llama 4 config holds its language model there")
+        fields, prefix = _Fields(path, text, outer.text), "text_config."
+        data = text
     layers = fields.whole("num_hidden_layers")
     hidden = fields.whole("hidden_size")
     heads = fields.whole("num_attention_heads")
     kv_heads = fields.whole("num_key_value_heads", heads) if data.get("num_key_value_heads") is not None else heads
-    ffn = fields.whole("intermediate_size")
+    ffn_key = "intermediate_size_mlp" if model_type == "llama4" else "intermediate_size"
+    ffn = fields.whole(ffn_key)
     vocab = fields.whole("vocab_size")
     window = fields.whole("max_position_embeddings")
     if heads % kv_heads:
         raise ConfigError(f"{fields.where('num_key_value_heads')}: {kv_heads} does not divide num_attention_heads "
                           f"({heads})")
-    if data.get("head_dim") is not None:
-        head_dim, head_note = fields.whole("head_dim"), "head_dim"
+    extra: dict[str, tuple[Any, str]] = {}
+    if family.mla:
+        attention, mla = mla_attention(data, fields.whole, hidden, heads)
+        head_dim, head_note = mla.pop("head_dim")
+        extra.update(mla)
+        extras = "multi-head latent attention"
     else:
-        if hidden % heads:
-            raise ConfigError(f"{fields.where('hidden_size')}: {hidden} is not a multiple of num_attention_heads "
-                              f"({heads}) and no head_dim is given")
-        head_dim, head_note = hidden // heads, f"hidden_size / num_attention_heads ({hidden} / {heads})"
-    tied = fields.flag("tie_word_embeddings", False)
-    all_bias = attention_bias_flag and fields.flag("attention_bias", False)
+        if data.get("head_dim") is not None:
+            head_dim, head_note = fields.whole("head_dim"), "head_dim"
+        else:
+            if hidden % heads:
+                raise ConfigError(f"{fields.where('hidden_size')}: {hidden} is not a multiple of num_attention_heads "
+                                  f"({heads}) and no head_dim is given")
+            head_dim, head_note = hidden // heads, f"hidden_size / num_attention_heads ({hidden} / {heads})"
+        attention, extras = gqa_attention(family, hidden, heads, kv_heads, head_dim, fields.flag)
     mlp_bias = model_type == "llama" and fields.flag("mlp_bias", False)
-
-    q, kv = heads * head_dim, kv_heads * head_dim
-    attention = hidden * q + 2 * hidden * kv + q * hidden
-    biases = (q + 2 * kv) if (always_qkv_bias or all_bias) else 0
-    biases += hidden if all_bias else 0
-    attention += biases + (2 * head_dim if qk_norm else 0)
-    mlp = 3 * hidden * ffn + ((2 * ffn + hidden) if mlp_bias else 0)
-    layer = attention + mlp + 2 * hidden
+    dense_mlp = 3 * hidden * ffn + ((2 * ffn + hidden) if mlp_bias else 0)
+    if family.moe:
+        moe_values, moe_mlp, dense_layers, moe_words = experts_of(family, data, fields.whole, fields.where, layers,
+                                                                  hidden)
+        extra.update(moe_values)
+        blocks = (f"{layers} layers: attention {attention}{' ' + extras if extras else ''}, norms {2 * hidden}; "
+                  f"{dense_layers} with a gated MLP {dense_mlp}, {layers - dense_layers} with a MoE MLP {moe_mlp} "
+                  f"({moe_words})")
+        body = layers * (attention + 2 * hidden) + dense_layers * dense_mlp + (layers - dense_layers) * moe_mlp
+    else:
+        layer = attention + dense_mlp + 2 * hidden
+        blocks = (f"{layers} layers x {layer} (attention {attention}{' ' + extras if extras else ''}, gated MLP "
+                  f"{dense_mlp}, norms {2 * hidden})")
+        body = layers * layer
+    extra.update(precision(outer.data, outer.where))
     embedding = vocab * hidden
-    params = embedding + layers * layer + hidden + (0 if tied else embedding)
-    extras = ", ".join(part for part in (
-        "with q/k/v biases" if biases and not all_bias else "with q/k/v/o biases" if all_bias else "",
-        "q/k norms" if qk_norm else "") if part)
-    shapes = (f"the shapes it gives: embedding {embedding} + {layers} layers x {layer} (attention {attention}"
-              f"{' ' + extras if extras else ''}, gated MLP {mlp}, norms {2 * hidden}) + final norm {hidden}"
+    params = embedding + body + hidden + (0 if tied else embedding)
+    shapes = (f"the shapes it gives: embedding {embedding} + {blocks} + final norm {hidden}"
               + (" (output head tied to the embedding)" if tied else
                  f" + output head {embedding} (tie_word_embeddings false)"))
+    data = outer.data
 
     given = data.get("_name_or_path")
     given = given.strip() if isinstance(given, str) and given.strip() else None
@@ -215,13 +234,18 @@ def import_config(path: str | Path, name: str | None = None, origin: str | None 
         "layers": (layers, "num_hidden_layers"),
         "hidden": (hidden, "hidden_size"),
         "heads": (heads, "num_attention_heads"),
-        "kv_heads": (kv_heads, "num_key_value_heads" if data.get("num_key_value_heads") is not None
+        "kv_heads": (kv_heads, "num_key_value_heads" if fields.data.get("num_key_value_heads") is not None
                      else "num_key_value_heads not given: num_attention_heads (no grouped-query attention)"),
         "head_dim": (head_dim, head_note),
-        "ffn": (ffn, "intermediate_size"),
+        "ffn": (ffn, ffn_key),
         "vocab": (vocab, "vocab_size"),
         "params": (params, shapes),
         "lm_head": (True, f"{head} (an output head onto the vocabulary)"),
         "context_window": (window, "max_position_embeddings"),
+        **extra,
     }
+    if prefix:
+        values = {key: (value, prefix + note if note[:1].islower() and not note.startswith("the shapes")
+                        and not note.startswith("architectures") else note)
+                  for key, (value, note) in values.items()}
     return ImportedModel(name.strip(), origin, model_type, head.removeprefix("architectures "), values)

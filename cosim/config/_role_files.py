@@ -14,7 +14,7 @@ from .scenario import Scenario, build_scenario, scenario_data
 
 ROLES = ("draft", "prm", "target")
 # What a role of a scenario file names by file: everything else in it is a parameter.
-ROLE_FILES = ("device", "model", "link", "profile")
+ROLE_FILES = ("device", "model", "link", "profile", "peer_link")
 
 
 def role_file(path: str) -> tuple[str, str] | None:

@@ -32,14 +32,17 @@ def reloadable(scn: Any) -> dict[str, Any]:
 
     def inline(config: Any) -> dict[str, Any]:
         data = {"kind": kind_of(config), **dataclasses.asdict(config)}
-        if isinstance(data.get("host_link"), str):
-            data["host_link"] = absolute_ref(data["host_link"])
+        for field in ("host_link", "peer_link"):
+            if isinstance(data.get(field), str) and data[field]:
+                data[field] = absolute_ref(data[field])
         if isinstance(data.get("profile"), dict):
             data["profile"]["file"] = absolute_ref(data["profile"]["file"])
         return data
 
     def role(r: Any) -> dict[str, Any]:
         out = {"device": inline(r.device), "model": inline(r.model), "link": inline(r.link)}
+        if r.peer_link is not None:
+            out |= {"parallel": dataclasses.asdict(r.parallel), "peer_link": inline(r.peer_link)}
         return {**out, "profile": r.profile} if r.profile is not None else out
 
     system = systems.of(scn)

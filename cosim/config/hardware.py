@@ -30,6 +30,12 @@ from .._extension import native
 # The device kinds' own groups live with their kinds (cosim/devices/).
 PcieLinkConfig = config_class(_declarations.PCIE, __name__)
 ModelConfig = config_class(_declarations.MODEL, __name__)
+ParallelConfig = config_class(_declarations.PARALLEL, __name__)
+
+
+class NvlinkConfig(PcieLinkConfig):
+    """An NVLink between GPUs: a PCIe link's parameters (bandwidth per direction,
+    efficiency, latency of one transfer), its own kind so that a written file says which."""
 
 
 def kv_bytes_per_token(model: Any, kv_bytes_per_element: float) -> float:
@@ -39,12 +45,14 @@ def kv_bytes_per_token(model: Any, kv_bytes_per_element: float) -> float:
 
 
 # What a description file's ``kind:`` builds besides the device kinds.
-_OTHERS: dict[str, type] = {"pcie": PcieLinkConfig, "model": ModelConfig}
+# A link is a PCIe link or NVLink: the same parameters (bandwidth per direction,
+# efficiency, latency of one transfer).
+_OTHERS: dict[str, type] = {"nvlink": NvlinkConfig, "pcie": PcieLinkConfig, "model": ModelConfig}
 _FOLDERS = {"device": "devices", "link": "links", "model": "models"}
 
 __all__ = ["Device", "FpgaAcceleratorConfig", "FpgaDevice", "FpgaProfileConfig", "GpuConfig", "GpuDevice", "HbmConfig",
-           "ModelConfig", "PROJECTIONS", "PcieLinkConfig", "PowerConfig", "builtin_names", "builtin_path",
-           "fpga_profile_native", "kind_of", "kv_bytes_per_token", "load_device", "load_link", "load_model",
+           "ModelConfig", "NvlinkConfig", "PROJECTIONS", "ParallelConfig", "PcieLinkConfig", "PowerConfig", "builtin_names", "builtin_path",
+           "file_ref", "fpga_profile_native", "kind_of", "kv_bytes_per_token", "load_device", "load_link", "load_model",
            "rtl_kvmu_missing"]
 
 
@@ -106,11 +114,21 @@ def _load(what: str, ref: Any, allowed: tuple[str, ...]) -> Any:
         path = Path.cwd() / "inline"  # relative paths of an inline mapping: from the current folder
     if device_kind is not None:
         config = device_kind.finished(config, path.parent, body)
-    host_link = getattr(config, "host_link", "")
-    if host_link.endswith((".yaml", ".yml")) and not Path(host_link).is_absolute():
-        # A link file named in a device file is found beside that file.
-        config = _params.replaced(config, host_link=str(path.parent / host_link))
+    for field in ("host_link", "peer_link"):
+        named = getattr(config, field, "")
+        if named.endswith((".yaml", ".yml")) and not Path(named).is_absolute():
+            # A link file named in a device file is found beside that file.
+            config = _params.replaced(config, **{field: str(path.parent / named)})
     return config
+
+
+def file_ref(value: Any, base: Path | None) -> Any:
+    """A device, link or model reference of a scenario file: a relative YAML path is taken
+    from the scenario's folder (``base``), anything else is as given."""
+    if base is not None and isinstance(value, str) and value.endswith((".yaml", ".yml")) \
+            and not Path(value).is_absolute():
+        return str(base / value)
+    return value
 
 
 def load_device(ref: Any) -> Device:
@@ -119,7 +137,7 @@ def load_device(ref: Any) -> Device:
 
 
 def load_link(ref: Any) -> PcieLinkConfig:
-    return _load("link", ref, ("pcie",))
+    return _load("link", ref, ("pcie", "nvlink"))
 
 
 def load_model(ref: Any) -> ModelConfig:

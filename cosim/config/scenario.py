@@ -26,8 +26,9 @@ from ..devices._latency_csv import load_latency_profile
 from ..devices._operator_profile import load_operator_profile
 from .. import devices, systems
 from ..devices import Device
-from .hardware import ModelConfig, PcieLinkConfig, load_device, load_link, load_model
+from .hardware import ModelConfig, ParallelConfig, PcieLinkConfig, file_ref, load_device, load_link, load_model
 from ._written import reloadable
+from ._parallel_group import check_group, role_group
 from ._model_names import CONFIG_TARGETS, DRAFT_MODEL, PRM_MODEL
 
 # The systems a scenario may name, each a file of cosim/systems/.
@@ -51,6 +52,10 @@ class Role:
     # A measured latency CSV of this model on this GPU (cosim/devices/_latency_csv.py),
     # replacing the roofline for what it covers; None: the roofline.
     profile: str | None = None
+    # The GPUs the model spans (docs/hardware.md "Parallel groups") and the link between
+    # them; a device kind that runs alone (an FPGA board) has no peer link.
+    parallel: ParallelConfig = ParallelConfig()
+    peer_link: PcieLinkConfig | None = None
 
 
 @dataclass(frozen=True)
@@ -92,9 +97,12 @@ class Scenario:
             raise ConfigError(f"{path}: name a parameter, e.g. pcie.bandwidth_gbps or fpga.clock_mhz")
         if head in ("draft", "prm", "target"):
             part, _, sub = rest.partition(".")
-            if part not in ("device", "link", "model") or not sub:
-                raise ConfigError(f"{path}: expected {head}.device.<param>, {head}.link.<param> or "
-                                  f"{head}.model.<param>")
+            if part not in _ROLE_PARTS or not sub:
+                raise ConfigError(f"{path}: expected {head}.device.<param>, {head}.link.<param>, "
+                                  f"{head}.model.<param>, {head}.parallel.<param> or {head}.peer_link.<param>")
+            if part == "peer_link" and getattr(self, head).peer_link is None:
+                raise ConfigError(f"{path}: the {head} runs on {getattr(self, head).device.name}, which has no "
+                                  f"parallel group")
             if part == "device" and sub == "host_link":
                 raise ConfigError(f"{path}: the link is chosen when the scenario loads; change "
                                   f"{head}.link.<param> (or `link:` in the scenario file)")
@@ -140,6 +148,13 @@ class Scenario:
             given[full] = label or path
             result = result._set(path, full, value, label)
         check_sequential(systems.of(self), result.toggles, lambda on: given.get(f"toggles.{on}", f"toggles.{on}"))
+        for head in ("draft", "prm", "target"):
+            changed = [label for full, label in given.items() if full.startswith(f"{head}.")]
+            if changed:
+                try:
+                    check_group(getattr(result, head))
+                except ConfigError as exc:
+                    raise ConfigError(f"{changed[0]}: {head}.{exc}") from None
         try:
             _cluster.check(result)
         except ConfigError as exc:
@@ -181,8 +196,11 @@ class Scenario:
     def resolved(self) -> dict[str, Any]:
         """Every parameter after defaults and overrides, as plain data (written beside results)."""
         def role(r: Role) -> dict[str, Any]:
-            return {"device": dataclasses.asdict(r.device), "model": dataclasses.asdict(r.model),
-                    "link": dataclasses.asdict(r.link), "profile": r.profile}
+            out = {"device": dataclasses.asdict(r.device), "model": dataclasses.asdict(r.model),
+                   "link": dataclasses.asdict(r.link), "profile": r.profile}
+            if r.peer_link is not None:
+                out |= {"parallel": dataclasses.asdict(r.parallel), "peer_link": dataclasses.asdict(r.peer_link)}
+            return out
 
         return {
             "name": self.name, "description": self.description, "system": self.system, "config": self.config,
@@ -202,15 +220,9 @@ PATH_ALIASES = {"pcie": "draft.link", "fpga": "draft.device.accelerator", "hbm":
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
 _TOP_KEYS = {"name", "description", "system", "config", "algorithm", "draft", "prm", "target", *_SECTIONS}
-_ROLE_KEYS = {"device", "model", "link", "overrides", "profile"}
-
-
-def _ref(value: Any, base: Path | None) -> Any:
-    """A device, link or model reference; a relative YAML path is taken from the scenario's folder."""
-    if base is not None and isinstance(value, str) and value.endswith((".yaml", ".yml")) \
-            and not Path(value).is_absolute():
-        return str(base / value)
-    return value
+_ROLE_KEYS = {"device", "model", "link", "overrides", "profile", "parallel", "peer_link"}
+# The parts of a role a parameter path may name.
+_ROLE_PARTS = ("device", "link", "model", "parallel", "peer_link")
 
 
 def _role(data: Any, where: Where, default_device: str, default_model: str, role: str,
@@ -223,9 +235,10 @@ def _role(data: Any, where: Where, default_device: str, default_model: str, role
         data = locate(data, where.file, where.path)
     for key in data:
         if key not in _ROLE_KEYS:
-            raise ConfigError(f"{data.where_of(key)}: unknown key (device, model, link, overrides or profile)")
+            raise ConfigError(f"{data.where_of(key)}: unknown key (device, model, link, overrides, profile, "
+                              f"parallel or peer_link)")
     try:
-        device = load_device(_ref(data.get("device", default_device), base))
+        device = load_device(file_ref(data.get("device", default_device), base))
     except ConfigError as exc:
         raise ConfigError(f"{data.where_of('device') if 'device' in data else where}: {exc}") from None
     overrides = data.get("overrides") or {}
@@ -243,16 +256,23 @@ def _role(data: Any, where: Where, default_device: str, default_model: str, role
         raise ConfigError(f"{data.where_of('device') if 'device' in data else where}: the {role} runs on "
                           f"{' or '.join(k.label for k in kinds)}, not on {device.name}")
     try:
-        model = load_model(_ref(data.get("model", default_model), base))
+        model = load_model(file_ref(data.get("model", default_model), base))
     except ConfigError as exc:
         raise ConfigError(f"{data.where_of('model') if 'model' in data else where}: {exc}") from None
     try:
-        link = load_link(_ref(data["link"], base) if "link" in data else device.host_link)
+        link = load_link(file_ref(data["link"], base) if "link" in data else device.host_link)
     except ConfigError as exc:
         # The link named here, or the device's own host_link (named in the device's file).
         place = data.where_of("link") if "link" in data else (_params.origin(device, "host_link") or where)
         raise ConfigError(f"{place}: {exc}") from None
-    return Role(device, model, link, _profile(data, base, device, model))
+    parallel, peer_link = role_group(data, where, base, device)
+    made = Role(device, model, link, _profile(data, base, device, model), parallel, peer_link)
+    try:
+        check_group(made)
+    except ConfigError as exc:
+        place = data.where_of("parallel") if "parallel" in data else where
+        raise ConfigError(f"{place}: {str(exc).removeprefix('parallel.')}") from None
+    return made
 
 
 def _profile(data: LocatedDict, base: Path | None, device: Device, model: ModelConfig) -> str | None:

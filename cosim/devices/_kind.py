@@ -47,6 +47,7 @@ class DeviceKind:
     memory: ClassVar[Memory]
     roles: ClassVar[tuple[str, ...]]  # the roles a scenario may give it
     gpu: ClassVar[bool] = False       # a GPU: counted where capacity plans compare clusters by GPUs
+    parallel: ClassVar[bool] = False  # a role's model may span several of it (parallel:, peer_link:)
     # Whether a scenario's role may name a measured profile for it (else its description does).
     role_profile: ClassVar[bool] = True
 

@@ -30,6 +30,7 @@ LSS_PER_LAYER = {"layernorm": 2, "qkv_proj": 1, "qk_norm": 1, "rotary_emb": 1, "
 LSS_ONCE = ("embedding", "final_layernorm")
 LSS_REQUIRED = ("layernorm", "qkv_proj", "o_proj", "gate_up_proj", "act_fn", "down_proj", "embedding")
 LSS_PER_SEQUENCE = ("lm_head", "sampler")
+LSS_MLP = ("gate_up_proj", "act_fn", "down_proj")  # a MoE model's moe.csv replaces them in its MoE layers
 LSS_ATTENTION = ("prefill_chunk", "kv_prefill", "n_decode", "kv_decode")
 LSS_FILES = ("dense.csv", "per_sequence.csv", "attention.csv")
 # Vidur's per-layer operators (vidur/profiling/mlp, ExecutionTime: a block is its attention
@@ -181,8 +182,15 @@ def _llmservingsim(folder: Path, model: Any) -> OperatorProfile:
     _yaml_meta(folder / "meta.yaml", model)
     dense = _Csv(base / "dense.csv", ("layer", "tokens", "time_us"))
     layers = _by_layer(dense, "tokens", (*LSS_PER_LAYER, *LSS_ONCE), US)
+    moe = _moe(base / "moe.csv", model) if (base / "moe.csv").exists() else None
+    if moe is None and model is not None and model.experts:
+        raise ConfigError(f"{base / 'moe.csv'}: no such file; {model.name} is a mixture-of-experts model, whose "
+                          f"MoE layers an LLMServingSim bundle times there")
+    # A MoE model's MLP is its moe.csv in every MoE layer; dense.csv's MLP operators serve
+    # the dense layers beside them, where it has any.
+    mlp_layers = model.dense_layers if moe is not None else (model.layers if model is not None else 1)
     for name in LSS_REQUIRED:
-        if name not in layers:
+        if name not in layers and (name not in LSS_MLP or mlp_layers):
             raise ConfigError(f"{dense.path}: layer: no rows for {name!r} (LLMServingSim's dense decoder needs it)")
     per_seq = _Csv(base / "per_sequence.csv", ("layer", "sequences", "time_us"))
     heads = _by_layer(per_seq, "sequences", LSS_PER_SEQUENCE, US)
@@ -197,13 +205,33 @@ def _llmservingsim(folder: Path, model: Any) -> OperatorProfile:
                               f"prefill chunk or decoding sequences")
         points.add(line, [*key, attention.number(line, row, "time_us", time_ns=US)])
     n = model.layers if model is not None else 1
-    terms = [_term(name, "tokens", n * LSS_PER_LAYER[name], dense.path, ("tokens",), rows)
-             for name, rows in layers.items() if name in LSS_PER_LAYER]
+    terms = [_term(name, "tokens", (mlp_layers if name in LSS_MLP else n) * LSS_PER_LAYER[name], dense.path,
+                   ("tokens",), rows) for name, rows in layers.items() if name in LSS_PER_LAYER]
+    if moe is not None:
+        terms.append(moe)
     terms += [_term(name, "tokens", 1, dense.path, ("tokens",), rows) for name, rows in layers.items()
               if name in LSS_ONCE]
     terms += [_term(name, "sequences", 1, per_seq.path, ("sequences",), rows) for name, rows in heads.items()]
     terms.append(_term("attention", "attention", n, attention.path, LSS_ATTENTION, points.unique()))
     return OperatorProfile(str(folder), "llmservingsim", tuple(terms), False)
+
+
+def _moe(path: Path, model: Any) -> dict[str, Any]:
+    """moe.csv: a MoE layer's time by (tokens, activated_experts), every MoE layer of the model."""
+    if model is None or not model.experts:
+        raise ConfigError(f"{path}: a mixture-of-experts layer's times, but the role's model "
+                          f"{getattr(model, 'name', '')} has no experts")
+    table = _Csv(path, ("tokens", "activated_experts", "time_us"))
+    points = PointTable(path, 3)
+    for line, row in table.rows():
+        tokens = table.number(line, row, "tokens", whole=True)
+        experts = table.number(line, row, "activated_experts", whole=True)
+        if tokens < 1 or not 1 <= experts <= model.experts:
+            raise ConfigError(f"{path}:{line}: tokens >= 1 and activated_experts 1 to {model.experts} "
+                              f"({model.name}'s experts)")
+        points.add(line, [tokens, experts, table.number(line, row, "time_us", time_ns=US)])
+    return _term("moe", "moe", model.layers - model.dense_layers, path, ("tokens", "activated_experts"),
+                 points.unique())
 
 
 def _matches(csvfile: _Csv, line: int, row: list[str], columns: dict[str, str], model: Any) -> bool:
@@ -296,7 +324,7 @@ def _format(path: Path) -> tuple[str, tuple[Path, ...]]:
         return "vidur", tuple(path / name for name in VIDUR_FILES)
     if lss:
         base = path / "tp1" if (path / "tp1").is_dir() else path
-        return "llmservingsim", (path / "meta.yaml", *(base / name for name in LSS_FILES))
+        return "llmservingsim", (path / "meta.yaml", *(base / name for name in (*LSS_FILES, "moe.csv")))
     raise ConfigError(f"{path}: not an operator profile: expected LLMServingSim's meta.yaml, dense.csv, "
                       f"attention.csv and per_sequence.csv, or Vidur's mlp.csv and attention.csv")
 

@@ -21,6 +21,8 @@ class GpuDevice:
     name: str = param("device name", rule="any")
     description: str = param("what this device is", rule="any", default="")
     host_link: str = param("default link to the host (a link name)", rule="any", default="pcie_gen4_x16")
+    peer_link: str = param("link between GPUs of a parallel group (a link name; empty: the host link, "
+                           "through the host's PCIe)", rule="any", default="")
     gpu: GpuConfig = param("memory, compute and overheads", rule="any")
     power: PowerConfig = param("board power per state", rule="any")
 
@@ -41,10 +43,18 @@ class Gpu(DeviceKind):
     memory = Memory("gpu", "memory_bytes", "memory")
     roles = ("draft", "prm", "target")
     gpu = True
+    parallel = True
 
-    def timing(self, device: GpuDevice, model: Any, points: list[tuple[str, int, int]], profile: Any = None
-               ) -> dict[str, Any]:
-        return native().gpu_timing(_params.native(device.gpu), _params.native(model), profile, points)
+    def timing(self, device: GpuDevice, model: Any, points: list[tuple[str, int, int]], profile: Any = None,
+               group: Any = None) -> dict[str, Any]:
+        parallel, link = _group(group)
+        return native().gpu_timing(_params.native(device.gpu), _params.native(model), profile, points, parallel, link)
+
+    def group_memory(self, role: Any) -> tuple[float, float]:
+        """Bytes of the weights one GPU of the role's group stores, and of the KV cache one
+        token of context keeps on it (the models' own formulas: model_spec.hpp, parallel_layout.hpp)."""
+        found = self.timing(role.device, role.model, [], group=role)
+        return found["stored_weight_bytes"], found["kv_bytes_per_token"]
 
     def longest(self, device: GpuDevice, model: Any) -> list[Operation]:
         window = model.context_window
@@ -56,5 +66,14 @@ class Gpu(DeviceKind):
 
     def native(self, role: Any, scn: Any, profile: Any) -> dict[str, Any]:
         device = role.device
+        parallel, link = _group(role)
         return {"gpu": _params.native(device.gpu), "power": _params.native(device.power),
-                "model": _params.native(role.model), "link": _params.native(role.link), "profile": profile}
+                "model": _params.native(role.model), "link": _params.native(role.link), "profile": profile,
+                "parallel": parallel, "peer_link": link}
+
+
+def _group(role: Any) -> tuple[Any, Any]:
+    """The native sections of the GPUs a role's model spans (None, None: one GPU)."""
+    if role is None or role.peer_link is None:
+        return None, None
+    return _params.native(role.parallel), _params.native(role.peer_link)

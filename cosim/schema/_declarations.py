@@ -163,6 +163,44 @@ MODEL = Group("model", "ModelConfig", "ModelSpec", "COSIM_MODEL_PARAMS", "A deco
     Decl("score_head_params", float, "parameters of a scoring head instead (PRMs)", rule="non_negative",
          default=0.0),
     Decl("context_window", int, "longest context the model supports, tokens", limit=TOKENS),
+    # Mixture of experts (docs/hardware.md "MoE models"): 0 experts is a dense model.
+    Decl("experts", int, "routed experts of a MoE layer (0: every MLP is dense)", rule="non_negative", default=0),
+    Decl("experts_per_token", int, "routed experts each token uses (top-k)", rule="non_negative", default=0),
+    Decl("expert_ffn", int, "intermediate size of one routed expert's gated MLP", rule="non_negative", default=0),
+    Decl("shared_expert_ffn", int, "intermediate size of the shared experts every token uses, together",
+         rule="non_negative", default=0),
+    Decl("dense_layers", int, "layers of a MoE model whose MLP is the dense one of size ffn", rule="non_negative",
+         default=0),
+    # Multi-head latent attention (DeepSeek-V2/V3): 0 kv_lora_rank is grouped-query attention.
+    Decl("kv_lora_rank", int, "rank of the compressed KV latent that MLA caches (0: plain K and V)",
+         rule="non_negative", default=0),
+    Decl("q_lora_rank", int, "rank of MLA's compressed query (0: a full query projection)", rule="non_negative",
+         default=0),
+    Decl("rope_head_dim", int, "MLA's decoupled rotary key width per head, cached beside the latent",
+         rule="non_negative", default=0),
+    Decl("v_head_dim", int, "MLA's value width per head (0: head_dim)", rule="non_negative", default=0),
+    # The checkpoint's precision where it is its own (gpt-oss ships MXFP4 experts).
+    Decl("weight_bytes_per_param", float, "bytes per stored weight of this checkpoint (0: the serving device's "
+                                          "precision)", rule="non_negative", default=0.0),
+    Decl("expert_bytes_per_param", float, "bytes per routed-expert weight, block scales included (0: as the "
+                                          "other weights)", rule="non_negative", default=0.0),
 ))
 
-GROUPS = (PCIE, HBM, POWER, FPGA, GPU, MODEL)
+PARALLEL = Group("parallel", "ParallelConfig", "ParallelParams", "COSIM_PARALLEL_PARAMS",
+                 "How a role's model spans GPUs of one kind.", (
+    Decl("tensor_parallel", int, "GPUs the role's model is split over: weights, heads and KV shard across them, "
+                                 "and each layer all-reduces twice", default=1, limit=Limit(64, "a tensor-parallel "
+                                 "group spans at most 64 GPUs")),
+    Decl("expert_parallel", int, "GPUs a MoE model's routed experts are spread over, whole experts on each (1: "
+                                 "every expert split across the tensor-parallel group)", default=1,
+         limit=Limit(64, "an expert-parallel group spans at most 64 GPUs")),
+    Decl("collective_latency_ns", float, "fixed cost of one all-reduce, before the link's latency per ring step",
+         rule="non_negative", default=6600.0,
+         note="source: NCCL's base latency of a ring all-reduce with its low-latency protocol, 6.6 us "
+              "(NVIDIA/nccl src/graph/tuning.cc, baseLat, Ring LL); its Simple protocol is 8.4 us, and vLLM's own "
+              "all-reduce for small messages on NVLink is faster", range=(3000.0, 8400.0)),
+    Decl("activation_bytes", float, "bytes per activation element an all-reduce moves (BF16: 2)", default=2.0,
+         note="source: vLLM all-reduces activations in the model's dtype, BF16 here"),
+))
+
+GROUPS = (PCIE, HBM, POWER, FPGA, GPU, MODEL, PARALLEL)

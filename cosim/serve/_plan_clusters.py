@@ -114,9 +114,10 @@ def cost_unit(costs: dict[str, float] | None) -> str:
 
 def gpus(scn: Any, cluster: dict[str, int]) -> int:
     """GPUs in a cluster: the PRM and target pools, and the draft pool when it is of GPUs (the
-    autoregressive system: its target pool alone)."""
-    return sum(cluster[f"{pool}_devices"] for pool in systems.of(scn).pools()
-               if devices.kind_of(getattr(scn, pool).device).gpu)
+    autoregressive system: its target pool alone); a device of a pool whose model spans a
+    tensor-parallel group counts as that many."""
+    return sum(cluster[f"{pool}_devices"] * getattr(scn, pool).parallel.tensor_parallel
+               for pool in systems.of(scn).pools() if devices.kind_of(getattr(scn, pool).device).gpu)
 
 
 def equal_resources(reference: Any, best: Any, scn: Any, evaluate: Callable[[dict[str, int]], float],

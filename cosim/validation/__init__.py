@@ -24,10 +24,14 @@ CASES: dict[str, str] = {
     "_qwen_a100": "Qwen2.5 batch-1 vLLM decode speeds on an A100 against its roofline and overheads",
     "_fpga_designs": "FlexLLM's U280 decoder and a V80 design against FlexLLM's published ratios and power log",
     "_vllm_serving": "a vLLM serving run on an RTX 4090 (Llama-3.1-8B, 300 requests) replayed by the vLLM engine",
+    "_moe_serving": "a vLLM serving run of the MoE Qwen3-30B-A3B on two RTX PRO 6000s (data and expert parallel, "
+                    "300 requests) replayed by the vLLM engine",
+    "_mlenergy": "ML.ENERGY's vLLM runs on H100 (dense and MoE, tensor and expert parallel, MXFP4): median "
+                 "inter-token latency, power and energy per token against the engine's steady state",
 }
 
-__all__ = ["CASES", "FILES", "Row", "case_names", "csv_text", "figure_png", "format_table", "inputs", "run", "summary",
-           "write_figure"]
+__all__ = ["CASES", "FILES", "Row", "case_names", "check_row", "csv_text", "figure_png", "format_table", "inputs", "run",
+           "summary", "user_rows", "write_figure"]
 
 # What `cosim validate` writes in its --out folder.
 FILES = ("validation.csv", "validation.json", "validation.png")
@@ -43,6 +47,14 @@ def inputs() -> dict[str, Path]:
 def case_names() -> list[str]:
     """The short names `cosim validate --case` takes (the module names without the underscore)."""
     return [module.lstrip("_") for module in CASES]
+
+
+def user_rows(path: str | Path, device: str | None = None, model: str | None = None
+              ) -> tuple[list[dict], list[str]]:
+    """A user's own measurements (``cosim validate --data``): their rows and what the
+    prediction leaves out (cosim/validation/_user_data.py)."""
+    from ._user_data import rows_for  # lazy: the serving run and the importer, only for a user's data
+    return rows_for(path, device, model)
 
 
 def run(cases: Iterable[str] | None = None) -> list[Row]:

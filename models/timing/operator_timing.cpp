@@ -30,6 +30,7 @@ double OperatorTiming::batch_ns(const std::vector<BatchWork>& work) const {
         }
     }
     if (shape.decodes > 0.0) shape.decode_kv /= shape.decodes;
+    shape.experts = roofline_->model().expected_experts(shape.tokens);
     if (shape.prefill_chunk > 0.0) shape.prefill_kv = prefill_weighted_kv / shape.prefill_chunk;
     double ns = operators_->iteration_ns(shape);
     if (operators_->head_from_roofline()) {

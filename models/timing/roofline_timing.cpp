@@ -14,7 +14,8 @@ void GpuParams::validate(const std::string& where) const {
     COSIM_GPU_PARAMS(COSIM_CHECK_PARAM)
 }
 
-RooflineTiming::RooflineTiming(const GpuParams& params, const ModelSpec& model) : params_(params), model_(model) {
+RooflineTiming::RooflineTiming(const GpuParams& params, const ModelSpec& model, const ParallelLayout& layout)
+    : params_(params), model_(model), layout_(layout) {
     decode0_ns_ = stream_ns(streamed_weight_bytes());
     decode_per_ctx_ns_ = stream_ns(kv_bytes_per_token());
 }
@@ -30,7 +31,7 @@ double RooflineTiming::roofline(double compute_ns, double memory_ns) const {
 
 double RooflineTiming::compute_ns(double macs) const {
     check_argument_non_negative("GpuTiming::compute_ns", "macs", macs);
-    return kFlopsPerMac * macs / (params_.peak_tflops * params_.compute_efficiency * kFlopsPerNsPerTflops);
+    return kFlopsPerMac * macs * layout_.share() / (params_.peak_tflops * params_.compute_efficiency * kFlopsPerNsPerTflops);
 }
 
 double RooflineTiming::sequence_macs(double n, double c) const {
@@ -39,13 +40,20 @@ double RooflineTiming::sequence_macs(double n, double c) const {
     return n * (model_.linear_macs_per_token() - head) + head + model_.attention_macs_per_token(1.0) * span;
 }
 
+double RooflineTiming::weight_bytes_for(double tokens) const {
+    const double wb = model_.weight_bytes(params_.weight_bytes_per_param);
+    double bytes = model_.dense_streamed_params() * wb;
+    if (model_.experts > 0) bytes += model_.expert_streamed_params(tokens) * model_.expert_bytes(params_.weight_bytes_per_param);
+    return bytes * layout_.share();
+}
+
 double RooflineTiming::overhead_ns() const {
     return params_.forward_overhead_ns + static_cast<double>(model_.layers) * params_.layer_overhead_ns;
 }
 
 double RooflineTiming::decode_token_ns(int64_t context) const {
     check_argument_non_negative("GpuTiming::decode_token_ns", "context", static_cast<double>(context));
-    return overhead_ns() + roofline(decode_compute_ns(context), decode_memory_ns(context));
+    return overhead_ns() + roofline(decode_compute_ns(context), decode_memory_ns(context)) + layout_.collectives_ns(1.0);
 }
 
 double RooflineTiming::decode_compute_ns(int64_t context) const {
@@ -62,13 +70,14 @@ double RooflineTiming::prefill_compute_ns(int64_t tokens, int64_t context) const
 
 double RooflineTiming::prefill_memory_ns(int64_t tokens, int64_t context) const {
     const double kv = static_cast<double>(context + tokens) * kv_bytes_per_token();
-    return stream_ns(streamed_weight_bytes() + kv);
+    return stream_ns(weight_bytes_for(static_cast<double>(tokens)) + kv);
 }
 
 double RooflineTiming::prefill_ns(int64_t tokens, int64_t context) const {
     check_argument_positive("GpuTiming::prefill_ns", "tokens", static_cast<double>(tokens));
     check_argument_non_negative("GpuTiming::prefill_ns", "context", static_cast<double>(context));
-    return overhead_ns() + roofline(prefill_compute_ns(tokens, context), prefill_memory_ns(tokens, context));
+    return overhead_ns() + roofline(prefill_compute_ns(tokens, context), prefill_memory_ns(tokens, context)) +
+           layout_.collectives_ns(static_cast<double>(tokens));
 }
 
 double RooflineTiming::batch_ns(const std::vector<BatchWork>& work) const {
@@ -79,14 +88,16 @@ double RooflineTiming::batch_ns(const std::vector<BatchWork>& work) const {
 double RooflineTiming::roofline_ns(const std::vector<BatchWork>& work) const {
     double macs = 0.0;
     double kv_tokens = 0.0;
+    double tokens = 0.0;
     for (const BatchWork& w : work) {
         const double n = static_cast<double>(w.tokens);
         const double c = static_cast<double>(w.context);
         macs += sequence_macs(n, c);
         kv_tokens += w.decode ? c : c + n;
+        tokens += n;
     }
-    const double memory = stream_ns(streamed_weight_bytes() + kv_tokens * kv_bytes_per_token());
-    return overhead_ns() + roofline(compute_ns(macs), memory);
+    const double memory = stream_ns(weight_bytes_for(tokens) + kv_tokens * kv_bytes_per_token());
+    return overhead_ns() + roofline(compute_ns(macs), memory) + layout_.collectives_ns(tokens);
 }
 
 }  // namespace cosim

@@ -1,15 +1,17 @@
 #pragma once
-// The GPU roofline with the serving stack's launch overheads (one model on one GPU):
+// The GPU roofline with the serving stack's launch overheads (one model on a GPU, or on
+// each GPU of a parallel group: parallel_layout.hpp):
 //   overhead_ns       = forward_overhead_ns + layers * layer_overhead_ns   (eager-mode launches)
-//   a forward pass    = overhead_ns + roofline(compute_ns, memory_ns)
+//   a forward pass    = overhead_ns + roofline(compute_ns, memory_ns) + collectives(tokens)
 //   roofline(c, m)    = (c^p + m^p)^(1/p), p = roofline_exponent; p = 0 is the hard max(c, m)
-//   compute_ns        = FLOPs / (peak * compute_efficiency)
-//   memory_ns         = (streamed weight bytes + KV bytes read) / (bandwidth * memory_efficiency)
+//   compute_ns        = FLOPs * share / (peak * compute_efficiency)
+//   memory_ns         = (weight bytes * share + KV bytes read * kv_share) / (bandwidth * memory_efficiency)
+//   weight bytes(n)   = dense weights + the routed experts n tokens touch (model_spec.hpp)
 //   decode token at c : FLOPs of one token over c; KV of c tokens
 //   prefill n at c    : FLOPs = 2 * (n * layer MACs + output head MACs + attention MACs over
 //                       spans c+0 .. c+n-1); KV of c + n tokens
-//   a batch           : overhead_ns + roofline(sum FLOPs, (weights + sum KV bytes)), the weights
-//                       read once, a decode token at c reading c tokens of KV, a prefill chunk
+//   a batch           : overhead_ns + roofline(sum FLOPs, (weights(sum tokens) + sum KV bytes))
+//                       + collectives(sum tokens), the weights read once, a decode token at c reading c tokens of KV, a prefill chunk
 //                       of n at c reading c + n
 // The output head runs once per sequence (on its last token), as serving engines compute
 // logits only where they sample. The smooth roofline is how a GEMM leaves the memory floor:
@@ -20,6 +22,7 @@
 
 #include "latency_model.hpp"
 #include "model_spec.hpp"
+#include "parallel_layout.hpp"
 #include "param_rules.hpp"
 
 namespace cosim {
@@ -33,7 +36,7 @@ struct GpuParams {
 class RooflineTiming : public LatencyModel {
 public:
     // The parameters and model are checked by the caller (GpuTiming).
-    RooflineTiming(const GpuParams& params, const ModelSpec& model);
+    RooflineTiming(const GpuParams& params, const ModelSpec& model, const ParallelLayout& layout = ParallelLayout());
 
     const char* kind() const override { return "roofline"; }
     double decode_token_ns(int64_t context) const override;
@@ -54,8 +57,17 @@ public:
         check_argument_non_negative("RooflineTiming::stream_ns", "bytes", bytes);
         return bytes / (params_.memory_bandwidth_gbps * params_.memory_efficiency);
     }
-    double streamed_weight_bytes() const { return model_.linear_macs_per_token() * params_.weight_bytes_per_param; }
-    double kv_bytes_per_token() const { return model_.kv_bytes_per_token(params_.kv_bytes_per_element); }
+    // Per GPU: the weights one token reads, those `tokens` tokens read together, the weights
+    // stored, and the KV bytes of a token of context.
+    double streamed_weight_bytes() const { return weight_bytes_for(1.0); }
+    double weight_bytes_for(double tokens) const;
+    double stored_weight_bytes() const {
+        return model_.stored_weight_bytes(params_.weight_bytes_per_param) * layout_.share();
+    }
+    double kv_bytes_per_token() const {
+        return model_.kv_bytes_per_token(params_.kv_bytes_per_element) * layout_.kv_share();
+    }
+    const ParallelLayout& layout() const { return layout_; }
     const GpuParams& params() const { return params_; }
     const ModelSpec& model() const { return model_; }
 
@@ -67,6 +79,7 @@ private:
 
     GpuParams params_;
     ModelSpec model_;
+    ParallelLayout layout_;
     double decode0_ns_ = 0.0, decode_per_ctx_ns_ = 0.0;  // the decode memory time, precomputed
 };
 

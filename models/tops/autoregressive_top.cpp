@@ -43,7 +43,7 @@ AutoregressiveTop::AutoregressiveTop(sc_core::sc_module_name name, const Autoreg
         d.request_overhead_ns = spec.gpu.request_overhead_ns;
         d.context_window = spec.model.context_window;
         gpus_.push_back(std::make_unique<GpuProxy>(name_i.c_str(), spec.gpu, spec.model, spec.power, spec.profile,
-                                                   !spec.batching));
+                                                   !spec.batching, spec.layout));
         d.gpu = gpus_.back().get();
         if (spec.batching) {
             // The engine is the GPU's one initiator, a command per step, and keeps the KV

@@ -33,6 +33,7 @@ struct AutoregressiveSpec {
     ModelSpec model;
     PowerParams power;
     LatencyProfile profile;  // measured, where given
+    ParallelLayout layout;   // the GPUs one replica spans
     int64_t target_devices = 1;
     bool batching = false;
     // vLLM's own settings (SchedulerConfig, CacheConfig), read when batching.

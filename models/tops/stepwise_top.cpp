@@ -20,10 +20,11 @@ std::string gb(double bytes) {
     return text.substr(0, text.find('.') + 3);
 }
 
-// The KV memory of a batching GPU: its memory share less the weights of every model on it.
-double kv_budget_bytes(const std::string& gpu, const GpuParams& params, const ModelSpec& model,
+// The KV memory of a batching GPU: its memory share less the weights of every model on it
+// (of a parallel group, one GPU's: its share of the weights, for its share of the KV).
+double kv_budget_bytes(const std::string& gpu, const GpuParams& params, double model_weight_bytes,
                        const BatchingParams& batch, double other_weight_bytes) {
-    const double weights = model.params * params.weight_bytes_per_param + other_weight_bytes;
+    const double weights = model_weight_bytes + other_weight_bytes;
     const double budget = params.memory_bytes * batch.gpu_memory_utilization - weights;
     if (budget <= 0.0)
         throw ConfigError("batching.gpu_memory_utilization: " + std::to_string(batch.gpu_memory_utilization) +
@@ -70,13 +71,14 @@ StepwiseTop::StepwiseTop(sc_core::sc_module_name name, const SystemSpec& spec) :
     };
     auto gpu = [&](std::vector<GpuProxy*>& pool, const std::string& name, const GpuParams& params,
                    const ModelSpec& model, const PowerParams& power, const LatencyProfile& profile,
-                   double other_weight_bytes) {
-        gpus_.push_back(std::make_unique<GpuProxy>(name.c_str(), params, model, power, profile));
+                   const ParallelLayout& layout, double other_weight_bytes) {
+        gpus_.push_back(std::make_unique<GpuProxy>(name.c_str(), params, model, power, profile, true, layout));
         pool.push_back(gpus_.back().get());
         GpuBatcher* batcher = nullptr;
         if (spec.batching) {
             BatchingParams batch = spec.batch;
-            batch.kv_budget_bytes = kv_budget_bytes(name, params, model, spec.batch, other_weight_bytes);
+            batch.kv_budget_bytes = kv_budget_bytes(name, params, gpus_.back()->timing().stored_weight_bytes(),
+                                                    spec.batch, other_weight_bytes);
             batchers_.push_back(std::make_unique<GpuBatcher>((name + "_batcher").c_str(), batch,
                                                              gpus_.back()->power()));
             batcher = batchers_.back().get();
@@ -87,7 +89,7 @@ StepwiseTop::StepwiseTop(sc_core::sc_module_name name, const SystemSpec& spec) :
     for (int i = 0; i < prms; ++i) {
         GpuBatcher* batcher =
             gpu(prm_gpu_, device_name("prm", i, prms), spec.prm_gpu, spec.prm_model, spec.prm_power,
-                spec.prm_profile, 0.0);
+                spec.prm_profile, spec.prm_layout, 0.0);
         server(prm_server_, device_name("prm_server", i, prms));
         devices_.push_back(Device{"prm", i, &prm_gpu_.back()->power(), prm_server_.back(), batcher});
     }
@@ -96,7 +98,8 @@ StepwiseTop::StepwiseTop(sc_core::sc_module_name name, const SystemSpec& spec) :
         const double helper_weights =
             spec.draft_on_fpga ? spec.draft_model.params * spec.draft_on_target_gpu.weight_bytes_per_param : 0.0;
         GpuBatcher* batcher = gpu(target_gpu_, device_name("target", i, targets), spec.target_gpu,
-                                  spec.target_model, spec.target_power, spec.target_profile, helper_weights);
+                                  spec.target_model, spec.target_power, spec.target_profile, spec.target_layout,
+                                  helper_weights);
         server(target_server_, device_name("target_server", i, targets));
         devices_.push_back(Device{"target", i, &target_gpu_.back()->power(), target_server_.back(), batcher});
         if (spec.draft_on_fpga) {
@@ -133,7 +136,8 @@ StepwiseTop::StepwiseTop(sc_core::sc_module_name name, const SystemSpec& spec) :
             devices_.push_back(Device{"draft", b, board_power_.back().get(), draft_server_.back(), nullptr});
         } else {
             GpuBatcher* batcher = gpu(draft_gpu_, device_name("draft_gpu", b, boards), spec.draft_gpu,
-                                      spec.draft_model, spec.draft_power, spec.draft_gpu_profile, 0.0);
+                                      spec.draft_model, spec.draft_power, spec.draft_gpu_profile, spec.draft_layout,
+                                      0.0);
             devices_.push_back(Device{"draft", b, &draft_gpu_.back()->power(), draft_server_.back(), batcher});
         }
     }

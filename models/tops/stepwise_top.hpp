@@ -46,6 +46,7 @@ struct SystemSpec {
     ModelSpec draft_model, prm_model, target_model;
     GpuParams prm_gpu, target_gpu, draft_gpu, draft_on_target_gpu;
     LatencyProfile prm_profile, target_profile, draft_gpu_profile;  // measured, where given
+    ParallelLayout prm_layout, target_layout, draft_layout;         // the GPUs each model spans
     PowerParams draft_power, prm_power, target_power;
     std::array<PcieLinkParams, 3> links;  // of a draft device, a PRM GPU, a target GPU
     PcieLinkParams host_link;             // the switch's link to the host that boards share

@@ -1,0 +1,62 @@
+"""What a target that spans GPUs costs the simulator: the same trace on Qwen3-32B's
+HeteroReason with the target on one H100 and on a tensor-parallel group of two, single
+requests and serving.
+
+    .venv/bin/python bench/parallel_groups.py [--problems 4000] [--requests 3000] [--repeats 3]
+
+Prints one JSON line: per group size, the median SystemC wall time of the single-request
+run (`run_wall_s`, each run a second or more at the defaults), its kernel delta cycles per
+simulated token, and the median end-to-end wall time of serving the requests at 1.4 a
+second on the built-in cluster (`serve_wall_s`); then the ratios tp2 / tp1. The group's
+arithmetic is per forward pass (model_spec.hpp, parallel_layout.hpp), so the ratios
+should stay near 1 (the goal: at most 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+
+import cosim
+from cosim import serve
+
+SINGLE = "heteroreason-qwen3-32b-tp2"
+SERVING = "cluster-heteroreason-qwen3-32b-tp2"
+
+
+def measure(problems: int, requests: int, repeats: int) -> dict[str, float]:
+    trace = cosim.trace.generate("math500", problems, seed=1)
+    served = cosim.trace.generate("math500", requests, seed=1)
+    out: dict[str, float] = {}
+    for tp in (1, 2):
+        single = cosim.load_scenario(SINGLE).with_value("target.parallel.tensor_parallel", tp)
+        cluster = cosim.load_scenario(SERVING).with_value("target.parallel.tensor_parallel", tp)
+        walls, deltas, serves = [], [], []
+        for _ in range(repeats):
+            run = cosim.simulate(single, trace)
+            walls.append(run.wall_s)
+            deltas.append(run.kernel_deltas / run.summary["generated_tokens"])
+            start = time.perf_counter()
+            serve.run(cluster, served, rate=1.4, seed=1)
+            serves.append(time.perf_counter() - start)
+        out[f"tp{tp}_run_wall_s"] = statistics.median(walls)
+        out[f"tp{tp}_events_per_token"] = statistics.median(deltas)
+        out[f"tp{tp}_serve_wall_s"] = statistics.median(serves)
+    out["run_ratio"] = out["tp2_run_wall_s"] / out["tp1_run_wall_s"]
+    out["serve_ratio"] = out["tp2_serve_wall_s"] / out["tp1_serve_wall_s"]
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--problems", type=int, default=4000)
+    parser.add_argument("--requests", type=int, default=3000)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    print(json.dumps(measure(args.problems, args.requests, args.repeats)))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,57 @@
+"""The GPUs a role's model spans (docs/hardware.md, "Parallel groups"): a scenario role's
+``parallel:`` mapping and ``peer_link:``, and the check of the group against the model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .. import devices
+from ..devices import Device
+from ..errors import ConfigError
+from ..schema import _params
+from ..schema._yamlio import LocatedDict, Where
+from .hardware import ParallelConfig, PcieLinkConfig, file_ref, load_link
+
+
+def role_group(data: LocatedDict, where: Where, base: Path | None, device: Device
+               ) -> tuple[ParallelConfig, PcieLinkConfig | None]:
+    """The GPUs a role's model spans and their link: the role's ``parallel:`` mapping and
+    ``peer_link:`` (else the device's peer link, else its host link)."""
+    kind = devices.kind_of(device)
+    if not kind.parallel:
+        for key in ("parallel", "peer_link"):
+            if key in data:
+                raise ConfigError(f"{data.where_of(key)}: {kind.label} serves its model alone; {key} is for GPUs")
+        return ParallelConfig(), None
+    given = data.get("parallel") or {}
+    if not isinstance(given, dict):
+        raise ConfigError(f"{data.where_of('parallel')}: expected a mapping such as {{tensor_parallel: 2}}")
+    parallel = ParallelConfig()
+    for name, value in given.items():
+        place = given.where_of(name) if isinstance(given, LocatedDict) else where
+        try:
+            parallel = _params.replace(parallel, name, value, where=place if place.file else None)
+        except ConfigError as exc:
+            at = f"{place.file}:{place.line}: " if place.line else f"{place.file}: " if place.file else ""
+            raise ConfigError(f"{at}{where.path}.parallel.{exc}") from None
+    ref = data.get("peer_link") or device.peer_link or device.host_link
+    try:
+        link = load_link(file_ref(ref, base))
+    except ConfigError as exc:
+        place = data.where_of("peer_link") if "peer_link" in data else (
+            _params.origin(device, "peer_link") or _params.origin(device, "host_link") or where)
+        raise ConfigError(f"{place}: {exc}") from None
+    return parallel, link
+
+
+def check_group(role: Any) -> None:
+    """A role's parallel group against its model (heads, KV heads and experts split evenly
+    across it, a measured profile only on one GPU): ConfigError ``parallel.<field>: ...``
+    (the native check names its fields so)."""
+    if role.peer_link is None or role.parallel == ParallelConfig():
+        return
+    if role.profile is not None and role.parallel.tensor_parallel > 1:
+        raise ConfigError(f"parallel.tensor_parallel: {role.parallel.tensor_parallel} with a measured profile, which times "
+                          f"one GPU; the roofline times a group (drop the profile)")
+    devices.kind_of(role.device).group_memory(role)

@@ -1,0 +1,183 @@
+"""Case mlenergy-h100: the ML.ENERGY benchmark's vLLM runs on H100 SXM GPUs against the
+roofline of the engine's steady state (docs/validation.md). Each configuration of a model
+and task (cosim/data/validation/mlenergy-h100, Chung et al., "The ML.ENERGY Benchmark",
+NeurIPS Datasets and Benchmarks 2025) ran every request at once against vLLM with
+``max_num_seqs`` sequences, so the engine stays full: a request that ends is replaced at
+once by one waiting. The prediction is the step that the median inter-token latency
+samples, timed by the GPU model (GpuTiming::step_ns, asynchronous scheduling as the
+benchmark's vLLM settings give it), with nothing taken from the measured latencies:
+
+- the batch: the configuration's measured mean batch (``avg_batch_size``), each sequence at
+  the mean context of a running sequence, the prompt plus E[L^2] / (2 E[L]) of its output
+  (a running sequence is a length-biased draw, part way through its output; L from the
+  configuration's output-length histogram);
+- the prefills beside it: B / E[L] requests end per step, each replaced by a prompt of P
+  tokens prefilled in one step; the median step holds one when at least half the steps do
+  (B / E[L] >= 1/2), and then P * max(1, B / E[L]) prompt tokens;
+- the GPUs: the configuration's tensor and expert parallel group over NVLink
+  (cosim/data/links/nvlink4_h100.yaml).
+
+Power and energy per token are set beside the measured ones with the device's decode power
+on every GPU of the group: the device library's estimates, which these rows test.
+
+The same reader takes a user's own ML.ENERGY model JSON (``cosim validate --data``)."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from .._files import read_text
+from .._inputs import MAX_YAML_BYTES
+from ..config.hardware import ParallelConfig, load_device, load_link, load_model
+from .._extension import native
+from ..errors import ConfigError
+from ..schema import _params
+
+CASE = "mlenergy-h100"
+DEVICE = "h100-sxm"
+
+# Prompt tokens of a request, by task: estimates (the benchmark ships no prompt lengths).
+# lm-arena-chat: LMSYS-Chat-1M (Zheng et al. 2023, Table 1) averages 69.5 tokens a prompt
+# and 214.5 a response over 2.0 turns; a later turn carries the turns before it, so a
+# request averages about 69.5 + (69.5 + 214.5) / 2 = 211. Range 70-600.
+# gpqa: a GPQA Diamond question with its four choices, about 150-300 words, about 250 tokens
+# with the chat template. Range 150-500.
+PROMPT_TOKENS = {"lm-arena-chat": 211, "gpqa": 250}
+PROMPT_RANGE = {"lm-arena-chat": (70, 600), "gpqa": (150, 500)}
+
+# The shipped model descriptions of the benchmark's models (an Instruct or Thinking
+# checkpoint has its base model's shapes).
+MODELS = {
+    "meta-llama/Llama-3.1-8B-Instruct": "llama-3.1-8b",
+    "meta-llama/Llama-3.1-70B-Instruct": "llama-3.1-70b",
+    "Qwen/Qwen3-8B": "qwen3-8b",
+    "Qwen/Qwen3-30B-A3B-Instruct-2507": "qwen3-30b-a3b",
+    "Qwen/Qwen3-30B-A3B-Thinking-2507": "qwen3-30b-a3b",
+    "openai/gpt-oss-20b": "gpt-oss-20b",
+}
+
+
+def folder() -> Path:
+    return Path(str(resources.files("cosim") / "data" / "validation" / "mlenergy-h100"))
+
+
+@dataclass(frozen=True)
+class Configuration:
+    """One measured configuration, as the prediction needs it."""
+
+    max_num_seqs: int
+    batch: float
+    tensor_parallel: int
+    expert_parallel: int
+    gpus: int
+    mean_output: float        # E[L] of the histogram
+    running_output: float     # E[L^2] / (2 E[L]): tokens a running sequence has produced, on average
+    median_itl_ms: float
+    power_w: float
+    energy_per_token_j: float
+
+
+def _histogram_moments(dist: Any, where: str) -> tuple[float, float]:
+    """E[L] and E[L^2] of an output-length histogram (bin centres)."""
+    try:
+        bins, counts = [float(b) for b in dist["bins"]], [float(c) for c in dist["counts"]]
+    except (KeyError, TypeError, ValueError):
+        raise ConfigError(f"{where}: output_length_distribution: expected bins and counts") from None
+    if len(bins) != len(counts) + 1 or sum(counts) <= 0 or any(c < 0 for c in counts):
+        raise ConfigError(f"{where}: output_length_distribution: one more bin edge than counts, counts >= 0")
+    centres = [(a + b) / 2 for a, b in zip(bins, bins[1:])]
+    total = sum(counts)
+    return (sum(c * x for c, x in zip(counts, centres)) / total,
+            sum(c * x * x for c, x in zip(counts, centres)) / total)
+
+
+def _number(config: dict[str, Any], key: str, where: str) -> float:
+    value = config.get(key)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value <= 0:
+        raise ConfigError(f"{where}: {key}: must be a number > 0, got {value!r}")
+    return float(value)
+
+
+def read(path: Path) -> tuple[dict[str, Any], list[Configuration]]:
+    """A benchmark model JSON: its header and its configurations (ConfigError naming the
+    file, the configuration and the field)."""
+    try:
+        data = json.loads(read_text(path, MAX_YAML_BYTES))
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("configurations"), list):
+        raise ConfigError(f"{path}: an ML.ENERGY model JSON has a list of configurations")
+    out = []
+    for i, c in enumerate(data["configurations"]):
+        where = f"{path}: configurations[{i}]"
+        if not isinstance(c, dict):
+            raise ConfigError(f"{where}: expected a mapping")
+        par = c.get("parallelization") or {}
+        tp, ep, dp = (int(par.get(k, 1)) for k in ("tensor_parallel", "expert_parallel", "data_parallel"))
+        gpus = int(_number(c, "num_gpus", where))
+        if dp != 1:
+            raise ConfigError(f"{where}: parallelization.data_parallel: {dp}; only data_parallel 1 is predicted")
+        # vLLM's expert parallel spans the GPUs it is given (tensor_parallel_size x data
+        # parallel), and its attention runs tensor parallel over them.
+        group = max(tp, ep)
+        if group != gpus:
+            raise ConfigError(f"{where}: num_gpus {gpus} is not the parallel group's {group}")
+        mean, square = _histogram_moments(c.get("output_length_distribution") or data.get(
+            "output_length_distribution"), where)
+        out.append(Configuration(int(_number(c, "max_num_seqs", where)), _number(c, "avg_batch_size", where),
+                                 group, ep, gpus, mean, square / (2 * mean), _number(c, "median_itl_ms", where),
+                                 _number(c, "avg_power_watts", where), _number(c, "energy_per_token_joules", where)))
+    return data, out
+
+
+def predicted_step_ns(device: Any, model: Any, config: Configuration, prompt: int) -> float:
+    """The step the median inter-token latency samples (the module's docstring)."""
+    batch = max(1, round(config.batch))
+    context = round(prompt + config.running_output)
+    ends_per_step = batch / config.mean_output
+    prefill = round(prompt * max(1.0, ends_per_step)) if ends_per_step >= 0.5 else 0
+    parallel = _params.replaced(ParallelConfig(), tensor_parallel=config.tensor_parallel,
+                                expert_parallel=config.expert_parallel)
+    link = load_link(device.peer_link or device.host_link)
+    step = (batch, context, prefill, 0)
+    return native().gpu_batch_ns(_params.native(device.gpu), _params.native(model), _params.native(parallel),
+                                 _params.native(link), [step], True)[0]
+
+
+def rows_of(path: Path, device_ref: Any = DEVICE, model_ref: Any = None, label: str = CASE) -> list[dict[str, Any]]:
+    """Rows of one benchmark JSON on a device (a name, YAML or config): median ITL, power and
+    energy per token of every configuration."""
+    data, configs = read(path)
+    model_id, task = data.get("model_id"), data.get("task")
+    if model_ref is None:
+        if model_id not in MODELS:
+            raise ConfigError(f"{path}: model_id {model_id!r} has no shipped model; give one (--model)")
+        model_ref = MODELS[model_id]
+    if task not in PROMPT_TOKENS:
+        raise ConfigError(f"{path}: task {task!r}: prompt lengths are known for {', '.join(PROMPT_TOKENS)}")
+    device, model = load_device(device_ref), load_model(model_ref)
+    short = str(model_id).split("/")[-1]
+    out = []
+    for config in configs:
+        ns = predicted_step_ns(device, model, config, PROMPT_TOKENS[task])
+        power = config.gpus * device.power.decode_w
+        group = f"tp{config.tensor_parallel}" + (f" ep{config.expert_parallel}" if config.expert_parallel > 1 else "")
+        name = f"{short} {task} {group}, {config.max_num_seqs} seqs"
+        out += [
+            {"case": f"{label} (ITL)", "quantity": f"median ITL {name}", "unit": "ms",
+             "measured": config.median_itl_ms, "predicted": ns / 1e6},
+            {"case": f"{label} (power)", "quantity": f"GPU power {name}", "unit": "W",
+             "measured": config.power_w, "predicted": power},
+            {"case": f"{label} (energy)", "quantity": f"J/token {name}", "unit": "J",
+             "measured": config.energy_per_token_j, "predicted": power * ns / 1e9 / max(1, round(config.batch))},
+        ]
+    return out
+
+
+def rows() -> list[dict[str, Any]]:
+    return [row for path in sorted(folder().glob("*.json")) for row in rows_of(path)]

@@ -1,0 +1,61 @@
+#include "parallel_layout.hpp"
+
+#include "errors.hpp"
+
+namespace cosim {
+
+void ParallelParams::validate(const std::string& where) const {
+    COSIM_PARALLEL_PARAMS(COSIM_CHECK_PARAM)
+}
+
+ParallelLayout::ParallelLayout(const std::string& where, const ParallelParams& params, const PeerLink& link,
+                               const ModelSpec& model)
+    : params_(params), link_(link), hidden_(static_cast<double>(model.hidden)),
+      layers_(static_cast<double>(model.layers)) {
+    params.validate(where);
+    const int64_t t = params.tensor_parallel;
+    const std::string tp = where + ".tensor_parallel: " + std::to_string(t);
+    // vLLM's rules: the query heads split evenly; KV heads split evenly, or each is copied
+    // onto T / kv_heads GPUs.
+    if (model.heads % t != 0)
+        throw ConfigError(tp + " does not divide the " + std::to_string(model.heads) + " attention heads of " + model.name);
+    if (model.kv_lora_rank == 0 && model.kv_heads % t != 0 && t % model.kv_heads != 0)
+        throw ConfigError(tp + " neither divides nor is a multiple of the " + std::to_string(model.kv_heads) +
+                          " KV heads of " + model.name);
+    const int64_t e = params.expert_parallel;
+    if (e > 1) {
+        if (model.experts == 0)
+            throw ConfigError(where + ".expert_parallel: " + std::to_string(e) + ", but " + model.name +
+                              " has no experts");
+        if (e != t)
+            throw ConfigError(where + ".expert_parallel: " + std::to_string(e) + " must equal tensor_parallel (" +
+                              std::to_string(t) + "): experts spread over the tensor-parallel group");
+        if (model.experts % e != 0)
+            throw ConfigError(where + ".expert_parallel: " + std::to_string(e) + " does not divide the " +
+                              std::to_string(model.experts) + " experts of " + model.name);
+    }
+    if (t > 1) {
+        if (link.bandwidth_gbps <= 0.0 || link.efficiency <= 0.0 || link.efficiency > 1.0 || link.latency_ns < 0.0)
+            throw ConfigError(where + ".peer_link: a tensor-parallel group needs a link with positive bandwidth, "
+                                      "efficiency in (0, 1] and a non-negative latency");
+        share_ = 1.0 / static_cast<double>(t);
+        const double kv_heads = static_cast<double>(model.kv_heads);
+        const double per_gpu = model.kv_heads >= t ? kv_heads / static_cast<double>(t) : 1.0;
+        kv_share_ = model.kv_lora_rank > 0 ? 1.0 : per_gpu / kv_heads;
+    }
+}
+
+double ParallelLayout::all_reduce_ns(double bytes) const {
+    const int64_t t = params_.tensor_parallel;
+    if (t <= 1) return 0.0;
+    const double steps = 2.0 * static_cast<double>(t - 1);
+    return params_.collective_latency_ns + steps * link_.latency_ns +
+           steps / static_cast<double>(t) * bytes / (link_.bandwidth_gbps * link_.efficiency);
+}
+
+double ParallelLayout::collectives_ns(double tokens) const {
+    if (params_.tensor_parallel <= 1) return 0.0;
+    return 2.0 * layers_ * all_reduce_ns(tokens * hidden_ * params_.activation_bytes);
+}
+
+}  // namespace cosim

@@ -1,0 +1,49 @@
+"""The figures the README and the docs quote about models that span GPUs: the ML.ENERGY
+validation case's errors (all rows, and per model, task and group) and the report's
+"HeteroReason at scale" verdicts at its defaults. Each figure is text exactly as the docs
+print it."""
+
+from __future__ import annotations
+
+import functools
+import statistics
+from typing import Callable
+
+from cosim.report import _at_scale
+from cosim.validation import _mlenergy as mlenergy
+
+from figures_report import traces
+from figures_serving import case_errors, rows
+
+
+def by_group() -> str:
+    """A markdown table: per model, task and parallel group, the configurations' median
+    inter-token latency error and its range from the smallest to the largest batch."""
+    groups: dict[str, list] = {}
+    for r in rows():
+        if r.case == f"{mlenergy.CASE} (ITL)":
+            name = r.quantity.removeprefix("median ITL ").rsplit(", ", 1)[0]
+            groups.setdefault(name, []).append(r)
+    lines = ["| model, task, group | configurations | median error | smallest batch | largest batch |",
+             "|---|---|---|---|---|"]
+    for name, found in groups.items():
+        median = statistics.median(r.error for r in found)
+        lines.append(f"| {name} | {len(found)} | {median:+.1%} | {found[0].error:+.1%} | {found[-1].error:+.1%} |")
+    return "\n".join(lines)
+
+
+@functools.lru_cache(maxsize=1)
+def at_scale() -> tuple[str, ...]:
+    """The report's verdict lines of its "HeteroReason at scale" section, at its defaults."""
+    records = [_at_scale.record(t.records[0]["dataset"], t.workloads["brsd"].trace, t.results, lambda label: None)
+               for t in traces() if t.records[0]["config"] == _at_scale.CONFIG]
+    return tuple(_at_scale._what_the_fpga_buys(records))
+
+
+FIGURES: dict[str, Callable[[], str]] = {
+    "validation_mlenergy_itl": lambda: case_errors(f"{mlenergy.CASE} (ITL)"),
+    "validation_mlenergy_power": lambda: case_errors(f"{mlenergy.CASE} (power)"),
+    "validation_mlenergy_energy": lambda: case_errors(f"{mlenergy.CASE} (energy)"),
+    "mlenergy_by_group": by_group,
+    "at_scale": lambda: "\n".join(at_scale()),
+}

@@ -1,0 +1,90 @@
+"""`cosim validate --data`: a user's ML.ENERGY JSON and bench folder through the table,
+the ML.ENERGY prediction worked again from its rule (docs/validation.md), and bad inputs
+named in one line."""
+
+import json
+import shutil
+
+import pytest
+
+from cosim import ConfigError, load_device
+from cosim.validation import _mlenergy as mlenergy
+from cosim.validation._user_data import rows_for
+from conftest import run_cli
+from test_parallel_groups import Group
+
+CONFIG = {"avg_batch_size": 8.0, "avg_output_len": 3000.0, "avg_power_watts": 500.0, "energy_per_token_joules": 0.5,
+          "gpu_model": "H100", "max_num_seqs": 8, "median_itl_ms": 10.0, "num_gpus": 2,
+          "output_throughput_tokens_per_sec": 800.0,
+          "parallelization": {"data_parallel": 1, "expert_parallel": 1, "tensor_parallel": 2},
+          # Outputs of 1,000 and 5,000 tokens, as many of each: E[L] = 3,000, E[L^2] = 13e6.
+          "output_length_distribution": {"bins": [0, 2000, 4000, 6000], "counts": [5, 0, 5]}}
+
+
+def write(tmp_path, configs, model_id="Qwen/Qwen3-8B", task="gpqa", name="run.json"):
+    path = tmp_path / name
+    path.write_text(json.dumps({"model_id": model_id, "task": task, "configurations": configs}))
+    return path
+
+
+def test_a_configuration_is_predicted_by_its_rule(tmp_path):
+    rows, notes = rows_for(write(tmp_path, [CONFIG]))
+    itl, power, energy = rows
+    assert notes == [] and itl["measured"] == 10.0 and power["measured"] == 500.0
+    # A running sequence is part way through a length-biased output: E[L^2] / (2 E[L]) =
+    # 13e6 / 6000 = 2166.7 tokens after its 250-token GPQA prompt. B / E[L] = 8 / 3000 of a
+    # request ends a step, far below one in two: the median step holds no prefill.
+    hand = Group("h100-sxm", "qwen3-8b", 2).decode_batch(8, round(250 + 13e6 / 6000))
+    overhead = load_device("h100-sxm").gpu.forward_overhead_ns
+    assert itl["predicted"] == pytest.approx(max(overhead, hand - overhead) / 1e6, rel=1e-9)
+    decode_w = load_device("h100-sxm").power.decode_w
+    assert power["predicted"] == 2 * decode_w
+    assert energy["predicted"] == pytest.approx(2 * decode_w * itl["predicted"] / 1e3 / 8)
+    assert itl["case"] == "data run (ITL)" and "tp2" in itl["quantity"]
+
+
+def test_histogram_moments_are_the_bin_centres():
+    assert mlenergy._histogram_moments({"bins": [0, 2, 4], "counts": [1, 1]}, "x") == (2.0, 5.0)
+
+
+@pytest.mark.parametrize("change,message", [
+    ({"num_gpus": 4}, r"run\.json: configurations\[0\]: num_gpus 4 is not the parallel group's 2"),
+    ({"median_itl_ms": -1}, r"configurations\[0\]: median_itl_ms: must be a number > 0, got -1"),
+    ({"parallelization": {"data_parallel": 2, "tensor_parallel": 2}},
+     r"configurations\[0\]: parallelization\.data_parallel: 2; only data_parallel 1 is predicted"),
+    ({"output_length_distribution": {"bins": [0, 1], "counts": [1, 1]}},
+     r"output_length_distribution: one more bin edge than counts"),
+])
+def test_a_bad_configuration_is_named(tmp_path, change, message):
+    with pytest.raises(ConfigError, match=message):
+        rows_for(write(tmp_path, [{**CONFIG, **change}]))
+
+
+def test_what_the_files_do_not_say_is_asked_for_by_flag(tmp_path):
+    with pytest.raises(ConfigError, match=r"model_id 'me/mine' has no shipped model; give one \(--model\)"):
+        rows_for(write(tmp_path, [CONFIG], model_id="me/mine"))
+    assert rows_for(write(tmp_path, [CONFIG], model_id="me/mine"), model="qwen3-8b")[0]
+    with pytest.raises(ConfigError, match=r"measured on A100; give the device \(--device\)"):
+        rows_for(write(tmp_path, [{**CONFIG, "gpu_model": "A100"}]))
+    with pytest.raises(ConfigError, match=r"task 'poetry': prompt lengths are known for lm-arena-chat, gpqa"):
+        rows_for(write(tmp_path, [CONFIG], task="poetry"))
+
+
+def test_a_bench_folder_replays_with_its_files_and_notes_what_it_leaves_out(tmp_path):
+    folder = tmp_path / "bench"
+    shutil.copytree(mlenergy.folder().parent / "rtxpro6000-qwen3-30b-a3b", folder)
+    shutil.rmtree(folder / "profile")
+    done = run_cli("validate", "--data", "bench", "--device", "rtx-pro-6000", "--out", "o", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "data bench (roofline)" in done.stdout and "(profile)" not in done.stdout
+    assert "note: data_parallel_size 2 with expert parallel" in done.stdout
+    table = (tmp_path / "o" / "validation.csv").read_text().splitlines()
+    assert len(table) == 1 + 7
+    (folder / "vllm" / "meta.json").write_text("{}")
+    done = run_cli("validate", "--data", "bench", "--device", "rtx-pro-6000", "--out", "o2", cwd=tmp_path)
+    assert done.returncode == 2 and done.stderr.startswith("cosim: error: ") and "max_num_seqs: missing" in done.stderr
+    assert not (tmp_path / "o2" / "validation.csv").exists()
+    done = run_cli("validate", "--data", "bench", "--out", "o3", cwd=tmp_path)
+    assert done.returncode == 2 and "give one (--device)" in done.stderr
+    done = run_cli("validate", "--model", "qwen3-8b", "--out", "o4", cwd=tmp_path)
+    assert done.returncode == 2 and "--model: only with --data" in done.stderr
