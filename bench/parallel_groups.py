@@ -2,7 +2,7 @@
 HeteroReason with the target on one H100 and on a tensor-parallel group of two, single
 requests and serving.
 
-    .venv/bin/python bench/parallel_groups.py [--problems 4000] [--requests 3000] [--repeats 3]
+    .venv/bin/python bench/parallel_groups.py [--problems 10000] [--requests 3000] [--repeats 3]
 
 Prints one JSON line: per group size, the median SystemC wall time of the single-request
 run (`run_wall_s`, each run a second or more at the defaults), its kernel delta cycles per
@@ -51,7 +51,7 @@ def measure(problems: int, requests: int, repeats: int) -> dict[str, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--problems", type=int, default=4000)
+    parser.add_argument("--problems", type=int, default=10000)
     parser.add_argument("--requests", type=int, default=3000)
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()

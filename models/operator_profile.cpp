@@ -33,7 +33,7 @@ double OperatorProfile::iteration_ns(const IterationShape& s) const {
                 if (s.decodes <= 0.0) continue;
                 q = {s.decodes, s.decode_kv};
                 break;
-            case ProfileInput::moe: q = {s.tokens, s.experts}; break;
+            case ProfileInput::moe: q = {s.moe_tokens, s.experts}; break;
         }
         ns += t.count * t.table.at(q);
     }

@@ -30,7 +30,7 @@ enum class ProfileInput : int {
     attention = 2,          // (prefill chunk, its KV, decoding sequences, their KV)
     prefill_attention = 3,  // (prefill chunk, its KV); nothing without a prefill chunk
     decode_attention = 4,   // (decoding sequences, their KV); nothing without decodes
-    moe = 5,                // (the iteration's token count, the experts they touch)
+    moe = 5,                // (the tokens a MoE layer serves, the experts they touch)
 };
 
 struct OperatorTerm {
@@ -48,7 +48,8 @@ struct IterationShape {
     double prefill_kv = 0.0;
     double decodes = 0.0;
     double decode_kv = 0.0;
-    double experts = 0.0;  // the distinct experts of a MoE layer the tokens touch
+    double moe_tokens = 0.0;  // the tokens a MoE layer serves, as one GPU holding every expert would
+    double experts = 0.0;     // the distinct experts of a MoE layer they touch
 };
 
 class OperatorProfile {

@@ -22,9 +22,11 @@ from handmodel import roofline
 class Group:
     """One GPU of a tensor-parallel group of `tp` GPUs, written from docs/hardware.md."""
 
-    def __init__(self, device, model, tp=1, link="nvlink4_h100"):
-        self.g, self.m, self.tp = load_device(device).gpu, load_model(model), tp
+    def __init__(self, device, model, tp=1, link="nvlink4_h100", dp=1):
+        self.g, self.m, self.tp, self.dp = load_device(device).gpu, load_model(model), tp, dp
         self.link = load_link(link)
+        # Experts spread over tp x dp GPUs when engines share them (else sliced or over tp).
+        self.ep = tp * dp
 
     def dense_params(self):
         m, h = self.m, self.m.hidden
@@ -42,6 +44,10 @@ class Group:
         touched = m.experts * (1 - (1 - m.experts_per_token / m.experts) ** tokens)
         return (m.layers - m.dense_layers) * touched * 3 * m.hidden * m.expert_ffn
 
+    def all_to_all(self, nbytes):
+        e, link = self.ep, self.link
+        return 6600 + (e - 1) * link.latency_ns + (e - 1) / e * nbytes / (link.bandwidth_gbps * link.efficiency)
+
     def kv_bytes(self):
         m = self.m
         heads_here = m.kv_heads / self.tp if m.kv_heads >= self.tp else 1
@@ -55,26 +61,29 @@ class Group:
                                                                                   * link.efficiency)
 
     def decode_batch(self, seqs, context):
-        """One step of `seqs` decodes at `context` each (no overlap of the host)."""
+        """One step of `seqs` decodes at `context` each (no overlap of the host); with
+        engines sharing the experts (dp > 1), each as loaded as this one."""
         m, g = self.m, self.g
         att = 2 * m.layers * m.heads * m.head_dim
-        per_token = self.dense_params() + (m.layers - m.dense_layers) * m.experts_per_token * 3 * m.hidden * \
-            m.expert_ffn if m.experts else self.dense_params()
-        macs = seqs * per_token + seqs * att * context
-        compute = 2 * macs / self.tp / (g.peak_tflops * g.compute_efficiency * 1e3)
-        weights = (self.dense_params() * g.weight_bytes_per_param
-                   + self.expert_params(seqs) * g.weight_bytes_per_param) / self.tp
+        expert = (m.layers - m.dense_layers) * m.experts_per_token * 3 * m.hidden * m.expert_ffn if m.experts else 0
+        # This GPU: 1/tp of the dense MACs, and the experts it holds for all dp engines' tokens.
+        macs = (seqs * self.dense_params() + seqs * att * context) / self.tp + seqs * expert * self.dp / self.ep
+        compute = 2 * macs / (g.peak_tflops * g.compute_efficiency * 1e3)
+        weights = (self.dense_params() / self.tp + self.expert_params(seqs * self.dp) / self.ep) \
+            * g.weight_bytes_per_param
         memory = (weights + seqs * context * self.kv_bytes()) / (g.memory_bandwidth_gbps * g.memory_efficiency)
         collectives = 2 * m.layers * self.all_reduce(seqs * m.hidden * 2)
+        if self.dp > 1:
+            collectives += 2 * (m.layers - m.dense_layers) * self.all_to_all(seqs * m.experts_per_token * m.hidden * 2)
         overhead = g.forward_overhead_ns + m.layers * g.layer_overhead_ns
         return overhead + roofline(compute, memory, g.roofline_exponent) + collectives
 
 
-def batch_ns(device, model, tp, ep, steps, overlap=False):
-    par = _params.replaced(ParallelConfig(), tensor_parallel=tp, expert_parallel=ep)
+def batch_ns(device, model, tp, ep, steps, overlap=False, dp=1, link="nvlink4_h100"):
+    par = _params.replaced(ParallelConfig(), tensor_parallel=tp, expert_parallel=ep, data_parallel=dp)
     d = load_device(device)
     return native().gpu_batch_ns(_params.native(d.gpu), _params.native(load_model(model)), _params.native(par),
-                                 _params.native(load_link("nvlink4_h100")), steps, overlap)
+                                 _params.native(load_link(link)), steps, overlap)
 
 
 @pytest.mark.parametrize("model,tp,ep", [("qwen3-32b", 2, 1), ("llama-3.1-70b", 4, 1), ("qwen3-30b-a3b", 2, 2),
@@ -83,6 +92,18 @@ def batch_ns(device, model, tp, ep, steps, overlap=False):
 def test_a_decode_step_of_a_group_is_each_gpus_share_and_its_all_reduces(model, tp, ep, seqs, context):
     hand = Group("h100-sxm", model, tp).decode_batch(seqs, context)
     assert batch_ns("h100-sxm", model, tp, ep, [(seqs, context, 0, 0)])[0] == pytest.approx(hand, rel=1e-9)
+
+
+@pytest.mark.parametrize("seqs,context", [(1, 100), (16, 700), (128, 2000)])
+def test_engines_that_share_their_experts_read_half_and_exchange_tokens(seqs, context):
+    # Qwen3-30B-A3B on two RTX PRO 6000s, vLLM's data parallel 2 with expert parallel 2 over
+    # PCIe: each GPU runs its engine's attention whole and the 64 experts it holds for both
+    # engines' tokens, with two all-to-alls a MoE layer.
+    hand = Group("rtx-pro-6000", "qwen3-30b-a3b", 1, link="pcie_gen5_x16", dp=2).decode_batch(seqs, context)
+    found = batch_ns("rtx-pro-6000", "qwen3-30b-a3b", 1, 2, [(seqs, context, 0, 0)], dp=2, link="pcie_gen5_x16")
+    assert found[0] == pytest.approx(hand, rel=1e-9)
+    alone = batch_ns("rtx-pro-6000", "qwen3-30b-a3b", 1, 1, [(seqs, context, 0, 0)], link="pcie_gen5_x16")[0]
+    assert found[0] != alone
 
 
 def test_a_batch_touches_the_experts_its_tokens_choose_and_no_more():
@@ -185,10 +206,26 @@ def test_the_engine_counts_kv_blocks_on_one_gpu_of_the_group():
     ({"device": "h100-sxm", "model": "qwen3-32b", "parallel": {"tensor_parallel": 2}, "peer_link": "nvlink9"},
      r"unknown link 'nvlink9'"),
     ({"device": "h100-sxm", "model": "qwen3-32b", "parallel": [2]}, r"target\.parallel: expected a mapping"),
+    ({"device": "h100-sxm", "model": "qwen3-30b-a3b", "parallel": {"data_parallel": 2}},
+     r"data_parallel: 2 engines share their MoE layers only through expert parallel: give expert_parallel 2"),
 ])
 def test_a_group_the_model_cannot_split_is_refused_naming_the_field(role, message):
     with pytest.raises(ConfigError, match=message):
         build_scenario({"system": "heteroreason", "target": role})
+
+
+def test_a_pool_holds_whole_groups_of_engines_that_share_their_experts():
+    target = {"device": "h100-sxm", "model": "qwen3-30b-a3b", "parallel": {"expert_parallel": 2, "data_parallel": 2}}
+    with pytest.raises(ConfigError, match=r"cluster\.target\.devices: 3 devices do not make whole groups of "
+                                          r"target\.parallel\.data_parallel 2"):
+        build_scenario({"system": "autoregressive", "target": target, "cluster": {"target": {"devices": 3}}})
+    scn = build_scenario({"system": "autoregressive", "target": target, "cluster": {"target": {"devices": 2}}})
+    # Each GPU stores the dense weights whole and half the experts.
+    m = load_model("qwen3-30b-a3b")
+    experts = 48 * 128 * 3 * 2048 * 768
+    found = native().gpu_timing(_params.native(scn.target.device.gpu), _params.native(m), None, [],
+                                _params.native(scn.target.parallel), _params.native(scn.target.peer_link))
+    assert found["stored_weight_bytes"] == pytest.approx((m.params - experts) * 2 + experts * 2 / 2)
 
 
 def test_an_fpga_serves_alone():

@@ -77,7 +77,8 @@ def test_a_bench_folder_replays_with_its_files_and_notes_what_it_leaves_out(tmp_
     done = run_cli("validate", "--data", "bench", "--device", "rtx-pro-6000", "--out", "o", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "data bench (roofline)" in done.stdout and "(profile)" not in done.stdout
-    assert "note: data_parallel_size 2 with expert parallel" in done.stdout
+    assert "note: data_parallel_size 2 with expert parallel: the ranks' MoE layers are taken as equally loaded" \
+        in done.stdout
     table = (tmp_path / "o" / "validation.csv").read_text().splitlines()
     assert len(table) == 1 + 7
     (folder / "vllm" / "meta.json").write_text("{}")

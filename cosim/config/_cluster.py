@@ -187,3 +187,16 @@ def check(scn: Any) -> None:
     check_engine_only(scn)
     check_draft_contexts(scn.cluster, scn.draft)
     check_host_link(scn.cluster)
+    check_engine_groups(scn)
+
+
+def check_engine_groups(scn: Any) -> None:
+    """A pool whose engines share their MoE layers (``parallel.data_parallel``) holds whole
+    groups of them."""
+    for pool in systems.of(scn).pools():
+        engines = getattr(scn, pool).parallel.data_parallel
+        devices = getattr(scn.cluster, pool).devices
+        if devices % engines:
+            where = _named(getattr(scn.cluster, pool), "devices", f"cluster.{pool}.devices")
+            raise ConfigError(f"{where}: {devices} devices do not make whole groups of {pool}.parallel.data_parallel "
+                              f"{engines} engines that share their experts")

@@ -192,8 +192,13 @@ PARALLEL = Group("parallel", "ParallelConfig", "ParallelParams", "COSIM_PARALLEL
                                  "and each layer all-reduces twice", default=1, limit=Limit(64, "a tensor-parallel "
                                  "group spans at most 64 GPUs")),
     Decl("expert_parallel", int, "GPUs a MoE model's routed experts are spread over, whole experts on each (1: "
-                                 "every expert split across the tensor-parallel group)", default=1,
+                                 "every expert split across the tensor-parallel group; tensor_parallel; or "
+                                 "tensor_parallel x data_parallel)", default=1,
          limit=Limit(64, "an expert-parallel group spans at most 64 GPUs")),
+    Decl("data_parallel", int, "engines of the pool (each a device of it) whose MoE layers share one "
+                               "expert-parallel group, as vLLM's data parallel with expert parallel: each runs "
+                               "its own requests' attention and exchanges tokens with the others in every MoE "
+                               "layer", default=1, limit=Limit(64, "an expert-parallel group spans at most 64 GPUs")),
     Decl("collective_latency_ns", float, "fixed cost of one all-reduce, before the link's latency per ring step",
          rule="non_negative", default=6600.0,
          note="source: NCCL's base latency of a ring all-reduce with its low-latency protocol, 6.6 us "

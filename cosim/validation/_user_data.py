@@ -111,9 +111,13 @@ def _settings(meta_path: Path) -> tuple[dict[str, Any], dict[str, int], list[str
     dp = int(engine.get("data_parallel_size", 1) or 1)
     ep = bool(engine.get("enable_expert_parallel", False))
     if dp > 1 and ep:
-        notes.append(f"data_parallel_size {dp} with expert parallel: each rank is served as a replica holding "
-                     f"every expert, without the all-to-all between the ranks (vLLM spreads the experts over them)")
-    return batching, {"tensor_parallel": tp, "expert_parallel": tp if ep and tp > 1 else 1, "replicas": dp}, notes
+        notes.append(f"data_parallel_size {dp} with expert parallel: the ranks' MoE layers are taken as equally "
+                     f"loaded (each GPU serves its experts for {dp} ranks' worth of its own tokens)")
+    elif dp > 1:
+        notes.append(f"data_parallel_size {dp}: each rank is a replica, requests balanced by the dispatcher")
+    group = {"tensor_parallel": tp, "expert_parallel": tp * dp if ep and tp * dp > 1 else 1,
+             "data_parallel": dp if ep else 1, "replicas": dp}
+    return batching, group, notes
 
 
 def bench_folder(folder: Path, device: str | None, model_ref: str | None, label: str
@@ -125,9 +129,8 @@ def bench_folder(folder: Path, device: str | None, model_ref: str | None, label:
     batching, group, notes = _settings(_find(folder, "meta.json"))
     model = _model(folder, model_ref)
     target: dict[str, Any] = {"device": load_device(device), "model": model}
-    if group["tensor_parallel"] > 1:
-        target["parallel"] = {"tensor_parallel": group["tensor_parallel"],
-                              "expert_parallel": group["expert_parallel"]}
+    if group["expert_parallel"] > 1 or group["tensor_parallel"] > 1:
+        target["parallel"] = {key: group[key] for key in ("tensor_parallel", "expert_parallel", "data_parallel")}
     base = {"system": "autoregressive", "name": f"data-{folder.name}", "batching": batching,
             "cluster": {"target": {"devices": group["replicas"]}}}
     where = f"--data {folder}"

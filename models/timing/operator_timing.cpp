@@ -30,9 +30,16 @@ double OperatorTiming::batch_ns(const std::vector<BatchWork>& work) const {
         }
     }
     if (shape.decodes > 0.0) shape.decode_kv /= shape.decodes;
-    shape.experts = roofline_->model().expected_experts(shape.tokens);
+    // A MoE layer on this GPU: the expert-token pairs of every engine sharing its experts that
+    // it serves, as the tokens of one GPU holding them all, and its share of the experts
+    // those engines' tokens touch (parallel_layout.hpp).
+    const ParallelLayout& layout = roofline_->layout();
+    const double group_tokens = layout.expert_tokens(shape.tokens);
+    shape.moe_tokens = group_tokens * layout.expert_compute_share() / static_cast<double>(layout.engines());
+    shape.experts = roofline_->model().expected_experts(group_tokens) *
+                    (layout.engines() > 1 ? layout.expert_weight_share() : 1.0);
     if (shape.prefill_chunk > 0.0) shape.prefill_kv = prefill_weighted_kv / shape.prefill_chunk;
-    double ns = operators_->iteration_ns(shape);
+    double ns = operators_->iteration_ns(shape) + layout.collectives_ns(shape.tokens);
     if (operators_->head_from_roofline()) {
         // The output head the profile did not measure: its weights read once, a row of
         // logits per sequence.

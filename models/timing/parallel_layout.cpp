@@ -23,26 +23,39 @@ ParallelLayout::ParallelLayout(const std::string& where, const ParallelParams& p
         throw ConfigError(tp + " neither divides nor is a multiple of the " + std::to_string(model.kv_heads) +
                           " KV heads of " + model.name);
     const int64_t e = params.expert_parallel;
+    const int64_t d = params.data_parallel;
+    if (d > 1 && e != t * d)
+        throw ConfigError(where + ".data_parallel: " + std::to_string(d) + " engines share their MoE layers only "
+                          "through expert parallel: give expert_parallel " + std::to_string(t * d) +
+                          " (tensor_parallel x data_parallel)");
     if (e > 1) {
         if (model.experts == 0)
             throw ConfigError(where + ".expert_parallel: " + std::to_string(e) + ", but " + model.name +
                               " has no experts");
-        if (e != t)
+        if (e != t && e != t * d)
             throw ConfigError(where + ".expert_parallel: " + std::to_string(e) + " must equal tensor_parallel (" +
                               std::to_string(t) + "): experts spread over the tensor-parallel group");
         if (model.experts % e != 0)
             throw ConfigError(where + ".expert_parallel: " + std::to_string(e) + " does not divide the " +
                               std::to_string(model.experts) + " experts of " + model.name);
     }
-    if (t > 1) {
+    moe_layers_ = static_cast<double>(model.moe_layers());
+    experts_per_token_ = static_cast<double>(model.experts_per_token);
+    if (t > 1 || d > 1) {
         if (link.bandwidth_gbps <= 0.0 || link.efficiency <= 0.0 || link.efficiency > 1.0 || link.latency_ns < 0.0)
-            throw ConfigError(where + ".peer_link: a tensor-parallel group needs a link with positive bandwidth, "
+            throw ConfigError(where + ".peer_link: a parallel group needs a link with positive bandwidth, "
                                       "efficiency in (0, 1] and a non-negative latency");
+    }
+    if (t > 1) {
         share_ = 1.0 / static_cast<double>(t);
         const double kv_heads = static_cast<double>(model.kv_heads);
         const double per_gpu = model.kv_heads >= t ? kv_heads / static_cast<double>(t) : 1.0;
         kv_share_ = model.kv_lora_rank > 0 ? 1.0 : per_gpu / kv_heads;
     }
+    // Whole experts on E GPUs: 1/E of their weights, and D/E of the expert MACs of the D
+    // engines' tokens; sliced (E = 1): every GPU a 1/T slice of each, of this engine's tokens.
+    expert_weight_share_ = e > 1 ? 1.0 / static_cast<double>(e) : share_;
+    expert_compute_share_ = e > 1 ? static_cast<double>(d) / static_cast<double>(e) : share_;
 }
 
 double ParallelLayout::all_reduce_ns(double bytes) const {
@@ -53,9 +66,20 @@ double ParallelLayout::all_reduce_ns(double bytes) const {
            steps / static_cast<double>(t) * bytes / (link_.bandwidth_gbps * link_.efficiency);
 }
 
+double ParallelLayout::all_to_all_ns(double bytes) const {
+    const int64_t e = params_.expert_parallel;
+    if (params_.data_parallel <= 1 || e <= 1) return 0.0;
+    const double others = static_cast<double>(e - 1);
+    return params_.collective_latency_ns + others * link_.latency_ns +
+           others / static_cast<double>(e) * bytes / (link_.bandwidth_gbps * link_.efficiency);
+}
+
 double ParallelLayout::collectives_ns(double tokens) const {
-    if (params_.tensor_parallel <= 1) return 0.0;
-    return 2.0 * layers_ * all_reduce_ns(tokens * hidden_ * params_.activation_bytes);
+    double ns = 0.0;
+    if (params_.tensor_parallel > 1) ns += 2.0 * layers_ * all_reduce_ns(tokens * hidden_ * params_.activation_bytes);
+    if (params_.data_parallel > 1)
+        ns += 2.0 * moe_layers_ * all_to_all_ns(tokens * experts_per_token_ * hidden_ * params_.activation_bytes);
+    return ns;
 }
 
 }  // namespace cosim

@@ -4,15 +4,25 @@
 //   tensor parallel T   each GPU computes 1/T of every layer's MACs and reads 1/T of the
 //                       weights; KV heads shard across the group (a head is copied where
 //                       T exceeds kv_heads, as vLLM does); MLA's latent is copied on each
-//   expert parallel     whole experts on each GPU of the group instead of a 1/T slice of
-//                       each: the same weights and MACs per GPU on average, so the
-//                       roofline charges it as tensor parallel (it differs in GEMM shapes
-//                       and in load imbalance, which the roofline does not see)
+//   expert parallel E   whole experts on each GPU instead of a 1/T slice of each. E = T:
+//                       the experts spread over the tensor-parallel group, the same bytes
+//                       and MACs per GPU on average as the slices, so charged as tensor
+//                       parallel (GEMM shapes and load imbalance, which the roofline does
+//                       not see, differ). E = T x D: the D engines of a pool's data-parallel
+//                       group share their MoE layers (vLLM's data parallel with expert
+//                       parallel): taking the engines as equally loaded, each GPU runs the
+//                       experts it holds for all D engines' tokens, reads 1/E of the experts
+//                       D x n tokens touch and does D/E of their expert MACs
 //   collectives         two all-reduces per layer (after attention and after the MLP) of
 //                       every token's hidden state, a ring over the group's peer link:
 //     all_reduce(S) = collective_latency_ns + 2(T-1) * link latency_ns
 //                     + 2(T-1)/T * S / (link bandwidth * efficiency)
 //                     (NCCL's ring all-reduce: 2(T-1) steps each moving S/T bytes)
+//                       and, across data-parallel engines, two all-to-alls per MoE layer
+//                       (the tokens sent to their experts, the results back) of each
+//                       token's hidden state to each of its k experts:
+//     all_to_all(S) = collective_latency_ns + (E-1) * link latency_ns
+//                     + (E-1)/E * S / (link bandwidth * efficiency)
 // A group of one GPU is the identity: every share 1, no collective.
 // Pure arithmetic: no SystemC.
 #include <cstdint>
@@ -45,15 +55,24 @@ public:
                    const ModelSpec& model);
 
     int64_t gpus() const { return params_.tensor_parallel; }
+    int64_t engines() const { return params_.data_parallel; }
     const ParallelParams& params() const { return params_; }
     const PeerLink& link() const { return link_; }
     // Each GPU's share of the MACs and of the weights.
     double share() const { return share_; }
     // Each GPU's share of the KV cache.
     double kv_share() const { return kv_share_; }
+    // Each GPU's share of the experts' weights and of the expert MACs of the tokens the
+    // group's experts serve, and those tokens for `tokens` of this engine.
+    double expert_weight_share() const { return expert_weight_share_; }
+    double expert_compute_share() const { return expert_compute_share_; }
+    double expert_tokens(double tokens) const { return tokens * static_cast<double>(params_.data_parallel); }
     // One ring all-reduce of `bytes` over the group (0 on one GPU).
     double all_reduce_ns(double bytes) const;
-    // The collectives of one forward pass over `tokens` tokens: two all-reduces a layer.
+    // One all-to-all of `bytes` (each GPU's) over the expert-parallel group (0 on one engine).
+    double all_to_all_ns(double bytes) const;
+    // The collectives of one forward pass over `tokens` tokens: two all-reduces a layer, and
+    // two all-to-alls a MoE layer across data-parallel engines.
     double collectives_ns(double tokens) const;
 
 private:
@@ -61,8 +80,12 @@ private:
     PeerLink link_;
     double share_ = 1.0;
     double kv_share_ = 1.0;
+    double expert_weight_share_ = 1.0;
+    double expert_compute_share_ = 1.0;
     double hidden_ = 0.0;
     double layers_ = 0.0;
+    double moe_layers_ = 0.0;
+    double experts_per_token_ = 0.0;
 };
 
 }  // namespace cosim

@@ -37,14 +37,34 @@ double RooflineTiming::compute_ns(double macs) const {
 double RooflineTiming::sequence_macs(double n, double c) const {
     const double span = n * c + n * (n - 1.0) / 2.0;
     const double head = model_.output_head_macs();
-    return n * (model_.linear_macs_per_token() - head) + head + model_.attention_macs_per_token(1.0) * span;
+    return n * (model_.linear_macs_per_token() - head) + head + model_.attention_macs_per_token(1.0) * span +
+           moe_macs(n);
 }
 
 double RooflineTiming::weight_bytes_for(double tokens) const {
     const double wb = model_.weight_bytes(params_.weight_bytes_per_param);
-    double bytes = model_.dense_streamed_params() * wb;
-    if (model_.experts > 0) bytes += model_.expert_streamed_params(tokens) * model_.expert_bytes(params_.weight_bytes_per_param);
-    return bytes * layout_.share();
+    if (model_.experts == 0) return model_.dense_streamed_params() * wb * layout_.share();
+    // The experts the tokens of every engine sharing them touch, of which this GPU holds its share.
+    return model_.dense_streamed_params() * wb * layout_.share() +
+           model_.expert_streamed_params(layout_.expert_tokens(tokens)) *
+               model_.expert_bytes(params_.weight_bytes_per_param) * layout_.expert_weight_share();
+}
+
+double RooflineTiming::stored_weight_bytes() const {
+    const double wb = params_.weight_bytes_per_param;
+    if (model_.experts == 0) return model_.stored_weight_bytes(wb) * layout_.share();
+    const double routed = model_.expert_params();
+    return (model_.params - routed) * model_.weight_bytes(wb) * layout_.share() +
+           routed * model_.expert_bytes(wb) * layout_.expert_weight_share();
+}
+
+double RooflineTiming::moe_macs(double tokens) const {
+    // compute_ns applies the tensor-parallel share to every MAC; the expert MACs of a GPU
+    // are its expert share instead (parallel_layout.hpp): the difference, in the same units.
+    if (model_.experts == 0 || layout_.expert_compute_share() == layout_.share()) return 0.0;
+    const double expert = tokens * static_cast<double>(model_.experts_per_token) *
+                          static_cast<double>(model_.moe_layers()) * model_.expert_macs();
+    return expert * (layout_.expert_compute_share() / layout_.share() - 1.0);
 }
 
 double RooflineTiming::overhead_ns() const {
@@ -57,7 +77,8 @@ double RooflineTiming::decode_token_ns(int64_t context) const {
 }
 
 double RooflineTiming::decode_compute_ns(int64_t context) const {
-    return compute_ns(model_.linear_macs_per_token() + model_.attention_macs_per_token(static_cast<double>(context)));
+    return compute_ns(model_.linear_macs_per_token() + model_.attention_macs_per_token(static_cast<double>(context)) +
+                      moe_macs(1.0));
 }
 
 double RooflineTiming::decode_memory_ns(int64_t context) const {

@@ -4,7 +4,7 @@
 //   overhead_ns       = forward_overhead_ns + layers * layer_overhead_ns   (eager-mode launches)
 //   a forward pass    = overhead_ns + roofline(compute_ns, memory_ns) + collectives(tokens)
 //   roofline(c, m)    = (c^p + m^p)^(1/p), p = roofline_exponent; p = 0 is the hard max(c, m)
-//   compute_ns        = FLOPs * share / (peak * compute_efficiency)
+//   compute_ns        = FLOPs * share / (peak * compute_efficiency) (the experts' at their share)
 //   memory_ns         = (weight bytes * share + KV bytes read * kv_share) / (bandwidth * memory_efficiency)
 //   weight bytes(n)   = dense weights + the routed experts n tokens touch (model_spec.hpp)
 //   decode token at c : FLOPs of one token over c; KV of c tokens
@@ -61,9 +61,7 @@ public:
     // stored, and the KV bytes of a token of context.
     double streamed_weight_bytes() const { return weight_bytes_for(1.0); }
     double weight_bytes_for(double tokens) const;
-    double stored_weight_bytes() const {
-        return model_.stored_weight_bytes(params_.weight_bytes_per_param) * layout_.share();
-    }
+    double stored_weight_bytes() const;
     double kv_bytes_per_token() const {
         return model_.kv_bytes_per_token(params_.kv_bytes_per_element) * layout_.kv_share();
     }
@@ -76,6 +74,9 @@ private:
     // MACs of one sequence's forward pass of n tokens after c: the layers for every token,
     // the output head once, attention over the spans.
     double sequence_macs(double n, double c) const;
+    // The expert MACs of n tokens that a GPU's expert share adds over its tensor-parallel
+    // share (0 unless the experts span data-parallel engines).
+    double moe_macs(double tokens) const;
 
     GpuParams params_;
     ModelSpec model_;
