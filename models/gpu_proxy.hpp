@@ -1,7 +1,8 @@
 #pragma once
-// One model served on one GPU (or a tensor-parallel group of them, timed, stored and
-// powered as the group: timing/parallel_layout.hpp), batch size 1: its timing (GpuTiming: the latency formula
-// its configuration picks, timing/latency_model.hpp), its memory and power.
+// One model served on one GPU, or on a tensor-parallel group of them (timed, stored and
+// powered as the group: timing/parallel_layout.hpp), batch size 1: its timing (GpuTiming:
+// the latency formula its configuration picks, timing/latency_model.hpp), its memory and
+// power.
 // TLM-2.0: the host's commands arrive on `host` (DeviceCommand: gpu_prefill, gpu_decode,
 // gpu_score, gpu_abort, gpu_batch_decode, gpu_decode_run, gpu_request, gpu_step), one
 // blocking transaction per command; with a batcher, the work goes on through

@@ -32,9 +32,11 @@ std::shared_ptr<const LatencyModel> GpuTiming::latency_for(const LatencyProfile&
 GpuTiming::GpuTiming(const std::string& where, const GpuParams& params, const ModelSpec& model,
                      LatencyProfile profile, const ParallelLayout& layout)
     : roofline_(checked_roofline(where, params, model, layout)), latency_(latency_for(profile, roofline_)) {
-    if (layout.gpus() > 1 && latency_.get() != roofline_.get())
-        throw ConfigError(where + ": a measured profile times one GPU; a tensor-parallel group of " +
-                          std::to_string(layout.gpus()) + " is timed by the roofline (drop the profile)");
+    // A latency table times one GPU alone; an operator profile is one GPU's operators at the
+    // group's degree, its collectives added (operator_timing.hpp).
+    if (layout.gpus() > 1 && dynamic_cast<const MeasuredTiming*>(latency_.get()) != nullptr)
+        throw ConfigError(where + ": a measured latency table times one GPU; a tensor-parallel group of " +
+                          std::to_string(layout.gpus()) + " is timed by the roofline or an operator profile");
 }
 
 GpuTiming::GpuTiming(const std::string& where, const GpuParams& params, const ModelSpec& model,

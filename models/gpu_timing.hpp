@@ -1,6 +1,7 @@
 #pragma once
-// Latency of one model served on one GPU or a parallel group of them: the latency formula its configuration picks
-// (timing/latency_model.hpp), behind one object a GPU proxy and a batcher hold.
+// Latency of one model served on one GPU or a parallel group of them: the latency formula
+// its configuration picks (timing/latency_model.hpp), behind one object a GPU proxy and a
+// batcher hold.
 //   no profile                  RooflineTiming: the roofline with launch overheads
 //   a measured latency table    MeasuredTiming: the table where it has rows, the roofline elsewhere
 //   a measured operator profile OperatorTiming: every forward pass from the operators
@@ -23,8 +24,8 @@ namespace cosim {
 class GpuTiming {
 public:
     // Checks the parameters (ConfigError naming `where`); the profile picks the formula.
-    // `layout`: the group the model spans (one GPU by default). A measured profile times
-    // one GPU; a group of more is refused with one (ConfigError).
+    // `layout`: the group the model spans (one GPU by default). A measured latency table
+    // times one GPU; a group of more is refused with one (ConfigError).
     GpuTiming(const std::string& where, const GpuParams& params, const ModelSpec& model,
               LatencyProfile profile = LatencyProfile(), const ParallelLayout& layout = ParallelLayout());
     // A formula of the caller's own (a C++ user's latency model) in place of the one a

@@ -209,6 +209,14 @@ def test_vidurs_csvs_are_read_for_the_models_shape(tmp_path):
     with pytest.raises(ConfigError, match=r"mlp\.csv: no row for tiny's shape at one GPU \(n_head 2, n_kv_head 1, "
                                           r"n_embd 16"):
         load_operator_profile(folder, cosim.load_model(wrong))
+    # Rows of two tensor-parallel workers serve a group of two: its own times, not one GPU's.
+    (folder / "mlp.csv").write_text(VIDUR_MLP + "0.007,0.007,0.007,0.007,0.007,0.007,0.007,2,1,8,16,32,True,1,2\n")
+    with pytest.raises(ConfigError, match=r"attention\.csv: no prefill row for tiny's shape at 2 GPUs"):
+        load_operator_profile(folder, model, 2)
+    (folder / "attention.csv").write_text(VIDUR_ATTENTION + "0.09,,8,2,1,16,2,4096,1,16,0,True,FLASHINFER\n"
+                                          ",0.05,8,2,1,16,2,4096,1,0,16,False,FLASHINFER\n")
+    two = load_operator_profile(folder, model, 2)
+    assert {t["name"]: list(t["rows"][0]) for t in two.terms}["attn_pre_proj"] == [1, pytest.approx(0.007e6)]
 
 
 def test_a_run_that_needs_a_point_beyond_the_profile_stops_naming_it(setup):
@@ -264,3 +272,51 @@ def test_a_moe_model_needs_its_moe_table_and_a_dense_one_refuses_it(tmp_path):
     (folder / "moe.csv").write_text(MOE + "2,9,27\n")
     with pytest.raises(ConfigError, match=r"moe\.csv:6: tokens >= 1 and activated_experts 1 to 8"):
         load_operator_profile(folder, cosim.load_model(str(model)))
+
+
+def test_a_tensor_parallel_group_takes_its_pass_and_adds_its_all_reduces(tmp_path):
+    from cosim import load_device, load_link, load_model
+    from cosim.config.hardware import ParallelConfig
+    from cosim.schema import _params
+    from cosim._extension import native
+
+    model_file = tmp_path / "tiny.yaml"
+    model_file.write_text(MODEL)
+    folder = tmp_path / "bundle"
+    write_profile(folder / "tp1", meta=None)
+    # The tp2 pass: every dense operator half the tp1 pass's (one GPU's shard).
+    half = "layer,tokens,time_us\n" + "".join(f"{op},{n},{us * (1 if n == 1 else 2) / 2}\n"
+                                              for op, us in DENSE.items() for n in (1, 32))
+    write_profile(folder / "tp2", dense=half, meta=None)
+    (folder / "meta.yaml").write_text(META + "tp_degrees: [1, 2]\n")
+    model = load_model(str(model_file))
+    gpu, link = load_device("rtx3090").gpu, load_link("nvlink4_h100")
+    par = _params.replaced(ParallelConfig(), tensor_parallel=2)
+    profile = load_operator_profile(folder, model, 2).native()
+    (ns,) = native().gpu_timing(_params.native(gpu), _params.native(model), profile, [("decode", 1, 24)],
+                                _params.native(par), _params.native(link))["ns"]
+    # The decode of the first test on the halved dense operators, and two ring all-reduces a
+    # layer of one token's 8 BF16 values over two GPUs: 6600 + 2 x 600 + 16 / 360 ns each.
+    all_reduce = 6600 + 2 * link.latency_ns + 16 / (link.bandwidth_gbps * link.efficiency)
+    assert ns == pytest.approx((dense_us(1) / 2 + 2 * 12 + 100 + 5) * 1e3 + 2 * 2 * all_reduce)
+    with pytest.raises(ConfigError, match=r"bundle: no tp4/ pass for tensor_parallel 4 \(the bundle's: tp1, tp2\)"):
+        load_operator_profile(folder, model, 4)
+
+
+def test_a_role_takes_its_groups_pass_and_a_latency_table_stays_on_one_gpu(tmp_path):
+    model_file = tmp_path / "tiny.yaml"
+    model_file.write_text(MODEL)
+    folder = tmp_path / "bundle"
+    write_profile(folder / "tp1", meta=None)
+    (folder / "meta.yaml").write_text(META)
+    target = {"device": "rtx3090", "model": str(model_file), "parallel": {"tensor_parallel": 2},
+              "peer_link": "pcie_gen4_x16", "profile": str(folder)}
+    with pytest.raises(ConfigError, match=r"bundle: no tp2/ pass for tensor_parallel 2 \(the bundle's: tp1\)"):
+        cosim.scenario("autoregressive", target=target)
+    write_profile(folder / "tp2", meta=None)
+    scn = cosim.scenario("autoregressive", target=target)
+    assert scn.target.parallel.tensor_parallel == 2
+    table = tmp_path / "lat.csv"
+    table.write_text("phase,tokens,context,seconds\ndecode,1,0,0.01\nprefill,16,0,0.02\n")
+    with pytest.raises(ConfigError, match=r"tensor_parallel: 2 with a latency CSV, which times one GPU"):
+        cosim.scenario("autoregressive", target={**target, "profile": str(table)})

@@ -15,7 +15,8 @@ from ..validation import CASES, case_names
 from .. import validation
 
 EXAMPLE = "cosim validate --out out/validation"
-DATA_EXAMPLE = "cosim validate --data cosim/data/validation/rtxpro6000-qwen3-30b-a3b --device rtx-pro-6000 --out out/mine"
+DATA_EXAMPLE = ("cosim validate --data cosim/data/validation/rtxpro6000-qwen3-30b-a3b --device rtx-pro-6000 "
+                "--out out/mine")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

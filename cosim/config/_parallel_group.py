@@ -11,6 +11,7 @@ from ..devices import Device
 from ..errors import ConfigError
 from ..schema import _params
 from ..schema._yamlio import LocatedDict, Where
+from ..devices._operator_profile import load_operator_profile
 from .hardware import ParallelConfig, PcieLinkConfig, file_ref, load_link
 
 
@@ -47,11 +48,15 @@ def role_group(data: LocatedDict, where: Where, base: Path | None, device: Devic
 
 def check_group(role: Any) -> None:
     """A role's parallel group against its model (heads, KV heads and experts split evenly
-    across it, a measured profile only on one GPU): ConfigError ``parallel.<field>: ...``
-    (the native check names its fields so)."""
+    across it; a latency CSV only on one GPU, an operator profile's pass at the group's
+    degree): ConfigError ``parallel.<field>: ...`` (the native check names its fields so)."""
     if role.peer_link is None or role.parallel == ParallelConfig():
         return
-    if role.profile is not None and role.parallel.tensor_parallel > 1:
-        raise ConfigError(f"parallel.tensor_parallel: {role.parallel.tensor_parallel} with a measured profile, which times "
-                          f"one GPU; the roofline times a group (drop the profile)")
+    tp = role.parallel.tensor_parallel
+    if role.profile is not None and tp > 1:
+        if not Path(role.profile).is_dir():
+            raise ConfigError(f"parallel.tensor_parallel: {tp} with a latency CSV, which times one GPU; give an "
+                              f"operator profile with a tp{tp}/ pass, or drop the profile (the roofline times a "
+                              f"group)")
+        load_operator_profile(role.profile, role.model, tp)
     devices.kind_of(role.device).group_memory(role)

@@ -50,10 +50,10 @@ def kv_bytes_per_token(model: Any, kv_bytes_per_element: float) -> float:
 _OTHERS: dict[str, type] = {"nvlink": NvlinkConfig, "pcie": PcieLinkConfig, "model": ModelConfig}
 _FOLDERS = {"device": "devices", "link": "links", "model": "models"}
 
-__all__ = ["Device", "FpgaAcceleratorConfig", "FpgaDevice", "FpgaProfileConfig", "GpuConfig", "GpuDevice", "HbmConfig",
-           "ModelConfig", "NvlinkConfig", "PROJECTIONS", "ParallelConfig", "PcieLinkConfig", "PowerConfig", "builtin_names", "builtin_path",
-           "file_ref", "fpga_profile_native", "kind_of", "kv_bytes_per_token", "load_device", "load_link", "load_model",
-           "rtl_kvmu_missing"]
+__all__ = ["Device", "FpgaAcceleratorConfig", "FpgaDevice", "FpgaProfileConfig", "GpuConfig", "GpuDevice",
+           "HbmConfig", "ModelConfig", "NvlinkConfig", "PROJECTIONS", "ParallelConfig", "PcieLinkConfig",
+           "PowerConfig", "builtin_names", "builtin_path", "file_ref", "fpga_profile_native", "kind_of",
+           "kv_bytes_per_token", "load_device", "load_link", "load_model", "rtl_kvmu_missing"]
 
 
 def _data_dir(folder: str) -> Path:

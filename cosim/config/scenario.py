@@ -266,7 +266,8 @@ def _role(data: Any, where: Where, default_device: str, default_model: str, role
         place = data.where_of("link") if "link" in data else (_params.origin(device, "host_link") or where)
         raise ConfigError(f"{place}: {exc}") from None
     parallel, peer_link = role_group(data, where, base, device)
-    made = Role(device, model, link, _profile(data, base, device, model), parallel, peer_link)
+    made = Role(device, model, link, _profile(data, base, device, model, parallel.tensor_parallel), parallel,
+                peer_link)
     try:
         check_group(made)
     except ConfigError as exc:
@@ -275,9 +276,10 @@ def _role(data: Any, where: Where, default_device: str, default_model: str, role
     return made
 
 
-def _profile(data: LocatedDict, base: Path | None, device: Device, model: ModelConfig) -> str | None:
+def _profile(data: LocatedDict, base: Path | None, device: Device, model: ModelConfig, tp: int = 1) -> str | None:
     """A role's measured latency profile: its CSV path, or a folder of measured operator times
-    (LLMServingSim's or Vidur's, docs/hardware.md), from the scenario's folder, checked now."""
+    (LLMServingSim's or Vidur's, docs/hardware.md; its pass at the role's tensor-parallel
+    degree ``tp``), from the scenario's folder, checked now."""
     if "profile" not in data:
         return None
     where, given = data.where_of("profile"), data["profile"]
@@ -291,7 +293,7 @@ def _profile(data: LocatedDict, base: Path | None, device: Device, model: ModelC
         path = base / path
     try:
         if path.is_dir():
-            load_operator_profile(path, model)
+            load_operator_profile(path, model, tp)
         else:
             load_latency_profile(path)
     except ConfigError as exc:

@@ -1,6 +1,7 @@
 """Folders of measured operator times as a GPU role's latency model (docs/hardware.md,
 "Operator profiles"): LLMServingSim's profiler bundle (``meta.yaml``, ``dense.csv``,
-``attention.csv``, ``per_sequence.csv``, at the top or in ``tp1/``; times in microseconds,
+``attention.csv``, ``per_sequence.csv``, at the top or in ``tp1/``, ``tp2/``, ... for a
+tensor-parallel group of that many GPUs; times in microseconds,
 one transformer layer) or Vidur's profiling CSVs (``mlp.csv`` and ``attention.csv``, times in
 milliseconds, rows for several model shapes). Every file is checked line by line; an error
 names the file, line and field. The native model (models/operator_profile.hpp) sums the
@@ -176,9 +177,21 @@ def _yaml_meta(path: Path, model: Any) -> None:
                       f"{model.name} has {field} {getattr(model, field)!r}{at}")
 
 
-def _llmservingsim(folder: Path, model: Any) -> OperatorProfile:
-    # One GPU's profile: the top folder, or tp1/ of a bundle profiled at several degrees.
-    base = folder / "tp1" if (folder / "tp1").is_dir() else folder
+def _pass(folder: Path, tp: int) -> Path:
+    """The folder of a bundle's pass at tensor-parallel degree ``tp``: ``tp{tp}/``, or the top
+    folder for one GPU where the bundle has no tp1/."""
+    if (folder / f"tp{tp}").is_dir():
+        return folder / f"tp{tp}"
+    if tp == 1:
+        return folder
+    passes = sorted(p.name for p in folder.glob("tp*") if p.is_dir()) or ["one GPU's, at the top"]
+    raise ConfigError(f"{folder}: no tp{tp}/ pass for tensor_parallel {tp} (the bundle's: {', '.join(passes)})")
+
+
+def _llmservingsim(folder: Path, model: Any, tp: int) -> OperatorProfile:
+    # One GPU's operators at the group's degree: the top folder, or tp{tp}/ of a bundle
+    # profiled at several degrees (LLMServingSim profiles one GPU's shard at each).
+    base = _pass(folder, tp)
     _yaml_meta(folder / "meta.yaml", model)
     dense = _Csv(base / "dense.csv", ("layer", "tokens", "time_us"))
     layers = _by_layer(dense, "tokens", (*LSS_PER_LAYER, *LSS_ONCE), US)
@@ -234,12 +247,12 @@ def _moe(path: Path, model: Any) -> dict[str, Any]:
                  points.unique())
 
 
-def _matches(csvfile: _Csv, line: int, row: list[str], columns: dict[str, str], model: Any) -> bool:
+def _matches(csvfile: _Csv, line: int, row: list[str], columns: dict[str, str], model: Any, tp: int) -> bool:
     if model is None:
         return True
     return all(csvfile.number(line, row, column, whole=True) == getattr(model, field)
                for column, field in columns.items()) and \
-        csvfile.number(line, row, "num_tensor_parallel_workers", whole=True) == 1
+        csvfile.number(line, row, "num_tensor_parallel_workers", whole=True) == tp
 
 
 def _mean_by_first(points: PointTable) -> np.ndarray:
@@ -250,7 +263,11 @@ def _mean_by_first(points: PointTable) -> np.ndarray:
     return np.column_stack((xs, np.bincount(which, rows[:, 1]) / np.bincount(which)))
 
 
-def _vidur(folder: Path, model: Any) -> OperatorProfile:
+def _gpus(tp: int) -> str:
+    return "one GPU" if tp == 1 else f"{tp} GPUs (num_tensor_parallel_workers {tp})"
+
+
+def _vidur(folder: Path, model: Any, tp: int) -> OperatorProfile:
     mlp = _Csv(folder / "mlp.csv", ("num_tokens", "num_tensor_parallel_workers", *VIDUR_MODEL_COLUMNS))
     ops = [op for op in (*VIDUR_PER_LAYER, "emb") if f"time_stats.{op}.median" in mlp.header]
     for op in VIDUR_REQUIRED:
@@ -258,13 +275,13 @@ def _vidur(folder: Path, model: Any) -> OperatorProfile:
             raise ConfigError(f"{mlp.path}:1: time_stats.{op}.median: missing column")
     repeats = {op: PointTable(mlp.path, 2) for op in ops}
     for line, row in mlp.rows():
-        if not _matches(mlp, line, row, VIDUR_MODEL_COLUMNS, model):
+        if not _matches(mlp, line, row, VIDUR_MODEL_COLUMNS, model, tp):
             continue
         tokens = mlp.number(line, row, "num_tokens", whole=True)
         for op in ops:
             repeats[op].add(line, [tokens, mlp.number(line, row, f"time_stats.{op}.median", time_ns=MS)])
     if not len(repeats[ops[0]]):
-        raise ConfigError(f"{mlp.path}: no row for {model.name}'s shape at one GPU ("
+        raise ConfigError(f"{mlp.path}: no row for {model.name}'s shape at {_gpus(tp)} ("
                           + ", ".join(f"{c} {getattr(model, f)}" for c, f in VIDUR_MODEL_COLUMNS.items()) + ")")
     attn = _Csv(folder / "attention.csv", ("is_prefill", "batch_size", "prefill_chunk_size", "kv_cache_size",
                                            "num_tensor_parallel_workers", *VIDUR_ATTENTION_MODEL,
@@ -272,7 +289,7 @@ def _vidur(folder: Path, model: Any) -> OperatorProfile:
     prefill, decode, save = PointTable(attn.path, 3), PointTable(attn.path, 3), PointTable(attn.path, 2)
     has_save = "time_stats.attn_kv_cache_save.median" in attn.header
     for line, row in attn.rows():
-        if not _matches(attn, line, row, VIDUR_ATTENTION_MODEL, model):
+        if not _matches(attn, line, row, VIDUR_ATTENTION_MODEL, model, tp):
             continue
         flag = attn.text(row, "is_prefill").lower()
         if flag not in ("true", "false"):
@@ -289,7 +306,7 @@ def _vidur(folder: Path, model: Any) -> OperatorProfile:
             save.add(line, [x, attn.number(line, row, "time_stats.attn_kv_cache_save.median", time_ns=MS)])
     if not len(prefill) or not len(decode):
         raise ConfigError(f"{attn.path}: no {'prefill' if not len(prefill) else 'decode'} row for {model.name}'s "
-                          f"shape at one GPU")
+                          f"shape at {_gpus(tp)}")
     n = model.layers if model is not None else 1
     terms = [_term(op, "tokens", 1 if op == "emb" else n, mlp.path, ("num_tokens",), _mean_by_first(points))
              for op, points in repeats.items()]
@@ -312,7 +329,7 @@ VIDUR_FILES = ("mlp.csv", "attention.csv")
 LSS_MARKS = ("meta.yaml", "dense.csv", "per_sequence.csv", "tp1")
 
 
-def _format(path: Path) -> tuple[str, tuple[Path, ...]]:
+def _format(path: Path, tp: int) -> tuple[str, tuple[Path, ...]]:
     """Which format a folder holds, and the files it reads: refused when it holds neither,
     or the marks of both (it would be read as one and silently not as the other)."""
     vidur = (path / "mlp.csv").exists()
@@ -323,7 +340,7 @@ def _format(path: Path) -> tuple[str, tuple[Path, ...]]:
     if vidur:
         return "vidur", tuple(path / name for name in VIDUR_FILES)
     if lss:
-        base = path / "tp1" if (path / "tp1").is_dir() else path
+        base = _pass(path, tp)
         return "llmservingsim", (path / "meta.yaml", *(base / name for name in (*LSS_FILES, "moe.csv")))
     raise ConfigError(f"{path}: not an operator profile: expected LLMServingSim's meta.yaml, dense.csv, "
                       f"attention.csv and per_sequence.csv, or Vidur's mlp.csv and attention.csv")
@@ -345,20 +362,22 @@ def _stamp(files: tuple[Path, ...]) -> tuple:
 # A profile is read once a process (and a forked worker inherits it): the scenario's check
 # and the run's description take the same tables.
 @functools.lru_cache(maxsize=8)
-def _cached(folder: str, kind: str, stamp: tuple, model: Any) -> OperatorProfile:
+def _cached(folder: str, kind: str, stamp: tuple, model: Any, tp: int) -> OperatorProfile:
     path = Path(folder)
-    return _vidur(path, model) if kind == "vidur" else _llmservingsim(path, model)
+    return _vidur(path, model, tp) if kind == "vidur" else _llmservingsim(path, model, tp)
 
 
-def load_operator_profile(folder: str | Path, model: Any = None) -> OperatorProfile:
+def load_operator_profile(folder: str | Path, model: Any = None, tensor_parallel: int = 1) -> OperatorProfile:
     """The folder's operator profile for ``model`` (its layers scale the per-layer operators;
-    its shape picks Vidur's rows and is checked against LLMServingSim's meta.yaml)."""
+    its shape picks Vidur's rows and is checked against LLMServingSim's meta.yaml), one
+    GPU's of a tensor-parallel group of ``tensor_parallel``: LLMServingSim's ``tp{N}/``
+    pass, Vidur's rows of that many workers."""
     path = Path(folder)
     try:
         if not path.is_dir():
             raise ConfigError(f"{path}: no such folder")
-        kind, files = _format(path)
+        kind, files = _format(path, tensor_parallel)
         resolved = str(path.resolve())
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read the folder: {exc.strerror}") from None
-    return _cached(resolved, kind, _stamp(files), model)
+    return _cached(resolved, kind, _stamp(files), model, tensor_parallel)

@@ -19,13 +19,13 @@ from ._serving_sections import batching_section, cluster_section, serving_sectio
 from ..schema._toggles import OPTIONS
 
 
-def profile_native(profile: str | None, model: Any) -> Any:
+def profile_native(profile: str | None, model: Any, tensor_parallel: int = 1) -> Any:
     """A role's measured profile as the native models take it: a latency CSV's rows, or a
-    folder's operator profile for the role's model."""
+    folder's operator profile for the role's model (its pass at the role's degree)."""
     if profile is None:
         return None
     if Path(profile).is_dir():
-        return load_operator_profile(profile, model).native()
+        return load_operator_profile(profile, model, tensor_parallel).native()
     return load_latency_profile(profile).native()
 
 
@@ -33,7 +33,7 @@ def role_section(scn: Scenario, role: str) -> dict[str, Any]:
     """The engine's section for one role: its device kind's (cosim/devices/), with the role's
     measured profile."""
     r = getattr(scn, role)
-    return devices.kind_of(r.device).native(r, scn, profile_native(r.profile, r.model))
+    return devices.kind_of(r.device).native(r, scn, profile_native(r.profile, r.model, r.parallel.tensor_parallel))
 
 
 def options_section(scn: Scenario) -> dict[str, Any]:

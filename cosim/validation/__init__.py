@@ -30,8 +30,8 @@ CASES: dict[str, str] = {
                  "inter-token latency, power and energy per token against the engine's steady state",
 }
 
-__all__ = ["CASES", "FILES", "Row", "case_names", "check_row", "csv_text", "figure_png", "format_table", "inputs", "run",
-           "summary", "user_rows", "write_figure"]
+__all__ = ["CASES", "FILES", "Row", "case_names", "check_row", "csv_text", "figure_png", "format_table", "inputs",
+           "run", "summary", "user_rows", "write_figure"]
 
 # What `cosim validate` writes in its --out folder.
 FILES = ("validation.csv", "validation.json", "validation.png")

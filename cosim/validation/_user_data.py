@@ -137,14 +137,10 @@ def bench_folder(folder: Path, device: str | None, model_ref: str | None, label:
     variants = {"roofline": build_scenario({**base, "target": target}, source=where)}
     profile = folder / "profile"
     if profile.is_dir():
-        if group["tensor_parallel"] > 1:
-            notes.append("the profile times one GPU; the tensor-parallel run is timed by the roofline alone")
-        else:
-            try:
-                variants["profile"] = build_scenario({**base, "target": {**target, "profile": str(profile)}},
-                                                     source=where)
-            except ConfigError as exc:
-                notes.append(f"the profile is not used: {exc}")
+        try:  # its pass at the run's tensor-parallel degree
+            variants["profile"] = build_scenario({**base, "target": {**target, "profile": str(profile)}}, source=where)
+        except ConfigError as exc:
+            notes.append(f"the profile is not used: {exc}")
     trace = log.to_trace("engine")
     measured = log.measured()
     rows = []

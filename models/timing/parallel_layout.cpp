@@ -18,7 +18,8 @@ ParallelLayout::ParallelLayout(const std::string& where, const ParallelParams& p
     // vLLM's rules: the query heads split evenly; KV heads split evenly, or each is copied
     // onto T / kv_heads GPUs.
     if (model.heads % t != 0)
-        throw ConfigError(tp + " does not divide the " + std::to_string(model.heads) + " attention heads of " + model.name);
+        throw ConfigError(tp + " does not divide the " + std::to_string(model.heads) + " attention heads of " +
+                          model.name);
     if (model.kv_lora_rank == 0 && model.kv_heads % t != 0 && t % model.kv_heads != 0)
         throw ConfigError(tp + " neither divides nor is a multiple of the " + std::to_string(model.kv_heads) +
                           " KV heads of " + model.name);

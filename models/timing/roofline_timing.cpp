@@ -31,7 +31,8 @@ double RooflineTiming::roofline(double compute_ns, double memory_ns) const {
 
 double RooflineTiming::compute_ns(double macs) const {
     check_argument_non_negative("GpuTiming::compute_ns", "macs", macs);
-    return kFlopsPerMac * macs * layout_.share() / (params_.peak_tflops * params_.compute_efficiency * kFlopsPerNsPerTflops);
+    return kFlopsPerMac * macs * layout_.share() /
+           (params_.peak_tflops * params_.compute_efficiency * kFlopsPerNsPerTflops);
 }
 
 double RooflineTiming::sequence_macs(double n, double c) const {
@@ -73,7 +74,8 @@ double RooflineTiming::overhead_ns() const {
 
 double RooflineTiming::decode_token_ns(int64_t context) const {
     check_argument_non_negative("GpuTiming::decode_token_ns", "context", static_cast<double>(context));
-    return overhead_ns() + roofline(decode_compute_ns(context), decode_memory_ns(context)) + layout_.collectives_ns(1.0);
+    return overhead_ns() + roofline(decode_compute_ns(context), decode_memory_ns(context)) +
+           layout_.collectives_ns(1.0);
 }
 
 double RooflineTiming::decode_compute_ns(int64_t context) const {

@@ -11,8 +11,8 @@
 //   prefill n at c    : FLOPs = 2 * (n * layer MACs + output head MACs + attention MACs over
 //                       spans c+0 .. c+n-1); KV of c + n tokens
 //   a batch           : overhead_ns + roofline(sum FLOPs, (weights(sum tokens) + sum KV bytes))
-//                       + collectives(sum tokens), the weights read once, a decode token at c reading c tokens of KV, a prefill chunk
-//                       of n at c reading c + n
+//                       + collectives(sum tokens), the weights read once, a decode token at
+//                       c reading c tokens of KV, a prefill chunk of n at c reading c + n
 // The output head runs once per sequence (on its last token), as serving engines compute
 // logits only where they sample. The smooth roofline is how a GEMM leaves the memory floor:
 // neither term hides the other completely near the ridge, where a hard max is too fast.
