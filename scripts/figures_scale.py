@@ -14,7 +14,7 @@ from cosim.validation import _mlenergy as mlenergy
 from cosim.validation import _moe_serving as moe
 
 from figures_report import traces
-from figures_serving import case_errors, rows
+from figures_serving import case_errors, rows, vllm_within
 
 
 def by_group() -> str:
@@ -33,14 +33,6 @@ def by_group() -> str:
     return "\n".join(lines)
 
 
-def moe_within(variant: str, quantity: str) -> str:
-    """The largest absolute error of the MoE replay's mean and p99 of one quantity."""
-    case = f"{moe.CASE} ({variant})"
-    errors = [abs(r.error) for r in rows() if r.case == case and r.quantity in (f"{quantity} mean", f"{quantity} p99")]
-    assert len(errors) == 2, (case, quantity)
-    return f"{max(errors):.1%}"
-
-
 @functools.lru_cache(maxsize=1)
 def at_scale() -> tuple[str, ...]:
     """The report's verdict lines of its "HeteroReason at scale" section, at its defaults."""
@@ -54,7 +46,7 @@ FIGURES: dict[str, Callable[[], str]] = {
     "validation_mlenergy_power": lambda: case_errors(f"{mlenergy.CASE} (power)"),
     "validation_mlenergy_energy": lambda: case_errors(f"{mlenergy.CASE} (energy)"),
     "mlenergy_by_group": by_group,
-    "validation_moe_profile_tpot": lambda: moe_within("profile", "TPOT"),
-    "validation_moe_profile_ttft": lambda: moe_within("profile", "TTFT"),
+    "validation_moe_profile_tpot": lambda: vllm_within("profile", "TPOT", moe.CASE),
+    "validation_moe_profile_ttft": lambda: vllm_within("profile", "TTFT", moe.CASE),
     "at_scale": lambda: "\n".join(at_scale()),
 }

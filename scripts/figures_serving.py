@@ -62,9 +62,10 @@ def case_errors(case: str) -> str:
     return f"median |error| {median:.1%}, worst {worst.error:+.1%}: {worst.quantity}"
 
 
-def vllm_within(variant: str, quantity: str) -> str:
-    """The largest absolute error of a vLLM replay's mean and p99 of one quantity."""
-    case = f"{vllm_case.CASE} ({variant})"
+def vllm_within(variant: str, quantity: str, name: str = vllm_case.CASE) -> str:
+    """The largest absolute error of a vLLM replay's mean and p99 of one quantity (the
+    replay of case ``name``, the RTX 4090's by default)."""
+    case = f"{name} ({variant})"
     errors = [abs(r.error) for r in rows() if r.case == case and r.quantity in (f"{quantity} mean", f"{quantity} p99")]
     assert len(errors) == 2, (case, quantity)
     return f"{max(errors):.1%}"

@@ -28,14 +28,7 @@ def role_group(data: LocatedDict, where: Where, base: Path | None, device: Devic
     given = data.get("parallel") or {}
     if not isinstance(given, dict):
         raise ConfigError(f"{data.where_of('parallel')}: expected a mapping such as {{tensor_parallel: 2}}")
-    parallel = ParallelConfig()
-    for name, value in given.items():
-        place = given.where_of(name) if isinstance(given, LocatedDict) else where
-        try:
-            parallel = _params.replace(parallel, name, value, where=place if place.file else None)
-        except ConfigError as exc:
-            at = f"{place.file}:{place.line}: " if place.line else f"{place.file}: " if place.file else ""
-            raise ConfigError(f"{at}{where.path}.parallel.{exc}") from None
+    parallel = _params.replace_given(ParallelConfig(), given, where, "parallel")
     ref = data.get("peer_link") or device.peer_link or device.host_link
     try:
         link = load_link(file_ref(ref, base))

@@ -244,13 +244,7 @@ def _role(data: Any, where: Where, default_device: str, default_model: str, role
     overrides = data.get("overrides") or {}
     if not isinstance(overrides, dict):
         raise ConfigError(f"{data.where_of('overrides')}: expected a mapping of parameter paths to values")
-    for path, value in overrides.items():
-        place = overrides.where_of(path) if isinstance(overrides, LocatedDict) else where
-        try:
-            device = _params.replace(device, path, value, where=place if place.file else None)
-        except ConfigError as exc:
-            at = f"{place.file}:{place.line}: " if place.line else f"{place.file}: " if place.file else ""
-            raise ConfigError(f"{at}{where.path}.overrides.{exc}") from None
+    device = _params.replace_given(device, overrides, where, "overrides")
     kinds = devices.serving(role)
     if devices.kind_of(device) not in kinds:
         raise ConfigError(f"{data.where_of('device') if 'device' in data else where}: the {role} runs on "

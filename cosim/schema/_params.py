@@ -408,3 +408,16 @@ def replace(config: T, path: str, value: Any, _prefix: str = "", where: Where | 
     origins[name] = dataclasses.replace(where or Where("<code>", None, f"{_prefix}{name}"), cited=cited)
     set_origins(changed, origins)
     return changed
+
+
+def replace_given(config: T, given: Any, where: Where, part: str) -> T:
+    """``config`` with each ``path: value`` of a file's mapping set (``replace``), each change
+    keeping the file line it was given at; errors read ``FILE:LINE: <where>.<part>.<path>: ...``."""
+    for path, value in given.items():
+        place = given.where_of(path) if isinstance(given, LocatedDict) else where
+        try:
+            config = replace(config, path, value, where=place if place.file else None)
+        except ConfigError as exc:
+            at = f"{place.file}:{place.line}: " if place.line else f"{place.file}: " if place.file else ""
+            raise ConfigError(f"{at}{where.path}.{part}.{exc}") from None
+    return config

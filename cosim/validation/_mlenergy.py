@@ -135,7 +135,7 @@ def read(path: Path) -> tuple[dict[str, Any], list[Configuration]]:
     return data, out
 
 
-def predicted_step_ns(device: Any, model: Any, config: Configuration, prompt: int) -> float:
+def predicted_step_ns(device: Any, model: Any, link: Any, config: Configuration, prompt: int) -> float:
     """The step the median inter-token latency samples (the module's docstring)."""
     batch = max(1, round(config.batch))
     context = round(prompt + config.running_output)
@@ -143,7 +143,6 @@ def predicted_step_ns(device: Any, model: Any, config: Configuration, prompt: in
     prefill = round(prompt * max(1.0, ends_per_step)) if ends_per_step >= 0.5 else 0
     parallel = _params.replaced(ParallelConfig(), tensor_parallel=config.tensor_parallel,
                                 expert_parallel=config.expert_parallel)
-    link = load_link(device.peer_link or device.host_link)
     step = (batch, context, prefill, 0)
     return native().gpu_batch_ns(_params.native(device.gpu), _params.native(model), _params.native(parallel),
                                  _params.native(link), [step], True)[0]
@@ -161,10 +160,11 @@ def rows_of(path: Path, device_ref: Any = DEVICE, model_ref: Any = None, label: 
     if task not in PROMPT_TOKENS:
         raise ConfigError(f"{path}: task {task!r}: prompt lengths are known for {', '.join(PROMPT_TOKENS)}")
     device, model = load_device(device_ref), load_model(model_ref)
+    link = load_link(device.peer_link or device.host_link)  # the GPUs' own, as a role's group takes it
     short = str(model_id).split("/")[-1]
     out = []
     for config in configs:
-        ns = predicted_step_ns(device, model, config, PROMPT_TOKENS[task])
+        ns = predicted_step_ns(device, model, link, config, PROMPT_TOKENS[task])
         power = config.gpus * device.power.decode_w
         group = f"tp{config.tensor_parallel}" + (f" ep{config.expert_parallel}" if config.expert_parallel > 1 else "")
         name = f"{short} {task} {group}, {config.max_num_seqs} seqs"
