@@ -79,6 +79,9 @@ PYBIND11_MODULE(_native, m) {
           py::arg("points"), py::arg("parallel") = py::none(), py::arg("peer_link") = py::none());
     m.def("gpu_batch_ns", &cosim::bindings::gpu_batch_ns, py::arg("gpu"), py::arg("model"), py::arg("parallel"),
           py::arg("peer_link"), py::arg("batches"), py::arg("overlap_host"));
+    m.def("gpu_batch_power", &cosim::bindings::gpu_batch_power, py::arg("gpu"), py::arg("model"), py::arg("parallel"),
+          py::arg("peer_link"), py::arg("power"), py::arg("batches"), py::arg("overlap_host"),
+          py::arg("step_ns") = py::none());
     m.def("param_declarations", &cosim::bindings::param_declarations);
     // Pure rules the Python side shares with the models (no SystemC, run anywhere).
     m.def("can_backtrack", &cosim::can_backtrack, py::arg("step"), py::arg("backtracks"), py::arg("max_backtracks"));

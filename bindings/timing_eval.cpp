@@ -109,25 +109,67 @@ py::dict gpu_timing(const py::dict& gpu, const py::dict& model, const py::object
     return out;
 }
 
+namespace {
+// One step's work: (decodes, their context, prefill tokens, the prefill's context).
+std::vector<BatchWork> step_work(const py::handle& item) {
+    const auto b = item.cast<py::tuple>();
+    if (b.size() != 4) throw ConfigError("a step is (decodes, their context, prefill tokens, its context)");
+    const auto sequences = b[0].cast<int64_t>();
+    const auto context = b[1].cast<int64_t>();
+    const auto prefill = b[2].cast<int64_t>();
+    const auto prefill_context = b[3].cast<int64_t>();
+    if (sequences < 0 || context < 0 || prefill < 0 || prefill_context < 0 || sequences + prefill < 1)
+        throw ConfigError("a step has a decode or a prefill token, and no count below 0");
+    std::vector<BatchWork> work(static_cast<size_t>(sequences), BatchWork{1, context, true});
+    if (prefill > 0) work.push_back(BatchWork{prefill, prefill_context, false});
+    return work;
+}
+
+GpuTiming roofline_timing(const py::dict& gpu, const py::dict& model, const py::object& parallel,
+                          const py::object& peer_link) {
+    const ModelSpec spec = model_spec(model);
+    return GpuTiming("gpu", gpu_params(gpu), spec, LatencyProfile(),
+                     parallel_layout(parallel, peer_link, spec, "parallel"));
+}
+}  // namespace
+
 py::list gpu_batch_ns(const py::dict& gpu, const py::dict& model, const py::object& parallel,
                       const py::object& peer_link, const py::list& batches, bool overlap_host) {
-    const ModelSpec spec = model_spec(model);
-    const GpuTiming timing("gpu", gpu_params(gpu), spec, LatencyProfile(),
-                           parallel_layout(parallel, peer_link, spec, "parallel"));
+    const GpuTiming timing = roofline_timing(gpu, model, parallel, peer_link);
     py::list out;
-    for (auto item : batches) {
-        const auto b = item.cast<py::tuple>();
-        if (b.size() != 4) throw ConfigError("a step is (decodes, their context, prefill tokens, its context)");
-        const auto sequences = b[0].cast<int64_t>();
-        const auto context = b[1].cast<int64_t>();
-        const auto prefill = b[2].cast<int64_t>();
-        const auto prefill_context = b[3].cast<int64_t>();
-        if (sequences < 0 || context < 0 || prefill < 0 || prefill_context < 0 || sequences + prefill < 1)
-            throw ConfigError("a step has a decode or a prefill token, and no count below 0");
-        std::vector<BatchWork> work(static_cast<size_t>(sequences), BatchWork{1, context, true});
-        if (prefill > 0) work.push_back(BatchWork{prefill, prefill_context, false});
-        out.append(timing.step_ns(work, overlap_host));
+    for (auto item : batches) out.append(timing.step_ns(step_work(item), overlap_host));
+    return out;
+}
+
+py::dict gpu_batch_power(const py::dict& gpu, const py::dict& model, const py::object& parallel,
+                         const py::object& peer_link, const py::dict& power, const py::list& batches,
+                         bool overlap_host, const py::object& step_ns) {
+    const GpuTiming timing = roofline_timing(gpu, model, parallel, peer_link);
+    const PowerParams watts = power_params(power);
+    watts.validate("power");
+    std::vector<double> given;
+    if (!step_ns.is_none()) given = step_ns.cast<std::vector<double>>();
+    if (!given.empty() && given.size() != batches.size())
+        throw ConfigError("step_ns: one time per step (" + std::to_string(batches.size()) + "), got " +
+                          std::to_string(given.size()));
+    py::list ns_out, flops, bytes, busy;
+    for (size_t i = 0; i < batches.size(); ++i) {
+        const std::vector<BatchWork> work = step_work(batches[i]);
+        const double ns = given.empty() ? timing.step_ns(work, overlap_host) : given[i];
+        if (!(ns > 0.0)) throw ConfigError("step_ns[" + std::to_string(i) + "]: must be > 0");
+        const StepWork w = timing.work(work);
+        bool prefilling = false;
+        for (const BatchWork& b : work) prefilling = prefilling || !b.decode;
+        ns_out.append(ns);
+        flops.append(w.flops);
+        bytes.append(w.bytes);
+        busy.append(timing.busy_w(watts, prefilling ? PowerState::prefill : PowerState::decode, w, ns));
     }
+    py::dict out;
+    out["ns"] = ns_out;
+    out["flops"] = flops;
+    out["bytes"] = bytes;
+    out["watts"] = busy;
     return out;
 }
 

@@ -20,5 +20,12 @@ pybind11::dict gpu_timing(const pybind11::dict& gpu, const pybind11::dict& model
 // parallel group (the roofline: no profile); overlap_host as GpuTiming::step_ns.
 pybind11::list gpu_batch_ns(const pybind11::dict& gpu, const pybind11::dict& model, const pybind11::object& parallel,
                             const pybind11::object& peer_link, const pybind11::list& batches, bool overlap_host);
+// The same steps' work on one GPU of the group (FLOPs, bytes) and the power one GPU draws
+// over each (`power`: one GPU's; its load model, or the state's power), each step taking
+// `step_ns` where given (a measured step) or the roofline's time.
+pybind11::dict gpu_batch_power(const pybind11::dict& gpu, const pybind11::dict& model,
+                               const pybind11::object& parallel, const pybind11::object& peer_link,
+                               const pybind11::dict& power, const pybind11::list& batches, bool overlap_host,
+                               const pybind11::object& step_ns);
 
 }  // namespace cosim::bindings

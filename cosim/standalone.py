@@ -310,6 +310,10 @@ def power_timeline(device: Any, segments: Iterable[Sequence[Any]]) -> RunResult:
     """Holds the device in each ``(state, duration_ns)`` in turn; returns energy per state and in total."""
     cfg = load_device(device) if not hasattr(device, "idle_w") else None
     power = device if cfg is None else cfg.power
+    if power.limit_w > 0:
+        raise ConfigError(f"power_timeline: {getattr(cfg, 'name', 'the device')} draws the load model, whose busy "
+                          f"power depends on the work in each interval, not on its state alone; time its work "
+                          f"with a simulation, or give state powers")
     script, end_ns = [], 0.0
     for i, (state, duration) in enumerate(segments):
         ns = time_ns(duration, f"segments[{i}] duration_ns", end_ns)  # the timeline ends within the clock

@@ -131,9 +131,15 @@ void GpuBatcher::run() {
         for (const auto& [item, tokens] : batch)
             passes[item->timing].push_back(BatchWork{tokens, item->context, item->decode});
         double ns = 0.0;
-        for (const auto& [timing, work] : passes) ns += timing->batch_ns(work);
+        StepWork done;
+        for (const auto& [timing, work] : passes) {
+            ns += timing->batch_ns(work);
+            if (power_.params().load_model()) done += timing->work(work);
+        }
         const PowerState state = prefilling ? PowerState::prefill : PowerState::decode;
-        power_.set_state(state);
+        // The models on one GPU share its peaks: their passes' work over the iteration's time.
+        const double watts = passes.begin()->first->busy_w(power_.params(), state, done, ns);
+        power_.set_state(state, watts);
         sc_core::sc_time pass;
         try {
             pass = duration_ns(ns);
@@ -152,7 +158,7 @@ void GpuBatcher::run() {
         busy_ns_ += ns;
         ++iterations_;
         batched_sequences_ += static_cast<int64_t>(batch.size());
-        const double share = ns * power_.params().watts(state) * kJoulesPerWattNs / static_cast<double>(batch.size());
+        const double share = ns * watts * kJoulesPerWattNs / static_cast<double>(batch.size());
         for (const auto& [item, tokens] : batch) {
             item->energy_j += share;
             if (item->cancelled) continue;

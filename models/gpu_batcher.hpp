@@ -7,7 +7,8 @@
 // batch_ns); a batch of one is timed exactly as a lone operation. Sequences join
 // and leave between iterations; an abort releases its caller at once (the token in
 // flight is lost, the iteration goes on for the others). Power: prefill while an
-// iteration holds a prefill chunk, decode otherwise, idle between.
+// iteration holds a prefill chunk, decode otherwise, idle between; with the load model, the
+// power of the iteration's work over its time (power_params.hpp).
 // KV memory: the sequences of one iteration must hold their KV caches (context plus the
 // tokens computed) within `kv_budget_bytes` together, as vLLM admits sequences only while
 // their KV blocks fit; work that does not fit waits, in order, for a later iteration.

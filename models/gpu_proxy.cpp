@@ -13,13 +13,32 @@ HbmParams memory_params(const GpuParams& p) {
     return HbmParams{p.memory_bytes, 1, p.memory_bandwidth_gbps, p.memory_efficiency};
 }
 
-// A group of GPUs draws each state's power on every GPU of it.
+// A group of GPUs draws each state's power on every GPU of it (the load model's idle and
+// limit too: every GPU of the group carries the same load).
 PowerParams group_power(PowerParams p, int64_t gpus) {
     const double n = static_cast<double>(gpus);
     p.idle_w *= n;
     p.prefill_w *= n;
     p.decode_w *= n;
     p.transfer_w *= n;
+    p.limit_w *= n;
+    return p;
+}
+
+// A prefill of this many tokens sets the load model's nominal prefill power.
+constexpr int64_t kNominalPrefillTokens = 512;
+
+// The load model's nominal state powers, for work simulated outside the proxy (a GPU
+// draft's passes the host times itself): a lone decode at the start of the context and a
+// lone prompt prefill. The proxy's own operations draw the power of their actual load.
+PowerParams nominal(PowerParams p, const GpuTiming& t) {
+    if (!p.load_model()) return p;
+    p.validate("power");  // the load model's own checks first, naming it
+    const std::vector<BatchWork> decode{BatchWork{1, 0, true}};
+    p.decode_w = t.busy_w(p, PowerState::decode, t.work(decode), t.decode_token_ns(0));
+    const int64_t n = std::max<int64_t>(1, std::min<int64_t>(kNominalPrefillTokens, t.model().context_window));
+    const std::vector<BatchWork> prefill{BatchWork{n, 0, false}};
+    p.prefill_w = t.busy_w(p, PowerState::prefill, t.work(prefill), t.prefill_ns(n, 0));
     return p;
 }
 }  // namespace
@@ -31,7 +50,8 @@ GpuProxy::GpuProxy(sc_core::sc_module_name name, const GpuParams& params, const 
       batcher_port("batcher_port"),
       timing_(this->name(), params, model, std::move(profile), layout),
       memory_(std::string(this->name()) + ".memory", memory_params(params)),
-      own_power_(std::make_unique<Power>(this->name(), layout.gpus() > 1 ? group_power(power, layout.gpus()) : power)),
+      own_power_(std::make_unique<Power>(this->name(), nominal(layout.gpus() > 1 ? group_power(power, layout.gpus())
+                                                                                 : power, timing_))),
       power_(own_power_.get()) {
     init(kv_reserve);
 }
@@ -43,7 +63,7 @@ GpuProxy::GpuProxy(sc_core::sc_module_name name, const GpuParams& params, const 
       batcher_port("batcher_port"),
       timing_(this->name(), params, model, std::move(latency)),
       memory_(std::string(this->name()) + ".memory", memory_params(params)),
-      own_power_(std::make_unique<Power>(this->name(), power)),
+      own_power_(std::make_unique<Power>(this->name(), nominal(power, timing_))),
       power_(own_power_.get()) {
     init(kv_reserve);
 }
@@ -91,11 +111,13 @@ bool GpuProxy::prefill(int64_t tokens, int64_t context, AbortSignal* abort, bool
         last_work_ns_ = c.work_ns;
     } else {
         const double start = now_ns();
-        power_->set_state(PowerState::prefill);
-        done = wait_unless_aborted(prefill_ns(tokens, context), abort);
+        const double ns = prefill_ns(tokens, context);
+        const double watts = busy_w(PowerState::prefill, {BatchWork{tokens, context, false}}, ns);
+        power_->set_state(PowerState::prefill, watts);
+        done = wait_unless_aborted(ns, abort);
         power_->set_state(PowerState::idle);
         last_work_ns_ = now_ns() - start;
-        last_energy_j_ = last_work_ns_ * power_->params().prefill_w * kJoulesPerWattNs;
+        last_energy_j_ = last_work_ns_ * watts * kJoulesPerWattNs;
     }
     if (done) tokens_prefilled_ += tokens;
     return done;
@@ -108,7 +130,9 @@ int64_t GpuProxy::decode(int64_t tokens, int64_t context, AbortSignal* abort) {
         throw SimulationError(std::string(name()) + ": decoding to " + std::to_string(context + tokens) +
                               " tokens exceeds the context window of " + model().name + " (" +
                               std::to_string(model().context_window) + ")");
-    power_->set_state(PowerState::decode);
+    // The load of its first token: the context moves little over one decode.
+    power_->set_state(PowerState::decode,
+                      busy_w(PowerState::decode, {BatchWork{1, context, true}}, decode_token_ns(context)));
     int64_t decoded = 0;
     while (decoded < tokens) {
         if (!wait_unless_aborted(decode_token_ns(context + decoded), abort)) break;
@@ -140,7 +164,9 @@ int64_t GpuProxy::decode_run(DecodeRun& run, int64_t context, AbortSignal* abort
     check_argument_non_negative("GpuProxy::decode_run", "context", static_cast<double>(context));
     int64_t decoded = 0;
     uint64_t head_start = 0;  // kernel time units already spent on the token under way
-    power_->set_state(PowerState::decode);
+    const int64_t first = context + run.generated;
+    power_->set_state(PowerState::decode,
+                      busy_w(PowerState::decode, {BatchWork{1, first, true}}, decode_token_ns(first)));
     while (run.generated < run.limit) {
         // One wait up to the limit, cut short by an abort or by the host changing the
         // limit or asking for the stream; a stream is told when each token will be done.
@@ -182,15 +208,23 @@ void GpuProxy::serve_request(int64_t prompt, int64_t output, DeviceCommand& c) {
     const double overhead = params().request_overhead_ns;
     if (overhead > 0.0) sc_core::wait(duration_ns(overhead));
     c.started_units = now_units();
-    power_->set_state(PowerState::prefill);
-    sc_core::wait(duration_ns(prefill_ns(prompt, 0)));
+    const double prefill = prefill_ns(prompt, 0);
+    power_->set_state(PowerState::prefill, busy_w(PowerState::prefill, {BatchWork{prompt, 0, false}}, prefill));
+    sc_core::wait(duration_ns(prefill));
     c.first_token_units = now_units();
     tokens_prefilled_ += prompt;
     if (output > 1) {
         // Token i (i >= 1) is decoded after the prompt and the i - 1 tokens before it.
         double decode_ns = 0.0;
         for (int64_t i = 0; i + 1 < output; ++i) decode_ns += decode_token_ns(prompt + i);
-        power_->set_state(PowerState::decode);
+        // One power over the decodes: their summed work over their summed time.
+        double watts = power_->params().decode_w;
+        if (power_->params().load_model()) {
+            StepWork work;
+            for (int64_t i = 0; i + 1 < output; ++i) work += timing_.work({BatchWork{1, prompt + i, true}});
+            watts = timing_.busy_w(power_->params(), PowerState::decode, work, decode_ns);
+        }
+        power_->set_state(PowerState::decode, watts);
         sc_core::wait(duration_ns(decode_ns));
         tokens_decoded_ += output - 1;
     }
@@ -207,11 +241,12 @@ void GpuProxy::forward_step(DeviceCommand& c) {
     for (const BatchWork& w : *c.batch) prefilling = prefilling || !w.decode;
     const double ns = timing_.step_ns(*c.batch, c.overlap_host);
     const PowerState state = prefilling ? PowerState::prefill : PowerState::decode;
-    power_->set_state(state);
+    const double watts = busy_w(state, *c.batch, ns);
+    power_->set_state(state, watts);
     sc_core::wait(duration_ns(ns));
     power_->set_state(PowerState::idle);
     c.work_ns = ns;
-    c.energy_j = ns * power_->params().watts(state) * kJoulesPerWattNs;
+    c.energy_j = ns * watts * kJoulesPerWattNs;
 }
 
 void GpuProxy::b_transport(int /*initiator*/, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {

@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <systemc>
 #include <tlm>
@@ -93,6 +94,11 @@ public:
     sc_core::sc_event token_ready;  // notified per decoded token once enabled
     void enable_token_events() { token_events_ = true; }
 
+    // What this GPU draws busy in `state` over a pass of `ns` doing `work` (its load model's
+    // power, or the state's).
+    double busy_w(PowerState state, const std::vector<BatchWork>& work, double ns) const {
+        return timing_.busy_w(power_->params(), state, timing_.work(work), ns);
+    }
     const Power& power() const { return *power_; }
     Power& power() { return *power_; }
     const GpuParams& params() const { return timing_.params(); }

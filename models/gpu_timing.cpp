@@ -52,6 +52,15 @@ double GpuTiming::step_ns(const std::vector<BatchWork>& work, bool overlap_host)
     return ns;
 }
 
+double GpuTiming::busy_w(const PowerParams& power, PowerState state, const StepWork& work, double ns) const {
+    if (!power.load_model()) return power.watts(state);
+    if (ns <= 0.0) return power.load_w(0.0, 0.0);
+    // Utilisation against the datasheet peaks: FLOP/ns over TFLOP/s x 1e3, bytes/ns over GB/s.
+    const double compute = work.flops / (params().peak_tflops * 1e3 * ns);
+    const double memory = work.bytes / (params().memory_bandwidth_gbps * ns);
+    return power.load_w(compute, memory);
+}
+
 double GpuTiming::decode_token_ns(int64_t context) const {
     check_argument_non_negative("GpuTiming::decode_token_ns", "context", static_cast<double>(context));
     return latency_->decode_token_ns(context);

@@ -17,6 +17,7 @@
 #include "latency_model.hpp"
 #include "latency_profile.hpp"
 #include "model_spec.hpp"
+#include "power_params.hpp"
 #include "roofline_timing.hpp"
 
 namespace cosim {
@@ -49,6 +50,13 @@ public:
     // the longer of its forward overhead and the rest, not their sum (measured profiles
     // time the GPU's kernels alone: nothing to overlap).
     double step_ns(const std::vector<BatchWork>& work, bool overlap_host) const;
+
+    // One GPU's FLOPs and bytes in a batch (a lone operation: a batch of one), whichever
+    // formula times it: the work is the model's, not the formula's.
+    StepWork work(const std::vector<BatchWork>& batch) const { return roofline_->work(batch); }
+    // What `power` draws in `state` over a pass of `ns` doing `work` on each GPU: the load
+    // model's power at the pass's utilisation (power_params.hpp), or the state's power.
+    double busy_w(const PowerParams& power, PowerState state, const StepWork& work, double ns) const;
 
     // The roofline's terms.
     double overhead_ns() const { return roofline_->overhead_ns(); }

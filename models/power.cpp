@@ -1,6 +1,8 @@
 #include "sim_time.hpp"
 #include "power.hpp"
 
+#include <cmath>
+
 #include "errors.hpp"
 
 namespace cosim {
@@ -17,6 +19,21 @@ const char* power_state_name(PowerState state) {
 
 void PowerParams::validate(const std::string& where) const {
     COSIM_POWER_PARAMS(COSIM_CHECK_PARAM)
+    if (load_model()) {
+        if (limit_w <= idle_w)
+            throw ConfigError(where + ".limit_w: " + std::to_string(limit_w) + " W is not above idle_w (" +
+                              std::to_string(idle_w) + " W): the load model rises from idle to the limit");
+        if (busy_load + compute_load + memory_load <= 0.0)
+            throw ConfigError(where + ": the load model (limit_w > 0) needs busy_load, compute_load or memory_load "
+                                      "above 0, or a busy GPU draws its idle power");
+    } else if (prefill_w <= 0.0 && decode_w <= 0.0) {
+        throw ConfigError(where + ": give prefill_w and decode_w (state powers) or limit_w (the load model)");
+    }
+}
+
+double PowerParams::load_w(double compute_utilisation, double memory_utilisation) const {
+    const double load = busy_load + compute_load * compute_utilisation + memory_load * memory_utilisation;
+    return idle_w + (limit_w - idle_w) * -std::expm1(-load);
 }
 
 double PowerParams::watts(PowerState state) const {
@@ -32,21 +49,30 @@ double PowerParams::watts(PowerState state) const {
 Power::Power(std::string device, const PowerParams& params)
     : device_(std::move(device)), params_(params), since_(sc_core::sc_time_stamp()) {
     params_.validate(device_ + ".power");
+    watts_ = params_.idle_w;
 }
 
 void Power::settle() const {
     const sc_core::sc_time now = sc_core::sc_time_stamp();
     const uint64_t elapsed = (now - since_).value();
     units_[static_cast<int>(state_)] += elapsed;
+    const double declared = params_.watts(state_);
+    if (watts_ != declared)
+        extra_j_[static_cast<int>(state_)] += units_to_ns(elapsed) * (watts_ - declared) * kJoulesPerWattNs;
     since_change_ += elapsed;
     since_ = now;
 }
 
-void Power::set_state(PowerState state) {
+void Power::set_state(PowerState state, double watts) {
     settle();
+    if (!std::isfinite(watts) || watts < 0.0)
+        throw SimulationError(device_ + ".power: " + power_state_name(state) + " drawing " + std::to_string(watts) +
+                              " W");
     state_ = state;
+    watts_ = watts;
+    if (state != PowerState::idle) last_busy_w_ = watts;
     since_change_ = 0;
-    if (observer_) observer_(state, params_.watts(state));
+    if (observer_) observer_(state, watts);
 }
 
 void Power::book(PowerState state, uint64_t units) {
@@ -58,6 +84,10 @@ void Power::book(PowerState state, uint64_t units) {
     units_[static_cast<int>(state_)] -= units;
     units_[static_cast<int>(state)] += units;
     since_change_ -= units;
+    // The moved time draws the booked state's declared power, not the current state's.
+    const double declared = params_.watts(state_);
+    if (watts_ != declared)
+        extra_j_[static_cast<int>(state_)] -= units_to_ns(units) * (watts_ - declared) * kJoulesPerWattNs;
 }
 
 double Power::time_ns(PowerState state) const {
@@ -66,7 +96,9 @@ double Power::time_ns(PowerState state) const {
 }
 
 double Power::energy_j(PowerState state) const {
-    return time_ns(state) * params_.watts(state) * kJoulesPerWattNs;
+    const double declared = time_ns(state) * params_.watts(state) * kJoulesPerWattNs;
+    const double extra = extra_j_[static_cast<int>(state)];
+    return extra == 0.0 ? declared : declared + extra;
 }
 
 double Power::energy_j() const {

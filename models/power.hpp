@@ -1,6 +1,7 @@
 #pragma once
 // Per-device power: the device is always in exactly one state, and energy is
-// the integral of that state's power over simulated time, idle included.
+// the integral of its power over simulated time, idle included. A state draws its declared
+// power (power_params.hpp), or the power its caller gives on entering it (a GPU's load model).
 #include <array>
 #include <cstdint>
 #include <functional>
@@ -8,30 +9,24 @@
 
 #include <systemc>
 
-#include "param_rules.hpp"
+#include "power_params.hpp"
 
 namespace cosim {
-
-enum class PowerState : int { idle = 0, prefill = 1, decode = 2, transfer = 3 };
-constexpr int kPowerStateCount = 4;
-const char* power_state_name(PowerState state);
-
-struct PowerParams {
-    COSIM_POWER_PARAMS(COSIM_DECLARE_PARAM)
-
-    void validate(const std::string& where) const;
-    double watts(PowerState state) const;
-};
 
 class Power {
 public:
     Power(std::string device, const PowerParams& params);
 
-    // Enters `state` at the current simulated time.
-    void set_state(PowerState state);
+    // Enters `state` at the current simulated time, drawing its declared power.
+    void set_state(PowerState state) { set_state(state, params_.watts(state)); }
+    // Enters `state` drawing `watts` (a GPU's load model: power_params.hpp).
+    void set_state(PowerState state, double watts);
+    // The power of the busy state entered last (what an activity in it drew).
+    double last_busy_w() const { return last_busy_w_; }
     // Moves `units` (kernel time units) of the time spent since the last state change
     // from the current state to `state`: work a caller simulated in one piece (a batch of
-    // shadow-sync passes) without entering each state at its instant. The observer is not told.
+    // shadow-sync passes) without entering each state at its instant, at their declared
+    // powers. The observer is not told.
     void book(PowerState state, uint64_t units);
     // Called on every state change with the new state and its power (waveforms).
     void set_observer(std::function<void(PowerState, double watts)> observer) { observer_ = std::move(observer); }
@@ -55,6 +50,11 @@ private:
     // Kernel units, not ns: integers sum the same however the time is split.
     mutable std::array<uint64_t, kPowerStateCount> units_{};
     mutable uint64_t since_change_ = 0;  // units booked to the current state since it was entered
+    double watts_ = 0.0;                 // what the current state draws
+    double last_busy_w_ = 0.0;
+    // Energy beyond the declared powers, per state: 0 unless a caller gave its own watts,
+    // so a device of state powers sums its integer time exactly as before.
+    mutable std::array<double, kPowerStateCount> extra_j_{};
     std::function<void(PowerState, double)> observer_;
 };
 

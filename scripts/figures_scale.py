@@ -33,6 +33,19 @@ def by_group() -> str:
     return "\n".join(lines)
 
 
+def power_split() -> str:
+    """A markdown table: the power and energy rows' median and largest |error|, over the
+    configurations the load model was fitted to and over those held out."""
+    lines = ["| quantity | configurations | median \\|error\\| | largest \\|error\\| | past 20% |", "|---|---|---|---|---|"]
+    for what in ("power", "energy"):
+        for tag in ("fitted", "held out"):
+            found = [abs(r.error) for r in rows() if r.case == f"{mlenergy.CASE} ({what})"
+                     and r.quantity.endswith(f"({tag})")]
+            lines.append(f"| {'GPU power' if what == 'power' else 'J/token'}, {tag} | {len(found)} | "
+                         f"{statistics.median(found):.1%} | {max(found):.1%} | {sum(e > 0.2 for e in found)} |")
+    return "\n".join(lines)
+
+
 @functools.lru_cache(maxsize=1)
 def at_scale() -> tuple[str, ...]:
     """The report's verdict lines of its "HeteroReason at scale" section, at its defaults."""
@@ -46,6 +59,7 @@ FIGURES: dict[str, Callable[[], str]] = {
     "validation_mlenergy_power": lambda: case_errors(f"{mlenergy.CASE} (power)"),
     "validation_mlenergy_energy": lambda: case_errors(f"{mlenergy.CASE} (energy)"),
     "mlenergy_by_group": by_group,
+    "mlenergy_power_split": power_split,
     "validation_moe_profile_tpot": lambda: vllm_within("profile", "TPOT", moe.CASE),
     "validation_moe_profile_ttft": lambda: vllm_within("profile", "TTFT", moe.CASE),
     "at_scale": lambda: "\n".join(at_scale()),

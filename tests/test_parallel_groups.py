@@ -176,8 +176,23 @@ def test_a_tensor_parallel_target_serves_with_each_gpus_share_and_every_gpus_pow
     first = per.column("ttft_s")[0]
     assert per.column("latency_s")[0] - first == pytest.approx(decodes * 1e-9, rel=1e-9)
     prefill = first - g.request_overhead_ns * 1e-9
-    joules = 2 * (power.idle_w * g.request_overhead_ns * 1e-9 + power.prefill_w * prefill
-                  + power.decode_w * decodes * 1e-9)
+    # Each GPU draws the load model's power (docs/hardware.md) at its utilisation: the
+    # prefill's FLOPs and bytes over its time, the decodes' summed over theirs.
+    m, wb = group.m, g.weight_bytes_per_param
+    att, head, dense = 2 * m.layers * m.heads * m.head_dim, m.hidden * m.vocab, group.dense_params()
+    prefill_flops = 2 * (200 * (dense - head) + head + att * 200 * 199 / 2) / 2
+    prefill_bytes = dense / 2 * wb + 200 * group.kv_bytes()
+    decode_flops = sum(2 * (dense + att * (200 + i)) / 2 for i in range(49))
+    decode_bytes = sum(dense / 2 * wb + (200 + i) * group.kv_bytes() for i in range(49))
+
+    def watts(flops, nbytes, seconds):
+        load = power.busy_load + power.compute_load * flops / (g.peak_tflops * 1e12 * seconds) + \
+            power.memory_load * nbytes / (g.memory_bandwidth_gbps * 1e9 * seconds)
+        return power.idle_w + (power.limit_w - power.idle_w) * (1 - math.exp(-load))
+
+    joules = 2 * (power.idle_w * g.request_overhead_ns * 1e-9
+                  + watts(prefill_flops, prefill_bytes, prefill) * prefill
+                  + watts(decode_flops, decode_bytes, decodes * 1e-9) * decodes * 1e-9)
     assert per.column("energy_j")[0] == pytest.approx(joules, rel=1e-9)
 
 

@@ -3,6 +3,7 @@ the ML.ENERGY prediction worked again from its rule (docs/validation.md), and ba
 named in one line."""
 
 import json
+import math
 import shutil
 
 import pytest
@@ -11,7 +12,7 @@ from cosim import ConfigError, load_device
 from cosim.validation import _mlenergy as mlenergy
 from cosim.validation._user_data import rows_for
 from conftest import run_cli
-from test_parallel_groups import Group
+from test_parallel_groups import Group, roofline
 
 CONFIG = {"avg_batch_size": 8.0, "avg_output_len": 3000.0, "avg_power_watts": 500.0, "energy_per_token_joules": 0.5,
           "gpu_model": "H100", "max_num_seqs": 8, "median_itl_ms": 10.0, "num_gpus": 2,
@@ -37,9 +38,23 @@ def test_a_configuration_is_predicted_by_its_rule(tmp_path):
     hand = Group("h100-sxm", "qwen3-8b", 2).decode_batch(8, round(250 + 13e6 / 6000))
     overhead = load_device("h100-sxm").gpu.forward_overhead_ns
     assert itl["predicted"] == pytest.approx(max(overhead, hand - overhead) / 1e6, rel=1e-9)
-    decode_w = load_device("h100-sxm").power.decode_w
-    assert power["predicted"] == 2 * decode_w
-    assert energy["predicted"] == pytest.approx(2 * decode_w * itl["predicted"] / 1e3 / 8)
+    # Power and energy: the mean step, B / E[L] x P = 8 / 3000 x 250 = 0.67, so one prompt
+    # token prefilled beside the 8 decodes, over its own time, on the H100's load model.
+    group = Group("h100-sxm", "qwen3-8b", 2)
+    m, g = group.m, group.g
+    att = 2 * m.layers * m.heads * m.head_dim
+    flops = 2 * (9 * group.dense_params() + 8 * att * 2417) / 2  # one GPU's half
+    nbytes = group.dense_params() / 2 * g.weight_bytes_per_param + (8 * 2417 + 1) * group.kv_bytes()
+    compute = flops / (g.peak_tflops * g.compute_efficiency * 1e3)
+    memory = nbytes / (g.memory_bandwidth_gbps * g.memory_efficiency)
+    ns = overhead + roofline(compute, memory, g.roofline_exponent) + 2 * m.layers * group.all_reduce(9 * m.hidden * 2)
+    ns = max(overhead, ns - overhead)
+    p = load_device("h100-sxm").power
+    load = p.busy_load + p.compute_load * flops / (g.peak_tflops * 1e3 * ns) + \
+        p.memory_load * nbytes / (g.memory_bandwidth_gbps * ns)
+    watts = 2 * (p.idle_w + (p.limit_w - p.idle_w) * (1 - math.exp(-load)))
+    assert power["predicted"] == pytest.approx(watts, rel=1e-9)
+    assert energy["predicted"] == pytest.approx(watts * ns / 1e9 / 8, rel=1e-9)
     assert itl["case"] == "data run (ITL)" and "tp2" in itl["quantity"]
 
 

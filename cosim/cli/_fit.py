@@ -1,4 +1,5 @@
-"""`cosim fit fpga|gpu MEASURED.csv --device D [--model M] [--params a,b] [--out F.yaml]`."""
+"""`cosim fit fpga|gpu MEASURED.csv --device D [--model M] [--params a,b] [--out F.yaml]`, and
+`cosim fit power SERIES.csv --device D [--model M] [--params a,b] [--out F.yaml]`."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from ..outputs._check import check_files
 from ..schema._units import parse_quantity
 from ..errors import ConfigError
 from ..fit import FITTERS, KINDS, DeviceKindError, write_device
-from ..fit._device_yaml import fit_inputs
+from ..fit._device_yaml import fit_inputs, source_file, write_fitted_device
+from ..fit._power import HEADER as POWER_HEADER, POWER_PARAMS, fit_power
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -27,6 +29,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         p.add_argument("--params", help=f"comma-separated parameters to fit (default: {f.default_params})")
         p.add_argument("--out", help="write the device YAML with the fitted values here")
         p.set_defaults(func=cmd_fit)
+    p = kinds.add_parser("power", help=f"fit a GPU's load model ({', '.join(POWER_PARAMS)}) to a measured power "
+                                       f"series")
+    p.add_argument("measured", help=f"CSV {','.join(POWER_HEADER)}: per row an interval of steady serving, the "
+                                    f"step it repeated, its measured time and the group's average power")
+    p.add_argument("--device", default="h100-sxm", help="the GPU, with its idle and limit power (default h100-sxm)")
+    p.add_argument("--model", help="the model of rows whose model cell is empty")
+    p.add_argument("--params", help=f"comma-separated parameters to fit (default: {', '.join(POWER_PARAMS)})")
+    p.add_argument("--out", help="write the device YAML with the fitted values here")
+    p.set_defaults(func=cmd_fit_power)
 
 
 def cmd_fit(args: argparse.Namespace) -> int:
@@ -50,5 +61,22 @@ def cmd_fit(args: argparse.Namespace) -> int:
     print(result.table())
     if out is not None:
         write_device(result, args.device, out)
+        print(f"\nwrote {out}")
+    return 0
+
+
+def cmd_fit_power(args: argparse.Namespace) -> int:
+    out = None
+    if args.out:
+        reads = {f"the fit's input power series {args.measured}": args.measured,
+                 f"the device file {source_file(args.device)} the fit starts from": source_file(args.device)}
+        out, = check_files([("--out", args.out)], reads)
+        writable_file(out, "--out")
+    result = fit_power(args.measured, args.device, args.model, args.params)
+    print(f"power fit of {args.device} to {args.measured}:\n")
+    print(result.table())
+    if out is not None:
+        write_fitted_device(args.device, "power", result.citations(),
+                            f"load model fitted by cosim fit power to {result.source}", out)
         print(f"\nwrote {out}")
     return 0

@@ -101,11 +101,25 @@ HBM = Group("hbm", "HbmConfig", "HbmParams", "COSIM_HBM_PARAMS", "High-bandwidth
     Decl("efficiency", float, "share of peak a pseudo-channel sustains on long streaming reads", rule="fraction"),
 ))
 
-POWER = Group("power", "PowerConfig", "PowerParams", "COSIM_POWER_PARAMS", "Board power per state.", (
+POWER = Group("power", "PowerConfig", "PowerParams", "COSIM_POWER_PARAMS",
+              "Board power per state, or a GPU's busy power from its load (docs/hardware.md).", (
     Decl("idle_w", float, "board power when idle", rule="non_negative"),
-    Decl("prefill_w", float, "board power while prefilling", rule="non_negative"),
-    Decl("decode_w", float, "board power while decoding", rule="non_negative"),
+    Decl("prefill_w", float, "board power while prefilling (state powers; 0 with the load model)",
+         rule="non_negative", default=0.0),
+    Decl("decode_w", float, "board power while decoding (state powers; 0 with the load model)",
+         rule="non_negative", default=0.0),
     Decl("transfer_w", float, "board power while only moving data", rule="non_negative"),
+    # The load model: busy power = idle + (limit - idle) * (1 - exp(-load)),
+    # load = busy_load + compute_load * Uc + memory_load * Um (docs/hardware.md).
+    Decl("limit_w", float, "a GPU's power limit, which its busy power approaches as its load grows; > 0 turns the "
+                           "load model on in place of prefill_w and decode_w (0: state powers)",
+         rule="non_negative", default=0.0),
+    Decl("busy_load", float, "the load model's load of a busy GPU whatever its utilisation (clocks up, kernels "
+                             "resident, host stalls between kernels)", rule="non_negative", default=0.0),
+    Decl("compute_load", float, "the load model's load per unit of tensor-core utilisation (FLOP rate / peak)",
+         rule="non_negative", default=0.0),
+    Decl("memory_load", float, "the load model's load per unit of memory-bandwidth utilisation (byte rate / peak)",
+         rule="non_negative", default=0.0),
 ))
 
 FPGA = Group("fpga", "FpgaAcceleratorConfig", "FpgaAcceleratorParams", "COSIM_FPGA_ACCELERATOR_PARAMS",

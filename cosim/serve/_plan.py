@@ -47,8 +47,9 @@ def pools(draft: int, contexts: int, prm: int, target: int) -> ClusterDict:
 
 def device_costs(scn: Scenario) -> dict[str, float]:
     """Each role's cost per device, by default its highest power state in watts (the power a
-    deployment provisions for it), from the scenario's device descriptions; a device whose
-    model spans a tensor-parallel group costs that many GPUs."""
+    deployment provisions for it; a GPU of the load model: its power limit), from the
+    scenario's device descriptions; a device whose model spans a tensor-parallel group costs
+    that many GPUs."""
     costs = {}
     pools = systems.of(scn).pools()
     for role in ROLES:
@@ -56,7 +57,7 @@ def device_costs(scn: Scenario) -> dict[str, float]:
             costs[role] = 0.0  # a pool the system does not have (the target alone's): none to provision
             continue
         power = getattr(scn, role).device.power
-        costs[role] = max(power.idle_w, power.prefill_w, power.decode_w, power.transfer_w) * \
+        costs[role] = max(power.idle_w, power.prefill_w, power.decode_w, power.transfer_w, power.limit_w) * \
             getattr(scn, role).parallel.tensor_parallel
     return costs
 

@@ -17,8 +17,14 @@ benchmark's vLLM settings give it), with nothing taken from the measured latenci
 - the GPUs: the configuration's tensor and expert parallel group over NVLink
   (cosim/data/links/nvlink4_h100.yaml).
 
-Power and energy per token are set beside the measured ones with the device's decode power
-on every GPU of the group: the device library's estimates, which these rows test.
+Power and energy per token are predicted on the mean step rather than the median one: the
+same batch, with the prompt tokens of the requests that end in an average step prefilled
+beside it (P * B / E[L] of them, however few), timed by the same model. The group draws the
+device's load model (docs/hardware.md) at that step's utilisation over its predicted time;
+energy per token is that power times the step's time over its batch. The load model's
+coefficients were fitted to the even-numbered configurations of each file (the first, the
+third, ...; power_series.csv beside them, measured step times), so the odd-numbered ones are
+held out: each power row says which it is.
 
 The same reader takes a user's own ML.ENERGY model JSON (``cosim validate --data``)."""
 
@@ -36,6 +42,7 @@ from .._inputs import MAX_YAML_BYTES
 from ..config.hardware import ParallelConfig, load_device, load_link, load_model
 from .._extension import native
 from ..errors import ConfigError
+from ..fit._power import HEADER, PowerPoint, group_watts
 from ..schema import _params
 
 CASE = "mlenergy-h100"
@@ -135,15 +142,59 @@ def read(path: Path) -> tuple[dict[str, Any], list[Configuration]]:
     return data, out
 
 
-def predicted_step_ns(device: Any, model: Any, link: Any, config: Configuration, prompt: int) -> float:
-    """The step the median inter-token latency samples (the module's docstring)."""
+def mean_step(config: Configuration, prompt: int) -> tuple[int, int, int, int]:
+    """The engine's average step: the batch at its running context, and the prompt tokens of
+    the B / E[L] requests that end in a step prefilled beside it."""
+    batch = max(1, round(config.batch))
+    return (batch, round(prompt + config.running_output), round(prompt * batch / config.mean_output), 0)
+
+
+def fitted(index: int) -> bool:
+    """Whether a configuration (its place in its file) is one the H100's load model was fitted to."""
+    return index % 2 == 0
+
+
+def power_points(path: Path, only_fitted: bool = True) -> list[PowerPoint]:
+    """A benchmark JSON's configurations as a power series (cosim fit power): each its mean
+    step, measured taking avg_batch_size / output throughput, at its average power."""
+    data, configs = read(path)
+    model, prompt = MODELS.get(data.get("model_id")), PROMPT_TOKENS.get(data.get("task"))
+    if model is None or prompt is None:
+        raise ConfigError(f"{path}: model_id {data.get('model_id')!r} or task {data.get('task')!r} is not one "
+                          f"this reader knows")
+    out = []
+    for i, (raw, config) in enumerate(zip(data["configurations"], configs)):
+        if only_fitted and not fitted(i):
+            continue
+        decodes, context, prefill, _ = mean_step(config, prompt)
+        seconds = config.batch / _number(raw, "output_throughput_tokens_per_sec", f"{path}: configurations[{i}]")
+        out.append(PowerPoint(model, config.tensor_parallel, config.expert_parallel, decodes, context, prefill,
+                              seconds, config.power_w))
+    return out
+
+
+def power_series_text() -> str:
+    """The power series the H100's load model was fitted to (power_series.csv): the fitted
+    configurations of every file, as `cosim fit power` reads them."""
+    lines = [",".join(HEADER)]
+    for path in sorted(folder().glob("*.json")):
+        for p in power_points(path):
+            lines.append(f"{p.model},{p.tensor_parallel},{p.expert_parallel},{p.decodes},{p.context},{p.prefill},"
+                         f"{p.step_s:.6g},{p.watts:.6g}")
+    return "\n".join(lines) + "\n"
+
+
+def predicted_step_ns(device: Any, model: Any, link: Any, config: Configuration, prompt: int,
+                      step: tuple[int, int, int, int] | None = None) -> float:
+    """The time of the step the median inter-token latency samples (the module's docstring),
+    or of ``step``."""
     batch = max(1, round(config.batch))
     context = round(prompt + config.running_output)
     ends_per_step = batch / config.mean_output
     prefill = round(prompt * max(1.0, ends_per_step)) if ends_per_step >= 0.5 else 0
     parallel = _params.replaced(ParallelConfig(), tensor_parallel=config.tensor_parallel,
                                 expert_parallel=config.expert_parallel)
-    step = (batch, context, prefill, 0)
+    step = step or (batch, context, prefill, 0)
     return native().gpu_batch_ns(_params.native(device.gpu), _params.native(model), _params.native(parallel),
                                  _params.native(link), [step], True)[0]
 
@@ -162,19 +213,25 @@ def rows_of(path: Path, device_ref: Any = DEVICE, model_ref: Any = None, label: 
     device, model = load_device(device_ref), load_model(model_ref)
     link = load_link(device.peer_link or device.host_link)  # the GPUs' own, as a role's group takes it
     short = str(model_id).split("/")[-1]
+    points = [PowerPoint(str(model_ref), c.tensor_parallel,
+                         c.expert_parallel, *mean_step(c, PROMPT_TOKENS[task])[:3], 1.0, c.power_w)
+              for c in configs]
+    # Each configuration's mean step over the time the model gives it, on the device's power.
+    powers = group_watts(device, points, device.power, measured_time=False, model=model)
     out = []
-    for config in configs:
+    for i, (config, point, power) in enumerate(zip(configs, points, powers)):
         ns = predicted_step_ns(device, model, link, config, PROMPT_TOKENS[task])
-        power = config.gpus * device.power.decode_w
+        mean_ns = predicted_step_ns(device, model, link, config, PROMPT_TOKENS[task], step=point.step())
         group = f"tp{config.tensor_parallel}" + (f" ep{config.expert_parallel}" if config.expert_parallel > 1 else "")
         name = f"{short} {task} {group}, {config.max_num_seqs} seqs"
+        held = "" if label != CASE else (" (fitted)" if fitted(i) else " (held out)")
         out += [
             {"case": f"{label} (ITL)", "quantity": f"median ITL {name}", "unit": "ms",
              "measured": config.median_itl_ms, "predicted": ns / 1e6},
-            {"case": f"{label} (power)", "quantity": f"GPU power {name}", "unit": "W",
-             "measured": config.power_w, "predicted": power},
-            {"case": f"{label} (energy)", "quantity": f"J/token {name}", "unit": "J",
-             "measured": config.energy_per_token_j, "predicted": power * ns / 1e9 / max(1, round(config.batch))},
+            {"case": f"{label} (power)", "quantity": f"GPU power {name}{held}", "unit": "W",
+             "measured": config.power_w, "predicted": float(power)},
+            {"case": f"{label} (energy)", "quantity": f"J/token {name}{held}", "unit": "J",
+             "measured": config.energy_per_token_j, "predicted": power * mean_ns / 1e9 / point.decodes},
         ]
     return out
 

@@ -108,19 +108,30 @@ double RooflineTiming::batch_ns(const std::vector<BatchWork>& work) const {
     return roofline_ns(work);
 }
 
-double RooflineTiming::roofline_ns(const std::vector<BatchWork>& work) const {
-    double macs = 0.0;
-    double kv_tokens = 0.0;
-    double tokens = 0.0;
+RooflineTiming::BatchSums RooflineTiming::sums(const std::vector<BatchWork>& work) const {
+    BatchSums sum;
     for (const BatchWork& w : work) {
         const double n = static_cast<double>(w.tokens);
         const double c = static_cast<double>(w.context);
-        macs += sequence_macs(n, c);
-        kv_tokens += w.decode ? c : c + n;
-        tokens += n;
+        sum.macs += sequence_macs(n, c);
+        sum.kv_tokens += w.decode ? c : c + n;
+        sum.tokens += n;
     }
-    const double memory = stream_ns(weight_bytes_for(tokens) + kv_tokens * kv_bytes_per_token());
-    return overhead_ns() + roofline(compute_ns(macs), memory) + layout_.collectives_ns(tokens);
+    return sum;
+}
+
+double RooflineTiming::roofline_ns(const std::vector<BatchWork>& work) const {
+    const BatchSums sum = sums(work);
+    const double memory = stream_ns(weight_bytes_for(sum.tokens) + sum.kv_tokens * kv_bytes_per_token());
+    return overhead_ns() + roofline(compute_ns(sum.macs), memory) + layout_.collectives_ns(sum.tokens);
+}
+
+StepWork RooflineTiming::work(const std::vector<BatchWork>& work) const {
+    const BatchSums sum = sums(work);
+    StepWork out;
+    out.flops = kFlopsPerMac * sum.macs * layout_.share();
+    out.bytes = weight_bytes_for(sum.tokens) + sum.kv_tokens * kv_bytes_per_token();
+    return out;
 }
 
 }  // namespace cosim

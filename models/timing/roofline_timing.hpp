@@ -27,6 +27,18 @@
 
 namespace cosim {
 
+// What one GPU of the group does in a forward pass: the FLOPs and bytes of the roofline's
+// terms, before its efficiencies. The power model's load reads them (power_params.hpp).
+struct StepWork {
+    double flops = 0.0;
+    double bytes = 0.0;
+    StepWork& operator+=(const StepWork& o) {
+        flops += o.flops;
+        bytes += o.bytes;
+        return *this;
+    }
+};
+
 struct GpuParams {
     COSIM_GPU_PARAMS(COSIM_DECLARE_PARAM)
 
@@ -52,6 +64,8 @@ public:
     double roofline(double compute_ns, double memory_ns) const;
     // A batch's roofline, whatever its size (batch_ns times a batch of one as its lone operation).
     double roofline_ns(const std::vector<BatchWork>& work) const;
+    // The FLOPs and bytes of one GPU in a batch (a lone operation: a batch of one).
+    StepWork work(const std::vector<BatchWork>& work) const;
     // Bytes streamed at the GPU's effective bandwidth.
     double stream_ns(double bytes) const {
         check_argument_non_negative("RooflineTiming::stream_ns", "bytes", bytes);
@@ -70,6 +84,11 @@ public:
     const ModelSpec& model() const { return model_; }
 
 private:
+    // A batch's MACs, KV tokens read and tokens (what its time and its work sum).
+    struct BatchSums {
+        double macs = 0.0, kv_tokens = 0.0, tokens = 0.0;
+    };
+    BatchSums sums(const std::vector<BatchWork>& work) const;
     double compute_ns(double macs) const;
     // MACs of one sequence's forward pass of n tokens after c: the layers for every token,
     // the output head once, attention over the spans.

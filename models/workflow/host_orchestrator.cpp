@@ -64,7 +64,7 @@ void HostOrchestrator::prompt_prefills() {
             const double start = now_ns();
             dev_.gpu_prefill(*gpu, prompt, 0);
             t.activity = log_.add(role, ActivityKind::prompt_prefill, 0, start, now_ns(), prompt, after,
-                                  gpu->power().params().prefill_w);
+                                  gpu->power().last_busy_w());
             dev_.batched_energy(t.activity, *gpu);
         });
     }
@@ -83,7 +83,7 @@ void HostOrchestrator::phase1() {
             const double start = now_ns();
             dev_.gpu_prefill(*helper, prompt, 0);
             t.activity = log_.add(Role::target, ActivityKind::migrate, 0, start, now_ns(), prompt, after,
-                                  helper->power().params().prefill_w);
+                                  helper->power().last_busy_w());
             dev_.batched_energy(t.activity, *helper);
         });
         if (eager) prompt_prefills();
@@ -354,7 +354,7 @@ TicketPtr HostOrchestrator::verify(int64_t context, int64_t tokens, uint64_t rea
         const double start = now_ns();
         dev_.gpu_prefill(prm, fill, at, nullptr, true);
         t.activity = log_.add(Role::prm, ActivityKind::verify, step, start, now_ns(), fill, after,
-                              prm.power().params().prefill_w);
+                              prm.power().last_busy_w());
         dev_.batched_energy(t.activity, prm);
     }, ready_units);
 }

@@ -62,7 +62,7 @@ TicketPtr TargetRuns::decode_job(const Run& r, std::vector<int64_t> deps, uint64
             const double start = now_ns();
             const bool done = dev_.gpu_prefill(target, fill, context + reused - fill, &t.abort);
             after = {dev_.log().add(Role::target, ActivityKind::target_prefill, step, start, now_ns(), fill, after,
-                              target.power().params().prefill_w)};
+                              target.power().last_busy_w())};
             dev_.batched_energy(after.back(), target);
             if (!done) {
                 t.activity = after.back();
@@ -82,7 +82,7 @@ TicketPtr TargetRuns::decode_job(const Run& r, std::vector<int64_t> deps, uint64
                                     : dev_.decode_alone(target, *live, context, t);
         if (now_ns() > start) {  // an abort may cut the first token short: that time was spent too
             after = {dev_.log().add(Role::target, ActivityKind::refine, step, start, now_ns(), decoded, after,
-                              target.power().params().decode_w)};
+                              target.power().last_busy_w())};
             if (target.batcher() != nullptr) dev_.batched_share(after.back(), batched_j, batched_ns);
             live->acts.push_back(after.back());
         }
