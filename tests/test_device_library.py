@@ -12,6 +12,11 @@ DATASHEETS = {
     "a100-80gb": (2039.0, 312.0, 80, "pcie_gen4_x16"),  # NVIDIA A100 datasheet, 80 GB SXM
     "h100-sxm": (3350.0, 989.5, 80, "pcie_gen5_x16"),   # NVIDIA H100 datasheet, SXM
     "l40s": (864.0, 362.05, 48, "pcie_gen4_x16"),       # NVIDIA L40S datasheet
+    "h100-pcie": (2000.0, 756.5, 80, "pcie_gen5_x16"),  # NVIDIA H100 datasheet (2022-23), PCIe
+    "h200": (4800.0, 989.5, 141e9 / 2**30, "pcie_gen5_x16"),  # NVIDIA H200 datasheet, SXM: 141 GB
+    "b200": (7700.0, 2250.0, 180e9 / 2**30, "pcie_gen5_x16"),  # NVIDIA Blackwell datasheet, HGX B200
+    "l4": (300.0, 121.0, 24e9 / 2**30, "pcie_gen4_x16"),  # NVIDIA L4 datasheet: 24 GB
+    "rtx-pro-6000-ws": (1792.0, 503.8, 96e9 / 2**30, "pcie_gen5_x16"),  # RTX PRO Blackwell whitepaper, table 4
 }
 
 
@@ -22,7 +27,7 @@ def test_each_gpu_carries_its_datasheet(name):
     assert device.kind == "gpu"
     assert device.gpu.memory_bandwidth_gbps == bandwidth
     assert device.gpu.peak_tflops == tflops
-    assert device.gpu.memory_bytes == gib * 1024**3
+    assert device.gpu.memory_bytes == pytest.approx(gib * 1024**3, rel=1e-12)
     assert device.host_link == link
     assert link in hardware.builtin_names("link")
     if device.power.limit_w > 0:  # the load model: busy power from idle up to the limit

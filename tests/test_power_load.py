@@ -121,3 +121,12 @@ def test_an_fpga_board_refuses_the_load_model():
 def test_a_power_timeline_of_a_load_model_gpu_is_refused():
     with pytest.raises(ConfigError, match="h100-sxm|H100 SXM"):
         standalone.power_timeline("h100-sxm", [("decode", 1e6)])
+
+
+@pytest.mark.parametrize("device,model", [("l4", "qwen2.5-1.5b-instruct"), ("h200", "llama-3.1-8b")])
+def test_a_library_gpu_of_the_load_model_draws_between_idle_and_its_limit(device, model):
+    scn = cosim.scenario("autoregressive", 1, target={"device": device, "model": model})
+    per = cosim.simulate(scn, Trace(plain_header("t"), [plain_problem("r0", 300, 100)])).per_problem
+    power, seconds, joules = load_device(device).power, per.column("latency_s")[0], per.column("energy_j")[0]
+    # A lone request keeps the GPU busy for all but its serving overhead: above idle, below the limit.
+    assert power.idle_w * seconds < joules < power.limit_w * seconds
