@@ -31,9 +31,12 @@ constexpr int64_t kNominalPrefillTokens = 512;
 // The load model's nominal state powers, for work simulated outside the proxy (a GPU
 // draft's passes the host times itself): a lone decode at the start of the context and a
 // lone prompt prefill. The proxy's own operations draw the power of their actual load.
-PowerParams nominal(PowerParams p, const GpuTiming& t) {
+PowerParams nominal(PowerParams p, const GpuTiming& t, const std::string& where) {
     if (!p.load_model()) return p;
-    p.validate("power");  // the load model's own checks first, naming it
+    p.validate(where + ".power");  // the load model's own checks first, naming it
+    if (p.prefill_w > 0.0 || p.decode_w > 0.0)
+        throw ConfigError(where + ".power: prefill_w and decode_w are state powers; with limit_w the load model "
+                                  "sets a busy GPU's power: give one or the other");
     const std::vector<BatchWork> decode{BatchWork{1, 0, true}};
     p.decode_w = t.busy_w(p, PowerState::decode, t.work(decode), t.decode_token_ns(0));
     const int64_t n = std::max<int64_t>(1, std::min<int64_t>(kNominalPrefillTokens, t.model().context_window));
@@ -51,7 +54,7 @@ GpuProxy::GpuProxy(sc_core::sc_module_name name, const GpuParams& params, const 
       timing_(this->name(), params, model, std::move(profile), layout),
       memory_(std::string(this->name()) + ".memory", memory_params(params)),
       own_power_(std::make_unique<Power>(this->name(), nominal(layout.gpus() > 1 ? group_power(power, layout.gpus())
-                                                                                 : power, timing_))),
+                                                                                 : power, timing_, this->name()))),
       power_(own_power_.get()) {
     init(kv_reserve);
 }
@@ -63,7 +66,7 @@ GpuProxy::GpuProxy(sc_core::sc_module_name name, const GpuParams& params, const 
       batcher_port("batcher_port"),
       timing_(this->name(), params, model, std::move(latency)),
       memory_(std::string(this->name()) + ".memory", memory_params(params)),
-      own_power_(std::make_unique<Power>(this->name(), nominal(power, timing_))),
+      own_power_(std::make_unique<Power>(this->name(), nominal(power, timing_, this->name()))),
       power_(own_power_.get()) {
     init(kv_reserve);
 }

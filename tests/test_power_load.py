@@ -130,3 +130,10 @@ def test_a_library_gpu_of_the_load_model_draws_between_idle_and_its_limit(device
     power, seconds, joules = load_device(device).power, per.column("latency_s")[0], per.column("energy_j")[0]
     # A lone request keeps the GPU busy for all but its serving overhead: above idle, below the limit.
     assert power.idle_w * seconds < joules < power.limit_w * seconds
+
+
+def test_state_powers_beside_the_load_model_are_refused():
+    scn = cosim.scenario("autoregressive", 1, target={"device": "h200", "model": "llama-3.1-8b",
+                                                      "overrides": {"power.decode_w": 400.0}})
+    with pytest.raises(ConfigError, match=r"power: prefill_w and decode_w are state powers; with limit_w"):
+        cosim.simulate(scn, Trace(plain_header("t"), [plain_problem("r0", 50, 20)]))
