@@ -96,9 +96,8 @@ double Power::time_ns(PowerState state) const {
 }
 
 double Power::energy_j(PowerState state) const {
-    const double declared = time_ns(state) * params_.watts(state) * kJoulesPerWattNs;
-    const double extra = extra_j_[static_cast<int>(state)];
-    return extra == 0.0 ? declared : declared + extra;
+    // extra_j_ is exactly 0 for a state no caller gave its own watts: the sum is unchanged.
+    return time_ns(state) * params_.watts(state) * kJoulesPerWattNs + extra_j_[static_cast<int>(state)];
 }
 
 double Power::energy_j() const {

@@ -5,7 +5,7 @@ timing code the simulations use (no simulation, no worker process)."""
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
@@ -44,7 +44,8 @@ def _points(profile: LatencyProfile) -> tuple[list[tuple[str, int, int]], np.nda
     return points, np.array([seconds for *_, seconds in profile.rows])
 
 
-def _chosen(names: list[str] | None, table: dict[str, tuple[str, str]], default: list[str], kind: str) -> list[str]:
+def chosen_params(names: list[str] | None, table: Mapping[str, Any], default: list[str], kind: str) -> list[str]:
+    """The parameters a fit moves (``names``, else ``default``), each one of ``table``'s, once."""
     chosen = default if not names else names
     for name in chosen:
         if name not in table:
@@ -63,7 +64,7 @@ def _param(name: str, start: float, table: dict[str, tuple[str, str]]) -> Param:
 def fpga_problem(device: FpgaDevice, model: ModelConfig, profile: LatencyProfile, names: list[str] | None
                  ) -> tuple[list[Param], Callable[[dict[str, float]], np.ndarray], np.ndarray]:
     """The parameters, the prediction and the measured seconds of an FPGA fit."""
-    chosen = _chosen(names, FPGA_PARAMS, list(FPGA_PARAMS), "FPGA accelerator")
+    chosen = chosen_params(names, FPGA_PARAMS, list(FPGA_PARAMS), "FPGA accelerator")
     points, measured = _points(profile)
     hbm, model_dict = _params.native(device.hbm), _params.native(model)
     base = device.accelerator
@@ -84,7 +85,7 @@ def gpu_problem(device: GpuDevice, model: ModelConfig, profile: LatencyProfile, 
     phases = {row[0] for row in profile.rows}
     default = KERNEL_PARAMS if kernels_only else \
         ["forward_overhead_ns", "memory_efficiency"] + (["compute_efficiency"] if "prefill" in phases else [])
-    chosen = _chosen(names, GPU_PARAMS, default, "GPU")
+    chosen = chosen_params(names, GPU_PARAMS, default, "GPU")
     if kernels_only:
         for name in chosen:
             if name in _OVERHEADS:

@@ -23,6 +23,7 @@ from ..config.hardware import ParallelConfig, load_device, load_link, load_model
 from ..errors import ConfigError
 from ..schema import _params
 from ..schema._declarations import TOKENS
+from ._models import chosen_params
 from ._solver import Param, least_squares
 
 HEADER = ("model", "tensor_parallel", "expert_parallel", "decodes", "context", "prefill", "step_seconds", "watts")
@@ -173,13 +174,8 @@ def fit_power(measured: Any, device: Any = "h100-sxm", model: str | None = None,
         raise ConfigError(f"device {cfg.name!r}: power.limit: give the GPU's power limit (its TDP) to fit the "
                           f"load model")
     points = list(measured) if not isinstance(measured, str | Path) else load_power_points(measured, model)
-    names = [p.strip() for p in params.split(",") if p.strip()] if isinstance(params, str) else \
-        list(params or POWER_PARAMS)
-    for name in names:
-        if name not in POWER_PARAMS:
-            raise ConfigError(f"--params: {name!r} is not a load model parameter (one of {', '.join(POWER_PARAMS)})")
-    if len(set(names)) != len(names):
-        raise ConfigError("--params: a parameter is named twice")
+    given = [p.strip() for p in params.split(",") if p.strip()] if isinstance(params, str) else params
+    names = chosen_params(list(given) if given else None, POWER_PARAMS, list(POWER_PARAMS), "load model")
     measured_w = np.array([p.watts for p in points])
 
     def predict(values: dict[str, float]) -> np.ndarray:
