@@ -64,7 +64,7 @@ void FpgaDraftAccelerator::init(const FpgaAcceleratorParams& params) {
     const auto reserve = static_cast<double>(model_.kv_reserve(this->name(), params.kv_reserve_tokens));
     hbm_.allocate(kKvRegion, reserve * kv_bytes_per_token());
     hbm_stream_.ports = params.hbm_ports;
-    hbm_stream_.port_gbps = timing_.port_gbps();
+    hbm_stream_.port_gbps = timing_.port_clocked_gbps();
     hbm_payload_.set_command(tlm::TLM_READ_COMMAND);
     hbm_payload_.set_address(static_cast<uint64_t>(HbmRegion::weights));
     hbm_payload_.set_data_ptr(nullptr);

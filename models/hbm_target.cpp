@@ -16,9 +16,12 @@ double HbmTarget::stream_ns(double bytes, const HbmStream* stream) const {
     if (stream == nullptr) return memory_.stream_ns(bytes);
     check_argument_non_negative("HbmTarget::stream_ns", "bytes", bytes);
     const double channel = p.channel_bandwidth_gbps * p.efficiency;
-    const double per_port = stream->port_gbps > 0.0 ? std::min(stream->port_gbps, channel) : channel;
-    const int64_t ports = std::min<int64_t>(std::max(stream->ports, 1), p.pseudo_channels);
-    return bytes / (per_port * static_cast<double>(ports));
+    const int64_t ports = std::max(stream->ports, 1);
+    const double port = stream->port_gbps > 0.0 ? stream->port_gbps : channel;
+    // Each port moves at most its own rate; ports beyond the channels share them.
+    const double gbps = std::min(static_cast<double>(ports) * port,
+                                 static_cast<double>(std::min<int64_t>(ports, p.pseudo_channels)) * channel);
+    return bytes / gbps;
 }
 
 void HbmTarget::b_transport(int /*port*/, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {

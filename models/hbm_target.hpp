@@ -21,8 +21,8 @@ namespace cosim {
 // The regions' base addresses (a region's size is what Hbm allocated to it).
 enum class HbmRegion : uint64_t { weights = 0x0, kv_cache = 0x1'0000'0000 };
 
-// How an initiator reaches the memory: `ports` ports of `port_gbps` each (0: a port is
-// as fast as its pseudo-channel). `bytes`, when above 0, is the stream's length in place of
+// How an initiator reaches the memory: `ports` ports that each move at most `port_gbps`
+// (0: as fast as a pseudo-channel); ports beyond the pseudo-channels share them. `bytes`, when above 0, is the stream's length in place of
 // the payload's (a drafted step's stream may pass the 4 GiB a payload's length can say).
 class HbmStream : public tlm::tlm_extension<HbmStream> {
 public:

@@ -81,9 +81,17 @@ def test_pipeline_bound_token_time_adds_the_layers_cycles():
     assert result.pipeline_ns == pytest.approx(12e6)
 
 
-def test_more_ports_than_pseudo_channels_is_refused():
-    with pytest.raises(ConfigError, match=r"hbm_ports: 33 ports, but the HBM has 32 pseudo-channels"):
-        standalone.fpga_decode("u280", "qwen2.5-0.5b", 0, 1, overrides={"accelerator.hbm_ports": 33})
+def test_ports_beyond_the_pseudo_channels_share_them():
+    # 64 ports of 11.52 GB/s on the U280's 32 pseudo-channels: the channels' 32 x 13.2 GB/s
+    # bind, as with one port on each; 16 ports on one channel get its 13.2 GB/s between them.
+    times, result = token_times(design(1e6, ports=64))
+    assert times[0] == pytest.approx(DRAFT_MACS / (32 * U280_CHANNEL_GBPS), rel=1e-9)
+    assert result.bound == "hbm"
+    one_channel = standalone.fpga_timing("u280", contexts=[0], overrides={
+        **design(1e6), "hbm.pseudo_channels": 1, "hbm.capacity_bytes": 8 * 2**30})
+    assert one_channel["decoder_gbps"] == pytest.approx(U280_CHANNEL_GBPS, rel=1e-12)
+    assert one_channel["port_gbps"] == pytest.approx(U280_CHANNEL_GBPS / 16, rel=1e-12)
+    assert one_channel["ns"][0] == pytest.approx(DRAFT_MACS / U280_CHANNEL_GBPS, rel=1e-9)
 
 
 def test_shipped_designs_bind_where_their_sources_say():

@@ -99,6 +99,7 @@ def test_without_num_key_value_heads_every_head_has_its_kv(tmp_path):
     ("llama-3.1-8b", "llama-3.1-8b.json", "meta-llama/Llama-3.1-8B"),
     ("qwen2.5-7b-instruct", "qwen2.5-7b-instruct.json", "Qwen/Qwen2.5-7B-Instruct"),
     ("llama-3.2-1b", "llama-3.2-1b.json", "meta-llama/Llama-3.2-1B"),
+    ("llama-2-7b", "llama-2-7b.json", "meta-llama/Llama-2-7b-hf"),
     ("qwen2.5-1.5b-instruct", "qwen2.5-1.5b-instruct.json", "Qwen/Qwen2.5-1.5B-Instruct"),
     ("qwen3-8b", "qwen3-8b.json", "Qwen/Qwen3-8B"),
     ("qwen3-32b", "qwen3-32b.json", "Qwen/Qwen3-32B"),

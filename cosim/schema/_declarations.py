@@ -94,11 +94,12 @@ PCIE = Group("pcie", "PcieLinkConfig", "PcieLinkParams", "COSIM_PCIE_LINK_PARAMS
     Decl("latency_ns", float, "fixed cost of one transfer (DMA setup and flight)", rule="non_negative"),
 ))
 
-HBM = Group("hbm", "HbmConfig", "HbmParams", "COSIM_HBM_PARAMS", "High-bandwidth memory of an FPGA board.", (
-    Decl("capacity_bytes", float, "HBM capacity"),
-    Decl("pseudo_channels", int, "number of pseudo-channels"),
-    Decl("channel_bandwidth_gbps", float, "peak bandwidth of one pseudo-channel"),
-    Decl("efficiency", float, "share of peak a pseudo-channel sustains on long streaming reads", rule="fraction"),
+HBM = Group("hbm", "HbmConfig", "HbmParams", "COSIM_HBM_PARAMS",
+            "An FPGA board's memory: its HBM pseudo-channels, or on a DDR board its DDR channels.", (
+    Decl("capacity_bytes", float, "memory capacity"),
+    Decl("pseudo_channels", int, "number of HBM pseudo-channels (on a DDR board: DDR channels)"),
+    Decl("channel_bandwidth_gbps", float, "peak bandwidth of one channel"),
+    Decl("efficiency", float, "share of peak a channel sustains on long streaming reads", rule="fraction"),
 ))
 
 POWER = Group("power", "PowerConfig", "PowerParams", "COSIM_POWER_PARAMS",
@@ -127,10 +128,10 @@ FPGA = Group("fpga", "FpgaAcceleratorConfig", "FpgaAcceleratorParams", "COSIM_FP
     Decl("clock_mhz", float, "kernel clock; the MAC array and the HBM ports run on it"),
     Decl("macs_per_cycle", float, "multiply-accumulates the MAC array retires per cycle (its lanes); caps compute "
                                   "at macs x clock"),
-    Decl("hbm_ports", int, "HBM ports wired to the decoder, each reading one pseudo-channel; weights and KV "
-                           "stream through them"),
-    Decl("port_width_bits", float, "data width of one HBM port: a port moves at most width x clock, and its "
-                                   "pseudo-channel caps it at channel bandwidth x HBM efficiency"),
+    Decl("hbm_ports", int, "memory ports wired to the decoder; weights and KV stream through them. Up to one a "
+                           "channel, each reads its own; ports beyond the channels share them"),
+    Decl("port_width_bits", float, "data width of one memory port: a port moves at most width x clock, and the "
+                                   "channels behind the ports cap them at channel bandwidth x efficiency"),
     Decl("port_efficiency", float, "share of a port's width x clock the design keeps busy (bursts, stalls)",
          rule="fraction"),
     Decl("pipeline_cycles_per_layer", float, "cycles per layer that nothing overlaps (reductions, softmax, norms); "

@@ -23,15 +23,12 @@ const char* fpga_bound_name(FpgaBound bound) {
     return "?";
 }
 
-void FpgaAcceleratorParams::validate(const std::string& where, const HbmParams& hbm) const {
+void FpgaAcceleratorParams::validate(const std::string& where) const {
     COSIM_FPGA_ACCELERATOR_PARAMS(COSIM_CHECK_PARAM)
     // rtl-faulty, the broken build of the block, is there for the run-time checker's own
     // test; configurations offer tlm and rtl.
     if (kvmu != "tlm" && kvmu != "rtl" && kvmu != "rtl-faulty")
         throw ConfigError(where + ".kvmu: one of tlm, rtl, got '" + kvmu + "'");
-    if (hbm_ports > hbm.pseudo_channels)
-        throw ConfigError(where + ".hbm_ports: " + std::to_string(hbm_ports) + " ports, but the HBM has " +
-                          std::to_string(hbm.pseudo_channels) + " pseudo-channels (one port reads one)");
 }
 
 FpgaDecoderTiming::FpgaDecoderTiming(const std::string& where, const FpgaAcceleratorParams& params,
@@ -39,17 +36,21 @@ FpgaDecoderTiming::FpgaDecoderTiming(const std::string& where, const FpgaAcceler
     : params_(params), model_(model), profile_(std::move(profile)) {
     model_.validate();
     hbm.validate(where + ".hbm");
-    params_.validate(where, hbm);
+    params_.validate(where);
     if (profile_.project_clock) {
         require_positive(where + ".profile.measured_clock_mhz", profile_.measured_clock_mhz);
         profile_scale_ = profile_.measured_clock_mhz / params_.clock_mhz;
     }
     const double ns_per_cycle = params_.ns_per_cycle();
-    const double port_clocked = params_.port_width_bits / kBitsPerByte * params_.clock_mhz * kMhzToGhz *
-                                params_.port_efficiency;
-    const double channel = hbm.channel_bandwidth_gbps * hbm.efficiency;
-    ports_bind_ = port_clocked < channel;
-    port_gbps_ = std::min(port_clocked, channel);
+    port_clocked_gbps_ = params_.port_width_bits / kBitsPerByte * params_.clock_mhz * kMhzToGhz *
+                         params_.port_efficiency;
+    const auto ports = static_cast<double>(params_.hbm_ports);
+    const double ports_gbps = ports * port_clocked_gbps_;
+    // Ports beyond the channels share them.
+    const double channels_gbps = static_cast<double>(std::min<int64_t>(params_.hbm_ports, hbm.pseudo_channels)) *
+                                 hbm.channel_bandwidth_gbps * hbm.efficiency;
+    ports_bind_ = ports_gbps < channels_gbps;
+    decoder_gbps_ = std::min(ports_gbps, channels_gbps);
     compute0_ns_ = model_.linear_macs_per_token() / params_.macs_per_cycle * ns_per_cycle;
     compute_per_ctx_ns_ = model_.attention_macs_per_token(1.0) / params_.macs_per_cycle * ns_per_cycle;
     memory0_ns_ = streamed_weight_bytes() / decoder_gbps();

@@ -5,9 +5,12 @@
 //
 // Per token, at a context of c earlier tokens, at kernel clock f:
 //   compute_ns  = (linear MACs + attention MACs over c) / macs_per_cycle / f
-//   port_gbps   = min(port_width_bits / 8 x f x port_efficiency,            a port moves its width per cycle
-//                     channel_bandwidth x hbm efficiency)                   and its pseudo-channel caps it
-//   memory_ns   = (streamed weight bytes + c x KV bytes per token) / (hbm_ports x port_gbps)
+//   port        = port_width_bits / 8 x f x port_efficiency                 a port moves its width per cycle
+//   channel     = channel_bandwidth x memory efficiency                     and a channel caps what it serves
+//   decoder_gbps = min(hbm_ports x port, min(hbm_ports, channels) x channel)
+//   memory_ns   = (streamed weight bytes + c x KV bytes per token) / decoder_gbps
+// Up to one port per channel, each port reads its own channel (an HBM design); more ports
+// than channels share them (a DDR board's few channels behind many AXI ports).
 //   pipeline_ns = layers x pipeline_cycles_per_layer / f
 //   token_ns    = max(compute_ns, memory_ns) + pipeline_ns
 // Local prefill of n tokens shares one weight stream across the batch:
@@ -31,8 +34,8 @@ namespace cosim {
 struct FpgaAcceleratorParams {
     COSIM_FPGA_ACCELERATOR_PARAMS(COSIM_DECLARE_PARAM)
 
-    // Throws ConfigError naming `where`.<field>; the ports must fit the HBM's pseudo-channels.
-    void validate(const std::string& where, const HbmParams& hbm) const;
+    // Throws ConfigError naming `where`.<field>.
+    void validate(const std::string& where) const;
     double ns_per_cycle() const { return 1e3 / clock_mhz; }
 };
 
@@ -69,8 +72,10 @@ public:
         return prefill_ns(tokens, static_cast<double>(context));
     }
 
-    double port_gbps() const { return port_gbps_; }
-    double decoder_gbps() const { return port_gbps_ * static_cast<double>(params_.hbm_ports); }
+    // One port's share of the decoder's bandwidth, and its width x clock x efficiency.
+    double port_gbps() const { return decoder_gbps_ / static_cast<double>(params_.hbm_ports); }
+    double port_clocked_gbps() const { return port_clocked_gbps_; }
+    double decoder_gbps() const { return decoder_gbps_; }
     bool ports_bind() const { return ports_bind_; }  // the ports' width x clock, not the channels, cap bandwidth
     double streamed_weight_bytes() const { return model_.linear_macs_per_token() * params_.weight_bytes_per_param; }
     double stored_weight_bytes() const { return model_.params * params_.weight_bytes_per_param; }
@@ -85,7 +90,7 @@ private:
     ModelSpec model_;
     FpgaProfile profile_;
     double profile_scale_ = 1.0;
-    double port_gbps_ = 0.0;
+    double port_clocked_gbps_ = 0.0, decoder_gbps_ = 0.0;
     bool ports_bind_ = false;
     double compute0_ns_ = 0.0, compute_per_ctx_ns_ = 0.0, memory0_ns_ = 0.0, memory_per_ctx_ns_ = 0.0,
            pipeline_ns_ = 0.0;

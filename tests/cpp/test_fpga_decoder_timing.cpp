@@ -60,10 +60,20 @@ int sc_main(int, char*[]) {
         CHECK_NEAR(t.token_ns(0.0), 90112.0 + 2e7, 1e-6);
     }
     {
-        // More ports than pseudo-channels, or a bad value, is refused by name.
+        // Eight ports on four channels share them: the channels' 4 x 0.5 = 2 GB/s binds,
+        // under the ports' 8 x 0.8 = 6.4; each port gets a quarter of a GB/s.
         cosim::FpgaAcceleratorParams p = toy_fpga();
         p.hbm_ports = 8;
-        CHECK_THROWS(cosim::ConfigError, "hbm_ports", cosim::FpgaDecoderTiming("u", p, toy_hbm(1e9, 1.0, 0.5), model));
+        cosim::FpgaDecoderTiming shared("u", p, toy_hbm(1e9, 1.0, 0.5), model);
+        CHECK(!shared.ports_bind());
+        CHECK_NEAR(shared.decoder_gbps(), 2.0, 1e-15);
+        CHECK_NEAR(shared.port_gbps(), 0.25, 1e-15);
+        CHECK_NEAR(shared.port_clocked_gbps(), 0.8, 1e-15);
+        // Channels of 2 GB/s: the four carry 8 GB/s, so the eight ports' 6.4 bind.
+        cosim::FpgaDecoderTiming wide("u", p, toy_hbm(1e9, 2.0, 1.0), model);
+        CHECK(wide.ports_bind());
+        CHECK_NEAR(wide.decoder_gbps(), 6.4, 1e-12);
+        // A bad value is refused by name.
         p = toy_fpga();
         p.clock_mhz = -1.0;
         CHECK_THROWS(cosim::ConfigError, "u.clock_mhz", cosim::FpgaDecoderTiming("u", p, toy_hbm(1e9, 1.0, 0.5), model));
