@@ -71,6 +71,13 @@ def vllm_within(variant: str, quantity: str, name: str = vllm_case.CASE) -> str:
     return f"{max(errors):.1%}"
 
 
+def small_cases_table() -> str:
+    """What `cosim validate` prints for the cases of a few rows each, as a code block."""
+    cases = ("rtx3090-layers", "qwen-a100", "fpga-designs")
+    chosen = [r for r in rows() if r.case in cases]
+    return "```\n" + validation.format_table(chosen) + "\n```"
+
+
 FIGURES: dict[str, Callable[[], str]] = {
     "serving_requests": lambda: f"{serving.REQUESTS:,}",
     **{name: (lambda label=label: knee(label)) for name, label in KNEES.items()},
@@ -81,6 +88,7 @@ FIGURES: dict[str, Callable[[], str]] = {
     "validation_rtx3090": lambda: case_errors("rtx3090-layers"),
     "validation_qwen": lambda: case_errors("qwen-a100"),
     "validation_fpga": lambda: case_errors("fpga-designs"),
+    "validation_small_cases": small_cases_table,
     **{f"validation_vllm_{v.replace('-', '_')}_{q.lower()}": (lambda v=v, q=q: vllm_within(v, q))
        for v in vllm_case.VARIANTS for q in ("TPOT", "TTFT")},
 }

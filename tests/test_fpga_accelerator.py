@@ -1,6 +1,6 @@
 import pytest
 
-from cosim import CapacityError, ConfigError, standalone
+from cosim import CapacityError, standalone
 from conftest import (
     DRAFT_ATTN_MACS_PER_CTX,
     DRAFT_KV_ELEMENTS,

@@ -120,6 +120,36 @@ def test_fpga_rows_are_the_published_ratios_against_both_models(rows):
     assert row.predicted == load_device("u280-flexllm").power.decode_w
 
 
+# llama-fpga's boards as their block designs give them: ports x width at the kernel clock,
+# and the DDR4 channels behind them (MT/s x 64 bits), each at 0.9 of its peak.
+LLAMA_FPGA = {  # device: (ports, port bits, clock MHz, channels, channel MT/s, measured tok/s)
+    "kv260-llama-fpga": (4, 128, 300.0, 1, 2400, 4.9),
+    "zcu104-llama-fpga": (1, 512, 266.5, 1, 2132, 4.0),
+    "zcu104-llama-fpga-ps-pl": (2, 512, 266.5, 2, 2132, 8.5),
+    "u250-llama-fpga": (4, 512, 300.0, 4, 2400, 18.5),
+}
+
+
+def test_llama_fpga_rows_are_the_weight_stream_over_each_boards_ddr4(rows):
+    # Llama-2-7B: 32 layers of 4 x 4096^2 attention and 3 x 4096 x 11008 MLP weights, and the
+    # 4096 x 32000 output head, at AWQ's 4 bits + an FP16 scale + a 4-bit zero per 128.
+    weights = (32 * (4 * 4096 ** 2 + 3 * 4096 * 11008) + 4096 * 32000) * (4 + 16 / 128 + 4 / 128) / 8
+    kv = 2 * 32 * 32 * 128  # 8-bit K and V per token of context
+    for device, (ports, bits, mhz, channels, mts, measured) in LLAMA_FPGA.items():
+        gbps = min(ports * bits / 8 * mhz / 1e3 * 0.9, min(ports, channels) * mts * 8 / 1e3 * 0.9)
+        pipeline = 32 * 400 / mhz * 1e3  # ns
+        seconds = sum((weights + c * kv) / gbps + pipeline for c in range(1024)) * 1e-9
+        name = load_device(device).name.split(" (")[0]
+        row = rows["fpga-designs", f"llama-fpga {name} decode, Llama-2-7B W4"]
+        assert row.measured == measured
+        assert row.predicted == pytest.approx(1024 / seconds, rel=2e-3)
+    # Every board within 10% of its measured rate, the median within 5%: predicted from the
+    # designs, with no parameter set from these rates.
+    errors = [abs(rows["fpga-designs", f"llama-fpga {load_device(d).name.split(' (')[0]} decode, "
+                                      f"Llama-2-7B W4"].error) for d in LLAMA_FPGA]
+    assert max(errors) < 0.10 and statistics.median(errors) < 0.05
+
+
 def test_the_v80_design_follows_from_its_ports_and_dsps():
     v80, flexllm = load_device("v80"), load_device("u280-flexllm")
     a = v80.accelerator
@@ -169,9 +199,10 @@ def test_the_command_prints_the_table_and_writes_its_files(tmp_path):
     assert "rtx3090-layers: 9 rows" in done.stdout and "qwen-a100: 12 rows" in done.stdout
     with open(out / "validation.csv", newline="") as handle:
         table = list(csv.DictReader(handle))
-    # The vLLM serving case: three timings of twelve quantities; the MoE serving case: two
-    # timings of seven; the ML.ENERGY case: three quantities of each of its 80 configurations.
-    assert len(table) == 24 + 3 * 12 + 2 * 7 + 3 * 80
+    # Nine layer times, twelve Qwen speeds, four llama-fpga boards and three FlexLLM rows; the
+    # vLLM serving case: three timings of twelve quantities; the MoE serving case: two timings
+    # of seven; the ML.ENERGY case: three quantities of each of its 80 configurations.
+    assert len(table) == 9 + 12 + 4 + 3 + 3 * 12 + 2 * 7 + 3 * 80
     first = table[0]
     assert float(first["error"]) == pytest.approx(float(first["predicted"]) / float(first["measured"]) - 1, abs=1e-6)
     report = json.loads((out / "validation.json").read_text())

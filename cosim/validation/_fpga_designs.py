@@ -1,4 +1,11 @@
-"""Case fpga-designs: the FPGA decoder model with FlexLLM's U280 decode datapath
+"""Case fpga-designs: the FPGA decoder model against published FPGA decoders.
+
+llama-fpga's Llama-2-7B decoder on four boards (kv260-llama-fpga, zcu104-llama-fpga,
+zcu104-llama-fpga-ps-pl, u250-llama-fpga: their ports, clocks and memories from the
+designs' Vivado block designs, 4-bit weights from its packing script) against the decode
+rates measured on each; the mean rate over a 1,024-token run, as the demos count tokens.
+
+Then the FPGA decoder model with FlexLLM's U280 decode datapath
 (u280-flexllm: 16 x 512-bit HBM ports, 2,048 MAC lanes, 300 MHz) and with the V80 design
 (v80: the same sizing rule on the V80's 32 pseudo-channels), running FlexLLM's
 Llama-3.2-1B with 4-bit weights and an 8-bit KV cache, against what FlexLLM published:
@@ -26,8 +33,8 @@ A100 = "a100-80gb"
 WEIGHT_BITS = 4  # FlexLLM's SpinQuant weights
 
 
-def data() -> dict[str, Any]:
-    path = resources.files("cosim") / "data" / "validation" / "flexllm.yaml"
+def data(name: str = "flexllm") -> dict[str, Any]:
+    path = resources.files("cosim") / "data" / "validation" / f"{name}.yaml"
     return yaml.safe_load(path.read_text(encoding="utf-8"))
 
 
@@ -46,7 +53,21 @@ def gpu_rate(device: str, model: str, tokens: int) -> float:
     return tokens / (sum(ns) * 1e-9)
 
 
+def llama_fpga_rows() -> list[dict[str, Any]]:
+    """Each llama-fpga board's decode rate, predicted from its design alone."""
+    table = data("llama-fpga")
+    model, tokens = table["model"], int(table["decode_tokens"])
+    return [{"case": CASE, "quantity": f"llama-fpga {load_device(device).name.split(' (')[0]} decode, "
+                                       f"Llama-2-7B W4", "unit": "tok/s",
+             "measured": float(rate), "predicted": fpga_rate(device, model, tokens, {})}
+            for device, rate in table["decode_tokens_per_s"].items()]
+
+
 def rows() -> list[dict[str, Any]]:
+    return llama_fpga_rows() + flexllm_rows()
+
+
+def flexllm_rows() -> list[dict[str, Any]]:
     table = data()
     model, tokens = table["model"], int(table["decode_tokens"])
     weights = {"accelerator.weight_bytes_per_param": WEIGHT_BITS / 8}
