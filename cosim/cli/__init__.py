@@ -11,6 +11,7 @@ from . import _commands
 from .. import _inputs
 
 from ..config import hardware
+from ..config._sources import counts as source_counts, find as find_sources
 from ..schema._params import describe
 from ..errors import CosimError
 from ..config._cluster import POOL_CLASSES, Batching
@@ -73,6 +74,17 @@ def _cmd_params(args: argparse.Namespace) -> int:
 
 
 def _cmd_builtins(args: argparse.Namespace) -> int:
+    if args.sources:
+        what, values = find_sources(args.sources)
+        tally = source_counts(values)
+        cite = "1 value cites" if tally["source"] == 1 else f"{tally['source']} values cite"
+        estimate = "1 is an estimate" if tally["estimate"] == 1 else f"{tally['estimate']} are estimates"
+        print(f"{what} {args.sources}: {cite} a source, {estimate}")
+        for v in values:
+            print(f"  {v.key} = {v.value}" + (f"  [{v.kind}] {v.note}" if v.note else ""))
+            if v.range:
+                print(f"      plausible range {v.range}")
+        return 0
     for what in ("device", "link", "model"):
         print(f"{what}s: {', '.join(hardware.builtin_names(what))}")
     print(f"dataset profiles: {', '.join(builtin_profiles())}")
@@ -228,7 +240,12 @@ def build_parser() -> argparse.ArgumentParser:
     params = sub.add_parser("params", help="list every configuration parameter with its unit and meaning")
     params.add_argument("group", nargs="?", choices=_GROUPS, help="only this group")
     params.set_defaults(func=_cmd_params)
-    builtins = sub.add_parser("builtins", help="list the built-in devices, links, models and dataset profiles")
+    builtins = sub.add_parser("builtins", help="list the built-in devices, links, models and dataset profiles",
+                              epilog="Example: cosim builtins --sources h100-sxm",
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    builtins.add_argument("--sources", metavar="NAME",
+                          help="a built-in device, link or model: each of its values with its source, or the "
+                               "estimate's reasoning and plausible range")
     builtins.set_defaults(func=_cmd_builtins)
     return parser
 
