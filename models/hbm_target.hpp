@@ -22,8 +22,9 @@ namespace cosim {
 enum class HbmRegion : uint64_t { weights = 0x0, kv_cache = 0x1'0000'0000 };
 
 // How an initiator reaches the memory: `ports` ports that each move at most `port_gbps`
-// (0: as fast as a pseudo-channel); ports beyond the pseudo-channels share them. `bytes`, when above 0, is the stream's length in place of
-// the payload's (a drafted step's stream may pass the 4 GiB a payload's length can say).
+// (0: as fast as a pseudo-channel); ports beyond the pseudo-channels share them. `bytes`,
+// when above 0, is the stream's length in place of the payload's (a drafted step's stream
+// may pass the 4 GiB a payload's length can say).
 class HbmStream : public tlm::tlm_extension<HbmStream> {
 public:
     int ports = 1;

@@ -9,10 +9,10 @@
 //   channel     = channel_bandwidth x memory efficiency                     and a channel caps what it serves
 //   decoder_gbps = min(hbm_ports x port, min(hbm_ports, channels) x channel)
 //   memory_ns   = (streamed weight bytes + c x KV bytes per token) / decoder_gbps
-// Up to one port per channel, each port reads its own channel (an HBM design); more ports
-// than channels share them (a DDR board's few channels behind many AXI ports).
 //   pipeline_ns = layers x pipeline_cycles_per_layer / f
 //   token_ns    = max(compute_ns, memory_ns) + pipeline_ns
+// Up to one port per channel, each port reads its own channel (an HBM design); more ports
+// than channels share them (a DDR board's few channels behind many AXI ports).
 // Local prefill of n tokens shares one weight stream across the batch:
 //   max(sum of the n tokens' compute, weights + KV read and written) + pipeline.
 // A measured profile (seconds per token by context, prefill seconds by tokens)
