@@ -134,6 +134,8 @@ def _band_text() -> str:
 FIGURES: dict[str, Callable[[], str]] = {
     "report_problems": lambda: f"{defaults()[0]:,}",
     "speedup_cell": lambda: f"`{intervals.cell(headline(), 'speedup', '{:.2f}')}`",
+    "energy_power_cell": lambda: f"`{intervals.cell(headline(), 'energy_j_per_token', '{:.2f}')}"
+                                 f"{intervals.power_cell(headline(), 'energy_j_per_token', '{:.2f}')}`",
     "speedup_text": lambda: intervals.cell(headline(), "speedup", "{:.2f}"),
     "latency_half_widths": latency_half_widths,
     "speedup_2dp": lambda: f"{headline()['speedup']:.2f}",

@@ -10,6 +10,7 @@ import pytest
 
 import cosim
 from cosim.report import run_report
+from cosim.uncertainty._power_band import power_ends
 
 PROBLEMS = 24
 
@@ -40,6 +41,27 @@ def test_the_tables_print_value_and_interval(report):
     low, high = r["intervals"]["speedup"]
     assert f"{r['speedup']:.2f} [{low:.2f}, {high:.2f}]" in speedups
     assert re.search(r"\| \d+\.\d% \[\d+\.\d, \d+\.\d\] \|", text.split("## Accuracy: RSD and BRSD")[1])
+
+
+def test_energy_carries_the_power_models_band_beside_the_interval(report):
+    # Each system's J/token at every ranged power parameter's low and high end, simulated
+    # here on the record's own workload, is the band the table prints in braces.
+    _, text, data = report
+    energies = text.split("## Energy per final-chain token (J)")[1].split("\n## ")[0]
+    r = next(r for r in data["records"] if (r["system"], r["dataset"], r["config"]) ==
+             ("heteroreason-u280-200", "gsm8k", 1))
+    low, high = r["power_band"]["energy_j_per_token"]
+    scn = cosim.load_scenario("heteroreason-u280-200", 1)
+    workload = cosim.report.compare_systems("gsm8k", 1, PROBLEMS, 3).workloads["brsd"].trace
+    ends = [cosim.simulate(s, workload).summary["energy_j_per_token"] for s in power_ends(scn)]
+    assert (low, high) == pytest.approx(tuple(ends), rel=1e-12)
+    assert low < r["energy_j_per_token"] < high
+    i_low, i_high = r["intervals"]["energy_j_per_token"]
+    assert f"{r['energy_j_per_token']:.2f} [{i_low:.2f}, {i_high:.2f}] {{{low:.2f}, {high:.2f}}}" in energies
+    assert "Braces: the power model's band" in energies
+    for r in data["records"]:  # every shipped system has ranged power parameters
+        band = r["power_band"]["energy_j_per_token"]
+        assert band[0] <= r["energy_j_per_token"] <= band[1], r["system"]
 
 
 def test_the_problems_a_precision_needs_follow_one_over_sqrt_n(report):

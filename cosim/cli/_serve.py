@@ -26,6 +26,7 @@ from ..serve._run import waveform_section
 from ..serve._timeline import write_serve_timeline
 from .._stats._bootstrap import MIN_UNITS
 from .._stats._serving import BLOCKS, serve_intervals
+from ..uncertainty._power_band import band as power_band
 from .._token_metrics import format_latency
 from ..schema._rows import DEVICES
 from ._plan_cmd import run_plans
@@ -66,6 +67,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                        help="seconds of simulated time the waveform changes in, e.g. 100:160 or 100: (to the end)")
     serve.add_argument("--out", help="folder for per_request.csv/.arrow, summary.json, devices.csv "
                                      "(default out/serve-<scenario name>)")
+    serve.add_argument("--no-power-band", action="store_true",
+                       help="skip the power model's band of the energy (two more runs, every ranged power "
+                            "parameter at its low, then its high end)")
     serve.add_argument("--quiet", action="store_true", help="no progress bar")
     serve.set_defaults(func=cmd_serve)
 
@@ -147,7 +151,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
             for kind in ("csv", "arrow"):  # the rows streamed under the single-request names
                 os.replace(run_folder.staged(f"per_problem.{kind}"), run_folder.staged(f"per_request.{kind}"))
             found = serve_intervals(result)
+            power = None if args.no_power_band else power_band(
+                scn, lambda s: run(s, requests, rate=args.rate, cv=args.cv, seed=seed, slo_s=args.slo),
+                lambda r: r.summary.energy_j_per_token)
             summary = {**result.row(), "arrivals": arrivals_text(args), "request_metrics": result.request_summary,
+                       "power_band": {"energy_j_per_token": list(power) if power else None},
                        "intervals": {"level": 0.95, "method": f"bootstrap over {BLOCKS} blocks of consecutive requests "
                                      "(BCa for means, percentile for percentiles)", "min_requests": MIN_UNITS,
                                      **{m: iv.to_list() for m, iv in found.items()}}}
@@ -186,7 +194,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         slo = found.get("slo_attainment")
         print(f"  within the {s.slo_s:g} s objective        {s.slo_attainment:8.1%}"
               + (f" {slo.spread('.1%')}" if slo else ""))
-    print(f"  energy                          {s.energy_j_per_token:8.3f} J/token (idle included)")
+    print(f"  energy                          {s.energy_j_per_token:8.3f} J/token (idle included)"
+          + (f"; power model's band {power[0]:.3f} to {power[1]:.3f}" if power else ""))
     if s.tokens is not None:
         print("  per token, as vLLM's benchmark reports it:")
         print("\n".join("    " + line for line in format_latency(s.tokens).splitlines()))

@@ -16,6 +16,7 @@ from ..outputs._atomic import write_atomically
 from ..engine._workflow import simulate
 from ..result import METRICS
 from ..config.scenario import load_scenario
+from ..uncertainty._power_band import band as power_band
 
 DATASETS = ("gsm8k", "math500", "gaokao2023en", "olympiadbench")
 CONFIGS = (1, 2)
@@ -98,14 +99,17 @@ def compare_systems(dataset: str, config: int, problems: int, seed: int,
         baseline = baseline or result
         group[name] = result
         summary = result.with_baseline(baseline).summary
+        trace = brsd if scn.backtracking else rsd
+        power = power_band(scn, lambda s: simulate(s, trace), lambda r: r.summary["energy_j_per_token"])
         records.append({"dataset": dataset, "config": config, "system": name,
                         **{m: summary[m] for m in METRICS}, "energy_j": summary["energy_j"],
-                        "problems": summary["problems"]})
+                        "problems": summary["problems"],
+                        "power_band": {"energy_j_per_token": list(power) if power else None}})
         tick(f"{dataset} config {config} {name}")
     return SystemRuns(workloads, group, records, _intervals.attach(records, group, SYSTEMS[0]))
 
 
-def _table(records: list[dict[str, Any]], metric: str, fmt: str) -> list[str]:
+def _table(records: list[dict[str, Any]], metric: str, fmt: str, power: bool = False) -> list[str]:
     columns = [(d, c) for d in DATASETS for c in CONFIGS]
     lines = ["| system | " + " | ".join(f"{d} C{c}" for d, c in columns) + " |",
              "|---|" + "---|" * len(columns)]
@@ -113,7 +117,7 @@ def _table(records: list[dict[str, Any]], metric: str, fmt: str) -> list[str]:
         cells = []
         for d, c in columns:
             rec = next(r for r in records if r["system"] == name and r["dataset"] == d and r["config"] == c)
-            cells.append(_intervals.cell(rec, metric, fmt))
+            cells.append(_intervals.cell(rec, metric, fmt) + (_intervals.power_cell(rec, metric, fmt) if power else ""))
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return lines
 
@@ -145,7 +149,9 @@ def _markdown(report: dict[str, Any], figures: list[Path], elapsed_s: float) -> 
         "",
         "## Energy per final-chain token (J)",
         "",
-        *_table(records, "energy_j_per_token", "{:.2f}"),
+        _intervals.power_note(),
+        "",
+        *_table(records, "energy_j_per_token", "{:.2f}", power=True),
         "",
         "## Goodput (final-chain tokens/s)",
         "",

@@ -27,6 +27,19 @@ def method_note() -> str:
             f"{unavailable_text()} below {MIN_UNITS} problems (docs/metrics.md).")
 
 
+def power_note() -> str:
+    return ("Brackets: the sampling interval, as above. Braces: the power model's band, every power parameter "
+            "with a declared range at its low end, then all at their high end, on the same problems (energy "
+            "rises with each, so no combination of the ranges leaves the band; docs/uncertainty.md).")
+
+
+def power_cell(record: dict[str, Any], metric: str, fmt: str) -> str:
+    """`` {4.06, 6.03}``: the power model's band of a metric; nothing where no power
+    parameter of the system declares a range."""
+    found = record.get("power_band", {}).get(metric)
+    return "" if not found else f" {{{fmt.format(found[0])}, {fmt.format(found[1])}}}"
+
+
 def method_record() -> dict[str, Any]:
     """How report.json's intervals were made."""
     return {"level": LEVEL, "method": "BCa bootstrap over problems, paired between systems", "resamples": RESAMPLES,

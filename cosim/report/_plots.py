@@ -42,9 +42,17 @@ def _grouped(ax: Any, records: list[dict], config: int, metric: str, systems: li
     for i, system in enumerate(systems):
         shown = [next(r for r in records if r["system"] == system and r["dataset"] == d and r["config"] == config)
                  for d in datasets]
-        ax.bar([j + i * width for j in range(len(datasets))], [r[metric] for r in shown], width, label=system,
+        xs = [j + i * width for j in range(len(datasets))]
+        ax.bar(xs, [r[metric] for r in shown], width, label=system,
                color=color(system), yerr=error_bars(shown, metric),
-               error_kw={"elinewidth": 0.8, "capsize": 1.5, "ecolor": "0.2"})
+               error_kw={"elinewidth": 0.8, "capsize": 1.5, "ecolor": "0.2", "zorder": 3})
+        bands = [(x, r[metric], r.get("power_band", {}).get(metric)) for x, r in zip(xs, shown)]
+        bands = [(x, v, b) for x, v, b in bands if b]
+        if bands:
+            # The power model's band: a thick pale bar behind the sampling whisker.
+            ax.errorbar([x for x, _, _ in bands], [v for _, v, _ in bands],
+                        yerr=[[v - b[0] for _, v, b in bands], [b[1] - v for _, v, b in bands]],
+                        fmt="none", ecolor="0.45", elinewidth=width * 40, alpha=0.45, capsize=0, zorder=2)
     ax.set_xticks([j + 0.4 - width / 2 for j in range(len(datasets))], datasets)
     if config == 1:
         ax.set_ylabel(ylabel)
@@ -66,7 +74,9 @@ def _per_config(report: dict, metric: str, ylabel: str, title: str, skip: tuple[
     axes[1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     fig.suptitle(title + (f" ({', '.join(skip)}: left out, an order of magnitude off the scale)" if skip else "")
                  + ("; whiskers: paired 95% interval (each system and gpu-baseline on the same problems)"
-                    if metric == "speedup" else "; whiskers: each system's own 95% interval over the problems"))
+                    if metric == "speedup" else "; whiskers: each system's own 95% interval over the problems")
+                 + ("\ngrey bands: the power model's band (every ranged power parameter at its low, then high end)"
+                    if any(r.get("power_band", {}).get(metric) for r in records) else ""))
     fig.tight_layout()
     return fig
 
