@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import systems
+from ..schema import _params
 from .hardware import kind_of
 
 
@@ -27,11 +28,26 @@ def absolute_ref(ref: str, folder: Path | None = None) -> str:
     return str(((folder or Path.cwd()) / ref).resolve())
 
 
+def with_ranges(config: Any, data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` (``config`` as plain data) with each value that declares a plausible range
+    written with its range and its citation, as a description file gives it: a rerun from
+    the written file has the same uncertainty (the power band, `cosim sensitivity`)."""
+    cited = _params.citations(config)
+    for f in dataclasses.fields(config):
+        value = getattr(config, f.name)
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            data[f.name] = with_ranges(value, data[f.name])
+        elif f.name in cited and cited[f.name].range is not None:
+            c = cited[f.name]
+            data[f.name] = {"value": value, c.kind: c.note or "as the description cites it", "range": [c.low, c.high]}
+    return data
+
+
 def reloadable(scn: Any) -> dict[str, Any]:
     """``scn`` (a Scenario) as a scenario file's mapping."""
 
     def inline(config: Any) -> dict[str, Any]:
-        data = {"kind": kind_of(config), **dataclasses.asdict(config)}
+        data = {"kind": kind_of(config), **with_ranges(config, dataclasses.asdict(config))}
         for field in ("host_link", "peer_link"):
             if isinstance(data.get(field), str) and data[field]:
                 data[field] = absolute_ref(data[field])

@@ -48,6 +48,7 @@ class Cited:
     kind: str  # "source" or "estimate"
     low: float | None = None
     high: float | None = None
+    note: str = ""  # the source, or the estimate's reasoning, as written
 
     @property
     def range(self) -> tuple[float, float] | None:
@@ -140,7 +141,7 @@ def _citation(name: str, kind: type, raw: Any, value: Any, rule: str, where: Whe
         return None
     word = "estimate" if "estimate" in raw else "source"
     if RANGE_KEY not in raw:
-        return Cited(word)
+        return Cited(word, note=str(raw[word]))
     here = raw.where_of(RANGE_KEY) if isinstance(raw, LocatedDict) else where.child(RANGE_KEY, None)
     bounds = raw[RANGE_KEY]
     if kind not in (int, float):
@@ -162,7 +163,7 @@ def _citation(name: str, kind: type, raw: Any, value: Any, rule: str, where: Whe
         raise ConfigError(f"{here}: [{low:g}, {high:g}] is one value; a range needs low < high")
     if not low <= value <= high:
         raise ConfigError(f"{here}: [{low:g}, {high:g}] does not contain the value {value:g}")
-    return Cited(word, float(low), float(high))
+    return Cited(word, float(low), float(high), str(raw[word]))
 
 
 def _plain_number(text: str) -> float | None:
@@ -330,7 +331,8 @@ def citations(config: Any) -> dict[str, Cited]:
                 out[f.name] = where.cited
         elif f.metadata.get("note"):
             bounds = f.metadata.get("range") or (None, None)
-            out[f.name] = Cited(f.metadata["note"].split(":", 1)[0], *bounds)
+            kind, _, text = f.metadata["note"].partition(": ")
+            out[f.name] = Cited(kind, *bounds, text)
     return out
 
 

@@ -93,7 +93,10 @@ def _collect(scn: Scenario, found: dict[str, _Found], baseline: bool) -> None:
                 where = _params.origin(owner, name)
                 if not where or not is_number(getattr(owner, name)):
                     continue
-                key = f"{_file_stem(where)}:{path}"
+                # A description file's value is one factor whatever roles use the file; one
+                # given inline in a scenario (a written scenario.resolved.yaml) is its role's.
+                inline = where.partition(": ")[2].startswith(f"{role}.")
+                key = f"{_file_stem(where)}:{role}.{part}.{path}" if inline else f"{_file_stem(where)}:{path}"
                 entry = found.setdefault(key, _Found(key, getattr(owner, name), cited, where))
                 (entry.baseline_paths if baseline else entry.paths).append(f"{role}.{part}.{path}")
     for section in sections:
