@@ -48,7 +48,9 @@ class Cited:
     kind: str  # "source" or "estimate"
     low: float | None = None
     high: float | None = None
-    note: str = ""  # the source, or the estimate's reasoning, as written
+    # The source, or the estimate's reasoning, as written; two citations of one kind and
+    # range are the same citation whatever their words.
+    note: str = dataclasses.field(default="", compare=False)
 
     @property
     def range(self) -> tuple[float, float] | None:
