@@ -36,6 +36,14 @@ def test_each_gpu_carries_its_datasheet(name):
         assert device.power.idle_w < device.power.decode_w < device.power.prefill_w
 
 
+def test_nvlink_peers_carry_their_datasheet_rate_per_direction():
+    # NVIDIA datasheets print NVLink both directions together: 900 GB/s for the H100 SXM,
+    # 1.8 TB/s for the B200; a link's bandwidth is one direction's.
+    for device, both_ways in (("h100-sxm", 900.0), ("h200", 900.0), ("b200", 1800.0)):
+        link = load_link(load_device(device).peer_link)
+        assert link.bandwidth_gbps == both_ways / 2
+
+
 def test_gen5_link_is_the_lane_arithmetic():
     link = load_link("pcie_gen5_x16")
     assert link.bandwidth_gbps == pytest.approx(32 * 16 * 128 / 130 / 8, rel=1e-3)
