@@ -2,6 +2,7 @@
 // High-bandwidth memory of an FPGA board: a capacity shared by named regions
 // (weights, KV cache) and a streaming bandwidth of pseudo-channels x
 // per-channel bandwidth x efficiency.
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -17,6 +18,13 @@ struct HbmParams {
     void validate(const std::string& where) const;
     double peak_gbps() const { return static_cast<double>(pseudo_channels) * channel_bandwidth_gbps; }
     double effective_gbps() const { return peak_gbps() * efficiency; }
+    // What `ports` ports that each move at most `port_gbps` draw together: up to one port a
+    // channel, each reads its own; ports beyond the channels share them.
+    double ports_gbps(int64_t ports, double port_gbps) const {
+        const double channel = channel_bandwidth_gbps * efficiency;
+        return std::min(static_cast<double>(ports) * port_gbps,
+                        static_cast<double>(std::min<int64_t>(ports, pseudo_channels)) * channel);
+    }
 };
 
 class Hbm {

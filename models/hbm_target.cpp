@@ -15,13 +15,8 @@ double HbmTarget::stream_ns(double bytes, const HbmStream* stream) const {
     const HbmParams& p = memory_.params();
     if (stream == nullptr) return memory_.stream_ns(bytes);
     check_argument_non_negative("HbmTarget::stream_ns", "bytes", bytes);
-    const double channel = p.channel_bandwidth_gbps * p.efficiency;
-    const int64_t ports = std::max(stream->ports, 1);
-    const double port = stream->port_gbps > 0.0 ? stream->port_gbps : channel;
-    // Each port moves at most its own rate; ports beyond the channels share them.
-    const double gbps = std::min(static_cast<double>(ports) * port,
-                                 static_cast<double>(std::min<int64_t>(ports, p.pseudo_channels)) * channel);
-    return bytes / gbps;
+    const double port = stream->port_gbps > 0.0 ? stream->port_gbps : p.channel_bandwidth_gbps * p.efficiency;
+    return bytes / p.ports_gbps(std::max(stream->ports, 1), port);
 }
 
 void HbmTarget::b_transport(int /*port*/, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {

@@ -10,6 +10,7 @@ import pytest
 
 import cosim
 from cosim.report import run_report
+from cosim.report._accuracy import draw
 from cosim.uncertainty._power_band import power_ends
 
 PROBLEMS = 24
@@ -20,6 +21,11 @@ def report(tmp_path_factory):
     out = tmp_path_factory.mktemp("report")
     found = run_report(PROBLEMS, 3, out)
     return found, (out / "report.md").read_text(), json.loads((out / "report.json").read_text())
+
+
+def record(data, system, dataset, config):
+    """The report's record of one system on one trace."""
+    return next(r for r in data["records"] if (r["system"], r["dataset"], r["config"]) == (system, dataset, config))
 
 
 def test_every_record_holds_both_ends_of_each_means_interval(report):
@@ -36,8 +42,7 @@ def test_every_record_holds_both_ends_of_each_means_interval(report):
 def test_the_tables_print_value_and_interval(report):
     _, text, data = report
     speedups = text.split("## Speedup over gpu-baseline")[1].split("##")[0]
-    r = next(r for r in data["records"] if (r["system"], r["dataset"], r["config"]) ==
-             ("heteroreason-u280-200", "gsm8k", 1))
+    r = record(data, "heteroreason-u280-200", "gsm8k", 1)
     low, high = r["intervals"]["speedup"]
     assert f"{r['speedup']:.2f} [{low:.2f}, {high:.2f}]" in speedups
     assert re.search(r"\| \d+\.\d% \[\d+\.\d, \d+\.\d\] \|", text.split("## Accuracy: RSD and BRSD")[1])
@@ -48,11 +53,10 @@ def test_energy_carries_the_power_models_band_beside_the_interval(report):
     # here on the record's own workload, is the band the table prints in braces.
     _, text, data = report
     energies = text.split("## Energy per final-chain token (J)")[1].split("\n## ")[0]
-    r = next(r for r in data["records"] if (r["system"], r["dataset"], r["config"]) ==
-             ("heteroreason-u280-200", "gsm8k", 1))
+    r = record(data, "heteroreason-u280-200", "gsm8k", 1)
     low, high = r["power_band"]["energy_j_per_token"]
     scn = cosim.load_scenario("heteroreason-u280-200", 1)
-    workload = cosim.report.compare_systems("gsm8k", 1, PROBLEMS, 3).workloads["brsd"].trace
+    workload = draw("gsm8k", PROBLEMS, 3, 1, True).trace  # the report's BRSD draw of that trace
     ends = [cosim.simulate(s, workload).summary["energy_j_per_token"] for s in power_ends(scn)]
     assert (low, high) == pytest.approx(tuple(ends), rel=1e-12)
     assert low < r["energy_j_per_token"] < high
@@ -67,8 +71,7 @@ def test_energy_carries_the_power_models_band_beside_the_interval(report):
 def test_the_problems_a_precision_needs_follow_one_over_sqrt_n(report):
     _, text, data = report
     section = text.split(f"## What {PROBLEMS} problems resolve")[1].split("\n## ")[0]
-    r = next(r for r in data["records"] if (r["system"], r["dataset"], r["config"]) ==
-             ("heteroreason-u280-200", "math500", 2))
+    r = record(data, "heteroreason-u280-200", "math500", 2)
     low, high = r["intervals"]["speedup"]
     relative = (high - low) / 2 / r["speedup"]
     need = math.ceil(PROBLEMS * (relative / 0.01) ** 2)

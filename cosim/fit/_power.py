@@ -111,8 +111,15 @@ def group_watts(device: Any, points: Sequence[PowerPoint], power: Any, measured_
     ``power`` (a PowerConfig): its step's work over the measured step time (or, with
     ``measured_time`` false, over the time the roofline gives it). ``model``: a loaded model
     for every point, in place of each point's named one."""
+    return group_steps(device, points, power, measured_time, model)[0]
+
+
+def group_steps(device: Any, points: Sequence[PowerPoint], power: Any, measured_time: bool = True,
+                model: Any = None) -> tuple[np.ndarray, np.ndarray]:
+    """As group_watts, with each step's time in ns beside its group's power (the measured
+    time, or the roofline's)."""
     link = load_link(device.peer_link or device.host_link)
-    out = np.zeros(len(points))
+    out, step_ns = np.zeros(len(points)), np.zeros(len(points))
     groups: dict[tuple[str, int, int], list[int]] = {}
     for i, p in enumerate(points):
         groups.setdefault((p.model, p.tensor_parallel, p.expert_parallel), []).append(i)
@@ -124,9 +131,10 @@ def group_watts(device: Any, points: Sequence[PowerPoint], power: Any, measured_
         result = native().gpu_batch_power(_params.native(device.gpu), _params.native(spec),
                                           _params.native(parallel), _params.native(link), _params.native(power),
                                           steps, True, times)
-        for i, watts in zip(index, result["watts"]):
+        for i, watts, ns in zip(index, result["watts"], result["ns"]):
             out[i] = watts * points[i].gpus
-    return out
+            step_ns[i] = ns
+    return out, step_ns
 
 
 @dataclass(frozen=True)

@@ -95,11 +95,11 @@ def compare_systems(dataset: str, config: int, problems: int, seed: int,
     records: list[dict[str, Any]] = []
     for name in SYSTEMS:
         scn = load_scenario(name, config)
-        result = simulate(scn, brsd if scn.backtracking else rsd)
+        trace = brsd if scn.backtracking else rsd
+        result = simulate(scn, trace)
         baseline = baseline or result
         group[name] = result
         summary = result.with_baseline(baseline).summary
-        trace = brsd if scn.backtracking else rsd
         power = power_band(scn, lambda s: simulate(s, trace), lambda r: r.summary["energy_j_per_token"])
         records.append({"dataset": dataset, "config": config, "system": name,
                         **{m: summary[m] for m in METRICS}, "energy_j": summary["energy_j"],

@@ -42,7 +42,7 @@ from .._inputs import MAX_YAML_BYTES
 from ..config.hardware import ParallelConfig, load_device, load_link, load_model
 from .._extension import native
 from ..errors import ConfigError
-from ..fit._power import HEADER, PowerPoint, group_watts
+from ..fit._power import HEADER, PowerPoint, group_steps
 from ..schema import _params
 
 CASE = "mlenergy-h100"
@@ -184,17 +184,15 @@ def power_series_text() -> str:
     return "\n".join(lines) + "\n"
 
 
-def predicted_step_ns(device: Any, model: Any, link: Any, config: Configuration, prompt: int,
-                      step: tuple[int, int, int, int] | None = None) -> float:
-    """The time of the step the median inter-token latency samples (the module's docstring),
-    or of ``step``."""
+def predicted_step_ns(device: Any, model: Any, link: Any, config: Configuration, prompt: int) -> float:
+    """The time of the step the median inter-token latency samples (the module's docstring)."""
     batch = max(1, round(config.batch))
     context = round(prompt + config.running_output)
     ends_per_step = batch / config.mean_output
     prefill = round(prompt * max(1.0, ends_per_step)) if ends_per_step >= 0.5 else 0
     parallel = _params.replaced(ParallelConfig(), tensor_parallel=config.tensor_parallel,
                                 expert_parallel=config.expert_parallel)
-    step = step or (batch, context, prefill, 0)
+    step = (batch, context, prefill, 0)
     return native().gpu_batch_ns(_params.native(device.gpu), _params.native(model), _params.native(parallel),
                                  _params.native(link), [step], True)[0]
 
@@ -217,11 +215,10 @@ def rows_of(path: Path, device_ref: Any = DEVICE, model_ref: Any = None, label: 
                          c.expert_parallel, *mean_step(c, PROMPT_TOKENS[task])[:3], 1.0, c.power_w)
               for c in configs]
     # Each configuration's mean step over the time the model gives it, on the device's power.
-    powers = group_watts(device, points, device.power, measured_time=False, model=model)
+    powers, mean_step_ns = group_steps(device, points, device.power, measured_time=False, model=model)
     out = []
-    for i, (config, point, power) in enumerate(zip(configs, points, powers)):
+    for i, (config, point, power, mean_ns) in enumerate(zip(configs, points, powers, mean_step_ns)):
         ns = predicted_step_ns(device, model, link, config, PROMPT_TOKENS[task])
-        mean_ns = predicted_step_ns(device, model, link, config, PROMPT_TOKENS[task], step=point.step())
         group = f"tp{config.tensor_parallel}" + (f" ep{config.expert_parallel}" if config.expert_parallel > 1 else "")
         name = f"{short} {task} {group}, {config.max_num_seqs} seqs"
         held = "" if label != CASE else (" (fitted)" if fitted(i) else " (held out)")

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "errors.hpp"
 
@@ -44,13 +45,9 @@ FpgaDecoderTiming::FpgaDecoderTiming(const std::string& where, const FpgaAcceler
     const double ns_per_cycle = params_.ns_per_cycle();
     port_clocked_gbps_ = params_.port_width_bits / kBitsPerByte * params_.clock_mhz * kMhzToGhz *
                          params_.port_efficiency;
-    const auto ports = static_cast<double>(params_.hbm_ports);
-    const double ports_gbps = ports * port_clocked_gbps_;
-    // Ports beyond the channels share them.
-    const double channels_gbps = static_cast<double>(std::min<int64_t>(params_.hbm_ports, hbm.pseudo_channels)) *
-                                 hbm.channel_bandwidth_gbps * hbm.efficiency;
-    ports_bind_ = ports_gbps < channels_gbps;
-    decoder_gbps_ = std::min(ports_gbps, channels_gbps);
+    decoder_gbps_ = hbm.ports_gbps(params_.hbm_ports, port_clocked_gbps_);
+    // The ports bind where their width x clock, not the channels, sets the rate.
+    ports_bind_ = decoder_gbps_ < hbm.ports_gbps(params_.hbm_ports, std::numeric_limits<double>::infinity());
     compute0_ns_ = model_.linear_macs_per_token() / params_.macs_per_cycle * ns_per_cycle;
     compute_per_ctx_ns_ = model_.attention_macs_per_token(1.0) / params_.macs_per_cycle * ns_per_cycle;
     memory0_ns_ = streamed_weight_bytes() / decoder_gbps();
