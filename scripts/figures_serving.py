@@ -10,10 +10,13 @@ import statistics
 from typing import Any, Callable
 
 from cosim import validation
+from cosim.config import hardware
+from cosim.config._sources import counts as source_counts, find as find_sources
 from cosim.report import _serving as serving
 from cosim.config.scenario import load_scenario
 from cosim.serve import run
 from cosim.trace._vllm_log import read_request_log
+from cosim.validation import _carry_over as carry_over
 from cosim.validation import _vllm_serving as vllm_case
 
 from figures_report import defaults
@@ -78,6 +81,54 @@ def small_cases_table() -> str:
     return "```\n" + validation.format_table(chosen) + "\n```"
 
 
+def vllm_table() -> str:
+    """The vLLM replay's TTFT and TPOT, mean and p99, of each timing, and each timing's summary."""
+    found = [r for r in rows() if r.case.startswith(f"{vllm_case.CASE} (")]
+    shown = [r for r in found if r.quantity.split()[0] in ("TTFT", "TPOT") and r.quantity.split()[1] in ("mean", "p99")]
+    lines = [f"{case}: {int(s['rows'])} rows, median |error| {s['median_abs_error']:.1%}, "
+             f"worst {s['worst_abs_error']:.1%}" for case, s in validation.summary(found).items()]
+    table = validation.format_table(shown).split("\n\n")[0]  # its own summary would count the shown rows only
+    return "```\n" + table + "\n\n" + "\n".join(lines) + "\n```"
+
+
+def _efficiencies(values: dict[str, float], fitted: tuple[str, ...]) -> str:
+    short = {"memory_efficiency": "mem", "compute_efficiency": "compute", "roofline_exponent": "p"}
+    return ", ".join(f"{short[k]} {v:.3g}" + ("" if k in fitted else " (carried)") for k, v in values.items())
+
+
+def carry_over_table() -> str:
+    """Per profiled GPU: its architecture's efficiencies and its errors with them and left out."""
+    lines = ["| GPU (architecture) | measured | points | its efficiencies | error with them | "
+             "left out: the others' means | error left out |", "|---|---|---|---|---|---|---|"]
+    for profiled, row in zip(carry_over.PROFILED, carry_over.table()):
+        lines.append(f"| {row['gpu']} ({profiled.architecture}) | {row['measurements']} | {row['points']} | "
+                     f"{_efficiencies(row['values'], profiled.fits)} | {row['own_median']:.1%} median, "
+                     f"{row['own_worst']:+.1%} worst | {_efficiencies(row['left_out_values'], tuple(row['values']))} | "
+                     f"{row['left_out_median']:.1%} median, {row['left_out_worst']:+.1%} worst |")
+    return "\n".join(lines)
+
+
+def device_library_table() -> str:
+    """Per GPU of the library that names an architecture: how many of its values cite a
+    source and how many are estimates, and where its kernel efficiencies come from."""
+    profiled = {p.architecture: p for p in carry_over.PROFILED}
+    lines = ["| GPU | architecture | values cited | estimates | kernel efficiencies | measured on it |",
+             "|---|---|---|---|---|---|"]
+    for name in hardware.builtin_names("device"):
+        device = hardware.load_device(name)
+        if hardware.kind_of(device) != "gpu" or not device.architecture:
+            continue
+        tally = source_counts(find_sources(name)[1])
+        own = profiled[device.architecture]
+        carried = [k.replace("_", " ") for k in ("compute_efficiency", "roofline_exponent") if k not in own.fits]
+        where = "fitted to its own measurements" if own.device == name else f"its architecture's, fitted to the {own.label}"
+        if carried:
+            where += f" ({' and '.join(carried)} carried)"
+        lines.append(f"| {device.name} (`{name}`) | {device.architecture} | {tally['source']} | {tally['estimate']} | "
+                     f"{where} | {own.measurements if own.device == name else 'nothing'} |")
+    return "\n".join(lines)
+
+
 FIGURES: dict[str, Callable[[], str]] = {
     "serving_requests": lambda: f"{serving.REQUESTS:,}",
     **{name: (lambda label=label: knee(label)) for name, label in KNEES.items()},
@@ -89,6 +140,11 @@ FIGURES: dict[str, Callable[[], str]] = {
     "validation_qwen": lambda: case_errors("qwen-a100"),
     "validation_fpga": lambda: case_errors("fpga-designs"),
     "validation_small_cases": small_cases_table,
+    "validation_vllm_table": vllm_table,
+    "carry_over_table": carry_over_table,
+    "device_library_table": device_library_table,
+    "validation_carry_over": lambda: ", ".join(
+        f"{r['gpu']} {r['left_out_median']:.0%}" for r in carry_over.table()),
     **{f"validation_vllm_{v.replace('-', '_')}_{q.lower()}": (lambda v=v, q=q: vllm_within(v, q))
        for v in vllm_case.VARIANTS for q in ("TPOT", "TTFT")},
 }

@@ -29,7 +29,8 @@ import figures_serving  # noqa: E402
 from doc_spans import rewrite, spans  # noqa: E402
 
 # The files whose marked figures are generated.
-DOCS = (ROOT / "README.md", ROOT / "docs" / "live.md", ROOT / "docs" / "metrics.md", ROOT / "docs" / "validation.md")
+DOCS = (ROOT / "README.md", ROOT / "docs" / "hardware.md", ROOT / "docs" / "live.md", ROOT / "docs" / "metrics.md",
+        ROOT / "docs" / "validation.md")
 FIGURES: dict[str, Callable[[], str]] = {**figures_report.FIGURES, **figures_serving.FIGURES, **figures_live.FIGURES,
                                          **figures_scale.FIGURES}
 

@@ -201,15 +201,19 @@ def test_the_command_prints_the_table_and_writes_its_files(tmp_path):
         table = list(csv.DictReader(handle))
     # Nine layer times, twelve Qwen speeds, four llama-fpga boards and three FlexLLM rows; the
     # vLLM serving case: three timings of twelve quantities; the MoE serving case: two timings
-    # of seven; the ML.ENERGY case: three quantities of each of its 80 configurations.
-    assert len(table) == 9 + 12 + 4 + 3 + 3 * 12 + 2 * 7 + 3 * 80
+    # of seven; the ML.ENERGY case: three quantities of each of its 80 configurations; the
+    # carry-over case: the points of each profiled GPU (9 layer-time passes, 19 lone passes of
+    # each operator profile, 9 H100 latencies).
+    assert len(table) == 9 + 12 + 4 + 3 + 3 * 12 + 2 * 7 + 3 * 80 + 9 + 19 + 19 + 9
     first = table[0]
     assert float(first["error"]) == pytest.approx(float(first["predicted"]) / float(first["measured"]) - 1, abs=1e-6)
     report = json.loads((out / "validation.json").read_text())
     assert set(report["summary"]) == {"rtx3090-layers", "qwen-a100", "fpga-designs", "rtx4090-vllm (profile)",
-                                      "rtx4090-vllm (roofline-3090)", "rtx4090-vllm (roofline-fit)",
+                                      "rtx4090-vllm (roofline)", "rtx4090-vllm (roofline-ampere)",
                                       "rtxpro6000-moe (roofline)", "rtxpro6000-moe (profile)",
-                                      "mlenergy-h100 (ITL)", "mlenergy-h100 (power)", "mlenergy-h100 (energy)"}
+                                      "mlenergy-h100 (ITL)", "mlenergy-h100 (power)", "mlenergy-h100 (energy)",
+                                      *(f"gpu-carry-over ({gpu} left out)"
+                                        for gpu in ("RTX 3090", "RTX 4090", "RTX PRO 6000", "H100 SXM"))}
     assert (out / "validation.png").read_bytes()[:4] == b"\x89PNG"
     one = run_cli("validate", "--case", "rtx3090_layers", "--out", tmp_path / "one", cwd=tmp_path)
     assert one.returncode == 0 and "qwen-a100" not in one.stdout

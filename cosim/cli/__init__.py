@@ -12,6 +12,7 @@ from .. import _inputs
 
 from ..config import hardware
 from ..config._sources import counts as source_counts, find as find_sources
+from ..devices._architecture import names as architecture_names
 from ..schema._params import describe
 from ..errors import CosimError
 from ..config._cluster import POOL_CLASSES, Batching
@@ -87,6 +88,7 @@ def _cmd_builtins(args: argparse.Namespace) -> int:
         return 0
     for what in ("device", "link", "model"):
         print(f"{what}s: {', '.join(hardware.builtin_names(what))}")
+    print(f"GPU architectures: {', '.join(architecture_names())}")
     print(f"dataset profiles: {', '.join(builtin_profiles())}")
     print(f"scenarios: {', '.join(builtin_scenarios())}")
     return 0
@@ -240,12 +242,14 @@ def build_parser() -> argparse.ArgumentParser:
     params = sub.add_parser("params", help="list every configuration parameter with its unit and meaning")
     params.add_argument("group", nargs="?", choices=_GROUPS, help="only this group")
     params.set_defaults(func=_cmd_params)
-    builtins = sub.add_parser("builtins", help="list the built-in devices, links, models and dataset profiles",
+    builtins = sub.add_parser("builtins", help="list the built-in devices, links, models, GPU architectures and "
+                                               "dataset profiles",
                               epilog="Example: cosim builtins --sources h100-sxm",
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     builtins.add_argument("--sources", metavar="NAME",
-                          help="a built-in device, link or model: each of its values with its source, or the "
-                               "estimate's reasoning and plausible range")
+                          help="a built-in device, link, model or GPU architecture: each of its values with its "
+                               "source, or the estimate's reasoning and plausible range (a GPU's include those it "
+                               "takes from its architecture)")
     builtins.set_defaults(func=_cmd_builtins)
     return parser
 

@@ -7,12 +7,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..devices import _architecture as architectures
 from ..errors import ConfigError
 from ..schema._params import CITATION_KEYS, RANGE_KEY
 from ..schema._yamlio import load_yaml
 from .hardware import builtin_names, builtin_path
 
-WHATS = ("device", "link", "model")
+WHATS = ("device", "link", "model", "architecture")
 
 
 @dataclass(frozen=True)
@@ -43,14 +44,31 @@ def _walk(data: Any, prefix: str, out: list[CitedValue]) -> None:
             out.append(CitedValue(name, _text(raw), "given", ""))
 
 
+def _inherited(data: Any, out: list[CitedValue]) -> None:
+    """A GPU's values it takes from its architecture (those its own file leaves out)."""
+    ref = data.get("architecture") if isinstance(data, dict) else None
+    if not ref:
+        return
+    own = set(data.get("gpu") or {})
+    taken: list[CitedValue] = []
+    _walk({"gpu": {k: v for k, v in architectures.load(ref)["gpu"].items() if k not in own}}, "", taken)
+    out += [CitedValue(v.key, v.value, v.kind, f"(from the {ref} architecture) {v.note}", v.range) for v in taken]
+
+
 def find(name: str) -> tuple[str, list[CitedValue]]:
-    """What ``name`` is (device, link or model) and its values with their citations."""
+    """What ``name`` is (device, link, model or GPU architecture) and its values with their
+    citations; a GPU's include those it takes from its architecture."""
     for what in WHATS:
-        if name in builtin_names(what):
+        known = architectures.names() if what == "architecture" else builtin_names(what)
+        if name in known:
             out: list[CitedValue] = []
-            _walk(load_yaml(builtin_path(what, name)), "", out)
+            data = load_yaml(architectures.path_of(name) if what == "architecture" else builtin_path(what, name))
+            _walk(data, "", out)
+            if what == "device":
+                _inherited(data, out)
             return what, out
-    raise ConfigError(f"--sources: no built-in device, link or model named {name!r} (cosim builtins lists them)")
+    raise ConfigError(f"--sources: no built-in device, link, model or architecture named {name!r} "
+                      f"(cosim builtins lists them)")
 
 
 def counts(values: list[CitedValue]) -> dict[str, int]:

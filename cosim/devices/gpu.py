@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ._architecture import filled
 from ._kind import DeviceKind, Memory, Operation, PowerConfig
 from .._extension import native
 from ..schema import _declarations, _params
@@ -23,6 +24,8 @@ class GpuDevice:
     host_link: str = param("default link to the host (a link name)", rule="any", default="pcie_gen4_x16")
     peer_link: str = param("link between GPUs of a parallel group (a link name; empty: the host link, "
                            "through the host's PCIe)", rule="any", default="")
+    architecture: str = param("GPU architecture (cosim/data/architectures) whose kernel efficiencies it takes "
+                              "where its gpu section gives none", rule="any", default="")
     gpu: GpuConfig = param("memory, compute and overheads", rule="any")
     power: PowerConfig = param("board power per state", rule="any")
 
@@ -44,6 +47,9 @@ class Gpu(DeviceKind):
     roles = ("draft", "prm", "target")
     gpu = True
     parallel = True
+
+    def prepared(self, body: Any) -> Any:
+        return filled(body)
 
     def timing(self, device: GpuDevice, model: Any, points: list[tuple[str, int, int]], profile: Any = None,
                group: Any = None) -> dict[str, Any]:

@@ -28,6 +28,8 @@ CASES: dict[str, str] = {
                     "300 requests) replayed by the vLLM engine",
     "_mlenergy": "ML.ENERGY's vLLM runs on H100 (dense and MoE, tensor and expert parallel, MXFP4): median "
                  "inter-token latency, power and energy per token against the engine's steady state",
+    "_carry_over": "each profiled GPU (RTX 3090, RTX 4090, RTX PRO 6000, H100) predicted with the kernel "
+                   "efficiencies of the others, as an unprofiled GPU would be",
 }
 
 __all__ = ["CASES", "FILES", "Row", "case_names", "check_row", "csv_text", "figure_png", "format_table", "inputs",

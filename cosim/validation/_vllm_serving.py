@@ -8,10 +8,11 @@ block_size, the 2,588 KV blocks vLLM reported, prefix caching, asynchronous sche
 the requests at their queued_ts (vLLM's own origin of TTFT); it is timed three ways:
 
 - profile: LLMServingSim's measured operator times (the role's ``profile:`` folder);
-- roofline-3090: the RTX 4090's datasheet with the efficiencies fitted to the RTX 3090's
-  measured layer times (the shipped rtx4090 device);
-- roofline-fit: the datasheet with the efficiencies `cosim fit gpu` finds from the RTX 4090
-  operator profile (kernel times, overheads aside).
+- roofline: the shipped rtx4090 device, its datasheet with the Ada Lovelace architecture's
+  efficiencies (cosim/data/architectures/ada.yaml: fitted to this GPU's operator profile,
+  kernel times, overheads aside);
+- roofline-ampere: the same datasheet with the Ampere architecture's efficiencies (fitted
+  to the RTX 3090's layer times): what carrying efficiencies across architectures costs.
 
 Measured: TTFT, TPOT and end-to-end latency as vLLM's benchmark computes them from the log's
 timestamps (cosim.serve.token_latency)."""
@@ -24,7 +25,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ..fit import fit_gpu
+from ..config.hardware import builtin_path, load_device
+from ..schema._yamlio import load_yaml
 from ..config.scenario import build_scenario
 from ..serve import run
 from ..trace._vllm_log import read_request_log
@@ -34,7 +36,7 @@ DEVICE, MODEL = "rtx4090", "llama-3.1-8b"
 # The quantities of the table: per statistic, TTFT and TPOT, and end-to-end latency's mean and p99.
 QUANTITIES = (*((q, s) for q in ("ttft", "tpot") for s in ("mean", "median", "p90", "p95", "p99")),
               ("e2el", "mean"), ("e2el", "p99"))
-VARIANTS = ("profile", "roofline-3090", "roofline-fit")
+VARIANTS = ("profile", "roofline", "roofline-ampere")
 
 
 def folder() -> Path:
@@ -52,17 +54,17 @@ def vllm_settings() -> dict[str, Any]:
             "prefix_caching": cache["enable_prefix_caching"], "async_scheduling": scheduler["async_scheduling"]}
 
 
-def fitted_device() -> Any:
-    """The RTX 4090 with the efficiencies fitted to its own operator profile."""
-    return fit_gpu(folder() / "profile", DEVICE, MODEL).device
+def ampere_device() -> Any:
+    """The RTX 4090's datasheet with the Ampere architecture's kernel efficiencies."""
+    return load_device({**load_yaml(builtin_path("device", DEVICE)), "architecture": "ampere"})
 
 
 def scenario(variant: str) -> Any:
     target: dict[str, Any] = {"device": DEVICE, "model": MODEL}
     if variant == "profile":
         target["profile"] = str(folder() / "profile")
-    elif variant == "roofline-fit":
-        target["device"] = fitted_device()
+    elif variant == "roofline-ampere":
+        target["device"] = ampere_device()
     return build_scenario({"system": "autoregressive", "name": f"{CASE}-{variant}", "target": target,
                            "batching": vllm_settings()})
 
