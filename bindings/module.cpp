@@ -74,7 +74,7 @@ PYBIND11_MODULE(_native, m) {
     m.def("simulate", &cosim::bindings::simulate, py::arg("top"), py::arg("system"), py::arg("next_chunk"),
           py::arg("options") = py::dict());
     m.def("fpga_timing", &cosim::bindings::fpga_timing, py::arg("fpga"), py::arg("hbm"), py::arg("model"),
-          py::arg("profile"), py::arg("points"));
+          py::arg("profile"), py::arg("points"), py::arg("power") = py::none());
     m.def("gpu_timing", &cosim::bindings::gpu_timing, py::arg("gpu"), py::arg("model"), py::arg("profile"),
           py::arg("points"), py::arg("parallel") = py::none(), py::arg("peer_link") = py::none());
     m.def("gpu_batch_ns", &cosim::bindings::gpu_batch_ns, py::arg("gpu"), py::arg("model"), py::arg("parallel"),

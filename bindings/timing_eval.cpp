@@ -7,6 +7,7 @@
 
 #include "errors.hpp"
 #include "fpga_decoder_timing.hpp"
+#include "fpga_power.hpp"
 #include "gpu_timing.hpp"
 #include "param_dicts.hpp"
 
@@ -43,9 +44,9 @@ std::vector<Point> read_points(const py::list& points) {
 }  // namespace
 
 py::dict fpga_timing(const py::dict& fpga, const py::dict& hbm, const py::dict& model, const py::object& profile,
-                     const py::list& points) {
-    const FpgaDecoderTiming timing("fpga", fpga_params(fpga), hbm_params(hbm), model_spec(model),
-                                   fpga_profile(profile));
+                     const py::list& points, const py::object& power) {
+    const ModelSpec spec = model_spec(model);
+    const FpgaDecoderTiming timing("fpga", fpga_params(fpga), hbm_params(hbm), spec, fpga_profile(profile));
     std::vector<double> ns, compute, memory, pipeline;
     std::vector<std::string> bound;
     for (const Point& p : read_points(points)) {
@@ -71,6 +72,13 @@ py::dict fpga_timing(const py::dict& fpga, const py::dict& hbm, const py::dict& 
     out["bound"] = bound;
     out["port_gbps"] = timing.port_gbps();
     out["decoder_gbps"] = timing.decoder_gbps();
+    if (!power.is_none()) {
+        const PowerParams board = fpga_board_power("fpga", power_params(power.cast<py::dict>()), timing, spec);
+        out["idle_w"] = board.idle_w;
+        out["prefill_w"] = board.prefill_w;
+        out["decode_w"] = board.decode_w;
+        out["transfer_w"] = board.transfer_w;
+    }
     return out;
 }
 

@@ -7,9 +7,12 @@
 namespace cosim::bindings {
 
 // points: (phase, tokens, context) with phase "decode" (tokens = 1) or "prefill".
-// Returns {"ns", "compute_ns", "memory_ns", "pipeline_ns", "bound", "port_gbps", "decoder_gbps"}.
+// Returns {"ns", "compute_ns", "memory_ns", "pipeline_ns", "bound", "port_gbps", "decoder_gbps"}, and with
+// `power` (a board's) its state powers as the board draws them ("idle_w", "prefill_w", "decode_w",
+// "transfer_w": fpga_power.hpp derives the busy ones from the design under the design model).
 pybind11::dict fpga_timing(const pybind11::dict& fpga, const pybind11::dict& hbm, const pybind11::dict& model,
-                           const pybind11::object& profile, const pybind11::list& points);
+                           const pybind11::object& profile, const pybind11::list& points,
+                           const pybind11::object& power);
 // Returns {"ns", "overhead_ns", "compute_ns", "memory_ns", "bound", "stored_weight_bytes", "kv_bytes_per_token"}
 // (the last two per GPU of the group). parallel, peer_link: None, or the group a role spans.
 pybind11::dict gpu_timing(const pybind11::dict& gpu, const pybind11::dict& model, const pybind11::object& profile,

@@ -314,6 +314,10 @@ def power_timeline(device: Any, segments: Iterable[Sequence[Any]]) -> RunResult:
         raise ConfigError(f"power_timeline: {getattr(cfg, 'name', 'the device')} draws the load model, whose busy "
                           f"power depends on the work in each interval, not on its state alone; time its work "
                           f"with a simulation, or give state powers")
+    if power.mac_energy_pj > 0 or power.memory_energy_pj_per_bit > 0:
+        raise ConfigError(f"power_timeline: {getattr(cfg, 'name', 'the device')} draws the design model, whose busy "
+                          f"power depends on the model its decoder runs, not on its state alone; time its work "
+                          f"with a simulation, or give state powers")
     script, end_ns = [], 0.0
     for i, (state, duration) in enumerate(segments):
         ns = time_ns(duration, f"segments[{i}] duration_ns", end_ns)  # the timeline ends within the clock

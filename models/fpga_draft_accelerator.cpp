@@ -11,15 +11,6 @@ namespace cosim {
 namespace {
 const char* const kWeightsRegion = "weights";
 const char* const kKvRegion = "kv_cache";
-// The load model reads a GPU's utilisation against its peaks; a board of the FPGA model
-// draws its state powers.
-const PowerParams& state_powers(const std::string& where, const PowerParams& power) {
-    if (power.load_model())
-        throw ConfigError(where + ".power.limit_w: the load model is a GPU's; an FPGA board draws state powers "
-                                  "(prefill_w, decode_w), so leave limit_w at 0");
-    return power;
-}
-
 }  // namespace
 
 FpgaDraftAccelerator::FpgaDraftAccelerator(sc_core::sc_module_name name, const FpgaAcceleratorParams& params,
@@ -36,7 +27,7 @@ FpgaDraftAccelerator::FpgaDraftAccelerator(sc_core::sc_module_name name, const F
       registers_("kvmu", make_kvmu(params.kvmu, this->name(),
                                    model.kv_reserve(this->name(), params.kv_reserve_tokens),
                                    std::string(this->name()) + ".kvmu")),
-      own_power_(std::make_unique<Power>(this->name(), state_powers(this->name(), power))),
+      own_power_(std::make_unique<Power>(this->name(), fpga_board_power(this->name(), power, timing_, model))),
       power_(own_power_.get()) {
     init(params);
 }

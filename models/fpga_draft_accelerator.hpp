@@ -26,6 +26,7 @@
 #include "abort_signal.hpp"
 #include "device_command.hpp"
 #include "fpga_decoder_timing.hpp"
+#include "fpga_power.hpp"
 #include "hbm.hpp"
 #include "hbm_target.hpp"
 #include "kvmu.hpp"

@@ -32,6 +32,9 @@ constexpr int64_t kNominalPrefillTokens = 512;
 // draft's passes the host times itself): a lone decode at the start of the context and a
 // lone prompt prefill. The proxy's own operations draw the power of their actual load.
 PowerParams nominal(PowerParams p, const GpuTiming& t, const std::string& where) {
+    if (p.design_model())
+        throw ConfigError(where + ".power: mac_energy_pj and memory_energy_pj_per_bit are an FPGA design's; a GPU "
+                                  "draws state powers or the load model (limit_w)");
     if (!p.load_model()) return p;
     p.validate(where + ".power");  // the load model's own checks first, naming it
     if (p.prefill_w > 0.0 || p.decode_w > 0.0)

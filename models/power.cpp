@@ -26,9 +26,21 @@ void PowerParams::validate(const std::string& where) const {
         if (busy_load + compute_load + memory_load <= 0.0)
             throw ConfigError(where + ": the load model (limit_w > 0) needs busy_load, compute_load or memory_load "
                                       "above 0, or a busy GPU draws its idle power");
-    } else if (prefill_w <= 0.0 && decode_w <= 0.0) {
-        throw ConfigError(where + ": give prefill_w and decode_w (state powers) or limit_w (the load model)");
+        if (design_model())
+            throw ConfigError(where + ": mac_energy_pj and memory_energy_pj_per_bit are an FPGA design's; the load "
+                                      "model (limit_w) is a GPU's: give one or the other");
+    } else if (!design_model() && prefill_w <= 0.0 && decode_w <= 0.0) {
+        throw ConfigError(where + ": give prefill_w and decode_w (state powers), limit_w (a GPU's load model) or "
+                                  "mac_energy_pj and memory_energy_pj_per_bit (an FPGA design's energies)");
     }
+}
+
+double PowerParams::design_w(double macs, double bytes, double ns) const {
+    constexpr double kBitsPerByte = 8.0;
+    constexpr double kPicojoulesPerNsToWatts = 1e-3;  // pJ / ns = 1e-12 J / 1e-9 s
+    if (ns <= 0.0) return idle_w;
+    return idle_w + (mac_energy_pj * macs + memory_energy_pj_per_bit * kBitsPerByte * bytes) / ns *
+                        kPicojoulesPerNsToWatts;
 }
 
 double PowerParams::load_w(double compute_utilisation, double memory_utilisation) const {
@@ -49,6 +61,11 @@ double PowerParams::watts(PowerState state) const {
 Power::Power(std::string device, const PowerParams& params)
     : device_(std::move(device)), params_(params), since_(sc_core::sc_time_stamp()) {
     params_.validate(device_ + ".power");
+    // The design model's busy powers come from the decoder's design (fpga_board_power), not
+    // from the file: a meter given its energies alone would draw nothing when busy.
+    if (params_.design_model() && params_.prefill_w <= 0.0 && params_.decode_w <= 0.0)
+        throw ConfigError(device_ + ".power: the design model's busy powers are derived from the decoder "
+                                    "(fpga_board_power), not given");
     watts_ = params_.idle_w;
 }
 

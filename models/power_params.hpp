@@ -10,6 +10,11 @@
 //   as activity-based GPU power models have it: Hong & Kim, ISCA 2010; AccelWattch, MICRO
 //   2021) and saturates at the power limit, which the board's power management enforces by
 //   lowering clocks (docs/hardware.md).
+//   the design model (mac_energy_pj or memory_energy_pj_per_bit > 0, FPGA boards): a busy
+//   decoder draws its idle power plus the energy of what it does over the time it takes,
+//       P = idle_w + (mac_energy_pj x MACs + memory_energy_pj_per_bit x 8 x bytes) / t
+//   the MACs its array performs and the bytes it moves to and from its memory
+//   (fpga_power.hpp derives a board's busy states from it).
 #include <string>
 
 #include "param_rules.hpp"
@@ -28,6 +33,9 @@ struct PowerParams {
     // the device set them, GpuProxy's nominal values).
     double watts(PowerState state) const;
     bool load_model() const { return limit_w > 0.0; }
+    bool design_model() const { return mac_energy_pj > 0.0 || memory_energy_pj_per_bit > 0.0; }
+    // The design model's power over `ns` in which a decoder performs `macs` and moves `bytes`.
+    double design_w(double macs, double bytes, double ns) const;
     // The load model's busy power at a compute and a memory utilisation (each >= 0).
     double load_w(double compute_utilisation, double memory_utilisation) const;
 };

@@ -9,7 +9,7 @@ import functools
 import statistics
 from typing import Any, Callable
 
-from cosim import validation
+from cosim import devices, standalone, validation
 from cosim.config import hardware
 from cosim.config._sources import counts as source_counts, find as find_sources
 from cosim.report import _serving as serving
@@ -129,6 +129,20 @@ def device_library_table() -> str:
     return "\n".join(lines)
 
 
+def u280_design_power() -> str:
+    """The paper's U280 design's decode power as the design model derives it, in its parts."""
+    device, model = hardware.load_device("u280"), hardware.load_model("qwen2.5-0.5b")
+    power = device.power
+    timing = standalone.fpga_timing("u280", "qwen2.5-0.5b", [0])
+    ns = timing["ns"][0]
+    macs = timing["compute_ns"][0] * device.accelerator.macs_per_cycle * device.accelerator.clock_mhz / 1e3
+    nbytes = timing["memory_ns"][0] * timing["decoder_gbps"]
+    decode_w = devices.kind_of(device).state_powers(device, model)["decode_w"]
+    return (f"{decode_w:.1f} W while decoding: its array streams {nbytes / ns:.0f} GB/s of weights "
+            f"({power.memory_energy_pj_per_bit * 8 * nbytes / ns * 1e-3:.1f} W) and retires {macs / ns:.0f} GMAC/s "
+            f"({power.mac_energy_pj * macs / ns * 1e-3:.1f} W) above the {power.idle_w:.0f} W floor")
+
+
 FIGURES: dict[str, Callable[[], str]] = {
     "serving_requests": lambda: f"{serving.REQUESTS:,}",
     **{name: (lambda label=label: knee(label)) for name, label in KNEES.items()},
@@ -143,6 +157,7 @@ FIGURES: dict[str, Callable[[], str]] = {
     "validation_vllm_table": vllm_table,
     "carry_over_table": carry_over_table,
     "device_library_table": device_library_table,
+    "u280_design_power": u280_design_power,
     "validation_carry_over": lambda: ", ".join(
         f"{r['gpu']} {r['left_out_median']:.0%}" for r in carry_over.table()),
     **{f"validation_vllm_{v.replace('-', '_')}_{q.lower()}": (lambda v=v, q=q: vllm_within(v, q))

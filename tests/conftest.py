@@ -61,6 +61,20 @@ TARGET_KV_ELEMENTS = 2 * 28 * 4 * 128
 TARGET_ATTN_MACS_PER_CTX = 2 * 28 * 28 * 128
 
 
+def drawn_power(device, model="qwen2.5-0.5b", overrides=None):
+    """A built-in device's power as a run draws it: its state powers, an FPGA board's busy
+    states derived from its design (with ``overrides``) for ``model`` (the derivation is
+    worked by hand in tests/test_fpga_power.py)."""
+    import dataclasses  # lazy: only the energy tests need these
+    import cosim
+    from cosim import devices
+    from cosim.schema import _params
+    cfg = cosim.load_device(device)
+    for path, value in (overrides or {}).items():
+        cfg = _params.replace(cfg, path, value)
+    return dataclasses.replace(cfg.power, **devices.kind_of(cfg).state_powers(cfg, cosim.load_model(model)))
+
+
 @pytest.fixture
 def tmp_yaml(tmp_path):
     def write(name, text):

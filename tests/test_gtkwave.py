@@ -65,7 +65,7 @@ def test_modes_and_states_are_shown_by_their_names(run_vcd):
     assert {r["mode"] for r in ops} == {name.lower() for name in modes.values()}
     assert [modes[str(i)].lower() for i in range(4)] == ["initialization", "speculation", "accept", "rollback"]
     states = dict(line.split() for line in filter_file("device_state").read_text().splitlines())
-    timeline = standalone.power_timeline("u280", [(s, 1.0) for s in ("idle", "prefill", "decode", "transfer")])
+    timeline = standalone.power_timeline("rtx3090", [(s, 1.0) for s in ("idle", "prefill", "decode", "transfer")])
     assert [states[str(i)] for i in range(4)] == list(timeline["state_time_ns"])
     assert states["4"] == "shadow_sync"
 

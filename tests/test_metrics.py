@@ -6,6 +6,7 @@ import pytest
 import cosim
 from cosim.trace import Trace, TraceHeader, TrajectoryBuilder
 from handmodel import CONTROL_BYTES, FAST_FPGA, TOKEN_BYTES, Fpga, Gpu, Link
+from conftest import drawn_power
 
 NS = 1e-9
 PROMPT = 100
@@ -59,7 +60,7 @@ def test_wasted_energy_is_the_discarded_step_ahead_draft_above_idle():
     # While step 2 is verified the FPGA drafts step 3 (20 tokens after 170) in full; the
     # reject drops it. Its energy above idle is (decode - idle) power over its time.
     fast = Fpga(overrides=FAST_FPGA)
-    power = cosim.load_device("u280").power
+    power = drawn_power("u280", overrides=FAST_FPGA)
     assert fast.step(PROMPT + 70, 20) < Gpu("rtx3090", "qwen2.5-math-prm-7b").request
     assert row["discarded_step_ahead_tokens"] == 20
     expected_j = (power.decode_w - power.idle_w) * fast.step(PROMPT + 70, 20) * NS

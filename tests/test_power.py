@@ -1,15 +1,17 @@
 import pytest
 
 from cosim import standalone
+from cosim.config.hardware import PowerConfig
 
-# U280 power as shipped: idle 37 W, prefill 60 W, decode 50 W, transfer 41 W (FlexLLM power log).
+# A board of state powers: idle 37 W, prefill 60 W, decode 50 W, transfer 41 W.
 U280_W = {"idle": 37.0, "prefill": 60.0, "decode": 50.0, "transfer": 41.0}
+STATE_POWERS = PowerConfig(idle_w=37.0, prefill_w=60.0, decode_w=50.0, transfer_w=41.0)
 
 
 def test_energy_is_the_sum_of_power_times_time_per_state():
     timeline = [("idle", 2e6), ("transfer", 5e4), ("prefill", 3e6), ("decode", 7.5e6), ("idle", 1e6),
                 ("decode", 2.5e6)]
-    result = standalone.power_timeline("u280", timeline)
+    result = standalone.power_timeline(STATE_POWERS, timeline)
     by_state = {s: 0.0 for s in U280_W}
     for state, ns in timeline:
         by_state[state] += ns

@@ -24,7 +24,9 @@ def ranged_power(device):
     for name, raw in data.items():
         if isinstance(raw, dict) and "range" in raw:
             low, high = (float(str(v).split()[0]) for v in raw["range"])
-            out.append((name if name.endswith("_load") else f"{name}_w", low, high))
+            # The file's stems with their canonical units (the design model's energies in pJ).
+            canonical = {"mac_energy": "mac_energy_pj", "memory_energy": "memory_energy_pj_per_bit"}
+            out.append((canonical.get(name, name if name.endswith("_load") else f"{name}_w"), low, high))
     return out
 
 
@@ -60,8 +62,9 @@ def test_the_ends_are_the_files_ranges_set_by_hand(name, devices, workload):
 
 @pytest.mark.parametrize("name", ["heteroreason-v80", "heteroreason-qwen3-32b-tp2"])
 def test_no_point_inside_the_ranges_leaves_the_band_and_none_moves_the_timing(name, workload):
-    # State powers (the V80 and RTX 3090) and the load model (the H100's idle, limit and
-    # loads): each random point of the box lands inside the band its two ends give.
+    # The design model (the V80's idle and energies), state powers (the RTX 3090) and the load
+    # model (the H100's idle, limit and loads): each random point of the box lands inside the
+    # band its two ends give.
     scn = load_scenario(name, 1)
     chosen = power_factors(scn)
     low, high = band(scn, lambda s: simulate(s, workload), lambda r: r.summary["energy_j_per_token"])

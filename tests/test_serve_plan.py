@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 import cosim
 from cosim import ConfigError, serve
+from conftest import DRAFT_MACS
 
 COSTS = {"draft": 50.0, "prm": 300.0, "target": 350.0}
 
@@ -56,12 +57,18 @@ def test_the_hand_worked_case():
 
 def test_the_default_costs_are_each_devices_highest_power():
     scn = cosim.load_scenario("heteroreason-u280-300")
-    # U280: 37 W idle, 60 W prefill, 50 W decode, 41 W transfer; RTX 3090: 25, 330, 220, 60 W.
-    assert serve.device_costs(scn) == {"draft": 60.0, "prm": 330.0, "target": 330.0}
+    # U280 at 300 MHz: 37 W idle, 41 W transfer, and its design's decode power, a token's at
+    # context 0 (bound by its 305-MAC array, 400 pipeline cycles a layer): 37 W plus 5 pJ a MAC
+    # and 7 pJ a bit of its W8 weights over the token's time, above its transfer power.
+    # RTX 3090: 25, 330, 220, 60 W.
+    ns_per_cycle = 1e3 / 300
+    token_ns = DRAFT_MACS / 305 * ns_per_cycle + 24 * 400 * ns_per_cycle
+    u280 = 37.0 + (5.0 * DRAFT_MACS + 7.0 * 8 * DRAFT_MACS) / token_ns * 1e-3
+    assert 41.0 < u280 < 60.0
+    assert serve.device_costs(scn) == pytest.approx({"draft": u280, "prm": 330.0, "target": 330.0}, rel=1e-9)
     result = serve.plan(hand_p99, draft=[1, 2, 3], prm=[1, 2, 3], target=[1, 2, 3], slo_s=5.5, costs=scn)
-    # (2, 2, 2): 120 + 660 + 660 = 1440; (1, 2, 3): 60 + 660 + 990 = 1710.
-    assert result.cost == 1440.0 and result.cluster["target_devices"] == 2
-    assert result.costs == {"draft": 60.0, "prm": 330.0, "target": 330.0}
+    # (2, 2, 2): 2 x u280 + 660 + 660; (1, 2, 3): u280 + 660 + 990, more.
+    assert result.cost == pytest.approx(2 * u280 + 1320.0) and result.cluster["target_devices"] == 2
 
 
 def test_no_candidate_meeting_the_objective_gives_none():

@@ -8,6 +8,7 @@ from cosim import standalone
 from cosim.live import TracePolicy
 from cosim.trace import Trace, TraceHeader, TrajectoryBuilder
 from handmodel import FAST_FPGA, Fpga, Gpu, all_accept_timeline
+from conftest import drawn_power
 
 PROMPT = 100
 NS = 1e-9
@@ -117,7 +118,7 @@ def test_a_reject_at_depth_two_discards_both_steps_drafted_ahead():
     assert fast.step(PROMPT + 40, 30) + fast.step(PROMPT + 70, 20) < prm.request + prm.prefill(PROMPT + 40, 0)
     assert fast.step(PROMPT + 90, 25) < prm.request + prm.prefill(PROMPT + 70, 0)
     assert row["discarded_step_ahead_tokens"] == 20 + 25
-    power = cosim.load_device("u280").power
+    power = drawn_power("u280", overrides=FAST_FPGA)
     expected_j = (power.decode_w - power.idle_w) * (fast.step(PROMPT + 70, 20) + fast.step(PROMPT + 90, 25)) * NS
     assert row["wasted_energy_share"] * row["energy_j"] == pytest.approx(expected_j, rel=1e-6)
     seq = [(r.op, r.valid, r.curr, r.ahead) for r in result.kvmu]

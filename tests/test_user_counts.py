@@ -191,8 +191,8 @@ def test_a_power_timeline_past_the_kernel_s_clock_is_refused_not_cut_short():
     # Two segments of 60% of the clock each: the second ends past it.
     half = 0.6 * CLOCK_NS
     with pytest.raises(ConfigError, match=r"segments\[1\] duration_ns: .* ns after .* ns is past the kernel's clock"):
-        standalone.power_timeline("u280", [("idle", half), ("decode", half)])
+        standalone.power_timeline("rtx3090", [("idle", half), ("decode", half)])
     # Within the clock it is simulated in full: its idle energy is its power times its time.
-    done = standalone.power_timeline("u280", [("idle", 1e9)])
+    done = standalone.power_timeline("rtx3090", [("idle", 1e9)])
     assert done["state_time_ns"]["idle"] == 1e9
-    assert done["energy_j"] == pytest.approx(cosim.load_device("u280").power.idle_w * 1.0)
+    assert done["energy_j"] == pytest.approx(cosim.load_device("rtx3090").power.idle_w * 1.0)

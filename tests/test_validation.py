@@ -19,7 +19,7 @@ from cosim.validation._figure import draw
 from cosim.validation._table import Row, format_table, summary
 from cosim.validation import _units as units
 from cosim.validation._units import readable_unit
-from conftest import ROOT, run_cli
+from conftest import ROOT, qwen_linear_macs, run_cli
 from handmodel import Fpga, Gpu
 
 DATA = ROOT / "cosim" / "data" / "validation"
@@ -117,7 +117,16 @@ def test_fpga_rows_are_the_published_ratios_against_both_models(rows):
     readings = [41.281787, 41.664168, 53.061519, 54.881010, 41.888947, 41.800577, 41.644346, 45.334645,
                 57.696465, 59.785920, 55.494086, 43.692086, 44.008252]  # the power log's readings above 40 W
     assert row.measured == pytest.approx(statistics.fmean(readings), rel=1e-12)
-    assert row.predicted == load_device("u280-flexllm").power.decode_w
+    # The design model's decode power, a token at context 0: the 37 W floor, 5 pJ a MAC of
+    # Llama-3.2-1B's weight MACs and 7 pJ a bit of its 4-bit weights over the token's time.
+    macs = qwen_linear_macs(16, 2048, 32, 8, 64, 8192, 2048 * 128256)
+    u280_w = 37.0 + (5.0 * macs + 7.0 * 8 * macs * 0.5) / u280.token(0) * 1e-3
+    assert row.predicted == pytest.approx(u280_w, rel=1e-9)
+    # Tokens per joule: the A100 at its 250 W decode power, the board at its design's, each over
+    # its 1,024 decoded tokens.
+    row = rows["fpga-designs", "FlexLLM U280 decode tokens/J / A100 BF16, Llama-3.2-1B"]
+    assert row.measured == 3.14
+    assert row.predicted == pytest.approx((250.0 * tokens / a100_rate) / (u280_w * tokens / u280_rate), rel=1e-6)
 
 
 # llama-fpga's boards as their block designs give them: ports x width at the kernel clock,
@@ -199,12 +208,12 @@ def test_the_command_prints_the_table_and_writes_its_files(tmp_path):
     assert "rtx3090-layers: 9 rows" in done.stdout and "qwen-a100: 12 rows" in done.stdout
     with open(out / "validation.csv", newline="") as handle:
         table = list(csv.DictReader(handle))
-    # Nine layer times, twelve Qwen speeds, four llama-fpga boards and three FlexLLM rows; the
+    # Nine layer times, twelve Qwen speeds, four llama-fpga boards and four FlexLLM rows; the
     # vLLM serving case: three timings of twelve quantities; the MoE serving case: two timings
     # of seven; the ML.ENERGY case: three quantities of each of its 80 configurations; the
     # carry-over case: the points of each profiled GPU (9 layer-time passes, 19 lone passes of
     # each operator profile, 9 H100 latencies).
-    assert len(table) == 9 + 12 + 4 + 3 + 3 * 12 + 2 * 7 + 3 * 80 + 9 + 19 + 19 + 9
+    assert len(table) == 9 + 12 + 4 + 4 + 3 * 12 + 2 * 7 + 3 * 80 + 9 + 19 + 19 + 9
     first = table[0]
     assert float(first["error"]) == pytest.approx(float(first["predicted"]) / float(first["measured"]) - 1, abs=1e-6)
     report = json.loads((out / "validation.json").read_text())

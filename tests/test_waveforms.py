@@ -11,6 +11,7 @@ from vcd.reader import TokenKind, tokenize
 import cosim
 from cosim.trace import Trace, TraceHeader, TrajectoryBuilder
 from handmodel import FAST_FPGA, all_accept_timeline
+from conftest import drawn_power
 
 PROMPT = 100
 STEPS = [40, 30, 50, 20, 64]
@@ -101,10 +102,12 @@ def test_step_detail_moves_the_draft_pointer_at_the_step_boundary(all_accept_vcd
 
 def test_vcd_device_power_and_pcie_bytes_in_flight(all_accept_vcd):
     hand = all_accept_timeline(PROMPT, STEPS, step_ahead=True)
-    power = cosim.load_device("u280").power
+    power = drawn_power("u280")
     assert value_at(all_accept_vcd, "draft.power_w", 0) == power.idle_w
     # Drafting step 1 right after the KV lands: the FPGA draws its decode power.
-    assert value_at(all_accept_vcd, "draft.power_w", int(hand["kv_ready"] * PS_PER_NS) + 10**6) == power.decode_w
+    # (the trace writes watts to the milliwatt)
+    assert value_at(all_accept_vcd, "draft.power_w", int(hand["kv_ready"] * PS_PER_NS) + 10**6) == \
+        pytest.approx(power.decode_w, abs=5e-4)
     assert value_at(all_accept_vcd, "draft.state", int(hand["kv_ready"] * PS_PER_NS) + 10**6) == 2  # decode
     # The prompt's KV on the target's link right after the migration prefill.
     assert value_at(all_accept_vcd, "pcie.target_bytes_in_flight",

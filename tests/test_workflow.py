@@ -5,6 +5,7 @@ import pytest
 import cosim
 from cosim.trace import Trace, TraceHeader, TrajectoryBuilder
 from handmodel import FAST_FPGA, TOKEN_BYTES, Fpga, Gpu, Link, all_accept_timeline
+from conftest import drawn_power
 
 PROMPT = 100
 GEN3, GEN4 = Link("pcie_gen3_x16"), Link("pcie_gen4_x16")  # U280's link; RTX 3090s' links
@@ -162,7 +163,7 @@ def result_device(system, extra):
     return extra.get("draft", {}).get("device", "u280" if system == "heteroreason" else "rtx3090")
 
 
-POWER = {d: cosim.load_device(d).power for d in ("u280", "v80", "rtx3090", "jetson_orin_nano")}
+POWER = {d: drawn_power(d) for d in ("u280", "v80", "rtx3090", "jetson_orin_nano")}
 STATE = {"draft": "decode", "shadow_sync": "decode", "refine": "decode", "draft_prefill": "prefill",
          "verify": "prefill", "target_prefill": "prefill", "prompt_prefill": "prefill", "migrate": "prefill",
          "request": "idle"}

@@ -70,6 +70,12 @@ class DeviceKind:
         """The measured profile its description names (a CSV path), or None."""
         return None
 
+    def state_powers(self, device: Any, model: Any) -> dict[str, float]:
+        """The board's watts in each state (idle_w, prefill_w, decode_w, transfer_w) running
+        ``model``: its declared state powers, or those its kind derives from its design."""
+        power = device.power
+        return {name: getattr(power, name) for name in ("idle_w", "prefill_w", "decode_w", "transfer_w")}
+
     def timing(self, device: Any, model: Any, points: list[tuple[str, int, int]], profile: Any = None
                ) -> dict[str, Any]:
         """The native timing formula (or a measured profile) at ``(phase, tokens, context)``

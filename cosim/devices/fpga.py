@@ -157,6 +157,14 @@ class Fpga(DeviceKind):
         return native().fpga_timing(_params.native(device.accelerator), _params.native(device.hbm),
                                     _params.native(model), profile_native(device), points)
 
+    def state_powers(self, device: FpgaDevice, model: Any) -> dict[str, float]:
+        # The design model (docs/hardware.md) derives the busy states' power from what the
+        # decoder does; state powers come back as declared.
+        found = native().fpga_timing(_params.native(device.accelerator), _params.native(device.hbm),
+                                     _params.native(model), profile_native(device), [],
+                                     _params.native(device.power))
+        return {name: found[name] for name in ("idle_w", "prefill_w", "decode_w", "transfer_w")}
+
     def longest(self, device: FpgaDevice, model: Any) -> list[Operation]:
         # The longest decode step is the last token of the KV reservation; a local prefill of n
         # tokens costs at most n such tokens; a run that adds up past the kernel's clock is

@@ -103,11 +103,12 @@ HBM = Group("hbm", "HbmConfig", "HbmParams", "COSIM_HBM_PARAMS",
 ))
 
 POWER = Group("power", "PowerConfig", "PowerParams", "COSIM_POWER_PARAMS",
-              "Board power per state, or a GPU's busy power from its load (docs/hardware.md).", (
+              "Board power per state, a GPU's busy power from its load, or an FPGA board's from its design "
+              "(docs/hardware.md).", (
     Decl("idle_w", float, "board power when idle", rule="non_negative"),
-    Decl("prefill_w", float, "board power while prefilling (state powers; 0 with the load model)",
+    Decl("prefill_w", float, "board power while prefilling (state powers; 0 with the load or design model)",
          rule="non_negative", default=0.0),
-    Decl("decode_w", float, "board power while decoding (state powers; 0 with the load model)",
+    Decl("decode_w", float, "board power while decoding (state powers; 0 with the load or design model)",
          rule="non_negative", default=0.0),
     Decl("transfer_w", float, "board power while only moving data", rule="non_negative"),
     # The load model: busy power = idle + (limit - idle) * (1 - exp(-load)),
@@ -121,6 +122,14 @@ POWER = Group("power", "PowerConfig", "PowerParams", "COSIM_POWER_PARAMS",
          rule="non_negative", default=0.0),
     Decl("memory_load", float, "the load model's load per unit of memory-bandwidth utilisation (byte rate / peak)",
          rule="non_negative", default=0.0),
+    # The design model (FPGA boards): busy power = idle + (MAC energy x MACs + memory energy x
+    # bits moved) / time, from what the decoder does (docs/hardware.md).
+    Decl("mac_energy_pj", float, "an FPGA design's energy per multiply-accumulate of its array, its operands' "
+                                 "on-chip movement included; > 0 (or memory_energy) derives the busy states' power "
+                                 "from the design in place of prefill_w and decode_w", rule="non_negative", default=0.0),
+    Decl("memory_energy_pj_per_bit", float, "an FPGA design's energy per bit its decoder moves to or from its "
+                                            "memory, the memory controller and PHY included", rule="non_negative",
+         default=0.0),
 ))
 
 FPGA = Group("fpga", "FpgaAcceleratorConfig", "FpgaAcceleratorParams", "COSIM_FPGA_ACCELERATOR_PARAMS",

@@ -32,6 +32,8 @@ _DIMENSIONS: dict[str, tuple[str, str, dict[str, float]]] = {
         },
     ),
     "_w": ("power", "W", {"mW": 1e-3, "W": 1.0, "kW": 1e3}),
+    "_pj_per_bit": ("energy per bit", "pJ/bit", {"fJ/bit": 1e-3, "pJ/bit": 1.0, "pJ/byte": 1 / 8, "pJ/B": 1 / 8}),
+    "_pj": ("energy", "pJ", {"fJ": 1e-3, "pJ": 1.0, "nJ": 1e3}),
     "_tflops": (
         "compute rate",
         "TFLOP/s",

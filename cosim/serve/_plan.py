@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .. import systems
+from .. import devices, systems
 from .._args import real, whole
 from ..config.scenario import Scenario
 from ..errors import ConfigError
@@ -47,7 +47,8 @@ def pools(draft: int, contexts: int, prm: int, target: int) -> ClusterDict:
 
 def device_costs(scn: Scenario) -> dict[str, float]:
     """Each role's cost per device, by default its highest power state in watts (the power a
-    deployment provisions for it; a GPU of the load model: its power limit), from the
+    deployment provisions for it; a GPU of the load model: its power limit; an FPGA of the
+    design model: the states its design draws), from the
     scenario's device descriptions; a device whose model spans a tensor-parallel group costs
     that many GPUs."""
     costs = {}
@@ -56,9 +57,9 @@ def device_costs(scn: Scenario) -> dict[str, float]:
         if role not in pools:
             costs[role] = 0.0  # a pool the system does not have (the target alone's): none to provision
             continue
-        power = getattr(scn, role).device.power
-        costs[role] = max(power.idle_w, power.prefill_w, power.decode_w, power.transfer_w, power.limit_w) * \
-            getattr(scn, role).parallel.tensor_parallel
+        device = getattr(scn, role).device
+        states = devices.kind_of(device).state_powers(device, getattr(scn, role).model)
+        costs[role] = max(*states.values(), device.power.limit_w) * getattr(scn, role).parallel.tensor_parallel
     return costs
 
 

@@ -5,7 +5,9 @@ the scenario run again on the same workload.
 Why two runs bound every combination: a device's power rises with each of its power
 parameters. A state's watts are its power; the load model's busy power is
 idle x e^-L + limit x (1 - e^-L), L = busy_load + compute_load x Uc + memory_load x Um,
-which rises with idle, limit and each load (Uc and Um are the work's, not the power's).
+which rises with idle, limit and each load (Uc and Um are the work's, not the power's);
+an FPGA design's busy power is idle + (MAC energy x MACs + memory energy x bits) / time,
+which rises with idle and each energy.
 Energy is power integrated over the run's timeline, and no timing reads a power
 parameter, so the timeline is the same at every point of the ranges: the energy at all
 lows and at all highs are the least and the most any combination gives. Ranges declared

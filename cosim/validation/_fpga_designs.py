@@ -10,7 +10,10 @@ Then the FPGA decoder model with FlexLLM's U280 decode datapath
 (v80: the same sizing rule on the V80's 32 pseudo-channels), running FlexLLM's
 Llama-3.2-1B with 4-bit weights and an 8-bit KV cache, against what FlexLLM published:
 its decode throughput over an A100's running the model in BF16 (measured on the U280,
-projected for the V80), and its U280 power log.
+projected for the V80), its energy efficiency over the A100's (decoded tokens per joule,
+each simulated at its power model), and its U280 power log against the board's decode
+power as the design model derives it (its idle floor, the MACs and the HBM bytes of a token
+over the token's time).
 
 The A100 side is the a100-80gb device (vLLM with CUDA graphs), so each ratio checks the
 FPGA model and the GPU model together. Throughput is the mean over 1,024 decoded tokens
@@ -25,8 +28,9 @@ from typing import Any
 
 import yaml
 
-from .. import standalone
-from ..config.hardware import FpgaDevice, load_device
+from .. import devices, standalone
+from ..config.hardware import FpgaDevice, load_device, load_model
+from ..schema import _params
 
 CASE = "fpga-designs"
 A100 = "a100-80gb"
@@ -46,6 +50,14 @@ def balanced_macs(device: FpgaDevice, weight_bits: float) -> float:
 def fpga_rate(device: str, model: str, tokens: int, overrides: dict[str, Any]) -> float:
     ns = standalone.fpga_timing(device, model, contexts=range(tokens), overrides=overrides)["ns"]
     return tokens / (sum(ns) * 1e-9)
+
+
+def decode_power(device: str, model: str, overrides: dict[str, Any]) -> float:
+    """The board's power while decoding, as its design model derives it (docs/hardware.md)."""
+    cfg = load_device(device)
+    for path, value in overrides.items():
+        cfg = _params.replace(cfg, path, value)
+    return devices.kind_of(cfg).state_powers(cfg, load_model(model))["decode_w"]
 
 
 def gpu_rate(device: str, model: str, tokens: int) -> float:
@@ -77,11 +89,16 @@ def flexllm_rows() -> list[dict[str, Any]]:
     v80 = fpga_rate("v80", model, tokens, v80_design)
     published = table["decode_throughput_vs_a100"]
     running = [w for w in table["power_log_w"] if w > 40.0]  # the log's running range, above its 37 W floor
+    # Energy per decoded token of each, simulated: the board's and the GPU's power over the decode.
+    gpu_j = standalone.gpu_decode(A100, model, tokens)["energy_j"]
+    fpga_j = standalone.fpga_decode("u280-flexllm", model, 0, tokens, overrides=weights)["energy_j"]
     return [
         {"case": CASE, "quantity": "FlexLLM U280 decode / A100 BF16, Llama-3.2-1B", "unit": "x",
          "measured": float(published["u280"]), "predicted": u280 / a100},
         {"case": CASE, "quantity": "V80 decode / A100 BF16 (FlexLLM's projection)", "unit": "x",
          "measured": float(published["v80"]), "predicted": v80 / a100},
+        {"case": CASE, "quantity": "FlexLLM U280 decode tokens/J / A100 BF16, Llama-3.2-1B", "unit": "x",
+         "measured": float(table["energy_efficiency_vs_a100"]["u280"]), "predicted": gpu_j / fpga_j},
         {"case": CASE, "quantity": "FlexLLM U280 board power running (log mean above 40 W)", "unit": "W",
-         "measured": sum(running) / len(running), "predicted": load_device("u280-flexllm").power.decode_w},
+         "measured": sum(running) / len(running), "predicted": decode_power("u280-flexllm", model, weights)},
     ]

@@ -70,13 +70,29 @@ double FpgaDecoderTiming::prefill_ns(int64_t tokens, double context) const {
     check_argument_positive("FpgaDecoderTiming::prefill_ns", "tokens", static_cast<double>(tokens));
     check_argument_non_negative("FpgaDecoderTiming::prefill_ns", "context", context);
     if (profiled(Phase::prefill)) return profile_ns(Phase::prefill, tokens, context);
+    const double compute = prefill_macs(tokens, context) / params_.macs_per_cycle * params_.ns_per_cycle();
+    const double memory = prefill_bytes(tokens, context) / decoder_gbps();
+    return std::max(compute, memory) + pipeline_ns_;
+}
+
+double FpgaDecoderTiming::token_macs(double context) const {
+    return model_.linear_macs_per_token() + model_.attention_macs_per_token(1.0) * context;
+}
+
+double FpgaDecoderTiming::token_bytes(double context) const {
+    return streamed_weight_bytes() + context * kv_bytes_per_token();
+}
+
+double FpgaDecoderTiming::prefill_macs(int64_t tokens, double context) const {
     const double n = static_cast<double>(tokens);
     // Sum over j = 0..n-1 of the attention span (context + j).
     const double span = n * context + n * (n - 1.0) / 2.0;
-    const double macs = n * model_.linear_macs_per_token() + model_.attention_macs_per_token(1.0) * span;
-    const double compute = macs / params_.macs_per_cycle * params_.ns_per_cycle();
-    const double memory = (streamed_weight_bytes() + (context + n) * kv_bytes_per_token()) / decoder_gbps();
-    return std::max(compute, memory) + pipeline_ns_;
+    return n * model_.linear_macs_per_token() + model_.attention_macs_per_token(1.0) * span;
+}
+
+double FpgaDecoderTiming::prefill_bytes(int64_t tokens, double context) const {
+    // One weight stream for the batch, the context's KV read and the new tokens' written.
+    return streamed_weight_bytes() + (context + static_cast<double>(tokens)) * kv_bytes_per_token();
 }
 
 FpgaBound FpgaDecoderTiming::bound(double context) const {

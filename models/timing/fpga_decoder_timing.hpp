@@ -57,6 +57,13 @@ public:
     FpgaDecoderTiming(const std::string& where, const FpgaAcceleratorParams& params, const HbmParams& hbm,
                       const ModelSpec& model, FpgaProfile profile = FpgaProfile());
 
+    // What a token at `context` and a prefill of `tokens` after `context` do: the MACs of the
+    // array and the bytes moved to and from memory (the design model's energy: power_params.hpp).
+    double token_macs(double context) const;
+    double token_bytes(double context) const;
+    double prefill_macs(int64_t tokens, double context) const;
+    double prefill_bytes(int64_t tokens, double context) const;
+
     double compute_ns(double context) const { return compute0_ns_ + compute_per_ctx_ns_ * context; }
     double memory_ns(double context) const { return memory0_ns_ + memory_per_ctx_ns_ * context; }
     double pipeline_ns() const { return pipeline_ns_; }

@@ -132,7 +132,10 @@ StepwiseTop::StepwiseTop(sc_core::sc_module_name name, const SystemSpec& spec) :
                                   " contexts need " + std::to_string(memory.need_bytes(contexts) / 1e9) +
                                   " GB of HBM (weights and each context's KV reservation); the board has " +
                                   std::to_string(memory.capacity_bytes / 1e9) + " GB");
-            board_power_.push_back(std::make_unique<Power>(device_name("fpga", b, boards), spec.draft_power));
+            const std::string board = device_name("fpga", b, boards);
+            const FpgaDecoderTiming timing(board, spec.fpga, spec.hbm, spec.draft_model, spec.fpga_profile);
+            board_power_.push_back(std::make_unique<Power>(
+                board, fpga_board_power(board, spec.draft_power, timing, spec.draft_model)));
             devices_.push_back(Device{"draft", b, board_power_.back().get(), draft_server_.back(), nullptr});
         } else {
             GpuBatcher* batcher = gpu(draft_gpu_, device_name("draft_gpu", b, boards), spec.draft_gpu,
