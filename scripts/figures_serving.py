@@ -143,6 +143,29 @@ def u280_design_power() -> str:
             f"({power.mac_energy_pj * macs / ns * 1e-3:.1f} W) above the {power.idle_w:.0f} W floor")
 
 
+# Each FPGA board and the model its shipped scenarios and validation rows run on it.
+FPGA_MODELS = {"u280": "qwen2.5-0.5b", "u280-flexllm": "llama-3.2-1b", "v80": "qwen2.5-0.5b",
+               "kv260-llama-fpga": "llama-2-7b", "zcu104-llama-fpga": "llama-2-7b",
+               "zcu104-llama-fpga-ps-pl": "llama-2-7b", "u250-llama-fpga": "llama-2-7b"}
+
+
+def fpga_power_table() -> str:
+    """Per FPGA board: its idle power, its design model's energies (source or estimate, range)
+    as its file gives them, and the decode power they derive for the model it runs."""
+    def cell(values: dict, key: str) -> str:
+        v = values[key]
+        return f"{v.value} ({v.kind}{', range ' + v.range if v.range else ''})"
+
+    lines = ["| board | idle | memory energy | MAC energy | decode power |", "|---|---|---|---|---|"]
+    for name, model in FPGA_MODELS.items():
+        device = hardware.load_device(name)
+        values = {v.key: v for v in find_sources(name)[1]}
+        decode_w = devices.kind_of(device).state_powers(device, hardware.load_model(model))["decode_w"]
+        lines.append(f"| {device.name} (`{name}`) | {values['power.idle'].value} | {cell(values, 'power.memory_energy')} "
+                     f"| {cell(values, 'power.mac_energy')} | {decode_w:.1f} W ({model}) |")
+    return "\n".join(lines)
+
+
 FIGURES: dict[str, Callable[[], str]] = {
     "serving_requests": lambda: f"{serving.REQUESTS:,}",
     **{name: (lambda label=label: knee(label)) for name, label in KNEES.items()},
@@ -158,6 +181,7 @@ FIGURES: dict[str, Callable[[], str]] = {
     "carry_over_table": carry_over_table,
     "device_library_table": device_library_table,
     "u280_design_power": u280_design_power,
+    "fpga_power_table": fpga_power_table,
     "validation_carry_over": lambda: ", ".join(
         f"{r['gpu']} {r['left_out_median']:.0%}" for r in carry_over.table()),
     **{f"validation_vllm_{v.replace('-', '_')}_{q.lower()}": (lambda v=v, q=q: vllm_within(v, q))
