@@ -1,7 +1,5 @@
 #include "fpga_power.hpp"
 
-#include <algorithm>
-
 #include "errors.hpp"
 
 namespace cosim {
@@ -12,13 +10,10 @@ PowerParams fpga_board_power(const std::string& where, PowerParams power, const 
         throw ConfigError(where + ".power.limit_w: the load model is a GPU's; an FPGA board draws state powers "
                                   "(prefill_w, decode_w) or its design's energies, so leave limit_w at 0");
     if (!power.design_model()) return power;
-    power.validate(where + ".power");  // the design model's own checks first, naming it
-    if (power.prefill_w > 0.0 || power.decode_w > 0.0)
-        throw ConfigError(where + ".power: prefill_w and decode_w are state powers; with mac_energy_pj or "
-                                  "memory_energy_pj_per_bit the design sets a busy board's power: give one or the "
-                                  "other");
+    power.validate_derived(where + ".power",
+                           "mac_energy_pj or memory_energy_pj_per_bit the design sets a busy board's power");
     power.decode_w = power.design_w(timing.token_macs(0.0), timing.token_bytes(0.0), timing.token_ns(0.0));
-    const int64_t n = std::max<int64_t>(1, std::min<int64_t>(kFpgaNominalPrefillTokens, model.context_window));
+    const int64_t n = nominal_prefill_tokens(model.context_window);
     power.prefill_w = power.design_w(timing.prefill_macs(n, 0.0), timing.prefill_bytes(n, 0.0),
                                      timing.prefill_ns(n, 0.0));
     return power;

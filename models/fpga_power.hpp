@@ -12,14 +12,11 @@
 
 namespace cosim {
 
-// A local prefill of this many tokens (or the model's window) sets the prefill power.
-constexpr int64_t kFpgaNominalPrefillTokens = 512;
-
 // The board's state powers. With the design model the busy states are derived from what
 // the decoder does: decode_w a token's at the start of the context (a streaming decoder's
 // MAC and byte rates barely move with the context), prefill_w a local prefill's of
-// kFpgaNominalPrefillTokens; each is idle_w plus the energy of its MACs and bytes over its
-// time. State powers pass as given; the load model (a GPU's) is refused, naming `where`.
+// kNominalPrefillTokens (power_params.hpp); each is idle_w plus the energy of its MACs and
+// bytes over its time. State powers pass as given; the load model (a GPU's) is refused, naming `where`.
 PowerParams fpga_board_power(const std::string& where, PowerParams power, const FpgaDecoderTiming& timing,
                              const ModelSpec& model);
 

@@ -1,7 +1,6 @@
 #include "sim_time.hpp"
 #include "gpu_proxy.hpp"
 
-#include <algorithm>
 #include <vector>
 
 #include "errors.hpp"
@@ -25,9 +24,6 @@ PowerParams group_power(PowerParams p, int64_t gpus) {
     return p;
 }
 
-// A prefill of this many tokens sets the load model's nominal prefill power.
-constexpr int64_t kNominalPrefillTokens = 512;
-
 // The load model's nominal state powers, for work simulated outside the proxy (a GPU
 // draft's passes the host times itself): a lone decode at the start of the context and a
 // lone prompt prefill. The proxy's own operations draw the power of their actual load.
@@ -36,13 +32,10 @@ PowerParams nominal(PowerParams p, const GpuTiming& t, const std::string& where)
         throw ConfigError(where + ".power: mac_energy_pj and memory_energy_pj_per_bit are an FPGA design's; a GPU "
                                   "draws state powers or the load model (limit_w)");
     if (!p.load_model()) return p;
-    p.validate(where + ".power");  // the load model's own checks first, naming it
-    if (p.prefill_w > 0.0 || p.decode_w > 0.0)
-        throw ConfigError(where + ".power: prefill_w and decode_w are state powers; with limit_w the load model "
-                                  "sets a busy GPU's power: give one or the other");
+    p.validate_derived(where + ".power", "limit_w the load model sets a busy GPU's power");
     const std::vector<BatchWork> decode{BatchWork{1, 0, true}};
     p.decode_w = t.busy_w(p, PowerState::decode, t.work(decode), t.decode_token_ns(0));
-    const int64_t n = std::max<int64_t>(1, std::min<int64_t>(kNominalPrefillTokens, t.model().context_window));
+    const int64_t n = nominal_prefill_tokens(t.model().context_window);
     const std::vector<BatchWork> prefill{BatchWork{n, 0, false}};
     p.prefill_w = t.busy_w(p, PowerState::prefill, t.work(prefill), t.prefill_ns(n, 0));
     return p;

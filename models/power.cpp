@@ -1,6 +1,7 @@
 #include "sim_time.hpp"
 #include "power.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "errors.hpp"
@@ -33,6 +34,17 @@ void PowerParams::validate(const std::string& where) const {
         throw ConfigError(where + ": give prefill_w and decode_w (state powers), limit_w (a GPU's load model) or "
                                   "mac_energy_pj and memory_energy_pj_per_bit (an FPGA design's energies)");
     }
+}
+
+void PowerParams::validate_derived(const std::string& where, const std::string& derived) const {
+    validate(where);
+    if (prefill_w > 0.0 || decode_w > 0.0)
+        throw ConfigError(where + ": prefill_w and decode_w are state powers; with " + derived +
+                          ": give one or the other");
+}
+
+int64_t nominal_prefill_tokens(int64_t context_window) {
+    return std::max<int64_t>(1, std::min<int64_t>(kNominalPrefillTokens, context_window));
 }
 
 double PowerParams::design_w(double macs, double bytes, double ns) const {

@@ -15,6 +15,7 @@
 //       P = idle_w + (mac_energy_pj x MACs + memory_energy_pj_per_bit x 8 x bytes) / t
 //   the MACs its array performs and the bytes it moves to and from its memory
 //   (fpga_power.hpp derives a board's busy states from it).
+#include <cstdint>
 #include <string>
 
 #include "param_rules.hpp"
@@ -25,10 +26,18 @@ enum class PowerState : int { idle = 0, prefill = 1, decode = 2, transfer = 3 };
 constexpr int kPowerStateCount = 4;
 const char* power_state_name(PowerState state);
 
+// A derived model's nominal prefill power (the GPU load model's, an FPGA design's) is a
+// prefill of this many tokens, or of the model's window where that is shorter.
+constexpr int64_t kNominalPrefillTokens = 512;
+int64_t nominal_prefill_tokens(int64_t context_window);
+
 struct PowerParams {
     COSIM_POWER_PARAMS(COSIM_DECLARE_PARAM)
 
     void validate(const std::string& where) const;
+    // Before a derived model fills in the busy states: its own checks (validate), and no
+    // state power given beside it. `derived` says what sets a busy device's power instead.
+    void validate_derived(const std::string& where, const std::string& derived) const;
     // The state's declared power (the load model's busy states: prefill_w and decode_w as
     // the device set them, GpuProxy's nominal values).
     double watts(PowerState state) const;
