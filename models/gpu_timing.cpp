@@ -16,6 +16,7 @@ std::shared_ptr<const RooflineTiming> checked_roofline(const std::string& where,
     model.validate();
     params.validate(where);
     model.kv_reserve(where, params.kv_reserve_tokens);
+    check_precision(where, params, model);
     return std::make_shared<const RooflineTiming>(params, model, layout);
 }
 

@@ -158,8 +158,14 @@ def precision(data: dict[str, Any], where: Callable[[str], str]) -> dict[str, tu
                                                         "weights in MXFP4, 4-bit elements and an 8-bit scale per 32 "
                                                         "(OCP MX specification v1.0): 4.25 bits")}
     if method == "fp8" and quant.get("weight_block_size") == [128, 128]:
-        return {"weight_bytes_per_param": (FP8_BLOCK_BYTES, "quantization_config quant_method fp8, weight_block_size "
-                                                            "[128, 128]: one byte a weight and a 4-byte scale per "
-                                                            "128 x 128 block")}
+        found = {"weight_bytes_per_param": (FP8_BLOCK_BYTES, "quantization_config quant_method fp8, "
+                                                             "weight_block_size [128, 128]: one byte a weight and a "
+                                                             "4-byte scale per 128 x 128 block")}
+        scheme = quant.get("activation_scheme")
+        if scheme in ("dynamic", "static"):
+            # W8A8: the activations quantized to FP8 too (per token group when dynamic).
+            found["activation_precision"] = ("fp8", f"quantization_config quant_method fp8, activation_scheme "
+                                                    f"{scheme}: FP8 activations (W8A8)")
+        return found
     raise ConfigError(f"{where('quantization_config')}: quant_method {method!r} is not read (mxfp4, or fp8 in "
                       f"128 x 128 blocks); give weight_bytes_per_param in the model YAML by hand")

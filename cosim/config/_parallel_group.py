@@ -1,5 +1,6 @@
 """The GPUs a role's model spans (docs/hardware.md, "Parallel groups"): a scenario role's
-``parallel:`` mapping and ``peer_link:``, and the check of the group against the model."""
+``parallel:`` mapping and ``peer_link:``, and the checks of the group and of the model's
+precision against the model and its device."""
 
 from __future__ import annotations
 
@@ -37,6 +38,27 @@ def role_group(data: LocatedDict, where: Where, base: Path | None, device: Devic
             _params.origin(device, "peer_link") or _params.origin(device, "host_link") or where)
         raise ConfigError(f"{place}: {exc}") from None
     return parallel, link
+
+
+def check_precision(role: Any) -> None:
+    """A model's activation precision against the device that runs it: a GPU timed by its
+    roofline, its weights stored no wider than the type (the native check): ConfigError
+    ``model.activation_precision: ...``."""
+    precision = role.model.activation_precision
+    if precision == "bf16":
+        return
+    kind = devices.kind_of(role.device)
+    if not kind.gpu:
+        raise ConfigError(f"model.activation_precision: {precision} on {kind.label}, whose design sets its own "
+                          f"precision; it would have no effect, so drop it")
+    if role.profile is not None:
+        raise ConfigError(f"model.activation_precision: {precision} with a measured profile, which times the model "
+                          f"at the precision it was measured at; it would have no effect, so drop one of them")
+    try:
+        kind.timing(role.device, role.model, [])
+    except ConfigError as exc:
+        raise ConfigError(str(exc).split(": ", 1)[-1].replace("model.activation_precision ",
+                                                               "model.activation_precision: ", 1)) from None
 
 
 def check_group(role: Any) -> None:

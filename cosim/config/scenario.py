@@ -28,7 +28,7 @@ from .. import devices, systems
 from ..devices import Device
 from .hardware import ModelConfig, ParallelConfig, PcieLinkConfig, file_ref, load_device, load_link, load_model
 from ._written import reloadable
-from ._parallel_group import check_group, role_group
+from ._parallel_group import check_group, check_precision, role_group
 from ._model_names import CONFIG_TARGETS, DRAFT_MODEL, PRM_MODEL
 
 # The systems a scenario may name, each a file of cosim/systems/.
@@ -152,6 +152,7 @@ class Scenario:
             changed = [label for full, label in given.items() if full.startswith(f"{head}.")]
             if changed:
                 try:
+                    check_precision(getattr(result, head))
                     check_group(getattr(result, head))
                 except ConfigError as exc:
                     raise ConfigError(f"{changed[0]}: {head}.{exc}") from None
@@ -262,6 +263,11 @@ def _role(data: Any, where: Where, default_device: str, default_model: str, role
     parallel, peer_link = role_group(data, where, base, device)
     made = Role(device, model, link, _profile(data, base, device, model, parallel.tensor_parallel), parallel,
                 peer_link)
+    try:
+        check_precision(made)
+    except ConfigError as exc:
+        place = _params.origin(model, "activation_precision") or where
+        raise ConfigError(f"{place}: {str(exc).removeprefix('model.activation_precision: ')}") from None
     try:
         check_group(made)
     except ConfigError as exc:

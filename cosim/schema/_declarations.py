@@ -158,7 +158,13 @@ GPU = Group("gpu", "GpuConfig", "GpuParams", "COSIM_GPU_PARAMS", "A GPU serving 
     Decl("memory_bytes", float, "device memory"),
     Decl("memory_bandwidth_gbps", float, "peak memory bandwidth"),
     Decl("memory_efficiency", float, "share of peak bandwidth a batch-1 decode reaches", rule="fraction"),
-    Decl("peak_tflops", float, "dense tensor throughput at the serving precision"),
+    Decl("peak_tflops", float, "dense tensor throughput at the serving precision (BF16)"),
+    Decl("fp8_tflops", float, "dense FP8 tensor throughput (0: no FP8 tensor cores; FP8 weights are widened and "
+                              "run at peak_tflops)", rule="non_negative", default=0.0),
+    Decl("int8_tflops", float, "dense INT8 tensor throughput, TOPS (0: none; INT8 weights run at peak_tflops)",
+         rule="non_negative", default=0.0),
+    Decl("fp4_tflops", float, "dense FP4 tensor throughput (0: no FP4 tensor cores; FP4 weights are widened and "
+                              "run at peak_tflops)", rule="non_negative", default=0.0),
     Decl("compute_efficiency", float, "share of peak throughput a prefill reaches", rule="fraction"),
     Decl("roofline_exponent", float, "p of the smooth roofline (compute^p + memory^p)^(1/p) of a forward pass; "
                                      "0: the hard max", rule="non_negative", default=0.0),
@@ -208,6 +214,10 @@ MODEL = Group("model", "ModelConfig", "ModelSpec", "COSIM_MODEL_PARAMS", "A deco
                                           "precision)", rule="non_negative", default=0.0),
     Decl("expert_bytes_per_param", float, "bytes per routed-expert weight, block scales included (0: as the "
                                           "other weights)", rule="non_negative", default=0.0),
+    Decl("activation_precision", str, "the type its matrix multiplies take activations in: bf16, or fp8, int8 or "
+                                      "fp4 with weights stored no wider (W8A8, W4A4), whose GEMMs run at the GPU's "
+                                      "rate for that type", rule="any", default="bf16",
+         choices=("bf16", "fp8", "int8", "fp4")),
 ))
 
 PARALLEL = Group("parallel", "ParallelConfig", "ParallelParams", "COSIM_PARALLEL_PARAMS",

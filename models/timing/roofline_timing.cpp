@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <sstream>
+
+#include "errors.hpp"
 
 namespace cosim {
 
@@ -14,8 +17,33 @@ void GpuParams::validate(const std::string& where) const {
     COSIM_GPU_PARAMS(COSIM_CHECK_PARAM)
 }
 
+double GpuParams::tflops_for(const std::string& activation_precision) const {
+    const double rate = activation_precision == "fp8"    ? fp8_tflops
+                        : activation_precision == "int8" ? int8_tflops
+                        : activation_precision == "fp4"  ? fp4_tflops
+                                                         : 0.0;
+    return rate > 0.0 ? rate : peak_tflops;
+}
+
+void check_precision(const std::string& where, const GpuParams& params, const ModelSpec& model) {
+    const std::string& type = model.activation_precision;
+    if (type == "bf16") return;
+    // An 8-bit type takes weights of a byte (block scales add a little); a 4-bit one, 4.25 bits.
+    const double widest = type == "fp4" ? 0.6 : 1.01;
+    const double dense = model.weight_bytes(params.weight_bytes_per_param);
+    const double experts = model.experts > 0 ? model.expert_bytes(params.weight_bytes_per_param) : 0.0;
+    if (dense > widest || experts > widest) {
+        std::ostringstream text;
+        text << where << ": model.activation_precision " << type << " multiplies weights of at most "
+             << (type == "fp4" ? "4" : "8") << " bits, but they are stored at " << std::max(dense, experts)
+             << " bytes each (model or device weight_bytes_per_param); store them no wider, or use bf16";
+        throw ConfigError(text.str());
+    }
+}
+
 RooflineTiming::RooflineTiming(const GpuParams& params, const ModelSpec& model, const ParallelLayout& layout)
     : params_(params), model_(model), layout_(layout) {
+    linear_cost_ = params_.peak_tflops / params_.tflops_for(model_.activation_precision);
     decode0_ns_ = stream_ns(streamed_weight_bytes());
     decode_per_ctx_ns_ = stream_ns(kv_bytes_per_token());
 }
@@ -38,8 +66,8 @@ double RooflineTiming::compute_ns(double macs) const {
 double RooflineTiming::sequence_macs(double n, double c) const {
     const double span = n * c + n * (n - 1.0) / 2.0;
     const double head = model_.output_head_macs();
-    return n * (model_.linear_macs_per_token() - head) + head + model_.attention_macs_per_token(1.0) * span +
-           moe_macs(n);
+    return n * (model_.linear_macs_per_token() - head) * linear_cost_ + head * linear_cost_ +
+           model_.attention_macs_per_token(1.0) * span + moe_macs(n) * linear_cost_;
 }
 
 double RooflineTiming::weight_bytes_for(double tokens) const {
@@ -79,8 +107,8 @@ double RooflineTiming::decode_token_ns(int64_t context) const {
 }
 
 double RooflineTiming::decode_compute_ns(int64_t context) const {
-    return compute_ns(model_.linear_macs_per_token() + model_.attention_macs_per_token(static_cast<double>(context)) +
-                      moe_macs(1.0));
+    return compute_ns(model_.linear_macs_per_token() * linear_cost_ +
+                      model_.attention_macs_per_token(static_cast<double>(context)) + moe_macs(1.0) * linear_cost_);
 }
 
 double RooflineTiming::decode_memory_ns(int64_t context) const {

@@ -4,7 +4,10 @@
 //   overhead_ns       = forward_overhead_ns + layers * layer_overhead_ns   (eager-mode launches)
 //   a forward pass    = overhead_ns + roofline(compute_ns, memory_ns) + collectives(tokens)
 //   roofline(c, m)    = (c^p + m^p)^(1/p), p = roofline_exponent; p = 0 is the hard max(c, m)
-//   compute_ns        = FLOPs * share / (peak * compute_efficiency) (the experts' at their share)
+//   compute_ns        = FLOPs * share / (peak * compute_efficiency) (the experts' at their share);
+//                       a model whose activations are fp8, int8 or fp4 runs its weight GEMMs at the
+//                       GPU's rate for that type, so they count peak / rate of a BF16 FLOP each
+//                       (attention stays BF16)
 //   memory_ns         = (weight bytes * share + KV bytes read * kv_share) / (bandwidth * memory_efficiency)
 //   weight bytes(n)   = dense weights + the routed experts n tokens touch (model_spec.hpp)
 //   decode token at c : FLOPs of one token over c; KV of c tokens
@@ -28,7 +31,9 @@
 namespace cosim {
 
 // What one GPU of the group does in a forward pass: the FLOPs and bytes of the roofline's
-// terms, before its efficiencies. The power model's load reads them (power_params.hpp).
+// terms, before its efficiencies, the FLOPs in BF16 ones (a faster type's counted at its share
+// of the BF16 rate), so that FLOPs over peak_tflops is the tensor cores' busy share. The power
+// model's load reads them (power_params.hpp).
 struct StepWork {
     double flops = 0.0;
     double bytes = 0.0;
@@ -43,7 +48,15 @@ struct GpuParams {
     COSIM_GPU_PARAMS(COSIM_DECLARE_PARAM)
 
     void validate(const std::string& where) const;
+    // The dense tensor rate for a model's activation precision: that type's rate where the
+    // GPU has tensor cores for it, else peak_tflops (its weights widened to BF16, as vLLM's
+    // weight-only kernels do on a GPU without them).
+    double tflops_for(const std::string& activation_precision) const;
 };
+
+// ConfigError (naming `where`) unless the model's weights are stored no wider than its
+// activation precision: W8A8 needs 8-bit weights, W4A4 4-bit ones.
+void check_precision(const std::string& where, const GpuParams& params, const ModelSpec& model);
 
 class RooflineTiming : public LatencyModel {
 public:
@@ -100,6 +113,7 @@ private:
     GpuParams params_;
     ModelSpec model_;
     ParallelLayout layout_;
+    double linear_cost_ = 1.0;  // BF16 FLOPs a weight GEMM's FLOP costs at the model's precision
     double decode0_ns_ = 0.0, decode_per_ctx_ns_ = 0.0;  // the decode memory time, precomputed
 };
 
