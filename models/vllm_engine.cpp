@@ -33,20 +33,49 @@ void VllmEngine::run() {
     }
 }
 
+void VllmEngine::lockstep(LockstepGroup* group, int member) {
+    group_ = group;
+    member_ = member;
+}
+
+void VllmEngine::wait_for_work() {
+    // The GPU is idle between steps (it says so after each); wait for a request, or in a
+    // lockstep group for a round another engine opened.
+    if (!scheduler_.idle() || !arrived_.empty()) return;
+    if (group_ == nullptr) {
+        while (arrived_.empty()) sc_core::wait(wake_);
+        return;
+    }
+    while (arrived_.empty() && !group_->pending(member_)) sc_core::wait(wake_ | group_->opened());
+}
+
+void VllmEngine::dummy_step() {
+    // vLLM's execute_dummy_batch: one token, so that the MoE layers' collectives meet.
+    work_.assign(1, BatchWork{1, 0, true});
+    DeviceCommand c;
+    c.batch = &work_;
+    c.overlap_host = async_;
+    send_command(gpu, DeviceOp::gpu_step, 1, c);
+    ++dummy_iterations_;
+    group_->finish(member_);
+}
+
 void VllmEngine::serve() {
     for (;;) {
-        // The GPU is idle between steps (it says so after each); wait for a request.
-        if (scheduler_.idle() && arrived_.empty())
-            while (arrived_.empty()) sc_core::wait(wake_);
+        wait_for_work();
         std::sort(arrived_.begin(), arrived_.end(),
                   [](const auto& a, const auto& b) { return a.first.uid < b.first.uid; });
         for (const auto& [spec, waiter] : arrived_) waiters_[scheduler_.add(spec)] = waiter;
         arrived_.clear();
+        if (group_ != nullptr) group_->join(member_);
         const VllmScheduler::Step& step = scheduler_.schedule();
         preemptions_ += step.preempted;
         if (step.scheduled.empty()) {
             // A request that preempted itself runs again once readmitted, at the next step.
-            if (step.preempted > 0) continue;
+            if (step.preempted > 0 || (group_ != nullptr && scheduler_.idle())) {
+                if (group_ != nullptr) dummy_step();
+                continue;
+            }
             throw SimulationError(std::string(name()) + ": " + std::to_string(scheduler_.waiting()) +
                                   " requests wait and none can be scheduled");
         }
@@ -59,6 +88,8 @@ void VllmEngine::serve() {
         c.batch = &work_;
         c.overlap_host = async_;
         send_command(gpu, DeviceOp::gpu_step, static_cast<int64_t>(work_.size()), c);
+        // In a lockstep group the step ends with the slowest engine's.
+        if (group_ != nullptr) group_->finish(member_);
         const double ns = c.work_ns;
         busy_ns_ += ns;
         ++iterations_;

@@ -12,6 +12,9 @@
 // overhead and its compute or memory time, not their sum (measured profiles time the GPU's
 // kernels alone). Power: prefill while a step holds a prefill chunk, decode otherwise, idle
 // between steps; each request draws an equal share of every step it took part in.
+// Engines of one data-parallel group that share a MoE model's experts step in lockstep
+// (lockstep_group.hpp): a step ends when every engine's pass has, and an engine with no work
+// runs a dummy pass of one token while another has some.
 #include <cstdint>
 #include <exception>
 #include <unordered_map>
@@ -22,6 +25,7 @@
 #include <tlm_utils/simple_initiator_socket.h>
 
 #include "gpu_timing.hpp"
+#include "lockstep_group.hpp"
 #include "vllm_scheduler.hpp"
 
 namespace cosim {
@@ -49,7 +53,18 @@ public:
     // once its last token is out.
     Outcome generate(const SeqSpec& spec);
 
+    // Joins a lockstep group as its member `member` (before the simulation starts).
+    void lockstep(LockstepGroup* group, int member);
+
+    // vLLM's data-parallel load balancer's score of an engine: 4 x waiting + running.
+    int64_t load_score() const {
+        return 4 * static_cast<int64_t>(scheduler_.waiting() + arrived_.size()) +
+               static_cast<int64_t>(scheduler_.running());
+    }
+
     int64_t iterations() const { return iterations_; }
+    // Dummy passes run for a lockstep group's sake, in no iteration.
+    int64_t dummy_iterations() const { return dummy_iterations_; }
     int64_t batched_sequences() const { return batched_sequences_; }
     double busy_ns() const { return busy_ns_; }
     // Steps that left a waiting request out because its blocks did not fit.
@@ -67,6 +82,8 @@ private:
     };
     void run();
     void serve();
+    void wait_for_work();
+    void dummy_step();
 
     VllmScheduler scheduler_;
     bool async_;
@@ -77,6 +94,9 @@ private:
     sc_core::sc_event wake_;
     std::vector<BatchWork> work_;
     int64_t iterations_ = 0;
+    int64_t dummy_iterations_ = 0;
+    LockstepGroup* group_ = nullptr;
+    int member_ = 0;
     int64_t batched_sequences_ = 0;
     double busy_ns_ = 0.0;
     int64_t kv_limited_ = 0;

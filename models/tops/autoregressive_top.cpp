@@ -58,6 +58,25 @@ AutoregressiveTop::AutoregressiveTop(sc_core::sc_module_name name, const Autoreg
         }
         devices.push_back(d);
     }
+    // Engines whose MoE layers share their experts step together, a group of data_parallel
+    // consecutive GPUs (the pool is whole groups: cosim/config/_cluster.py).
+    const int dp = static_cast<int>(spec.layout.engines());
+    if (spec.batching && dp > 1) {
+        if (count % dp != 0)
+            throw ConfigError("cluster.target.devices: " + std::to_string(count) + " GPUs are not whole groups of " +
+                              std::to_string(dp) + " (parallel.data_parallel)");
+        for (int g = 0; g < count / dp; ++g) {
+            groups_.push_back(std::make_unique<LockstepGroup>(dp));
+            std::vector<std::pair<VllmEngine*, int>> members;
+            for (int m = 0; m < dp; ++m) {
+                const int i = g * dp + m;
+                engines_[static_cast<size_t>(i)]->lockstep(groups_.back().get(), m);
+                members.emplace_back(engines_[static_cast<size_t>(i)].get(), i);
+            }
+            balancers_.push_back(std::make_unique<EngineBalancer>(("balancer" + std::to_string(g)).c_str(), members));
+            for (int m = 0; m < dp; ++m) devices[static_cast<size_t>(g * dp + m)].balancer = balancers_.back().get();
+        }
+    }
     for (int s = 0; s < static_cast<int>(spec.slots()); ++s)
         hosts_.push_back(std::make_unique<AutoregressiveHost>(("host" + std::to_string(s)).c_str(), dispatcher_, s,
                                                               devices[static_cast<size_t>(s % count)],

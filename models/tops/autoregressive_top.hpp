@@ -18,6 +18,7 @@
 #include "autoregressive_host.hpp"
 #include "device_server.hpp"
 #include "gpu_proxy.hpp"
+#include "lockstep_group.hpp"
 #include "latency_profile.hpp"
 #include "model_spec.hpp"
 #include "power.hpp"
@@ -74,6 +75,8 @@ private:
     std::vector<std::unique_ptr<GpuProxy>> gpus_;
     std::vector<std::unique_ptr<DeviceServer>> servers_;
     std::vector<std::unique_ptr<VllmEngine>> engines_;
+    std::vector<std::unique_ptr<LockstepGroup>> groups_;  // engines sharing their experts
+    std::vector<std::unique_ptr<EngineBalancer>> balancers_;  // one a group
     std::vector<ServedRequest> finished_;
     std::vector<std::unique_ptr<AutoregressiveHost>> hosts_;
 };

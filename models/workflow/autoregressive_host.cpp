@@ -2,6 +2,7 @@
 #include "autoregressive_host.hpp"
 
 #include <algorithm>
+#include <tuple>
 #include <string>
 
 #include "device_command.hpp"
@@ -53,7 +54,9 @@ void AutoregressiveHost::serve(const Request& request) {
     } else {
         if (gpu_.request_overhead_ns > 0.0) sc_core::wait(duration_ns(gpu_.request_overhead_ns));
         r.overhead_end_units = now_units();
-        const VllmEngine::Outcome out = gpu_.engine->generate(
+        VllmEngine* engine = gpu_.engine;
+        if (gpu_.balancer != nullptr) std::tie(engine, r.target_device) = gpu_.balancer->choose(request.index);
+        const VllmEngine::Outcome out = engine->generate(
             SeqSpec{r.prompt_tokens, r.output_tokens, std::min(shared_prefix_, r.prompt_tokens), request.index});
         r.first_token_units = out.first_token_units;
         r.end_units = out.end_units;

@@ -20,6 +20,7 @@
 #include <tlm_utils/simple_initiator_socket.h>
 
 #include "device_server.hpp"
+#include "engine_balancer.hpp"
 #include "gpu_proxy.hpp"
 #include "request_dispatcher.hpp"
 #include "vllm_engine.hpp"
@@ -52,6 +53,9 @@ struct AutoregressiveGpu {
     GpuProxy* gpu = nullptr;        // the model on the GPU, timing, memory and power (batch 1: bound to gpu_port)
     DeviceServer* server = nullptr; // batch 1: one request at a time
     VllmEngine* engine = nullptr;   // batching
+    // A data-parallel group's balancer, this engine among its engines: a request goes to the
+    // one it chooses (null: to `engine`).
+    EngineBalancer* balancer = nullptr;
     double request_overhead_ns = 0.0;
     int64_t context_window = 0;
 };
