@@ -17,11 +17,14 @@ namespace cosim {
 enum class Phase : int { prefill = 0, decode = 1 };
 
 // One sequence's share of a batched forward pass: a decode token, or a prefill chunk of
-// `tokens`, after `context` tokens already in its KV cache.
+// `tokens`, after `context` tokens already in its KV cache. `verify`: a speculative
+// decoding's verification of tokens - 1 drafted tokens, which samples at every position,
+// so the output head runs for each (a prefill runs it for the last token alone).
 struct BatchWork {
     int64_t tokens = 1;
     int64_t context = 0;
     bool decode = true;
+    bool verify = false;
 };
 
 class LatencyModel {

@@ -132,7 +132,7 @@ double RooflineTiming::prefill_ns(int64_t tokens, int64_t context) const {
 }
 
 double RooflineTiming::batch_ns(const std::vector<BatchWork>& work) const {
-    if (work.size() == 1) return lone_ns(work.front());
+    if (work.size() == 1 && !work.front().verify) return lone_ns(work.front());
     return roofline_ns(work);
 }
 
@@ -142,6 +142,8 @@ RooflineTiming::BatchSums RooflineTiming::sums(const std::vector<BatchWork>& wor
         const double n = static_cast<double>(w.tokens);
         const double c = static_cast<double>(w.context);
         sum.macs += sequence_macs(n, c);
+        // A verification samples at every position: the output head n times, not once.
+        if (w.verify) sum.macs += (n - 1.0) * model_.output_head_macs() * linear_cost_;
         sum.kv_tokens += w.decode ? c : c + n;
         sum.tokens += n;
     }
