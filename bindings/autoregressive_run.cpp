@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <pybind11/numpy.h>
+#include <pybind11/stl.h>
 
 #include "activity_log.hpp"
 #include "autoregressive_top.hpp"
@@ -90,6 +91,9 @@ py::dict request_columns(const std::vector<ServedRequest>& rs) {
         m.preemptions = r.preemptions;
         m.recomputed_tokens = r.recomputed_tokens;
         m.cached_prompt_tokens = r.cached_prompt_tokens;
+        m.verify_passes = r.verify_passes;
+        m.drafted_tokens = r.drafted_tokens;
+        m.kept_draft_tokens = r.accepted_tokens;
     }
     return metric_columns(ms);
 }
@@ -201,6 +205,23 @@ AutoregressiveSpec read_spec(const py::dict& system, const RunOptions& o) {
     spec.scheduler.prefix_caching = batching.prefix_caching;
     spec.async_scheduling = batching.async_scheduling;
     spec.shared_prefix_tokens = o.shared_prefix_tokens;
+    if (system.contains("speculation")) {
+        // Token-level speculative decoding: the drafts a pass and their acceptance, and the
+        // proposer's model on the target's GPU (none: a lookup on the host).
+        const py::dict s = section(system, "speculation");
+        auto setup = std::make_shared<SpecDecodeSetup>();
+        setup->draft_tokens = s["draft_tokens"].cast<int64_t>();
+        setup->acceptance = s["acceptance"].cast<std::vector<double>>();
+        setup->seed = s["seed"].cast<uint64_t>();
+        setup->lookup_ns = s["lookup_ns"].cast<double>();
+        spec.speculation = setup;
+        if (!s["drafter"].is_none()) {
+            const py::dict drafter = s["drafter"].cast<py::dict>();
+            spec.drafter_gpu = gpu_params(section(drafter, "gpu"));
+            spec.drafter_model = model_spec(section(drafter, "model"));
+            spec.has_drafter = true;
+        }
+    }
     spec.validate();
     return spec;
 }

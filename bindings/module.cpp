@@ -62,6 +62,9 @@ PYBIND11_MODULE(_native, m) {
           py::arg("power"), py::arg("profile"), py::arg("ops"), py::arg("record_tokens") = false);
     m.def("gpu_run", &cosim::bindings::gpu_run, py::arg("gpu"), py::arg("model"), py::arg("power"),
           py::arg("profile"), py::arg("ops"), py::arg("record_tokens") = false);
+    m.def("gpu_spec_run", &cosim::bindings::gpu_spec_run, py::arg("gpu"), py::arg("model"), py::arg("power"),
+          py::arg("drafter_gpu"), py::arg("drafter_model"), py::arg("prompt"), py::arg("output"),
+          py::arg("draft_tokens"), py::arg("acceptance"), py::arg("seed"), py::arg("lookup_ns"), py::arg("request"));
     m.def("gpu_batch_run", &cosim::bindings::gpu_batch_run, py::arg("gpu"), py::arg("model"), py::arg("power"),
           py::arg("sequences"), py::arg("max_batch"), py::arg("token_budget"), py::arg("verify_first") = false,
           py::arg("kv_budget_bytes") = 0.0, py::arg("profile") = py::none());

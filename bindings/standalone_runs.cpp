@@ -219,6 +219,40 @@ py::dict fpga_run(const py::dict& fpga_dict, const py::dict& hbm_dict, const py:
     return out;
 }
 
+py::dict gpu_spec_run(const py::dict& gpu_dict, const py::dict& model_dict, const py::dict& power_dict,
+                      const py::object& drafter_gpu, const py::object& drafter_model, int64_t prompt, int64_t output,
+                      int64_t draft_tokens, const std::vector<double>& acceptance, uint64_t seed, double lookup_ns,
+                      uint64_t request) {
+    const GpuParams params = gpu_params(gpu_dict);
+    const ModelSpec model = model_spec(model_dict);
+    SpecDecodeSetup setup;
+    setup.draft_tokens = draft_tokens;
+    setup.acceptance = acceptance;
+    setup.seed = seed;
+    setup.lookup_ns = lookup_ns;
+    std::shared_ptr<const GpuTiming> drafter;
+    if (!drafter_model.is_none())
+        drafter = std::make_shared<const GpuTiming>("speculation.drafter", gpu_params(drafter_gpu.cast<py::dict>()),
+                                                    model_spec(drafter_model.cast<py::dict>()));
+    claim_process();
+    GpuProxy gpu("gpu", params, model, power_params(power_dict));
+    const SpecDecoder spec(setup, gpu.timing(), drafter);
+    DeviceCommand c;
+    SpecDecoder::Decode d;
+    Driver driver("driver", [&] { d = gpu.serve_speculative(prompt, output, spec, request, c); });
+    py::dict out = run_stats(run_to_completion(driver));
+    merge(out, power_summary(static_cast<const GpuProxy&>(gpu).power()));
+    out["first_token_ns"] = units_to_ns(c.first_token_units);
+    out["end_ns"] = units_to_ns(c.started_units) + c.work_ns;
+    out["decode_ns"] = d.ns;
+    out["gpu_ns"] = d.gpu_ns;
+    out["passes"] = d.passes;
+    out["drafted"] = d.drafted;
+    out["accepted"] = d.accepted;
+    out["energy_j"] = c.energy_j;
+    return out;
+}
+
 py::dict gpu_run(const py::dict& gpu_dict, const py::dict& model_dict, const py::dict& power_dict,
                  const py::object& profile, const py::list& ops_list, bool record_tokens) {
     const std::vector<Op> ops = read_ops(ops_list, 2);

@@ -103,6 +103,8 @@ def problem_rows(engine: dict[str, Any], trace: dict[str, Any],
             **{f"busy_s_{r}": cols[f"work_ns_{r}"] * NS for r in ROLES},
             # The autoregressive system's vLLM engine: preemptions and the tokens they recomputed.
             **{name: cols[name].astype(np.int64) for name in ("preemptions", "recomputed_tokens")},
+            # Token-level speculative decoding: verification passes, drafted and kept tokens.
+            **{name: cols[name].astype(np.int64) for name in ("verify_passes", "kept_draft_tokens")},
         })
     # What each declared sum adds (cosim/schema/_rows.py, SUMS): a new total needs no line here.
     adds = added(SUMS, {"row": rows, "engine": cols, "worked": {"latency_ns": latency_ns}})

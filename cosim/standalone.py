@@ -10,7 +10,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from .schema import _params
 from ._args import CLOCK_NS, operation, real, time_ns, whole
-from .schema._declarations import CLOCK_PS, PAYLOAD, PROCESSES, TOKENS
+from .schema._declarations import CLOCK_PS, PAYLOAD, PROCESSES, TOKENS, Limit
 from .engine._isolation import run_isolated
 from ._extension import native
 from .devices._latency_csv import LatencyProfile, load_latency_profile
@@ -21,6 +21,7 @@ from .devices.fpga import FpgaDevice, profile_native as fpga_profile_native, rtl
 from .devices.gpu import GpuDevice
 from .devices._operator_profile import load_operator_profile
 from .schema._cluster import BATCHING, POLICIES
+from .config._speculation import eagle_head
 
 
 class RunResult(dict):
@@ -256,6 +257,59 @@ def gpu_decode(device: Any, model: Any, tokens: int, context: int = 0, profile: 
     op = result["ops"][0]
     result["time_ns"] = op["end_ns"] - op["start_ns"]
     return result
+
+
+_PROPOSERS = ("eagle", "draft_model", "ngram")
+
+
+def _acceptance(acceptance: Any, draft_tokens: int) -> list[float]:
+    """Per-position rates P(the first i drafts accepted), from a list, or from one rate a per
+    draft given those before it (a^i)."""
+    if isinstance(acceptance, (int, float)) and not isinstance(acceptance, bool):
+        a = real(acceptance, "acceptance")
+        if not 0.0 <= a <= 1.0:
+            raise ConfigError(f"acceptance: a rate within [0, 1], got {a:g}")
+        return [a ** i for i in range(1, draft_tokens + 1)]
+    try:
+        rates = [real(p, f"acceptance[{i}]") for i, p in enumerate(acceptance)]
+    except TypeError:
+        raise ConfigError(f"acceptance: a rate or a list of per-position rates, got {acceptance!r}") from None
+    return rates
+
+
+def gpu_speculate(device: Any, model: Any, prompt: int, output: int, draft_tokens: int = 3,
+                  acceptance: Any = 0.7, proposer: str = "eagle", draft_model: Any = None, lookup_us: float = 50.0,
+                  seed: int = 0, request: int = 0, overrides: Mapping[str, Any] | None = None) -> RunResult:
+    """A lone request decoded with token-level speculative decoding on one GPU (docs/system.md,
+    "Token-level speculative decoding"): the prompt's prefill, then rounds of ``draft_tokens``
+    drafts and a verification of them. ``acceptance``: a rate per draft given those before it,
+    or the per-position rates P(first i drafts accepted). ``proposer``: ``eagle`` (a head of
+    the target: cosim.config._speculation.eagle_head), ``draft_model`` (``draft_model`` on the same GPU) or ``ngram``
+    (a host lookup of ``lookup_us``). Answers the first token's and the last token's times, the
+    verification passes, the drafts and those accepted, and the energy."""
+    cfg = _gpu(device, overrides)
+    spec = load_model(model)
+    prompt = whole(prompt, "prompt", minimum=1, limit=TOKENS)
+    output = whole(output, "output", minimum=1, limit=TOKENS)
+    if prompt + output > spec.context_window:
+        raise ConfigError(f"prompt {prompt} + output {output} tokens exceeds the {spec.context_window}-token window "
+                          f"of {spec.name}")
+    draft_tokens = whole(draft_tokens, "draft_tokens", minimum=1, limit=Limit(64, "at most 64 drafts a pass"))
+    rates = _acceptance(acceptance, draft_tokens)
+    if proposer not in _PROPOSERS:
+        raise ConfigError(f"proposer: one of {', '.join(_PROPOSERS)}, got {proposer!r}")
+    if (draft_model is not None) != (proposer == "draft_model"):
+        raise ConfigError("draft_model: give it with proposer draft_model, and only then")
+    drafter = {"eagle": lambda: eagle_head(load_model(model)), "draft_model": lambda: load_model(draft_model),
+               "ngram": lambda: None}[proposer]()
+    # The proposer's passes run inside the target's step: no host cost of their own beyond
+    # their kernels' launches (CUDA graphs replay them).
+    drafter_gpu = _params.native(_params.replaced(cfg.gpu, forward_overhead_ns=0.0))
+    lookup_ns = real(lookup_us, "lookup_us") * 1e3 if proposer == "ngram" else 0.0
+    return _call("gpu_spec_run", _params.native(cfg.gpu), _params.native(spec), _params.native(cfg.power),
+                 drafter_gpu if drafter is not None else None,
+                 _params.native(drafter) if drafter is not None else None, prompt, output, draft_tokens, rates,
+                 whole(seed, "seed", maximum=2**63), lookup_ns, whole(request, "request", maximum=2**63))
 
 
 _BATCH_KINDS = ("prefill", "verify", "decode")

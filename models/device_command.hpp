@@ -61,6 +61,7 @@ public:
     DecodeRun* run = nullptr;       // gpu_decode_run: the run the host follows
     const std::vector<BatchWork>* batch = nullptr;  // gpu_step: each sequence's share of the pass
     bool overlap_host = false;      // gpu_step: the host's step work overlaps the pass before
+    int64_t request = 0;            // gpu_request: the request (its speculative draws are keyed by it)
     // Out
     int64_t produced = 0;           // tokens written or decoded
     bool ok = true;                 // false: an abort cut it short
@@ -68,6 +69,9 @@ public:
     double work_ns = 0.0;           // the time the work kept the device computing for this caller
     uint64_t started_units = 0;     // gpu_request: when its prefill began (the overhead waited out)
     uint64_t first_token_units = 0; // gpu_request: when its prefill ended (the first output token)
+    int64_t passes = 0;             // gpu_request, speculative: the target's verification passes
+    int64_t drafted = 0;            // gpu_request, speculative: tokens drafted
+    int64_t accepted = 0;           // gpu_request, speculative: drafted tokens kept
 
     tlm::tlm_extension_base* clone() const override { return new DeviceCommand(*this); }
     void copy_from(const tlm::tlm_extension_base& other) override {

@@ -233,6 +233,32 @@ void GpuProxy::serve_request(int64_t prompt, int64_t output, DeviceCommand& c) {
     c.energy_j = power_->energy_j() - energy0;
 }
 
+SpecDecoder::Decode GpuProxy::serve_speculative(int64_t prompt, int64_t output, const SpecDecoder& spec,
+                                                uint64_t request, DeviceCommand& c) {
+    DeviceCommand first;
+    serve_request(prompt, 1, first);  // the overhead and the prefill, as a lone request
+    c.started_units = first.started_units;
+    c.first_token_units = first.first_token_units;
+    const double energy0 = power_->energy_j() - first.energy_j;
+    const SpecDecoder::Decode d = spec.decode(prompt, output, request);
+    if (d.ns > 0.0) {
+        // One power over it all: the GPU's passes' work over the whole time (a host lookup
+        // leaves the GPU waiting).
+        const double watts = power_->params().load_model()
+                                 ? timing_.busy_w(power_->params(), PowerState::decode, d.work, d.ns)
+                                 : power_->params().decode_w * d.gpu_ns / d.ns + power_->params().idle_w *
+                                                                                     (1.0 - d.gpu_ns / d.ns);
+        power_->set_state(PowerState::decode, watts);
+        sc_core::wait(duration_ns(d.ns));
+        power_->set_state(PowerState::idle);
+    }
+    tokens_decoded_ += output - 1;
+    c.produced = output;
+    c.work_ns = units_to_ns(now_units() - c.started_units);
+    c.energy_j = power_->energy_j() - energy0;
+    return d;
+}
+
 void GpuProxy::forward_step(DeviceCommand& c) {
     if (c.batch == nullptr || c.batch->empty())
         throw SimulationError(std::string(name()) + ": a forward step needs its batch");
@@ -281,7 +307,17 @@ void GpuProxy::b_transport(int /*initiator*/, tlm::tlm_generic_payload& trans, s
         case DeviceOp::gpu_request:
             if (n < 1) throw SimulationError(std::string(name()) + ": a request needs at least one output token");
             sync_annotated(delay);
-            serve_request(c.context, n, c);
+            if (spec_ == nullptr) {
+                serve_request(c.context, n, c);
+                return;
+            }
+            {
+                const SpecDecoder::Decode d =
+                    serve_speculative(c.context, n, *spec_, static_cast<uint64_t>(c.request), c);
+                c.passes = d.passes;
+                c.drafted = d.drafted;
+                c.accepted = d.accepted;
+            }
             return;
         case DeviceOp::gpu_step:
             sync_annotated(delay);

@@ -27,6 +27,7 @@
 #include "latency_profile.hpp"
 #include "model_spec.hpp"
 #include "power.hpp"
+#include "spec_decode.hpp"
 
 namespace cosim {
 
@@ -55,6 +56,10 @@ public:
     double prefill_ns(int64_t tokens, int64_t context) const { return timing_.prefill_ns(tokens, context); }
     double streamed_weight_bytes() const { return timing_.streamed_weight_bytes(); }
     double kv_bytes_per_token() const { return timing_.kv_bytes_per_token(); }
+
+    // Token-level speculative decoding of its lone requests (gpu_request): set once.
+    void set_speculation(std::shared_ptr<const SpecDecoder> spec) { spec_ = std::move(spec); }
+    const SpecDecoder* speculation() const { return spec_.get(); }
 
     // Serving with iteration-level batching: this GPU's work goes through `batcher`
     // (shared by the models on one GPU), which times and powers it.
@@ -87,6 +92,11 @@ public:
     // prompt's prefill, then its output tokens' decodes in one wait (their times summed:
     // nobody looks in on them). `c` answers the instants and the meter's energy over it all.
     void serve_request(int64_t prompt, int64_t output, DeviceCommand& c);
+    // A lone request decoded speculatively (spec_decode.hpp): the serving overhead, the
+    // prompt's prefill, then the proposals and verifications of `output` - 1 tokens in one
+    // wait, at the load of their summed work. `c` answers as for serve_request.
+    SpecDecoder::Decode serve_speculative(int64_t prompt, int64_t output, const SpecDecoder& spec, uint64_t request,
+                                          DeviceCommand& c);
     // One forward pass of an iteration-level engine (gpu_step) over `c.batch`: prefill power
     // if it holds a prefill chunk, decode otherwise; `c` answers its time and energy.
     void forward_step(DeviceCommand& c);
@@ -119,6 +129,7 @@ private:
     Power* power_;
     bool token_events_ = false;
     GpuBatcher* batcher_ = nullptr;
+    std::shared_ptr<const SpecDecoder> spec_;
     double last_energy_j_ = 0.0;
     double last_work_ns_ = 0.0;
     int64_t tokens_decoded_ = 0;

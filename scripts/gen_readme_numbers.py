@@ -26,13 +26,14 @@ import figures_live  # noqa: E402  (the scripts folder is this script's own)
 import figures_report  # noqa: E402
 import figures_scale  # noqa: E402
 import figures_serving  # noqa: E402
+import figures_speculation  # noqa: E402
 from doc_spans import rewrite, spans  # noqa: E402
 
 # The files whose marked figures are generated.
 DOCS = (ROOT / "README.md", ROOT / "docs" / "hardware.md", ROOT / "docs" / "live.md", ROOT / "docs" / "metrics.md",
-        ROOT / "docs" / "validation.md")
+        ROOT / "docs" / "validation.md", ROOT / "docs" / "system.md", ROOT / "docs" / "workload.md")
 FIGURES: dict[str, Callable[[], str]] = {**figures_report.FIGURES, **figures_serving.FIGURES, **figures_live.FIGURES,
-                                         **figures_scale.FIGURES}
+                                         **figures_scale.FIGURES, **figures_speculation.FIGURES}
 
 
 def main() -> None:

@@ -16,6 +16,7 @@ from ..devices._architecture import names as architecture_names
 from ..schema._params import describe
 from ..errors import CosimError
 from ..config._cluster import POOL_CLASSES, Batching
+from ..config._speculation import Speculation
 from ..config.scenario import Serving, Toggles, builtin_scenarios
 from ..trace import DatasetProfile, TARGETS, builtin_profiles
 from ._demo import run_demo
@@ -45,6 +46,7 @@ def param_groups() -> dict[str, type]:
         "serving": Serving,
         **{f"cluster.{pool}": cls for pool, cls in POOL_CLASSES.items()},
         "batching": Batching,
+        "speculation": Speculation,  # the speculative-decoding system's section
         "profile": DatasetProfile,
     }
 

@@ -83,6 +83,14 @@ def reloadable(scn: Any) -> dict[str, Any]:
     for r in system.roles:
         data[r] = {k: v for k, v in role(getattr(scn, r)).items()
                    if k in system.parts or k not in ("device", "model", "link")}
+    speculation = dataclasses.asdict(scn.speculation)
+    for name in ("acceptance", "draft_model"):
+        speculation[name] = absolute_ref(speculation[name])
+    if scn.speculation.proposer != "draft_model":
+        del speculation["draft_model"]
+    if scn.speculation.proposer != "ngram":
+        del speculation["lookup_ns"]
     given = {"toggles": toggles, "serving": dataclasses.asdict(scn.serving),
-             "cluster": {pool: cluster[pool] for pool in system.pools()}, "batching": batching}
+             "cluster": {pool: cluster[pool] for pool in system.pools()}, "batching": batching,
+             "speculation": speculation}
     return {**data, **{s: value for s, value in given.items() if s in system.sections}}

@@ -15,9 +15,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from . import _cluster, _profile_range
+from . import _cluster, _profile_range, _speculation
 from ..schema import _params
 from ._cluster import Batching, Cluster
+from ._speculation import Speculation
 from ._settings import DEPTH_WITHOUT_STEP_AHEAD, check_given, check_sequential
 from ..schema._yamlio import LocatedDict, Where, load_yaml, locate
 from ..errors import ConfigError
@@ -74,6 +75,8 @@ class Scenario:
     # Serving at scale (docs/serving.md); the defaults are the single-request system.
     cluster: Cluster = Cluster()
     batching: Batching = Batching()
+    # Token-level speculative decoding (the speculative-decoding system alone reads it).
+    speculation: Speculation = Speculation()
 
     @property
     def backtracking(self) -> bool:
@@ -156,6 +159,14 @@ class Scenario:
                     check_group(getattr(result, head))
                 except ConfigError as exc:
                     raise ConfigError(f"{changed[0]}: {head}.{exc}") from None
+        if "speculation" in systems.of(result).sections:
+            try:
+                _speculation.check(result.speculation, result.target, result.batching)
+            except ConfigError as exc:
+                text = str(exc)
+                if len(given) == 1 and not text.startswith(tuple(given.values())):
+                    text = f"{next(iter(given.values()))}: {text}"
+                raise ConfigError(text) from None
         try:
             _cluster.check(result)
         except ConfigError as exc:
@@ -209,11 +220,12 @@ class Scenario:
             "draft": role(self.draft), "prm": role(self.prm), "target": role(self.target),
             "toggles": dataclasses.asdict(self.toggles), "serving": dataclasses.asdict(self.serving),
             "cluster": dataclasses.asdict(self.cluster), "batching": dataclasses.asdict(self.batching),
+            "speculation": dataclasses.asdict(self.speculation),
         }
 
 
 # The sections of scenario-wide parameters (the rest belong to a role: draft, prm, target).
-_SECTIONS = ("toggles", "serving", "cluster", "batching")
+_SECTIONS = ("toggles", "serving", "cluster", "batching", "speculation")
 
 # Short forms for the parameters sweeps change most.
 PATH_ALIASES = {"pcie": "draft.link", "fpga": "draft.device.accelerator", "hbm": "draft.device.hbm"}
@@ -348,12 +360,16 @@ def build_scenario(data: Mapping[str, Any] | LocatedDict, source: str = "<code>"
     if unused and not batching.enabled:
         raise ConfigError(f"{_params.origin(batching, unused[0]) or 'batching.' + unused[0]}: "
                           f"{_cluster.BATCHING_OFF}")
+    if "speculation" in data and "speculation" not in chosen.sections:
+        raise ConfigError(f"{data.where_of('speculation')}: the {system} system does not decode token by token "
+                          f"speculatively; speculation is for the speculative-decoding system")
+    base_dir = Path(source).parent if source != "<code>" else None
+    speculation = _speculation.located(_params.build(Speculation, _section(data, "speculation", {})), base_dir)
     roles = {}
     for role, device, model in (("draft", chosen.draft_device, DRAFT_MODEL), ("prm", "rtx3090", PRM_MODEL),
                                 ("target", "rtx3090", CONFIG_TARGETS[config])):
         where = data.where_of(role) if role in data else data.where.child(role, None)
-        base = Path(source).parent if source != "<code>" else None
-        roles[role] = _role(data.get(role), where, device, model, role, base)
+        roles[role] = _role(data.get(role), where, device, model, role, base_dir)
     name = data.get("name", Path(source).stem if source != "<code>" else system)
     if not isinstance(name, str) or not _NAME.fullmatch(name):
         where = data.where_of("name") if "name" in data else data.where
@@ -384,8 +400,11 @@ def build_scenario(data: Mapping[str, Any] | LocatedDict, source: str = "<code>"
         algorithm=algorithm,
         cluster=cluster,
         batching=batching,
+        speculation=speculation,
         **roles,
     )
+    if "speculation" in chosen.sections:
+        _speculation.check(scn.speculation, scn.target, scn.batching)
     _cluster.check(scn)
     _profile_range.check(scn, {role: str(data[role].where_of("profile")) for role in roles
                                if isinstance(data.get(role), LocatedDict) and "profile" in data[role]})

@@ -12,6 +12,7 @@ from typing import Any
 from .. import systems
 from ..schema import _params
 from ..config._cluster import gpu_blocks, host_link
+from ..config import _speculation
 from ..config.scenario import Scenario
 from ..errors import ConfigError
 from ..schema._cluster import SHAPE, flat_key
@@ -31,6 +32,17 @@ def batching_section(scn: Scenario) -> dict[str, Any]:
     if scn.batching.enabled and "num_gpu_blocks" not in systems.of(scn).batching_unread:
         batching["num_gpu_blocks"] = gpu_blocks(scn)
     return batching
+
+
+def speculation_section(scn: Scenario) -> dict[str, Any]:
+    """The engine's ``speculation`` section: the drafts a pass, their acceptance rates, the
+    draws' seed, a host lookup's time, and the proposer's model on the target's GPU (None
+    for a host lookup)."""
+    spec = scn.speculation
+    rates = _speculation.acceptance(spec).rates
+    return {"draft_tokens": spec.draft_tokens, "acceptance": list(rates[:spec.draft_tokens]), "seed": spec.seed,
+            "lookup_ns": spec.lookup_ns if spec.proposer == "ngram" else 0.0,
+            "drafter": _speculation.drafter_section(spec, scn.target)}
 
 
 def serving_sections(scn: Scenario) -> dict[str, dict[str, Any]]:

@@ -15,7 +15,7 @@ from .. import devices, systems
 from ..result import Result
 from ..config.scenario import Scenario
 from ..trace import Trace
-from ._serving_sections import batching_section, cluster_section, serving_sections
+from ._serving_sections import batching_section, cluster_section, serving_sections, speculation_section
 from ..schema._toggles import OPTIONS
 
 
@@ -75,6 +75,9 @@ class _Sections:
 
     def serving(self) -> dict[str, dict[str, Any]]:
         return serving_sections(self._scn)
+
+    def speculation(self) -> dict[str, Any]:
+        return speculation_section(self._scn)
 
 
 def system_dict(scn: Scenario) -> dict[str, Any]:

@@ -102,6 +102,10 @@ COLUMNS: tuple[Column, ...] = (
                 "(on a batching GPU its share of each iteration)", table="serve"),
     Column("preemptions", "", "the vLLM engine: times it was preempted", "int", "serve"),
     Column("recomputed_tokens", "tokens", "the vLLM engine: tokens its preemptions recomputed", "int", "serve"),
+    Column("verify_passes", "", "token-level speculative decoding: the target's verification passes (0 "
+           "otherwise)", "int", "serve"),
+    Column("kept_draft_tokens", "tokens", "token-level speculative decoding: drafted tokens the target kept "
+           "(`drafted_tokens` the proposer drafted)", "int", "serve"),
     Column("first_accept_s", "s", "seconds from the request's start (its arrival when served) until the host "
            "first keeps one of its steps: the PRM's accepting verdict on a drafted step, or a refinement kept "
            "(unscored, or scored and accepted), reaching the host, a step later reverted by a backtrack "

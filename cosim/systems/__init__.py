@@ -13,6 +13,7 @@ from .fpga_baseline import FpgaBaseline
 from .gpu_baseline import GpuBaseline
 from .gpu_stepahead import GpuStepahead
 from .heteroreason import Heteroreason
+from .speculative_decoding import SpeculativeDecoding
 
 _SYSTEMS: dict[str, System] = {}
 
@@ -25,7 +26,8 @@ def register(system: System) -> System:
     return system
 
 
-for _system in (GpuBaseline(), GpuStepahead(), Heteroreason(), FpgaBaseline(), Autoregressive()):
+for _system in (GpuBaseline(), GpuStepahead(), Heteroreason(), FpgaBaseline(), Autoregressive(),
+                SpeculativeDecoding()):
     register(_system)
 
 

@@ -9,10 +9,11 @@ from __future__ import annotations
 from typing import Any, Callable, ClassVar, Mapping, Protocol
 
 from .. import devices
+from ..errors import ConfigError
 
 ROLES = ("draft", "prm", "target")
 # A scenario's sections besides its roles.
-SECTIONS = ("algorithm", "toggles", "serving", "cluster", "batching")
+SECTIONS = ("algorithm", "toggles", "serving", "cluster", "batching", "speculation")
 
 
 class Sections(Protocol):
@@ -26,6 +27,7 @@ class Sections(Protocol):
     def cluster(self) -> dict[str, int]: ...
     def batching(self) -> dict[str, Any]: ...
     def serving(self) -> dict[str, dict[str, Any]]: ...
+    def speculation(self) -> dict[str, Any]: ...
 
 
 def counted(n: int, what: str) -> str:
@@ -46,7 +48,7 @@ class System:
     roles: ClassVar[tuple[str, ...]] = ROLES   # the roles its runs use
     parts: ClassVar[tuple[str, ...]] = ("device", "link", "model")  # what of each role they read
     # The scenario's sections its runs read (cosim/config/scenario.py); others are refused.
-    sections: ClassVar[tuple[str, ...]] = SECTIONS
+    sections: ClassVar[tuple[str, ...]] = tuple(s for s in SECTIONS if s != "speculation")
     # The device kinds its draft may run on (None: any kind that may draft).
     draft_kinds: ClassVar[tuple[str, ...] | None] = None
     waveforms: ClassVar[bool] = True       # writes a VCD of its devices
@@ -63,6 +65,9 @@ class System:
     def check_path(self, name: str, full: str) -> None:
         """Refuses a parameter path (``--set``) this system would ignore; ``name`` is how
         the value was given."""
+        if full.startswith("speculation.") and "speculation" not in self.sections:
+            raise ConfigError(f"{name}: the {self.name} system does not decode token by token speculatively; "
+                              f"speculation is for the speculative-decoding system")
 
     def wrong_draft(self, kind: str) -> str | None:
         """Why a draft of device kind ``kind`` is refused, or None."""

@@ -15,8 +15,6 @@ from ..schema._yamlio import LocatedDict
 
 _ROLES = ("target",)
 _SECTIONS = ("cluster", "batching")
-# What it does not have, refused where given: the other roles and sections.
-NOT_HERE = tuple(r for r in ROLES if r not in _ROLES) + tuple(s for s in SECTIONS if s not in _SECTIONS)
 # Why its target link is refused: nothing crosses it.
 TARGET_LINK_UNUSED = ("the autoregressive system moves nothing over the target's link (requests reach the GPU's "
                       "engine directly), so a link would have no effect; drop it")
@@ -34,13 +32,17 @@ class Autoregressive(System):
     batching_unread = SPECULATIVE_ONLY  # the engine admits in arrival order, with no verifications
     output_only = True
 
+    def not_here(self) -> tuple[str, ...]:
+        """What it does not have, refused where given: the other roles and sections."""
+        return tuple(r for r in ROLES if r not in self.roles) + tuple(s for s in SECTIONS if s not in self.sections)
+
     def check_file(self, data: LocatedDict) -> None:
         """A draft, a PRM, toggles, their pools or the target's link given for it would be
         ignored, so they are refused."""
-        for key in NOT_HERE:
+        for key in self.not_here():
             if key in data:
-                raise ConfigError(f"{data.where_of(key)}: the autoregressive system runs the target alone; it has "
-                                  f"no {key} (drop it, or choose a speculative system)")
+                raise ConfigError(f"{data.where_of(key)}: the {self.name} system runs the target alone; it has "
+                                  f"no {key} (drop it, or choose a step-level speculative system)")
         target = data.get("target")
         if isinstance(target, LocatedDict) and "link" in target:
             raise ConfigError(f"{target.where_of('link')}: {TARGET_LINK_UNUSED}")
@@ -53,9 +55,11 @@ class Autoregressive(System):
 
     def check_path(self, name: str, full: str) -> None:
         head = full.partition(".")[0]
-        if head in NOT_HERE or full.startswith(("cluster.draft.", "cluster.prm.")):
-            raise ConfigError(f"{name}: the autoregressive system runs the target alone (no draft, no PRM, "
-                              f"no speculative toggles)")
+        if head == "speculation" and head not in self.sections:
+            super().check_path(name, full)
+        if head in self.not_here() or full.startswith(("cluster.draft.", "cluster.prm.")):
+            raise ConfigError(f"{name}: the {self.name} system runs the target alone (no draft, no PRM, "
+                              f"no step-level toggles)")
         if full.startswith("target.link."):
             raise ConfigError(f"{name}: {TARGET_LINK_UNUSED}")
 

@@ -22,6 +22,12 @@ std::string gpu_name(int index, int count) {
 
 void AutoregressiveSpec::validate() const {
     if (shared_prefix_tokens < 0) throw ConfigError("shared_prefix_tokens: must be >= 0");
+    if (speculation != nullptr) {
+        speculation->validate("speculation");
+        if (batching)
+            throw ConfigError("batching.enabled: token-level speculative decoding serves one request at a time "
+                              "on each GPU here; the vLLM engine's speculative scheduling is not modelled yet");
+    }
     if (target_devices < 1) throw ConfigError("cluster.target_devices: must be >= 1");
     // Every slot and every GPU is a simulated thread.
     if (slots() + target_devices > COSIM_MAX_THREADS)
@@ -36,6 +42,10 @@ AutoregressiveTop::AutoregressiveTop(sc_core::sc_module_name name, const Autoreg
     VllmSchedulerParams scheduler = spec.scheduler;
     scheduler.max_model_len = spec.model.context_window;
     std::vector<AutoregressiveGpu> devices;
+    // The proposer's model on each GPU, timed as the GPU times a model (one for them all).
+    std::shared_ptr<const GpuTiming> drafter;
+    if (spec.speculation != nullptr && spec.has_drafter)
+        drafter = std::make_shared<const GpuTiming>("speculation.drafter", spec.drafter_gpu, spec.drafter_model);
     for (int i = 0; i < count; ++i) {
         const std::string name_i = gpu_name(i, count);
         AutoregressiveGpu d;
@@ -45,6 +55,8 @@ AutoregressiveTop::AutoregressiveTop(sc_core::sc_module_name name, const Autoreg
         gpus_.push_back(std::make_unique<GpuProxy>(name_i.c_str(), spec.gpu, spec.model, spec.power, spec.profile,
                                                    !spec.batching, spec.layout));
         d.gpu = gpus_.back().get();
+        if (spec.speculation != nullptr) d.gpu->set_speculation(std::make_shared<const SpecDecoder>(
+                                             *spec.speculation, d.gpu->timing(), drafter));
         if (spec.batching) {
             // The engine is the GPU's one initiator, a command per step, and keeps the KV
             // cache in its own blocks.

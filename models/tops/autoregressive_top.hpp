@@ -23,6 +23,7 @@
 #include "model_spec.hpp"
 #include "power.hpp"
 #include "request_dispatcher.hpp"
+#include "spec_decode.hpp"
 #include "vllm_engine.hpp"
 #include "vllm_scheduler.hpp"
 
@@ -41,6 +42,12 @@ struct AutoregressiveSpec {
     VllmSchedulerParams scheduler;
     bool async_scheduling = false;
     int64_t shared_prefix_tokens = 0;  // a system prompt every request shares
+    // Token-level speculative decoding (spec_decode.hpp), where set: its drafts and their
+    // acceptance, and the proposer's model on each GPU (has_drafter; else a host lookup).
+    std::shared_ptr<const SpecDecodeSetup> speculation;
+    bool has_drafter = false;
+    GpuParams drafter_gpu;
+    ModelSpec drafter_model;
 
     // Batch 1: one request at a time per GPU, so one slot each; batched: enough slots that
     // the engine, not the slots, limits what runs (max_num_seqs per GPU).

@@ -76,6 +76,7 @@ void AutoregressiveHost::alone(ServedRequest& r) {
             // One command: the overhead, the prefill, the decodes, on the GPU.
             DeviceCommand c;
             c.context = r.prompt_tokens;
+            c.request = r.request;
             send_command(gpu_port, DeviceOp::gpu_request, r.output_tokens, c);
             r.overhead_end_units = c.started_units;
             r.first_token_units = c.first_token_units;
@@ -83,6 +84,9 @@ void AutoregressiveHost::alone(ServedRequest& r) {
             r.busy_ns = units_to_ns(r.end_units - r.overhead_end_units);
             r.work_ns = r.busy_ns;
             r.energy_j = c.energy_j;
+            r.verify_passes = c.passes;
+            r.drafted_tokens = c.drafted;
+            r.accepted_tokens = c.accepted;
         },
         slot_);
     await(ticket);

@@ -42,6 +42,11 @@ struct ServedRequest {
     int32_t preemptions = 0;
     int64_t recomputed_tokens = 0;
     int64_t cached_prompt_tokens = 0;
+    // Token-level speculative decoding: the target's verification passes, the tokens drafted
+    // and those kept.
+    int64_t verify_passes = 0;
+    int64_t drafted_tokens = 0;
+    int64_t accepted_tokens = 0;
     double busy_ns = 0.0;   // the GPU's time on its prefill and decodes (batched: the steps it was in)
     double work_ns = 0.0;   // its share of the GPU's busy time (batched: its share of each step)
     double energy_j = 0.0;  // batch 1: the GPU's energy while it was served; batched: its share of its steps

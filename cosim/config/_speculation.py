@@ -1,0 +1,104 @@
+"""A scenario's ``speculation:`` section (token-level speculative decoding, docs/system.md):
+its parameters (cosim/schema/_speculation.py), its files found from the scenario's folder,
+and its checks against the target, each error naming the line or the flag."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from . import _acceptance
+from .hardware import load_model
+from ..errors import ConfigError
+from ..schema import _params
+from ..schema._speculation import SPECULATION
+
+Speculation = _params.config_class(SPECULATION, __name__)
+
+
+def _place(spec: Any, name: str) -> str:
+    return _params.origin(spec, name) or f"speculation.{name}"
+
+
+def located(spec: Any, base: Path | None) -> Any:
+    """``spec`` with its relative file references (an acceptance or a draft model YAML) taken
+    from the scenario's folder ``base``."""
+    if base is None:
+        return spec
+    changes = {}
+    for name in ("acceptance", "draft_model"):
+        value = getattr(spec, name)
+        if value.endswith((".yaml", ".yml")) and not Path(value).is_absolute():
+            changes[name] = str(base / value)
+    return _params.replaced(spec, **changes) if changes else spec
+
+
+def acceptance(spec: Any) -> _acceptance.Acceptance:
+    try:
+        return _acceptance.load(spec.acceptance)
+    except ConfigError as exc:
+        raise ConfigError(f"{_place(spec, 'acceptance')}: {exc}") from None
+
+
+def drafter(spec: Any) -> Any:
+    """The proposer's model for proposer draft_model (None for the others)."""
+    if spec.proposer != "draft_model":
+        return None
+    try:
+        return load_model(spec.draft_model)
+    except ConfigError as exc:
+        raise ConfigError(f"{_place(spec, 'draft_model')}: {exc}") from None
+
+
+def eagle_head(model: Any) -> Any:
+    """An EAGLE-style draft head of ``model``: one decoder layer of its shape (dense: a MoE
+    model's layer with its dense MLP) and its output head over the vocabulary, which a pass
+    reads; EAGLE-3's fusion of three hidden states (3 x hidden^2 weights) is stored too."""
+    m = model
+    h, q, kv = m.hidden, m.heads * m.head_dim, m.kv_heads * m.head_dim
+    layer = h * q + 2 * h * kv + q * h + 3 * h * m.ffn
+    return _params.replaced(m, name=f"{m.name} EAGLE head", layers=1, experts=0, experts_per_token=0, expert_ffn=0,
+                            shared_expert_ffn=0, dense_layers=0, kv_lora_rank=0, q_lora_rank=0, rope_head_dim=0,
+                            v_head_dim=0, params=float(layer + h * m.vocab + 3 * h * h))
+
+
+def drafter_section(spec: Any, target: Any) -> dict[str, Any] | None:
+    """The engine's proposer section: its model and the GPU it runs on (the target's, its
+    passes inside the target's step: no host cost of their own beyond their kernels'
+    launches, CUDA graphs replaying them), or None for a host lookup."""
+    model = {"eagle": lambda: eagle_head(target.model), "draft_model": lambda: drafter(spec),
+             "ngram": lambda: None}[spec.proposer]()
+    if model is None:
+        return None
+    gpu = _params.replaced(target.device.gpu, forward_overhead_ns=0.0)
+    return {"gpu": _params.native(gpu), "model": _params.native(model)}
+
+
+def check(spec: Any, target: Any, batching: Any) -> None:
+    """The section against itself and the target role: a draft model given with its proposer
+    only, sharing the target's vocabulary; acceptance rates for every drafted position,
+    measured with this proposer; the proposer's GPU the target's, timed by its roofline."""
+    if (spec.proposer == "draft_model") != bool(spec.draft_model):
+        raise ConfigError(f"{_place(spec, 'draft_model')}: a draft model goes with proposer draft_model, and "
+                          f"proposer draft_model needs one")
+    if spec.proposer != "ngram" and _params.given(spec, "lookup_ns"):
+        raise ConfigError(f"{_place(spec, 'lookup_ns')}: the host looks n-grams up for proposer ngram alone; with "
+                          f"proposer {spec.proposer} it would have no effect, so drop it")
+    model = drafter(spec)
+    if model is not None and model.vocab != target.model.vocab:
+        raise ConfigError(f"{_place(spec, 'draft_model')}: {model.name} has a vocabulary of {model.vocab} tokens "
+                          f"and {target.model.name} {target.model.vocab}: a draft model shares its target's")
+    found = acceptance(spec)
+    if len(found.rates) < spec.draft_tokens:
+        raise ConfigError(f"{_place(spec, 'draft_tokens')}: {spec.draft_tokens} drafts a pass, but acceptance "
+                          f"profile {found.name!r} gives rates for {len(found.rates)} positions")
+    if found.proposer and found.proposer != spec.proposer:
+        raise ConfigError(f"{_place(spec, 'acceptance')}: profile {found.name!r} was measured with proposer "
+                          f"{found.proposer}, not {spec.proposer}; give a profile of this proposer")
+    if batching.enabled:
+        where = _params.origin(batching, "enabled") or "batching.enabled"
+        raise ConfigError(f"{where}: token-level speculative decoding serves one request at a time on each GPU; the "
+                          f"vLLM engine's speculative scheduling is not modelled yet")
+    if target.profile is not None:
+        raise ConfigError(f"{_place(spec, 'proposer')}: the target has a measured profile; speculative decoding "
+                          f"times its verifications (every position sampled) by the roofline, so drop the profile")

@@ -1,0 +1,38 @@
+"""The speculation section of a token-level speculative decoding scenario (docs/system.md,
+"Token-level speculative decoding"): which proposer drafts, how many tokens a pass, and
+how often the target keeps them."""
+
+from __future__ import annotations
+
+from ._declarations import Decl, Group, Limit
+
+PROPOSERS = ("eagle", "draft_model", "ngram")
+# Drafts a verification checks at most: vLLM's num_speculative_tokens in practice stays
+# under ten; a pass of more would verify tokens nobody keeps.
+DRAFTS = Limit(64, "a verification checks at most 64 drafted tokens")
+
+SPECULATION = Group("speculation", "Speculation", "SpeculationSettings", "COSIM_SPECULATION_SETTINGS",
+                    "Token-level speculative decoding on the target's GPU: a proposer drafts tokens, the target "
+                    "verifies them in one forward pass and keeps the accepted prefix and one token of its own.", (
+    Decl("proposer", str, "what drafts: eagle, a draft head of the target (one decoder layer of its shape and its "
+         "output head) on its GPU; draft_model, a smaller model (draft_model) on its GPU; ngram, a lookup of the "
+         "context's n-grams on the host", rule="any", default="eagle", native=False, choices=PROPOSERS,
+         note="source: vLLM's speculative decoding docs: model-based proposers such as EAGLE give the best "
+              "latency reduction (docs/features/spec_decode)"),
+    Decl("draft_tokens", int, "tokens drafted before each verification (vLLM's num_speculative_tokens)", default=3,
+         native=False, limit=DRAFTS,
+         note="estimate: vLLM's EAGLE example drafts 2 and its n-gram example 5; third-party vLLM runs of "
+              "EAGLE-3 found 3-4 the best. Range: 2-5", range=(2, 5)),
+    Decl("acceptance", str, "how often the target keeps the drafts: a built-in acceptance profile "
+         "(cosim/data/acceptance) or a YAML file of per-position rates", rule="any",
+         default="eagle3-llama-3.1-8b-mtbench", native=False,
+         note="source: the profile's own file cites its measurement"),
+    Decl("draft_model", str, "the proposer's model with proposer draft_model (a built-in model or a file)",
+         rule="any", default="", native=False),
+    Decl("lookup_ns", float, "the host's time to propose with proposer ngram (a lookup of the context's last "
+         "n-gram)", rule="non_negative", default=50e3, native=False,
+         note="estimate: vLLM's n-gram proposer matches with a compiled KMP search over the request's tokens, "
+              "tens of microseconds a request on a server CPU. Range: 10-200 us", range=(10e3, 200e3)),
+    Decl("seed", int, "seed of the acceptance draws: a request's draws depend on it, its index and the pass",
+         rule="non_negative", default=0, native=False, limit=Limit(2**62, "a seed below 2^62")),
+))

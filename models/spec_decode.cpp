@@ -1,0 +1,104 @@
+#include "spec_decode.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "errors.hpp"
+
+namespace cosim {
+
+namespace {
+// splitmix64's finaliser: a well-mixed 64-bit value of its input.
+uint64_t mix(uint64_t x) {
+    x += 0x9E3779B97F4A7C15ULL;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+    return x ^ (x >> 31);
+}
+}  // namespace
+
+void SpecDecodeSetup::validate(const std::string& where) const {
+    if (draft_tokens < 1) throw ConfigError(where + ".draft_tokens: must be >= 1");
+    if (static_cast<int64_t>(acceptance.size()) < draft_tokens)
+        throw ConfigError(where + ".acceptance: " + std::to_string(acceptance.size()) + " rates for " +
+                          std::to_string(draft_tokens) + " draft tokens; give one a position");
+    double before = 1.0;
+    for (size_t i = 0; i < acceptance.size(); ++i) {
+        const double p = acceptance[i];
+        if (!(p >= 0.0 && p <= before))
+            throw ConfigError(where + ".acceptance[" + std::to_string(i) + "]: " + std::to_string(p) +
+                              " must be within [0, " + std::to_string(before) +
+                              "]: the first i + 1 drafts are accepted no more often than the first i");
+        before = p;
+    }
+    if (!(lookup_ns >= 0.0) || !std::isfinite(lookup_ns)) throw ConfigError(where + ".lookup_ns: must be >= 0");
+}
+
+double SpecDecodeSetup::expected_tokens(int64_t drafts) const {
+    double tokens = 1.0;
+    for (int64_t i = 0; i < drafts && i < static_cast<int64_t>(acceptance.size()); ++i)
+        tokens += acceptance[static_cast<size_t>(i)];
+    return tokens;
+}
+
+int64_t accepted_drafts(const SpecDecodeSetup& setup, uint64_t request, uint64_t pass, int64_t drafts) {
+    const uint64_t bits = mix(mix(mix(setup.seed) ^ request) ^ pass);
+    const double u = static_cast<double>(bits >> 11) * 0x1.0p-53;  // 53 bits: uniform in [0, 1)
+    int64_t accepted = 0;
+    while (accepted < drafts && u < setup.acceptance[static_cast<size_t>(accepted)]) ++accepted;
+    return accepted;
+}
+
+SpecDecoder::SpecDecoder(const SpecDecodeSetup& setup, const GpuTiming& target,
+                         std::shared_ptr<const GpuTiming> drafter)
+    : setup_(setup), target_(target), drafter_(std::move(drafter)) {
+    setup_.validate("speculation");
+}
+
+void SpecDecoder::pass(const GpuTiming& timing, const std::vector<BatchWork>& work, Decode& d) const {
+    const double ns = timing.batch_ns(work);
+    d.ns += ns;
+    d.gpu_ns += ns;
+    d.work += timing.work(work);
+}
+
+void SpecDecoder::propose(int64_t fresh, int64_t context, int64_t drafts, Decode& d) const {
+    if (drafter_ == nullptr) {
+        d.ns += setup_.lookup_ns;
+        return;
+    }
+    // Its first pass takes what the target kept since it last ran (the prompt, the first
+    // time); each further pass one draft of its own.
+    pass(*drafter_, {BatchWork{fresh, context - fresh, fresh == 1}}, d);
+    for (int64_t j = 1; j < drafts; ++j) pass(*drafter_, {BatchWork{1, context + j - 1, true}}, d);
+}
+
+SpecDecoder::Decode SpecDecoder::decode(int64_t prompt, int64_t output, uint64_t request) const {
+    Decode d;
+    int64_t context = prompt;  // in the KV cache; the prefill's token is not yet
+    int64_t produced = 1;
+    int64_t fresh = prompt;
+    for (uint64_t p = 0; produced < output; ++p) {
+        // No draft past the last token the request needs: its verification would not keep it.
+        const int64_t drafts = std::min(setup_.draft_tokens, output - produced - 1);
+        ++d.passes;
+        if (drafts <= 0) {
+            pass(target_, {BatchWork{1, context, true}}, d);
+            ++produced;
+            ++context;
+            fresh = 1;
+            continue;
+        }
+        propose(fresh, context, drafts, d);
+        pass(target_, {BatchWork{drafts + 1, context, false, true}}, d);
+        const int64_t accepted = accepted_drafts(setup_, request, p, drafts);
+        d.drafted += drafts;
+        d.accepted += accepted;
+        produced += accepted + 1;
+        context += accepted + 1;
+        fresh = accepted + 1;
+    }
+    return d;
+}
+
+}  // namespace cosim

@@ -1,0 +1,70 @@
+#pragma once
+// Token-level speculative decoding on one GPU (Leviathan et al., "Fast Inference from
+// Transformers via Speculative Decoding", 2023; vLLM's spec decode): a proposer drafts k
+// tokens, the target verifies them and the token after them in one forward pass over k + 1
+// positions (sampling at each: BatchWork::verify), keeps the longest accepted prefix and
+// adds its own next token, so a pass yields 1 to k + 1 tokens. The proposer is a model on
+// the same GPU (an EAGLE head, an MTP module, a draft model), whose first pass takes the
+// tokens the last verification kept and whose other k - 1 passes one token each, or a
+// lookup on the host (n-gram) of a fixed time. The KV of rejected positions is overwritten
+// by the next pass (the context advances by the tokens kept).
+// Acceptance: `acceptance[i - 1]` is the probability that the first i drafts of a pass are
+// all accepted (vLLM's per-position acceptance rate); with one rate a per draft given its
+// predecessors it is a^i, and a pass yields (1 - a^(k+1)) / (1 - a) tokens on average. Each
+// pass draws one uniform number from a counter-based generator keyed by (seed, request,
+// pass), so a request's draws do not depend on what else runs.
+// Pure arithmetic: no SystemC.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpu_timing.hpp"
+
+namespace cosim {
+
+struct SpecDecodeSetup {
+    int64_t draft_tokens = 1;         // k, drafted before each verification
+    std::vector<double> acceptance;   // P(the first i drafts accepted), i = 1..k, non-increasing
+    uint64_t seed = 0;
+    double lookup_ns = 0.0;           // a host proposer's time per proposal (no drafter model)
+
+    // ConfigError naming `where` and the field.
+    void validate(const std::string& where) const;
+    // Mean tokens a verification of `drafts` drafts yields: 1 + the sum of the first `drafts` rates.
+    double expected_tokens(int64_t drafts) const;
+};
+
+// The drafts a verification of `drafts` drafts accepts: the draw u in [0, 1) of pass `pass`
+// of request `request`, and the number of leading rates above it.
+int64_t accepted_drafts(const SpecDecodeSetup& setup, uint64_t request, uint64_t pass, int64_t drafts);
+
+class SpecDecoder {
+public:
+    // `drafter`: the proposer's model on the target's GPU, or null for a host lookup.
+    SpecDecoder(const SpecDecodeSetup& setup, const GpuTiming& target, std::shared_ptr<const GpuTiming> drafter);
+
+    // What decoding `output` tokens after a `prompt`-token prompt took, the first of them
+    // the prefill's (not counted here): the proposals and verifications in turn.
+    struct Decode {
+        double ns = 0.0;          // all of it
+        double gpu_ns = 0.0;      // the GPU's passes (the rest is the host's lookups)
+        StepWork work;            // the GPU's FLOPs and bytes over them
+        int64_t passes = 0;       // target forward passes (verifications, and plain decodes)
+        int64_t drafted = 0;      // tokens the proposer drafted
+        int64_t accepted = 0;     // of which the target kept
+    };
+    Decode decode(int64_t prompt, int64_t output, uint64_t request) const;
+    const SpecDecodeSetup& setup() const { return setup_; }
+
+private:
+    // The proposer's passes for `drafts` drafts, its first over `fresh` new tokens at `context`.
+    void propose(int64_t fresh, int64_t context, int64_t drafts, Decode& d) const;
+    void pass(const GpuTiming& timing, const std::vector<BatchWork>& work, Decode& d) const;
+
+    SpecDecodeSetup setup_;
+    const GpuTiming& target_;
+    std::shared_ptr<const GpuTiming> drafter_;
+};
+
+}  // namespace cosim

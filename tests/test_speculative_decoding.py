@@ -1,0 +1,124 @@
+"""The speculative-decoding system (docs/system.md, "Token-level speculative decoding"): a
+lone request's latency worked by hand from its passes, what its rows report, and the
+settings that would mean nothing or could not be, refused with their place."""
+
+import pytest
+import yaml
+
+import cosim
+from cosim import ConfigError, load_device, load_model
+from cosim.config._speculation import eagle_head
+from cosim.config.scenario import build_scenario, load_scenario
+from cosim.trace import Trace
+from cosim.trace._plain import plain_header, plain_problem
+from conftest import one_line_error, run_cli
+
+from test_spec_decode import hand_pass
+
+DEVICE, MODEL = "h100-sxm", "llama-3.1-8b"
+
+
+def profile(tmp_path, text):
+    path = tmp_path / "acceptance.yaml"
+    path.write_text("kind: acceptance\nname: mine\n" + text)
+    return path
+
+
+def scenario(tmp_path, **speculation):
+    return build_scenario({"system": "speculative-decoding", "target": {"device": DEVICE, "model": MODEL},
+                           "speculation": speculation}, source=str(tmp_path / "s.yaml"))
+
+
+def test_a_lone_request_is_its_prefill_and_its_rounds(tmp_path):
+    # Every draft kept (a rate of 1 a draft): 1 + 4 x 5 tokens are the prefill's and five
+    # rounds of three drafts and a verification of four positions.
+    profile(tmp_path, "per_draft: 1.0\ndrafts: 3\n")
+    scn = scenario(tmp_path, acceptance="acceptance.yaml", draft_tokens=3)
+    trace = Trace(plain_header("test"), [plain_problem("r0", 300, 21)])
+    per = cosim.simulate(scn, trace).per_problem
+    target, head = load_model(MODEL), eagle_head(load_model(MODEL))
+    ns, ctx, fresh = 0.0, 300, 300
+    for _ in range(5):
+        ns += hand_pass(head, fresh, ctx - fresh, False, overhead=False)
+        ns += sum(hand_pass(head, 1, ctx + j - 1, False, overhead=False) for j in (1, 2))
+        ns += hand_pass(target, 4, ctx, True)
+        ctx, fresh = ctx + 4, 4
+    first = load_device(DEVICE).gpu.request_overhead_ns + hand_pass(target, 300, 0, False)
+    assert per.column("ttft_s")[0] == pytest.approx(first * 1e-9, rel=1e-9)
+    assert per.column("latency_s")[0] == pytest.approx((first + ns) * 1e-9, rel=1e-9)
+    assert per.column("drafted_tokens")[0] == 15
+
+
+def test_serving_reports_each_requests_passes_and_kept_drafts(tmp_path):
+    scn = scenario(tmp_path, acceptance="eagle3-gpt-oss-k5", draft_tokens=5)
+    trace = Trace(plain_header("test"), [plain_problem(f"r{i}", 200, 400, 0.5 * i) for i in range(6)])
+    per = cosim.serve.run(scn, trace).per_request
+    for i in range(6):
+        passes, drafted, kept = (int(per.column(k)[i]) for k in ("verify_passes", "drafted_tokens",
+                                                                  "kept_draft_tokens"))
+        # Each pass keeps its accepted drafts and one token of the target's: 399 in all.
+        assert passes + kept == 399
+        assert drafted <= 5 * passes and kept <= drafted
+    # gpt-oss's EAGLE-3 keeps 1.36 drafts a pass of five: about 2.36 tokens a pass.
+    mean = 399 * 6 / sum(per.column("verify_passes"))
+    assert mean == pytest.approx(1 + 0.622 + 0.356 + 0.203 + 0.119 + 0.060, rel=0.1)
+
+
+def test_speculation_beats_the_target_alone_at_eagle3s_acceptance(tmp_path):
+    trace = Trace(plain_header("test"), [plain_problem("r0", 300, 600)])
+    alone = build_scenario({"system": "autoregressive", "target": {"device": DEVICE, "model": MODEL}})
+    spec = scenario(tmp_path)
+    t_alone = cosim.simulate(alone, trace).per_problem.column("latency_s")[0]
+    t_spec = cosim.simulate(spec, trace).per_problem.column("latency_s")[0]
+    # A pass keeps 1 + 0.743 + 0.552 + 0.410 = 2.7 tokens for a little more than a decode's time.
+    assert 1.8 < t_alone / t_spec < 2.7
+
+
+def test_a_written_scenario_reloads_its_speculation(tmp_path):
+    profile(tmp_path, "proposer: ngram\nrates: [0.8, 0.6]\n")
+    scn = scenario(tmp_path, proposer="ngram", draft_tokens=2, acceptance="acceptance.yaml", lookup_ns="80 us")
+    written = tmp_path / "w.yaml"
+    written.write_text(yaml.safe_dump(scn.reloadable()))
+    again = load_scenario(str(written))
+    assert again.speculation == scn.speculation
+
+
+@pytest.mark.parametrize("speculation,message", [
+    ({"proposer": "draft_model"}, r"draft_model: a draft model goes with proposer draft_model"),
+    ({"draft_model": "llama-3.2-1b"}, r"draft_model: a draft model goes with proposer draft_model"),
+    ({"proposer": "draft_model", "draft_model": "qwen2.5-0.5b"},
+     r"Qwen2.5-0.5B has a vocabulary of 151936 tokens and Llama-3.1-8B 128256"),
+    ({"draft_tokens": 9}, r"9 drafts a pass, but acceptance profile .* gives rates for 8 positions"),
+    ({"proposer": "ngram"}, r"was measured with proposer eagle, not ngram"),
+    ({"lookup_ns": "20 us"}, r"lookup_ns: the host looks n-grams up for proposer ngram alone"),
+    ({"acceptance": "medusa"}, r"unknown acceptance profile 'medusa'"),
+    ({"proposer": "medusa"}, r"proposer: one of eagle, draft_model, ngram"),
+])
+def test_settings_that_cannot_be_are_refused(tmp_path, speculation, message):
+    with pytest.raises(ConfigError, match=message):
+        scenario(tmp_path, **speculation)
+
+
+def test_a_profile_file_is_checked_line_by_line(tmp_path):
+    path = profile(tmp_path, "rates: [0.5, 0.7]\n")
+    with pytest.raises(ConfigError, match=rf"{path}:3: rates: rate 2 \(0.7\) exceeds rate 1 \(0.5\)"):
+        scenario(tmp_path, acceptance="acceptance.yaml", draft_tokens=2)
+    path = profile(tmp_path, "rates: [0.5, 1.2]\n")
+    with pytest.raises(ConfigError, match=r"a rate within \[0, 1\], got 1.2"):
+        scenario(tmp_path, acceptance="acceptance.yaml", draft_tokens=2)
+
+
+def test_other_systems_refuse_the_section(tmp_path):
+    (tmp_path / "s.yaml").write_text("name: s\nsystem: heteroreason\nspeculation: {draft_tokens: 2}\n")
+    line = one_line_error(run_cli("run", str(tmp_path / "s.yaml"), cwd=tmp_path))
+    assert "s.yaml:3: speculation: the heteroreason system does not decode token by token speculatively" in line
+    line = one_line_error(run_cli("run", "target-alone", "--set", "speculation.draft_tokens=2", cwd=tmp_path))
+    assert "--set speculation.draft_tokens=2: the autoregressive system does not decode token by token" in line
+
+
+def test_the_vllm_engine_does_not_take_it_yet(tmp_path):
+    (tmp_path / "s.yaml").write_text("name: s\nsystem: speculative-decoding\ntarget: {device: h100-sxm}\n"
+                                     "batching:\n  enabled: true\n")
+    with pytest.raises(ConfigError, match=r"s\.yaml:5: batching\.enabled: token-level speculative decoding serves "
+                                          r"one request at a time"):
+        load_scenario(str(tmp_path / "s.yaml"))
