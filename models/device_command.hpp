@@ -62,6 +62,11 @@ public:
     const std::vector<BatchWork>* batch = nullptr;  // gpu_step: each sequence's share of the pass
     bool overlap_host = false;      // gpu_step: the host's step work overlaps the pass before
     int64_t request = 0;            // gpu_request: the request (its speculative draws are keyed by it)
+    // gpu_step: a speculative proposer's work after the pass, on the same GPU: its time, and
+    // the GPU's FLOPs and bytes in it (a host lookup: time alone).
+    double extra_ns = 0.0;
+    double extra_flops = 0.0;
+    double extra_bytes = 0.0;
     // Out
     int64_t produced = 0;           // tokens written or decoded
     bool ok = true;                 // false: an abort cut it short

@@ -264,9 +264,11 @@ void GpuProxy::forward_step(DeviceCommand& c) {
         throw SimulationError(std::string(name()) + ": a forward step needs its batch");
     bool prefilling = false;
     for (const BatchWork& w : *c.batch) prefilling = prefilling || !w.decode;
-    const double ns = timing_.step_ns(*c.batch, c.overlap_host);
+    const double ns = timing_.step_ns(*c.batch, c.overlap_host) + c.extra_ns;
     const PowerState state = prefilling ? PowerState::prefill : PowerState::decode;
-    const double watts = busy_w(state, *c.batch, ns);
+    StepWork work = timing_.work(*c.batch);
+    work += StepWork{c.extra_flops, c.extra_bytes};
+    const double watts = timing_.busy_w(power_->params(), state, work, ns);
     power_->set_state(state, watts);
     sc_core::wait(duration_ns(ns));
     power_->set_state(PowerState::idle);

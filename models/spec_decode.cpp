@@ -73,6 +73,30 @@ void SpecDecoder::propose(int64_t fresh, int64_t context, int64_t drafts, Decode
     for (int64_t j = 1; j < drafts; ++j) pass(*drafter_, {BatchWork{1, context + j - 1, true}}, d);
 }
 
+SpecDecoder::Decode SpecDecoder::propose_batch(const std::vector<Proposal>& proposals) const {
+    Decode d;
+    std::vector<BatchWork> work;
+    int64_t most = 0;
+    for (const Proposal& p : proposals) {
+        if (p.drafts <= 0) continue;
+        if (drafter_ == nullptr) {
+            d.ns += setup_.lookup_ns;
+            continue;
+        }
+        work.push_back(BatchWork{p.fresh, p.context, p.fresh == 1});
+        most = std::max(most, p.drafts);
+    }
+    if (work.empty()) return d;
+    pass(*drafter_, work, d);
+    for (int64_t j = 1; j < most; ++j) {
+        work.clear();
+        for (const Proposal& p : proposals)
+            if (p.drafts > j) work.push_back(BatchWork{1, p.context + p.fresh + j - 1, true});
+        pass(*drafter_, work, d);
+    }
+    return d;
+}
+
 SpecDecoder::Decode SpecDecoder::decode(int64_t prompt, int64_t output, uint64_t request) const {
     Decode d;
     int64_t context = prompt;  // in the KV cache; the prefill's token is not yet

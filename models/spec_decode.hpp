@@ -55,6 +55,18 @@ public:
         int64_t accepted = 0;     // of which the target kept
     };
     Decode decode(int64_t prompt, int64_t output, uint64_t request) const;
+
+    // One batched step's proposals (vLLM drafts for every request that sampled, in the same
+    // step): each request's `fresh` kept tokens after `context` and the drafts it makes.
+    struct Proposal {
+        int64_t fresh = 1;
+        int64_t context = 0;
+        int64_t drafts = 0;
+    };
+    // The proposer's passes over them all: the first over every request's fresh tokens, the
+    // j-th over one token of each request drafting j or more (a host lookup: one a request).
+    // Answers their time in `ns` (the GPU's in `gpu_ns`) and the GPU's work.
+    Decode propose_batch(const std::vector<Proposal>& proposals) const;
     const SpecDecodeSetup& setup() const { return setup_; }
 
 private:

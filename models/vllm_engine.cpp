@@ -60,6 +60,21 @@ void VllmEngine::dummy_step() {
     group_->finish(member_);
 }
 
+void VllmEngine::propose(const VllmScheduler::Step& step, DeviceCommand& c) {
+    // Every request that samples drafts for its next step over the tokens it kept: a
+    // verification's kept drafts and its token, a prefill's chunk, a decode's token.
+    proposals_.clear();
+    for (const VllmScheduler::Scheduled& x : step.scheduled) {
+        if (!scheduler_.samples(x)) continue;
+        const int64_t fresh = x.drafts > 0 ? x.kept + 1 : x.tokens;
+        proposals_.push_back(SpecDecoder::Proposal{fresh, x.computed_before, scheduler_.drafts_after(x)});
+    }
+    const SpecDecoder::Decode d = spec_->propose_batch(proposals_);
+    c.extra_ns = d.ns;
+    c.extra_flops = d.work.flops;
+    c.extra_bytes = d.work.bytes;
+}
+
 void VllmEngine::serve() {
     for (;;) {
         wait_for_work();
@@ -80,13 +95,16 @@ void VllmEngine::serve() {
                                   " requests wait and none can be scheduled");
         }
         if (step.kv_limited) ++kv_limited_;
+        scheduler_.verify();
         work_.clear();
         for (const VllmScheduler::Scheduled& x : step.scheduled)
-            work_.push_back(BatchWork{x.tokens, x.computed_before, x.tokens == 1});
-        // One command per step: the GPU times, powers and waits out the forward pass.
+            work_.push_back(BatchWork{x.tokens, x.computed_before, x.tokens == 1 && x.drafts == 0, x.drafts > 0});
+        // One command per step: the GPU times, powers and waits out the forward pass (and the
+        // proposer's passes after it).
         DeviceCommand c;
         c.batch = &work_;
         c.overlap_host = async_;
+        if (spec_ != nullptr) propose(step, c);
         send_command(gpu, DeviceOp::gpu_step, static_cast<int64_t>(work_.size()), c);
         // In a lockstep group the step ends with the slowest engine's.
         if (group_ != nullptr) group_->finish(member_);
@@ -98,6 +116,8 @@ void VllmEngine::serve() {
         const double share = c.energy_j / static_cast<double>(n);
         for (const VllmScheduler::Scheduled& x : step.scheduled) {
             Waiter& w = *waiters_.at(x.seq);
+            w.out.drafted += x.drafts;
+            w.out.kept += x.kept;
             w.out.energy_j += share;
             w.out.busy_ns += ns;
             w.out.work_ns += ns / static_cast<double>(n);
@@ -106,6 +126,7 @@ void VllmEngine::serve() {
         scheduler_.complete([&](int64_t seq, bool first, bool finished) {
             Waiter& w = *waiters_.at(seq);
             if (first) w.out.first_token_units = now;
+            else if (spec_ != nullptr) ++w.out.passes;  // a decode or a verification after its prefill
             if (!finished) return;
             w.out.end_units = now;
             w.out.preemptions = scheduler_.preemptions(seq);

@@ -24,8 +24,10 @@
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 
+#include "device_command.hpp"
 #include "gpu_timing.hpp"
 #include "lockstep_group.hpp"
+#include "spec_decode.hpp"
 #include "vllm_scheduler.hpp"
 
 namespace cosim {
@@ -39,6 +41,10 @@ public:
     // runs while the GPU computes the step before, so a step takes the longer of the two.
     VllmEngine(sc_core::sc_module_name name, const VllmSchedulerParams& params, bool async_scheduling = false);
 
+    // Token-level speculative decoding (the scheduler's params.spec): the GPU's proposer, whose
+    // passes each step adds after the target's (before the simulation starts).
+    void set_speculation(const SpecDecoder* spec) { spec_ = spec; }
+
     struct Outcome {
         uint64_t first_token_units = 0;  // when its prefill's step ended (the first output token)
         uint64_t end_units = 0;          // when its last token's step ended
@@ -48,6 +54,9 @@ public:
         int32_t preemptions = 0;
         int64_t recomputed_tokens = 0;
         int64_t cached_prompt_tokens = 0;  // prefix-cache hits at its first admission
+        int64_t passes = 0;                // its decoding passes after the prefill (verifications among them)
+        int64_t drafted = 0;               // speculative: the drafts they checked
+        int64_t kept = 0;                  // speculative: the drafts they kept
     };
     // Blocking, from a request's thread: the request joins the waiting queue now; returns
     // once its last token is out.
@@ -83,6 +92,7 @@ private:
     void run();
     void serve();
     void wait_for_work();
+    void propose(const VllmScheduler::Step& step, DeviceCommand& c);
     void dummy_step();
 
     VllmScheduler scheduler_;
@@ -96,6 +106,8 @@ private:
     int64_t iterations_ = 0;
     int64_t dummy_iterations_ = 0;
     LockstepGroup* group_ = nullptr;
+    const SpecDecoder* spec_ = nullptr;
+    std::vector<SpecDecoder::Proposal> proposals_;
     int member_ = 0;
     int64_t batched_sequences_ = 0;
     double busy_ns_ = 0.0;

@@ -121,6 +121,7 @@ void VllmScheduler::preempt(int64_t seq) {
     s.blocks.clear();
     s.hashed = 0;
     s.computed = 0;
+    s.drafts = 0;
     ++s.preemptions;
     waiting_.push_front(seq);
 }
@@ -135,7 +136,7 @@ const VllmScheduler::Step& VllmScheduler::schedule() {
     for (size_t i = 0; i < running_.size() && budget > 0;) {
         const int64_t id = running_[i];
         Seq& s = seqs_[static_cast<size_t>(id)];
-        const int64_t n = std::min(tokens(s) - s.computed, budget);
+        const int64_t n = std::min(tokens_with_spec(s) - s.computed, budget);
         if (n <= 0) {
             ++i;
             continue;
@@ -153,7 +154,10 @@ const VllmScheduler::Step& VllmScheduler::schedule() {
             if (victim == id) break;
         }
         if (!fits) break;
-        step.scheduled.push_back(Scheduled{id, n, s.computed});
+        // Drafts past the budget are dropped (vLLM trims spec_token_ids to what it scheduled).
+        const int64_t drafts = std::max<int64_t>(0, s.computed + n - tokens(s));
+        s.drafts = drafts;
+        step.scheduled.push_back(Scheduled{id, n, s.computed, drafts, 0, s.spec.uid});
         budget -= n;
         ++i;
     }
@@ -173,7 +177,7 @@ const VllmScheduler::Step& VllmScheduler::schedule() {
             running_.push_back(id);
             if (s.preemptions > 0) s.recomputed += tokens(s) - computed;
             if (s.cached_prompt < 0) s.cached_prompt = computed;
-            step.scheduled.push_back(Scheduled{id, n, computed});
+            step.scheduled.push_back(Scheduled{id, n, computed, 0, 0, s.spec.uid});
             budget -= n;
         }
     }
@@ -182,20 +186,48 @@ const VllmScheduler::Step& VllmScheduler::schedule() {
     return step;
 }
 
+bool VllmScheduler::samples(const Scheduled& x) const {
+    const Seq& s = seqs_[static_cast<size_t>(x.seq)];
+    return s.computed >= tokens(s);  // a prefill chunk short of the end samples nothing
+}
+
+int64_t VllmScheduler::drafts_after(const Scheduled& x) const {
+    if (params_.spec == nullptr || !samples(x)) return 0;
+    const Seq& s = seqs_[static_cast<size_t>(x.seq)];
+    return std::max<int64_t>(0, std::min(params_.spec->draft_tokens, s.spec.output - (s.output + x.kept + 1) - 1));
+}
+
+void VllmScheduler::verify() {
+    if (params_.spec == nullptr) return;
+    for (Scheduled& x : step_.scheduled) {
+        if (x.drafts <= 0) continue;
+        Seq& s = seqs_[static_cast<size_t>(x.seq)];
+        x.kept = accepted_drafts(*params_.spec, static_cast<uint64_t>(s.spec.uid), static_cast<uint64_t>(s.passes++),
+                                 x.drafts);
+    }
+}
+
 void VllmScheduler::complete(const std::function<void(int64_t, bool, bool)>& on_token) {
     bool any_finished = false;
     for (const Scheduled& x : step_.scheduled) {
         Seq& s = seqs_[static_cast<size_t>(x.seq)];
-        if (s.computed < tokens(s)) continue;  // a prefill chunk short of the end samples nothing
-        ++s.output;
+        if (!samples(x)) continue;
+        const bool first = s.output == 0;
+        // The rejected drafts' positions are computed again; the kept ones and one token more
+        // join the output.
+        s.computed -= x.drafts - x.kept;
+        s.drafts = 0;
+        s.output += x.kept + 1;
         const bool finished = s.output >= s.spec.output;
+        if (!finished && params_.spec != nullptr)
+            s.drafts = std::max<int64_t>(0, std::min(params_.spec->draft_tokens, s.spec.output - s.output - 1));
         if (finished) {
             pool_.free(s.blocks);
             s.blocks.clear();
             s.live = false;
             any_finished = true;
         }
-        on_token(x.seq, s.output == 1, finished);
+        on_token(x.seq, first, finished);
     }
     if (!any_finished) return;
     running_.erase(std::remove_if(running_.begin(), running_.end(),

@@ -14,7 +14,16 @@
 // cache hits it reuses (scheduler_reserve_full_isl, on by default in vLLM 0.19), and the
 // first that does not fit stops admission (FCFS). A request samples a token at the end of
 // each step in which it caught up; the first of them ends its prefill.
-// What it leaves out: speculative decoding, the long-prefill threshold (0 by default),
+// Speculative decoding (params.spec, spec_decode.hpp), as vLLM V1 schedules it: a running
+// request that sampled holds drafts for its next step, its tokens counting them
+// (num_tokens_with_spec), so a verification takes 1 + drafts of the step's budget; a budget
+// cut short drops the drafts past it. After the pass, verify() draws the drafts each
+// verification keeps; complete() takes the rejected ones back from its computed tokens (their
+// KV slots stay its own, overwritten later, as vLLM's num_computed_tokens -= num_rejected)
+// and gives it the kept drafts and one token more. A request drafts after every step it
+// sampled in, no draft past its last token; a prefill chunk carries none; a preempted
+// request drops its drafts.
+// What it leaves out: the drafter's lookahead KV slots, the long-prefill threshold (0 by default),
 // the KV watermark (0 by default), priority scheduling, and asynchronous scheduling (the
 // step is scheduled when the previous one has ended, so a finished request's blocks are
 // free one step earlier than under vLLM's async scheduling).
@@ -22,9 +31,11 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "kv_block_pool.hpp"
+#include "spec_decode.hpp"
 
 namespace cosim {
 
@@ -35,6 +46,7 @@ struct VllmSchedulerParams {
     int64_t max_num_batched_tokens = 2048;  // SchedulerConfig.max_num_batched_tokens
     bool prefix_caching = true;           // CacheConfig.enable_prefix_caching
     int64_t max_model_len = 0;            // the model's window: a request's prompt + output at most
+    std::shared_ptr<const SpecDecodeSetup> spec;  // speculative decoding (its drafts and acceptance), or none
 };
 
 // One request: `prompt` tokens, then `output` generated tokens. The first `shared_prefix`
@@ -61,6 +73,9 @@ public:
         int64_t seq = 0;
         int64_t tokens = 0;           // computed this step
         int64_t computed_before = 0;  // in its KV cache before them
+        int64_t drafts = 0;           // of them, drafted tokens it verifies
+        int64_t kept = 0;             // verify(): the drafts it keeps
+        int64_t uid = 0;              // the request's own id
     };
     struct Step {
         std::vector<Scheduled> scheduled;
@@ -69,7 +84,16 @@ public:
     };
     // The next step's work (num_computed_tokens advance as vLLM does at schedule time).
     const Step& schedule();
-    // After the step's forward pass: every scheduled request that caught up samples a token;
+    // Speculative decoding, after schedule(): draws the drafts each verification keeps
+    // (Scheduled::kept), keyed by the request and its pass.
+    void verify();
+    // Whether a scheduled request samples at the end of the step (it caught up).
+    bool samples(const Scheduled& x) const;
+    // The drafts a request that samples this step makes for its next (after verify()): k, or
+    // fewer near its last token; 0 once it is done or without speculation.
+    int64_t drafts_after(const Scheduled& x) const;
+    // After the step's forward pass: every scheduled request that caught up samples a token
+    // (a verification, its kept drafts and one token more);
     // `on_token(seq, first, finished)` for each. A finished request's blocks are freed and
     // its handle is reused.
     void complete(const std::function<void(int64_t seq, bool first, bool finished)>& on_token);
@@ -97,8 +121,11 @@ private:
         int64_t recomputed = 0;
         int64_t cached_prompt = -1;  // prompt tokens found cached at first admission
         bool live = false;
+        int64_t drafts = 0;  // drafted for its next step
+        int64_t passes = 0;  // verifications so far (the key of their draws)
     };
     int64_t tokens(const Seq& s) const { return s.spec.prompt + s.output; }
+    int64_t tokens_with_spec(const Seq& s) const { return tokens(s) + s.drafts; }
     int64_t blocks_for(int64_t tokens) const { return (tokens + params_.block_size - 1) / params_.block_size; }
     uint64_t hash(const Seq& s, int64_t block) const;
     // Prefix-cache hits: the leading blocks of `s` some block still holds (at most num_tokens - 1 tokens).

@@ -14,6 +14,7 @@ from cosim.trace._plain import plain_header, plain_problem
 from conftest import one_line_error, run_cli
 
 from test_spec_decode import hand_pass
+from test_vllm_scheduler import TINY_GPU, TINY_MODEL
 
 DEVICE, MODEL = "h100-sxm", "llama-3.1-8b"
 
@@ -116,9 +117,39 @@ def test_other_systems_refuse_the_section(tmp_path):
     assert "--set speculation.draft_tokens=2: the autoregressive system does not decode token by token" in line
 
 
-def test_the_vllm_engine_does_not_take_it_yet(tmp_path):
-    (tmp_path / "s.yaml").write_text("name: s\nsystem: speculative-decoding\ntarget: {device: h100-sxm}\n"
-                                     "batching:\n  enabled: true\n")
-    with pytest.raises(ConfigError, match=r"s\.yaml:5: batching\.enabled: token-level speculative decoding serves "
-                                          r"one request at a time"):
-        load_scenario(str(tmp_path / "s.yaml"))
+def test_the_vllm_engine_schedules_drafts_within_the_token_budget(tmp_path):
+    # vLLM's scheduler on a GPU whose every step takes its 1 ms forward overhead (the tiny
+    # GPU of tests/test_vllm_scheduler.py), two drafts a pass, every draft kept, a budget of
+    # 4 tokens. A and B (2 prompt tokens, 7 out) prefill together in step 1. Step 2: A's
+    # verification takes 3 tokens (its token and 2 drafts); B gets the 1 left, its drafts
+    # dropped: a plain decode. Step 3: A again, 7 tokens, done; B a decode. Step 4: B
+    # verifies 2 drafts (6 tokens); step 5: one token left, nothing to draft, a decode.
+    (tmp_path / "gpu.yaml").write_text(TINY_GPU)
+    (tmp_path / "model.yaml").write_text(TINY_MODEL)
+    profile(tmp_path, "per_draft: 1.0\ndrafts: 2\n")
+    scn = build_scenario({"system": "speculative-decoding",
+                          "target": {"device": "gpu.yaml", "model": "model.yaml"},
+                          "batching": {"enabled": True, "max_batch": 2, "token_budget": 4, "block_size": 4,
+                                       "num_gpu_blocks": 32},
+                          "speculation": {"draft_tokens": 2, "acceptance": "acceptance.yaml"}},
+                         source=str(tmp_path / "s.yaml"))
+    trace = Trace(plain_header("test"), [plain_problem("a", 2, 7, 0.0), plain_problem("b", 2, 7, 0.0)])
+    per = cosim.serve.run(scn, trace).per_request
+    ms = 1e-3
+    got = {k: [float(v) for v in per.column(k)] for k in ("ttft_s", "latency_s")}
+    assert got["ttft_s"] == pytest.approx([1 * ms, 1 * ms], rel=1e-6)
+    assert got["latency_s"] == pytest.approx([3 * ms, 5 * ms], rel=1e-6)
+    assert [int(v) for v in per.column("verify_passes")] == [2, 4]
+    assert [int(v) for v in per.column("kept_draft_tokens")] == [4, 2]
+    assert [int(v) for v in per.column("drafted_tokens")] == [4, 2]
+
+
+def test_batched_serving_keeps_the_profiles_tokens_a_pass(tmp_path):
+    scn = build_scenario({"system": "speculative-decoding", "target": {"device": DEVICE, "model": MODEL},
+                          "batching": {"enabled": True},
+                          "speculation": {"acceptance": "eagle3-gpt-oss-k5", "draft_tokens": 5}})
+    trace = Trace(plain_header("test"), [plain_problem(f"r{i}", 200, 400, 0.01 * i) for i in range(32)])
+    per = cosim.serve.run(scn, trace).per_request
+    passes, kept = per.column("verify_passes"), per.column("kept_draft_tokens")
+    assert all(int(p) + int(k) == 399 for p, k in zip(passes, kept))
+    assert 399 * 32 / sum(passes) == pytest.approx(1 + 0.622 + 0.356 + 0.203 + 0.119 + 0.060, rel=0.1)

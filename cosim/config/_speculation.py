@@ -74,7 +74,7 @@ def drafter_section(spec: Any, target: Any) -> dict[str, Any] | None:
     return {"gpu": _params.native(gpu), "model": _params.native(model)}
 
 
-def check(spec: Any, target: Any, batching: Any) -> None:
+def check(spec: Any, target: Any) -> None:
     """The section against itself and the target role: a draft model given with its proposer
     only, sharing the target's vocabulary; acceptance rates for every drafted position,
     measured with this proposer; the proposer's GPU the target's, timed by its roofline."""
@@ -95,10 +95,6 @@ def check(spec: Any, target: Any, batching: Any) -> None:
     if found.proposer and found.proposer != spec.proposer:
         raise ConfigError(f"{_place(spec, 'acceptance')}: profile {found.name!r} was measured with proposer "
                           f"{found.proposer}, not {spec.proposer}; give a profile of this proposer")
-    if batching.enabled:
-        where = _params.origin(batching, "enabled") or "batching.enabled"
-        raise ConfigError(f"{where}: token-level speculative decoding serves one request at a time on each GPU; the "
-                          f"vLLM engine's speculative scheduling is not modelled yet")
     if target.profile is not None:
         raise ConfigError(f"{_place(spec, 'proposer')}: the target has a measured profile; speculative decoding "
                           f"times its verifications (every position sampled) by the roofline, so drop the profile")

@@ -161,7 +161,7 @@ class Scenario:
                     raise ConfigError(f"{changed[0]}: {head}.{exc}") from None
         if "speculation" in systems.of(result).sections:
             try:
-                _speculation.check(result.speculation, result.target, result.batching)
+                _speculation.check(result.speculation, result.target)
             except ConfigError as exc:
                 text = str(exc)
                 if len(given) == 1 and not text.startswith(tuple(given.values())):
@@ -404,7 +404,7 @@ def build_scenario(data: Mapping[str, Any] | LocatedDict, source: str = "<code>"
         **roles,
     )
     if "speculation" in chosen.sections:
-        _speculation.check(scn.speculation, scn.target, scn.batching)
+        _speculation.check(scn.speculation, scn.target)
     _cluster.check(scn)
     _profile_range.check(scn, {role: str(data[role].where_of("profile")) for role in roles
                                if isinstance(data.get(role), LocatedDict) and "profile" in data[role]})

@@ -76,7 +76,8 @@ ENGINE = (
     EngineColumn("preemptions", "int32_t", "the vLLM engine: times the request was preempted"),
     EngineColumn("recomputed_tokens", "int64_t", "the vLLM engine: tokens its preemptions made it recompute"),
     EngineColumn("cached_prompt_tokens", "int64_t", "the vLLM engine: prompt tokens found in the prefix cache"),
-    EngineColumn("verify_passes", "int64_t", "token-level speculative decoding: the target's verification passes"),
+    EngineColumn("verify_passes", "int64_t", "token-level speculative decoding: the target's passes after the "
+                 "prefill (verifications, and plain decodes where nothing was left to draft)"),
     EngineColumn("kept_draft_tokens", "int64_t", "token-level speculative decoding: drafted tokens the target kept"),
     EngineColumn("stall_ns", "double", "time the draft device sat holding a finished step-ahead step"),
     EngineColumn("comm_critical_ns", "double", "PCIe time on the critical path to the settling verdict"),

@@ -102,8 +102,9 @@ COLUMNS: tuple[Column, ...] = (
                 "(on a batching GPU its share of each iteration)", table="serve"),
     Column("preemptions", "", "the vLLM engine: times it was preempted", "int", "serve"),
     Column("recomputed_tokens", "tokens", "the vLLM engine: tokens its preemptions recomputed", "int", "serve"),
-    Column("verify_passes", "", "token-level speculative decoding: the target's verification passes (0 "
-           "otherwise)", "int", "serve"),
+    Column("verify_passes", "", "token-level speculative decoding: the target's passes after the prefill "
+           "(verifications, and plain decodes where nothing was left to draft; 0 for other systems)", "int",
+           "serve"),
     Column("kept_draft_tokens", "tokens", "token-level speculative decoding: drafted tokens the target kept "
            "(`drafted_tokens` the proposer drafted)", "int", "serve"),
     Column("first_accept_s", "s", "seconds from the request's start (its arrival when served) until the host "

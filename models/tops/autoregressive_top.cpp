@@ -22,12 +22,7 @@ std::string gpu_name(int index, int count) {
 
 void AutoregressiveSpec::validate() const {
     if (shared_prefix_tokens < 0) throw ConfigError("shared_prefix_tokens: must be >= 0");
-    if (speculation != nullptr) {
-        speculation->validate("speculation");
-        if (batching)
-            throw ConfigError("batching.enabled: token-level speculative decoding serves one request at a time "
-                              "on each GPU here; the vLLM engine's speculative scheduling is not modelled yet");
-    }
+    if (speculation != nullptr) speculation->validate("speculation");
     if (target_devices < 1) throw ConfigError("cluster.target_devices: must be >= 1");
     // Every slot and every GPU is a simulated thread.
     if (slots() + target_devices > COSIM_MAX_THREADS)
@@ -41,6 +36,7 @@ AutoregressiveTop::AutoregressiveTop(sc_core::sc_module_name name, const Autoreg
     const int count = static_cast<int>(spec.target_devices);
     VllmSchedulerParams scheduler = spec.scheduler;
     scheduler.max_model_len = spec.model.context_window;
+    scheduler.spec = spec.speculation;
     std::vector<AutoregressiveGpu> devices;
     // The proposer's model on each GPU, timed as the GPU times a model (one for them all).
     std::shared_ptr<const GpuTiming> drafter;
@@ -63,6 +59,7 @@ AutoregressiveTop::AutoregressiveTop(sc_core::sc_module_name name, const Autoreg
             engines_.push_back(
                 std::make_unique<VllmEngine>((name_i + "_engine").c_str(), scheduler, spec.async_scheduling));
             engines_.back()->gpu.bind(d.gpu->host);
+            engines_.back()->set_speculation(d.gpu->speculation());
             d.engine = engines_.back().get();
         } else {
             servers_.push_back(std::make_unique<DeviceServer>((name_i + "_server").c_str()));

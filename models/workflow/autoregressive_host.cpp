@@ -66,6 +66,9 @@ void AutoregressiveHost::serve(const Request& request) {
         r.preemptions = out.preemptions;
         r.recomputed_tokens = out.recomputed_tokens;
         r.cached_prompt_tokens = out.cached_prompt_tokens;
+        r.verify_passes = out.passes;
+        r.drafted_tokens = out.drafted;
+        r.accepted_tokens = out.kept;
     }
     done_.push_back(r);
 }
