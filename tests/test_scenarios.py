@@ -11,10 +11,21 @@ NAMES = ("gpu-baseline", "gpu-stepahead", "heteroreason-u280-200", "heteroreason
 AT_SCALE = {"heteroreason-qwen3-32b-tp2": ("Qwen3-32B", 2, 1), "gpu-baseline-qwen3-32b-tp2": ("Qwen3-32B", 2, 1),
             "cluster-heteroreason-qwen3-32b-tp2": ("Qwen3-32B", 2, 1),
             "heteroreason-qwen3-30b-a3b": ("Qwen3-30B-A3B", 2, 2), "gpu-baseline-qwen3-30b-a3b": ("Qwen3-30B-A3B", 2, 2)}
+# Token-level speculative decoding on the GPU that published its speedup: its own target.
+TOKEN_LEVEL = {"speculative-decoding-h100": ("Llama-3.1-8B", "H100 SXM", 3)}
 
 
 def test_every_system_and_ablation_is_a_built_in_scenario():
-    assert sorted((*NAMES, *AT_SCALE)) == cosim.builtin_scenarios()
+    assert sorted((*NAMES, *AT_SCALE, *TOKEN_LEVEL)) == cosim.builtin_scenarios()
+
+
+@pytest.mark.parametrize("name", TOKEN_LEVEL)
+@pytest.mark.parametrize("config", [1, 2])
+def test_a_token_level_scenario_keeps_its_target_on_both_configs(name, config):
+    scn = cosim.load_scenario(name, config)
+    model, device, drafts = TOKEN_LEVEL[name]
+    assert scn.system == "speculative-decoding" and scn.description
+    assert (scn.target.model.name, scn.target.device.name, scn.speculation.draft_tokens) == (model, device, drafts)
 
 
 @pytest.mark.parametrize("name", AT_SCALE)

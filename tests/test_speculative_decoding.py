@@ -153,3 +153,9 @@ def test_batched_serving_keeps_the_profiles_tokens_a_pass(tmp_path):
     passes, kept = per.column("verify_passes"), per.column("kept_draft_tokens")
     assert all(int(p) + int(k) == 399 for p, k in zip(passes, kept))
     assert 399 * 32 / sum(passes) == pytest.approx(1 + 0.622 + 0.356 + 0.203 + 0.119 + 0.060, rel=0.1)
+
+
+def test_builtins_lists_the_acceptance_profiles(tmp_path):
+    done = run_cli("builtins", cwd=tmp_path)
+    assert done.returncode == 0
+    assert "acceptance profiles: eagle3-gpt-oss-k5, eagle3-llama-3.1-8b-mtbench, ngram-code-edit-k5" in done.stdout

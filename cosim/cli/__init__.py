@@ -13,6 +13,7 @@ from .. import _inputs
 from ..config import hardware
 from ..config._sources import counts as source_counts, find as find_sources
 from ..devices._architecture import names as architecture_names
+from ..config._acceptance import names as acceptance_names
 from ..schema._params import describe
 from ..errors import CosimError
 from ..config._cluster import POOL_CLASSES, Batching
@@ -91,6 +92,7 @@ def _cmd_builtins(args: argparse.Namespace) -> int:
     for what in ("device", "link", "model"):
         print(f"{what}s: {', '.join(hardware.builtin_names(what))}")
     print(f"GPU architectures: {', '.join(architecture_names())}")
+    print(f"acceptance profiles: {', '.join(acceptance_names())}")
     print(f"dataset profiles: {', '.join(builtin_profiles())}")
     print(f"scenarios: {', '.join(builtin_scenarios())}")
     return 0
@@ -244,8 +246,8 @@ def build_parser() -> argparse.ArgumentParser:
     params = sub.add_parser("params", help="list every configuration parameter with its unit and meaning")
     params.add_argument("group", nargs="?", choices=_GROUPS, help="only this group")
     params.set_defaults(func=_cmd_params)
-    builtins = sub.add_parser("builtins", help="list the built-in devices, links, models, GPU architectures and "
-                                               "dataset profiles",
+    builtins = sub.add_parser("builtins", help="list the built-in devices, links, models, GPU architectures, "
+                                               "acceptance profiles and dataset profiles",
                               epilog="Example: cosim builtins --sources h100-sxm",
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     builtins.add_argument("--sources", metavar="NAME",

@@ -1,0 +1,59 @@
+"""What token-level speculative decoding costs the simulator: the same trace on Llama-3.1-8B
+on one H100, the target alone and the speculative-decoding system (EAGLE-3, three drafts a
+pass), a request at a time and served by the vLLM engine.
+
+    .venv/bin/python bench/speculation.py [--problems 20000] [--requests 2000] [--repeats 3]
+
+Prints one JSON line: per system, the median SystemC wall time of the single-request run
+(`run_wall_s`), its kernel delta cycles per simulated token (`events_per_token`: a request's
+decode is one wait, so it stays far below 1), the median SystemC wall time of serving the
+requests at 20 a second with batching (`serve_wall_s`); then the ratios speculative / alone. The goal: events per token within 0.3.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+
+import cosim
+from cosim import serve
+from cosim.config.scenario import build_scenario
+
+TARGET = {"device": "h100-sxm", "model": "llama-3.1-8b"}
+SYSTEMS = {"alone": {"system": "autoregressive"},
+           "speculative": {"system": "speculative-decoding", "speculation": {"draft_tokens": 3}}}
+
+
+def measure(problems: int, requests: int, repeats: int) -> dict[str, float]:
+    trace = cosim.trace.generate("math500", problems, seed=1)
+    served = cosim.trace.generate("math500", requests, seed=1)
+    out: dict[str, float] = {}
+    for name, system in SYSTEMS.items():
+        single = build_scenario({**system, "target": TARGET})
+        batched = build_scenario({**system, "target": TARGET, "batching": {"enabled": True}})
+        walls, deltas, serves = [], [], []
+        for _ in range(repeats):
+            run = cosim.simulate(single, trace)
+            walls.append(run.wall_s)
+            deltas.append(run.kernel_deltas / run.summary["generated_tokens"])
+            serves.append(serve.run(batched, served, rate=20, seed=1).wall_s)
+        out[f"{name}_run_wall_s"] = statistics.median(walls)
+        out[f"{name}_events_per_token"] = statistics.median(deltas)
+        out[f"{name}_serve_wall_s"] = statistics.median(serves)
+    out["run_ratio"] = out["speculative_run_wall_s"] / out["alone_run_wall_s"]
+    out["serve_ratio"] = out["speculative_serve_wall_s"] / out["alone_serve_wall_s"]
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--problems", type=int, default=20000)
+    parser.add_argument("--requests", type=int, default=2000)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    print(json.dumps(measure(args.problems, args.requests, args.repeats)))
+
+
+if __name__ == "__main__":
+    main()
