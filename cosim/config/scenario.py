@@ -159,15 +159,9 @@ class Scenario:
                     check_group(getattr(result, head))
                 except ConfigError as exc:
                     raise ConfigError(f"{changed[0]}: {head}.{exc}") from None
-        if "speculation" in systems.of(result).sections:
-            try:
-                _speculation.check(result.speculation, result.target)
-            except ConfigError as exc:
-                text = str(exc)
-                if len(given) == 1 and not text.startswith(tuple(given.values())):
-                    text = f"{next(iter(given.values()))}: {text}"
-                raise ConfigError(text) from None
         try:
+            if "speculation" in systems.of(result).sections:
+                _speculation.check(result.speculation, result.target)
             _cluster.check(result)
         except ConfigError as exc:
             text = str(exc)
