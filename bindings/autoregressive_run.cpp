@@ -14,6 +14,9 @@
 
 #include "activity_log.hpp"
 #include "autoregressive_top.hpp"
+#include "draft_device.hpp"
+#include "fpga_decoder_timing.hpp"
+#include "fpga_power.hpp"
 #include "errors.hpp"
 #include "kernel_run.hpp"
 #include "metric_columns.hpp"
@@ -91,6 +94,12 @@ py::dict request_columns(const std::vector<ServedRequest>& rs) {
         m.preemptions = r.preemptions;
         m.recomputed_tokens = r.recomputed_tokens;
         m.cached_prompt_tokens = r.cached_prompt_tokens;
+        if (r.draft_busy_ns > 0.0 || r.draft_energy_j > 0.0) {
+            m.devices[0] = r.target_device;  // its draft device sits beside its GPU
+            m.busy_ns[0] = r.draft_busy_ns;
+            m.work_ns[0] = r.draft_busy_ns;
+            m.energy_j[0] = r.draft_energy_j;
+        }
         m.verify_passes = r.verify_passes;
         m.drafted_tokens = r.drafted_tokens;
         m.kept_draft_tokens = r.accepted_tokens;
@@ -167,7 +176,10 @@ public:
     TraceChunk read_chunk(const py::tuple& tables) override { return read_requests(tables[1].cast<py::dict>()); }
     py::dict take_finished() override {
         const std::vector<ServedRequest> done = top_->take_finished();
-        for (const ServedRequest& r : done) busy_[static_cast<size_t>(r.target_device)] += r.busy_ns;
+        for (const ServedRequest& r : done) {
+            busy_[static_cast<size_t>(r.target_device)] += r.busy_ns;
+            draft_busy_[static_cast<size_t>(r.target_device)] += r.draft_busy_ns;
+        }
         if (keep_activities_) kept_.insert(kept_.end(), done.begin(), done.end());
         taken_ += done.size();
         return request_columns(done);
@@ -183,8 +195,40 @@ private:
     std::unique_ptr<AutoregressiveTop> top_;
     std::vector<ServedRequest> kept_;  // every request, for the activities
     std::vector<double> busy_;         // each GPU's time on its requests (batch 1)
+    std::vector<double> draft_busy_;   // split decoding: each GPU's draft device's
     size_t taken_ = 0;
 };
+
+// Split decoding's draft device: its decoder's timing (an FPGA's design, or a GPU's
+// formula), its state powers (an FPGA's derived from its design, a GPU's nominal load), the
+// links to it and to the target, and the bytes of a token and of a verdict on them.
+std::shared_ptr<const DraftDevice> read_draft_device(const py::dict& system, PowerParams& power) {
+    const py::dict draft = section(system, "draft");
+    const ModelSpec model = model_spec(section(draft, "model"));
+    auto device = std::make_shared<DraftDevice>();
+    power = power_params(section(draft, "power"));
+    if (draft["kind"].cast<std::string>() == "fpga") {
+        auto timing = std::make_shared<const FpgaDecoderTiming>("draft", fpga_params(section(draft, "fpga")),
+                                                                hbm_params(section(draft, "hbm")), model,
+                                                                fpga_profile(draft["fpga_profile"]));
+        power = fpga_board_power("draft", power, *timing, model);
+        device->timing = timing;
+    } else {
+        const LatencyProfile profile = draft.contains("profile") ? optional_profile(draft["profile"]) : LatencyProfile();
+        auto timing = std::make_shared<const GpuTiming>("draft", gpu_params(section(draft, "gpu")), model, profile);
+        power = nominal_gpu_power(power, *timing, "draft");
+        device->timing = std::shared_ptr<const LatencyModel>(timing, &timing->latency());
+    }
+    device->draft_link = pcie_params(section(draft, "link"));
+    device->target_link = pcie_params(section(section(system, "target"), "link"));
+    const py::dict relay = section(draft, "relay");
+    device->token_bytes = relay["token_bytes"].cast<int64_t>();
+    device->control_bytes = relay["control_bytes"].cast<int64_t>();
+    device->decode_w = power.decode_w;
+    device->prefill_w = power.prefill_w;
+    device->idle_w = power.idle_w;
+    return device;
+}
 
 AutoregressiveSpec read_spec(const py::dict& system, const RunOptions& o) {
     const py::dict target = section(system, "target");
@@ -215,6 +259,7 @@ AutoregressiveSpec read_spec(const py::dict& system, const RunOptions& o) {
         setup->seed = s["seed"].cast<uint64_t>();
         setup->lookup_ns = s["lookup_ns"].cast<double>();
         spec.speculation = setup;
+        if (system.contains("draft")) spec.draft_device = read_draft_device(system, spec.draft_power);
         if (!s["drafter"].is_none()) {
             const py::dict drafter = s["drafter"].cast<py::dict>();
             spec.drafter_gpu = gpu_params(section(drafter, "gpu"));
@@ -230,6 +275,7 @@ AutoregressiveRun::AutoregressiveRun(const py::dict& system, const RunOptions& o
     : keep_activities_(o.keep_activities) {
     const AutoregressiveSpec spec = read_spec(system, o);
     busy_.assign(static_cast<size_t>(spec.target_devices), 0.0);
+    draft_busy_.assign(static_cast<size_t>(spec.target_devices), 0.0);
     claim_process();
     top_ = std::make_unique<AutoregressiveTop>("autoregressive", spec);
 }
@@ -256,6 +302,15 @@ void AutoregressiveRun::results(py::dict& out) {
             entry.held_ns = top_->server(i)->held_ns();  // its requests' overheads too
         }
         devices.append(device_entry(entry, batched ? DeviceRun::vllm : DeviceRun::autoregressive));
+    }
+    for (int i = 0; i < top_->gpus() && top_->draft_power(i) != nullptr; ++i) {
+        DeviceMetrics entry;
+        entry.role = "draft";
+        entry.index = i;
+        entry.energy_j = top_->draft_power(i)->energy_j();
+        entry.busy_ns = draft_busy_[static_cast<size_t>(i)];
+        entry.held_ns = entry.busy_ns;
+        devices.append(device_entry(entry, DeviceRun::autoregressive));
     }
     out["devices"] = devices;
     if (keep_activities_) out["activities"] = activity_columns(kept_);

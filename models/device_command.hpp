@@ -74,9 +74,11 @@ public:
     double work_ns = 0.0;           // the time the work kept the device computing for this caller
     uint64_t started_units = 0;     // gpu_request: when its prefill began (the overhead waited out)
     uint64_t first_token_units = 0; // gpu_request: when its prefill ended (the first output token)
-    int64_t passes = 0;             // gpu_request, speculative: the target's verification passes
+    int64_t passes = 0;             // gpu_request, speculative: the target's passes after the prefill
     int64_t drafted = 0;            // gpu_request, speculative: tokens drafted
     int64_t accepted = 0;           // gpu_request, speculative: drafted tokens kept
+    double draft_energy_j = 0.0;    // gpu_request, split: its draft device's energy over it
+    double draft_busy_ns = 0.0;     // gpu_request, split: its draft device's prefill and drafting
 
     tlm::tlm_extension_base* clone() const override { return new DeviceCommand(*this); }
     void copy_from(const tlm::tlm_extension_base& other) override {

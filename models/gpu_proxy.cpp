@@ -1,6 +1,7 @@
 #include "sim_time.hpp"
 #include "gpu_proxy.hpp"
 
+#include <algorithm>
 #include <vector>
 
 #include "errors.hpp"
@@ -8,6 +9,14 @@
 namespace cosim {
 
 namespace {
+// The power of a device busy at `busy_w` for `busy_ns` of `ns`, idle at `idle_w` the rest.
+double average_w(double busy_w, double busy_ns, double idle_w, double ns) {
+    if (ns <= 0.0) return idle_w;
+    if (busy_ns >= ns) return busy_w;
+    const double busy = busy_ns;
+    return (busy_w * busy + idle_w * (ns - busy)) / ns;
+}
+
 HbmParams memory_params(const GpuParams& p) {
     return HbmParams{p.memory_bytes, 1, p.memory_bandwidth_gbps, p.memory_efficiency};
 }
@@ -24,10 +33,12 @@ PowerParams group_power(PowerParams p, int64_t gpus) {
     return p;
 }
 
+}  // namespace
+
 // The load model's nominal state powers, for work simulated outside the proxy (a GPU
 // draft's passes the host times itself): a lone decode at the start of the context and a
 // lone prompt prefill. The proxy's own operations draw the power of their actual load.
-PowerParams nominal(PowerParams p, const GpuTiming& t, const std::string& where) {
+PowerParams nominal_gpu_power(PowerParams p, const GpuTiming& t, const std::string& where) {
     if (p.design_model())
         throw ConfigError(where + ".power: mac_energy_pj and memory_energy_pj_per_bit are an FPGA design's; a GPU "
                                   "draws state powers or the load model (limit_w)");
@@ -40,7 +51,6 @@ PowerParams nominal(PowerParams p, const GpuTiming& t, const std::string& where)
     p.prefill_w = t.busy_w(p, PowerState::prefill, t.work(prefill), t.prefill_ns(n, 0));
     return p;
 }
-}  // namespace
 
 GpuProxy::GpuProxy(sc_core::sc_module_name name, const GpuParams& params, const ModelSpec& model,
                    const PowerParams& power, LatencyProfile profile, bool kv_reserve, const ParallelLayout& layout)
@@ -49,7 +59,7 @@ GpuProxy::GpuProxy(sc_core::sc_module_name name, const GpuParams& params, const 
       batcher_port("batcher_port"),
       timing_(this->name(), params, model, std::move(profile), layout),
       memory_(std::string(this->name()) + ".memory", memory_params(params)),
-      own_power_(std::make_unique<Power>(this->name(), nominal(layout.gpus() > 1 ? group_power(power, layout.gpus())
+      own_power_(std::make_unique<Power>(this->name(), nominal_gpu_power(layout.gpus() > 1 ? group_power(power, layout.gpus())
                                                                                  : power, timing_, this->name()))),
       power_(own_power_.get()) {
     init(kv_reserve);
@@ -62,7 +72,7 @@ GpuProxy::GpuProxy(sc_core::sc_module_name name, const GpuParams& params, const 
       batcher_port("batcher_port"),
       timing_(this->name(), params, model, std::move(latency)),
       memory_(std::string(this->name()) + ".memory", memory_params(params)),
-      own_power_(std::make_unique<Power>(this->name(), nominal(power, timing_, this->name()))),
+      own_power_(std::make_unique<Power>(this->name(), nominal_gpu_power(power, timing_, this->name()))),
       power_(own_power_.get()) {
     init(kv_reserve);
 }
@@ -235,27 +245,47 @@ void GpuProxy::serve_request(int64_t prompt, int64_t output, DeviceCommand& c) {
 
 SpecDecoder::Decode GpuProxy::serve_speculative(int64_t prompt, int64_t output, const SpecDecoder& spec,
                                                 uint64_t request, DeviceCommand& c) {
+    const double prefill = prefill_ns(prompt, 0);
+    const SpecDecoder::Decode d = spec.decode(prompt, output, request, prefill);
+    const DraftDevice* dev = spec.device();
+    const double draft0 = draft_power_ != nullptr ? draft_power_->energy_j() : 0.0;
+    // A draft device prefills the prompt from when it arrives, during the target's prefill
+    // and on into the decode phase if longer; each phase draws its average power.
+    double draft_in_prefill = 0.0;
+    if (dev != nullptr && draft_power_ != nullptr) {
+        const double window = params().request_overhead_ns + prefill;
+        const double arrives = params().request_overhead_ns +
+                               dev->draft_link.transfer_ns(static_cast<uint64_t>(prompt * dev->token_bytes));
+        draft_in_prefill = std::clamp(window - arrives, 0.0, d.draft_prefill_ns);
+        draft_power_->set_state(PowerState::prefill, average_w(dev->prefill_w, draft_in_prefill, dev->idle_w, window));
+    }
     DeviceCommand first;
     serve_request(prompt, 1, first);  // the overhead and the prefill, as a lone request
     c.started_units = first.started_units;
     c.first_token_units = first.first_token_units;
     const double energy0 = power_->energy_j() - first.energy_j;
-    const SpecDecoder::Decode d = spec.decode(prompt, output, request);
     if (d.ns > 0.0) {
-        // One power over it all: the GPU's passes' work over the whole time (a host lookup
-        // leaves the GPU waiting).
-        const double watts = power_->params().load_model()
-                                 ? timing_.busy_w(power_->params(), PowerState::decode, d.work, d.ns)
-                                 : power_->params().decode_w * d.gpu_ns / d.ns + power_->params().idle_w *
-                                                                                     (1.0 - d.gpu_ns / d.ns);
-        power_->set_state(PowerState::decode, watts);
+        // One power over it all: the GPU's passes at their load, idle while it waits for a
+        // lookup or a draft device.
+        const double busy = power_->params().load_model()
+                                ? timing_.busy_w(power_->params(), PowerState::decode, d.work, d.gpu_ns)
+                                : power_->params().decode_w;
+        power_->set_state(PowerState::decode, average_w(busy, d.gpu_ns, power_->params().idle_w, d.ns));
+        if (dev != nullptr && draft_power_ != nullptr) {
+            const double prefilling = d.draft_prefill_ns - draft_in_prefill;
+            const double joules_ns = dev->prefill_w * prefilling + dev->decode_w * d.draft_busy_ns +
+                                     dev->idle_w * std::max(0.0, d.ns - prefilling - d.draft_busy_ns);
+            draft_power_->set_state(PowerState::decode, joules_ns / d.ns);
+        }
         sc_core::wait(duration_ns(d.ns));
         power_->set_state(PowerState::idle);
     }
+    if (draft_power_ != nullptr) draft_power_->set_state(PowerState::idle);
     tokens_decoded_ += output - 1;
     c.produced = output;
     c.work_ns = units_to_ns(now_units() - c.started_units);
     c.energy_j = power_->energy_j() - energy0;
+    c.draft_energy_j = draft_power_ != nullptr ? draft_power_->energy_j() - draft0 : 0.0;
     return d;
 }
 
@@ -306,21 +336,20 @@ void GpuProxy::b_transport(int /*initiator*/, tlm::tlm_generic_payload& trans, s
             c.work_ns = 0.0;
             c.produced = batch_decode(c.context, c.next, c.abort, c.energy_j, c.work_ns);
             return;
-        case DeviceOp::gpu_request:
+        case DeviceOp::gpu_request: {
             if (n < 1) throw SimulationError(std::string(name()) + ": a request needs at least one output token");
             sync_annotated(delay);
             if (spec_ == nullptr) {
                 serve_request(c.context, n, c);
                 return;
             }
-            {
-                const SpecDecoder::Decode d =
-                    serve_speculative(c.context, n, *spec_, static_cast<uint64_t>(c.request), c);
-                c.passes = d.passes;
-                c.drafted = d.drafted;
-                c.accepted = d.accepted;
-            }
+            const SpecDecoder::Decode d = serve_speculative(c.context, n, *spec_, static_cast<uint64_t>(c.request), c);
+            c.passes = d.passes;
+            c.drafted = d.drafted;
+            c.accepted = d.accepted;
+            c.draft_busy_ns = d.draft_prefill_ns + d.draft_busy_ns;
             return;
+        }
         case DeviceOp::gpu_step:
             sync_annotated(delay);
             forward_step(c);

@@ -31,6 +31,12 @@
 
 namespace cosim {
 
+// The load model's nominal state powers, for work simulated outside a proxy (a GPU draft's
+// passes the host times itself, a draft device's drafting): a lone decode at the start of the
+// context and a lone prompt prefill. State powers pass as given; a design model (an FPGA's)
+// is refused, naming `where`.
+PowerParams nominal_gpu_power(PowerParams power, const GpuTiming& timing, const std::string& where);
+
 class GpuProxy : public sc_core::sc_module {
 public:
     tlm_utils::multi_passthrough_target_socket_optional<GpuProxy> host;
@@ -57,8 +63,12 @@ public:
     double streamed_weight_bytes() const { return timing_.streamed_weight_bytes(); }
     double kv_bytes_per_token() const { return timing_.kv_bytes_per_token(); }
 
-    // Token-level speculative decoding of its lone requests (gpu_request): set once.
-    void set_speculation(std::shared_ptr<const SpecDecoder> spec) { spec_ = std::move(spec); }
+    // Token-level speculative decoding of its lone requests (gpu_request): set once. With a
+    // draft device, `draft_power` is its meter, which this GPU's requests set.
+    void set_speculation(std::shared_ptr<const SpecDecoder> spec, Power* draft_power = nullptr) {
+        spec_ = std::move(spec);
+        draft_power_ = draft_power;
+    }
     const SpecDecoder* speculation() const { return spec_.get(); }
 
     // Serving with iteration-level batching: this GPU's work goes through `batcher`
@@ -130,6 +140,7 @@ private:
     bool token_events_ = false;
     GpuBatcher* batcher_ = nullptr;
     std::shared_ptr<const SpecDecoder> spec_;
+    Power* draft_power_ = nullptr;
     double last_energy_j_ = 0.0;
     double last_work_ns_ = 0.0;
     int64_t tokens_decoded_ = 0;

@@ -34,13 +34,6 @@ void SpecDecodeSetup::validate(const std::string& where) const {
     if (!(lookup_ns >= 0.0) || !std::isfinite(lookup_ns)) throw ConfigError(where + ".lookup_ns: must be >= 0");
 }
 
-double SpecDecodeSetup::expected_tokens(int64_t drafts) const {
-    double tokens = 1.0;
-    for (int64_t i = 0; i < drafts && i < static_cast<int64_t>(acceptance.size()); ++i)
-        tokens += acceptance[static_cast<size_t>(i)];
-    return tokens;
-}
-
 int64_t accepted_drafts(const SpecDecodeSetup& setup, uint64_t request, uint64_t pass, int64_t drafts) {
     const uint64_t bits = mix(mix(mix(setup.seed) ^ request) ^ pass);
     const double u = static_cast<double>(bits >> 11) * 0x1.0p-53;  // 53 bits: uniform in [0, 1)
@@ -53,6 +46,14 @@ SpecDecoder::SpecDecoder(const SpecDecodeSetup& setup, const GpuTiming& target,
                          std::shared_ptr<const GpuTiming> drafter)
     : setup_(setup), target_(target), drafter_(std::move(drafter)) {
     setup_.validate("speculation");
+}
+
+SpecDecoder::SpecDecoder(const SpecDecodeSetup& setup, const GpuTiming& target,
+                         std::shared_ptr<const DraftDevice> device)
+    : setup_(setup), target_(target), device_(std::move(device)) {
+    setup_.validate("speculation");
+    if (device_ == nullptr) throw ConfigError("speculation: a split decoder needs its draft device");
+    device_->validate("draft");
 }
 
 void SpecDecoder::pass(const GpuTiming& timing, const std::vector<BatchWork>& work, Decode& d) const {
@@ -97,7 +98,48 @@ SpecDecoder::Decode SpecDecoder::propose_batch(const std::vector<Proposal>& prop
     return d;
 }
 
-SpecDecoder::Decode SpecDecoder::decode(int64_t prompt, int64_t output, uint64_t request) const {
+SpecDecoder::Decode SpecDecoder::decode_split(int64_t prompt, int64_t output, uint64_t request,
+                                              double target_prefill_ns) const {
+    const DraftDevice& dev = *device_;
+    Decode d;
+    // The prompt reaches the draft device and it prefills it while the target prefills; it
+    // drafts once it has the target's first token too.
+    d.draft_prefill_ns = dev.timing->prefill_ns(prompt, 0);
+    const double draft_ready = dev.draft_link.transfer_ns(static_cast<uint64_t>(prompt * dev.token_bytes)) +
+                               d.draft_prefill_ns;
+    if (output > 2) d.ns = std::max(0.0, std::max(dev.relay_ns(dev.token_bytes), draft_ready - target_prefill_ns));
+    int64_t context = prompt;
+    int64_t produced = 1;
+    for (uint64_t p = 0; produced < output; ++p) {
+        const int64_t drafts = std::min(setup_.draft_tokens, output - produced - 1);
+        ++d.passes;
+        if (drafts <= 0) {
+            pass(target_, {BatchWork{1, context, true}}, d);
+            ++produced;
+            ++context;
+            continue;
+        }
+        for (int64_t j = 0; j < drafts; ++j) {
+            const double t = dev.timing->decode_token_ns(context + j);
+            d.ns += t;
+            d.draft_busy_ns += t;
+        }
+        d.ns += dev.relay_ns(drafts * dev.token_bytes);
+        pass(target_, {BatchWork{drafts + 1, context, false, true}}, d);
+        const int64_t accepted = accepted_drafts(setup_, request, p, drafts);
+        d.drafted += drafts;
+        d.accepted += accepted;
+        produced += accepted + 1;
+        context += accepted + 1;
+        // The kept count and the target's token go back while there is more to draft.
+        if (output - produced - 1 > 0) d.ns += dev.relay_ns(dev.token_bytes + dev.control_bytes);
+    }
+    return d;
+}
+
+SpecDecoder::Decode SpecDecoder::decode(int64_t prompt, int64_t output, uint64_t request,
+                                        double target_prefill_ns) const {
+    if (device_ != nullptr) return decode_split(prompt, output, request, target_prefill_ns);
     Decode d;
     int64_t context = prompt;  // in the KV cache; the prefill's token is not yet
     int64_t produced = 1;

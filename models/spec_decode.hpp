@@ -4,7 +4,7 @@
 // tokens, the target verifies them and the token after them in one forward pass over k + 1
 // positions (sampling at each: BatchWork::verify), keeps the longest accepted prefix and
 // adds its own next token, so a pass yields 1 to k + 1 tokens. The proposer is a model on
-// the same GPU (an EAGLE head, an MTP module, a draft model), whose first pass takes the
+// the same GPU (an EAGLE-style head, a draft model), whose first pass takes the
 // tokens the last verification kept and whose other k - 1 passes one token each, or a
 // lookup on the host (n-gram) of a fixed time. The KV of rejected positions is overwritten
 // by the next pass (the context advances by the tokens kept).
@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "draft_device.hpp"
 #include "gpu_timing.hpp"
 
 namespace cosim {
@@ -31,8 +32,6 @@ struct SpecDecodeSetup {
 
     // ConfigError naming `where` and the field.
     void validate(const std::string& where) const;
-    // Mean tokens a verification of `drafts` drafts yields: 1 + the sum of the first `drafts` rates.
-    double expected_tokens(int64_t drafts) const;
 };
 
 // The drafts a verification of `drafts` drafts accepts: the draw u in [0, 1) of pass `pass`
@@ -43,6 +42,8 @@ class SpecDecoder {
 public:
     // `drafter`: the proposer's model on the target's GPU, or null for a host lookup.
     SpecDecoder(const SpecDecodeSetup& setup, const GpuTiming& target, std::shared_ptr<const GpuTiming> drafter);
+    // A draft device apart from the target (draft_device.hpp) drafts instead.
+    SpecDecoder(const SpecDecodeSetup& setup, const GpuTiming& target, std::shared_ptr<const DraftDevice> device);
 
     // What decoding `output` tokens after a `prompt`-token prompt took, the first of them
     // the prefill's (not counted here): the proposals and verifications in turn.
@@ -53,8 +54,13 @@ public:
         int64_t passes = 0;       // target forward passes (verifications, and plain decodes)
         int64_t drafted = 0;      // tokens the proposer drafted
         int64_t accepted = 0;     // of which the target kept
+        double draft_busy_ns = 0.0;  // a draft device's: its time drafting
+        double draft_prefill_ns = 0.0;  // a draft device's: its prompt's prefill
     };
-    Decode decode(int64_t prompt, int64_t output, uint64_t request) const;
+    // With a draft device: `target_prefill_ns`, the target's prefill since the prompt came,
+    // which the draft device's own prompt prefill overlaps; `ns` counts from its end.
+    Decode decode(int64_t prompt, int64_t output, uint64_t request, double target_prefill_ns = 0.0) const;
+    const DraftDevice* device() const { return device_.get(); }
 
     // One batched step's proposals (vLLM drafts for every request that sampled, in the same
     // step): each request's `fresh` kept tokens after `context` and the drafts it makes.
@@ -73,10 +79,12 @@ private:
     // The proposer's passes for `drafts` drafts, its first over `fresh` new tokens at `context`.
     void propose(int64_t fresh, int64_t context, int64_t drafts, Decode& d) const;
     void pass(const GpuTiming& timing, const std::vector<BatchWork>& work, Decode& d) const;
+    Decode decode_split(int64_t prompt, int64_t output, uint64_t request, double target_prefill_ns) const;
 
     SpecDecodeSetup setup_;
     const GpuTiming& target_;
     std::shared_ptr<const GpuTiming> drafter_;
+    std::shared_ptr<const DraftDevice> device_;
 };
 
 }  // namespace cosim

@@ -13,10 +13,21 @@ AT_SCALE = {"heteroreason-qwen3-32b-tp2": ("Qwen3-32B", 2, 1), "gpu-baseline-qwe
             "heteroreason-qwen3-30b-a3b": ("Qwen3-30B-A3B", 2, 2), "gpu-baseline-qwen3-30b-a3b": ("Qwen3-30B-A3B", 2, 2)}
 # Token-level speculative decoding on the GPU that published its speedup: its own target.
 TOKEN_LEVEL = {"speculative-decoding-h100": ("Llama-3.1-8B", "H100 SXM", 3)}
+# Token-level drafting on the paper's FPGA for the config's target.
+SPLIT = {"split-decoding-u280": ("U280", "RTX 3090", 4)}
 
 
 def test_every_system_and_ablation_is_a_built_in_scenario():
-    assert sorted((*NAMES, *AT_SCALE, *TOKEN_LEVEL)) == cosim.builtin_scenarios()
+    assert sorted((*NAMES, *AT_SCALE, *TOKEN_LEVEL, *SPLIT)) == cosim.builtin_scenarios()
+
+
+@pytest.mark.parametrize("config", [1, 2])
+def test_the_split_scenario_drafts_on_the_fpga_for_the_configs_target(config):
+    scn = cosim.load_scenario("split-decoding-u280", config)
+    draft, target, drafts = SPLIT["split-decoding-u280"]
+    assert (scn.draft.device.name, scn.target.device.name, scn.speculation.draft_tokens) == (draft, target, drafts)
+    assert scn.target.model.name == ("Qwen2.5-Math-7B" if config == 1 else "Qwen2.5-Math-1.5B")
+    assert scn.draft.device.accelerator.clock_mhz == 200.0
 
 
 @pytest.mark.parametrize("name", TOKEN_LEVEL)

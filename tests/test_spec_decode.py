@@ -15,10 +15,11 @@ from handmodel import attention_macs_per_position, head_macs, kv_elements, linea
 DEVICE, MODEL = "h100-sxm", "llama-3.1-8b"
 
 
-def hand_pass(model, n, ctx, verify, overhead=True):
-    """A forward pass of n tokens after ctx on the H100: every token through the layers, the
-    output head at every position when verifying (else once), the weights and KV read once."""
-    g = load_device(DEVICE).gpu
+def hand_pass(model, n, ctx, verify, overhead=True, device=DEVICE):
+    """A forward pass of n tokens after ctx on the GPU (the H100): every token through the
+    layers, the output head at every position when verifying (else once), the weights and KV
+    read once."""
+    g = load_device(device).gpu
     heads = n if verify else 1
     macs = n * (linear_macs(model) - head_macs(model)) + heads * head_macs(model) + \
         attention_macs_per_position(model) * (n * ctx + n * (n - 1) / 2)

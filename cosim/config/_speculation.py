@@ -74,27 +74,46 @@ def drafter_section(spec: Any, target: Any) -> dict[str, Any] | None:
     return {"gpu": _params.native(gpu), "model": _params.native(model)}
 
 
-def check(spec: Any, target: Any) -> None:
+def _check_split(spec: Any, target: Any, draft: Any, batching: Any) -> None:
+    """A draft device drafts (the split-decoding system): the proposer is its draft role, so
+    the section's own proposer settings would have no effect, and the profile was measured
+    with a draft model."""
+    for name in ("proposer", "draft_model", "lookup_ns"):
+        if _params.given(spec, name):
+            raise ConfigError(f"{_place(spec, name)}: the draft device drafts with the draft role's model; {name} "
+                              f"would have no effect, so drop it")
+    if batching.enabled:
+        raise ConfigError(f"{_params.origin(batching, 'enabled') or 'batching.enabled'}: a draft device drafts for "
+                          f"one request at a time; serve the split-decoding system at batch 1")
+    found = acceptance(spec)
+    if found.proposer not in ("", "draft_model"):
+        raise ConfigError(f"{_place(spec, 'acceptance')}: profile {found.name!r} was measured with proposer "
+                          f"{found.proposer}; a draft device drafts with a draft model: give a profile of one")
+
+
+def check(spec: Any, target: Any, draft: Any = None, batching: Any = None) -> None:
     """The section against itself and the target role: a draft model given with its proposer
-    only, sharing the target's vocabulary; acceptance rates for every drafted position,
-    measured with this proposer; the proposer's GPU the target's, timed by its roofline."""
+    only; acceptance rates for every drafted position, measured with this proposer; the
+    target timed by its roofline. A draft model shares its target's tokenizer, which the
+    simulator cannot check (padded vocabulary sizes differ within a family: Qwen2.5-0.5B's
+    151,936 against Qwen2.5-7B's 152,064).
+    ``draft``: the draft role of a system whose draft device drafts (split decoding)."""
+    if target.profile is not None:
+        raise ConfigError(f"{_place(spec, 'draft_tokens')}: the target has a measured profile; speculative decoding "
+                          f"times its verifications (every position sampled) by the roofline, so drop the profile")
+    found = acceptance(spec)
+    if len(found.rates) < spec.draft_tokens:
+        raise ConfigError(f"{_place(spec, 'draft_tokens')}: {spec.draft_tokens} drafts a pass, but acceptance "
+                          f"profile {found.name!r} gives rates for {len(found.rates)} positions")
+    if draft is not None:
+        _check_split(spec, target, draft, batching)
+        return
     if (spec.proposer == "draft_model") != bool(spec.draft_model):
         raise ConfigError(f"{_place(spec, 'draft_model')}: a draft model goes with proposer draft_model, and "
                           f"proposer draft_model needs one")
     if spec.proposer != "ngram" and _params.given(spec, "lookup_ns"):
         raise ConfigError(f"{_place(spec, 'lookup_ns')}: the host looks n-grams up for proposer ngram alone; with "
                           f"proposer {spec.proposer} it would have no effect, so drop it")
-    model = drafter(spec)
-    if model is not None and model.vocab != target.model.vocab:
-        raise ConfigError(f"{_place(spec, 'draft_model')}: {model.name} has a vocabulary of {model.vocab} tokens "
-                          f"and {target.model.name} {target.model.vocab}: a draft model shares its target's")
-    found = acceptance(spec)
-    if len(found.rates) < spec.draft_tokens:
-        raise ConfigError(f"{_place(spec, 'draft_tokens')}: {spec.draft_tokens} drafts a pass, but acceptance "
-                          f"profile {found.name!r} gives rates for {len(found.rates)} positions")
     if found.proposer and found.proposer != spec.proposer:
         raise ConfigError(f"{_place(spec, 'acceptance')}: profile {found.name!r} was measured with proposer "
                           f"{found.proposer}, not {spec.proposer}; give a profile of this proposer")
-    if target.profile is not None:
-        raise ConfigError(f"{_place(spec, 'proposer')}: the target has a measured profile; speculative decoding "
-                          f"times its verifications (every position sampled) by the roofline, so drop the profile")

@@ -86,10 +86,14 @@ def reloadable(scn: Any) -> dict[str, Any]:
     speculation = dataclasses.asdict(scn.speculation)
     for name in ("acceptance", "draft_model"):
         speculation[name] = absolute_ref(speculation[name])
-    if scn.speculation.proposer != "draft_model":
+    # What the proposer does not read (a draft device's system reads none of the three).
+    split = "draft" in system.roles
+    if split or scn.speculation.proposer != "draft_model":
         del speculation["draft_model"]
-    if scn.speculation.proposer != "ngram":
+    if split or scn.speculation.proposer != "ngram":
         del speculation["lookup_ns"]
+    if split:
+        del speculation["proposer"]
     given = {"toggles": toggles, "serving": dataclasses.asdict(scn.serving),
              "cluster": {pool: cluster[pool] for pool in system.pools()}, "batching": batching,
              "speculation": speculation}

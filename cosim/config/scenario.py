@@ -161,7 +161,8 @@ class Scenario:
                     raise ConfigError(f"{changed[0]}: {head}.{exc}") from None
         try:
             if "speculation" in systems.of(result).sections:
-                _speculation.check(result.speculation, result.target)
+                _speculation.check(result.speculation, result.target,
+                                   result.draft if "draft" in systems.of(result).roles else None, result.batching)
             _cluster.check(result)
         except ConfigError as exc:
             text = str(exc)
@@ -398,7 +399,7 @@ def build_scenario(data: Mapping[str, Any] | LocatedDict, source: str = "<code>"
         **roles,
     )
     if "speculation" in chosen.sections:
-        _speculation.check(scn.speculation, scn.target)
+        _speculation.check(scn.speculation, scn.target, scn.draft if "draft" in chosen.roles else None, scn.batching)
     _cluster.check(scn)
     _profile_range.check(scn, {role: str(data[role].where_of("profile")) for role in roles
                                if isinstance(data.get(role), LocatedDict) and "profile" in data[role]})

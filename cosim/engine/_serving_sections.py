@@ -40,9 +40,11 @@ def speculation_section(scn: Scenario) -> dict[str, Any]:
     for a host lookup)."""
     spec = scn.speculation
     rates = _speculation.acceptance(spec).rates
+    # A system with a draft role drafts on that device (its own section), not on the target's GPU.
+    split = "draft" in systems.of(scn).roles
     return {"draft_tokens": spec.draft_tokens, "acceptance": list(rates[:spec.draft_tokens]), "seed": spec.seed,
-            "lookup_ns": spec.lookup_ns if spec.proposer == "ngram" else 0.0,
-            "drafter": _speculation.drafter_section(spec, scn.target)}
+            "lookup_ns": spec.lookup_ns if spec.proposer == "ngram" and not split else 0.0,
+            "drafter": None if split else _speculation.drafter_section(spec, scn.target)}
 
 
 def serving_sections(scn: Scenario) -> dict[str, dict[str, Any]]:

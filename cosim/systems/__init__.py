@@ -14,6 +14,7 @@ from .gpu_baseline import GpuBaseline
 from .gpu_stepahead import GpuStepahead
 from .heteroreason import Heteroreason
 from .speculative_decoding import SpeculativeDecoding
+from .split_decoding import SplitDecoding
 
 _SYSTEMS: dict[str, System] = {}
 
@@ -27,7 +28,7 @@ def register(system: System) -> System:
 
 
 for _system in (GpuBaseline(), GpuStepahead(), Heteroreason(), FpgaBaseline(), Autoregressive(),
-                SpeculativeDecoding()):
+                SpeculativeDecoding(), SplitDecoding()):
     register(_system)
 
 

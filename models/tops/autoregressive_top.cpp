@@ -23,6 +23,13 @@ std::string gpu_name(int index, int count) {
 void AutoregressiveSpec::validate() const {
     if (shared_prefix_tokens < 0) throw ConfigError("shared_prefix_tokens: must be >= 0");
     if (speculation != nullptr) speculation->validate("speculation");
+    if (draft_device != nullptr) {
+        if (speculation == nullptr) throw ConfigError("draft: a draft device drafts for speculative decoding alone");
+        if (batching)
+            throw ConfigError("batching.enabled: a draft device drafts for one request at a time here; serve the "
+                              "split-decoding system at batch 1");
+        draft_device->validate("draft");
+    }
     if (target_devices < 1) throw ConfigError("cluster.target_devices: must be >= 1");
     // Every slot and every GPU is a simulated thread.
     if (slots() + target_devices > COSIM_MAX_THREADS)
@@ -51,8 +58,14 @@ AutoregressiveTop::AutoregressiveTop(sc_core::sc_module_name name, const Autoreg
         gpus_.push_back(std::make_unique<GpuProxy>(name_i.c_str(), spec.gpu, spec.model, spec.power, spec.profile,
                                                    !spec.batching, spec.layout));
         d.gpu = gpus_.back().get();
-        if (spec.speculation != nullptr) d.gpu->set_speculation(std::make_shared<const SpecDecoder>(
-                                             *spec.speculation, d.gpu->timing(), drafter));
+        if (spec.speculation != nullptr && spec.draft_device != nullptr) {
+            draft_power_.push_back(std::make_unique<Power>(gpu_name(i, count) + "_draft", spec.draft_power));
+            d.gpu->set_speculation(
+                std::make_shared<const SpecDecoder>(*spec.speculation, d.gpu->timing(), spec.draft_device),
+                draft_power_.back().get());
+        } else if (spec.speculation != nullptr) {
+            d.gpu->set_speculation(std::make_shared<const SpecDecoder>(*spec.speculation, d.gpu->timing(), drafter));
+        }
         if (spec.batching) {
             // The engine is the GPU's one initiator, a command per step, and keeps the KV
             // cache in its own blocks.

@@ -48,6 +48,10 @@ struct AutoregressiveSpec {
     bool has_drafter = false;
     GpuParams drafter_gpu;
     ModelSpec drafter_model;
+    // A draft device beside each target GPU drafting instead (split decoding: draft_device.hpp),
+    // its power for its meters.
+    std::shared_ptr<const DraftDevice> draft_device;
+    PowerParams draft_power;
 
     // Batch 1: one request at a time per GPU, so one slot each; batched: enough slots that
     // the engine, not the slots, limits what runs (max_num_seqs per GPU).
@@ -68,6 +72,10 @@ public:
     const DeviceServer* server(int i) const {
         return servers_.empty() ? nullptr : servers_[static_cast<size_t>(i)].get();
     }
+    // Split decoding: GPU i's draft device's power meter (null otherwise).
+    const Power* draft_power(int i) const {
+        return draft_power_.empty() ? nullptr : draft_power_[static_cast<size_t>(i)].get();
+    }
     const VllmEngine* engine(int i) const {
         return engines_.empty() ? nullptr : engines_[static_cast<size_t>(i)].get();
     }
@@ -83,6 +91,7 @@ private:
     std::vector<std::unique_ptr<DeviceServer>> servers_;
     std::vector<std::unique_ptr<VllmEngine>> engines_;
     std::vector<std::unique_ptr<LockstepGroup>> groups_;  // engines sharing their experts
+    std::vector<std::unique_ptr<Power>> draft_power_;     // split decoding: each GPU's draft device
     std::vector<std::unique_ptr<EngineBalancer>> balancers_;  // one a group
     std::vector<ServedRequest> finished_;
     std::vector<std::unique_ptr<AutoregressiveHost>> hosts_;

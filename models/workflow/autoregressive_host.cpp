@@ -90,6 +90,8 @@ void AutoregressiveHost::alone(ServedRequest& r) {
             r.verify_passes = c.passes;
             r.drafted_tokens = c.drafted;
             r.accepted_tokens = c.accepted;
+            r.draft_energy_j = c.draft_energy_j;
+            r.draft_busy_ns = c.draft_busy_ns;
         },
         slot_);
     await(ticket);

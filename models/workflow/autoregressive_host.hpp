@@ -42,11 +42,13 @@ struct ServedRequest {
     int32_t preemptions = 0;
     int64_t recomputed_tokens = 0;
     int64_t cached_prompt_tokens = 0;
-    // Token-level speculative decoding: the target's verification passes, the tokens drafted
+    // Token-level speculative decoding: the target's passes after the prefill, the tokens drafted
     // and those kept.
     int64_t verify_passes = 0;
     int64_t drafted_tokens = 0;
     int64_t accepted_tokens = 0;
+    double draft_energy_j = 0.0;  // split decoding: its draft device's energy while it was served
+    double draft_busy_ns = 0.0;   // split decoding: its draft device's prefill and drafting
     double busy_ns = 0.0;   // the GPU's time on its prefill and decodes (batched: the steps it was in)
     double work_ns = 0.0;   // its share of the GPU's busy time (batched: its share of each step)
     double energy_j = 0.0;  // batch 1: the GPU's energy while it was served; batched: its share of its steps

@@ -1,0 +1,55 @@
+"""split-decoding: token-level speculative decoding split across two devices (docs/system.md,
+"Split decoding"): a draft device apart from the target (an FPGA board, a Jetson, another
+GPU) drafts each pass's tokens with the scenario's draft model, the target GPU verifies them,
+and the host relays drafts and verdicts over both devices' PCIe links (models/draft_device.hpp).
+It asks what the step-level systems' draft hardware buys as a token-level drafter."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .speculative_decoding import SpeculativeDecoding
+from ._system import Sections
+from ..errors import ConfigError
+from ..schema._toggles import SERVING
+
+# A token id and a verdict on PCIe: the serving section's declared defaults (the section's
+# other values are the step-level workflow's, so it is not read).
+RELAY = {d.name: d.default for d in SERVING.params if d.name in ("token_bytes", "control_bytes")}
+
+
+class SplitDecoding(SpeculativeDecoding):
+    name = "split-decoding"
+    summary = "token-level speculative decoding, a draft device drafting for the target GPU"
+    roles = ("draft", "target")
+    parts = ("device", "link", "model")  # the drafts cross both links
+    draft_device = "u280"
+
+    def check_file(self, data: Any) -> None:
+        for key in self.not_here():
+            if key in data:
+                raise ConfigError(f"{data.where_of(key)}: the {self.name} system has a draft device and a target; "
+                                  f"it has no {key}")
+        cluster = data.get("cluster")
+        if isinstance(cluster, dict):
+            for key in ("draft", "prm"):
+                if key in cluster:
+                    raise ConfigError(f"{cluster.where_of(key)}: the {self.name} system gives each target GPU a draft "
+                                      f"device of its own; its cluster is cluster.target.devices")
+
+    def check_path(self, name: str, full: str) -> None:
+        head = full.partition(".")[0]
+        if head in self.not_here() or full.startswith(("cluster.draft.", "cluster.prm.")):
+            raise ConfigError(f"{name}: the {self.name} system has a draft device and a target (no PRM, no "
+                              f"step-level toggles, no cluster.draft: a draft device beside each GPU)")
+
+    def pools(self) -> tuple[str, ...]:
+        # A draft device beside each target GPU: the target pool sizes both.
+        return ("target",)
+
+    def threads(self, scn: Any) -> dict[str, int]:
+        return {"cluster.target.devices": 2 * scn.cluster.target.devices}
+
+    def describe(self, scn: Any, sections: Sections) -> dict[str, Any]:
+        draft = {"kind": sections.kind("draft"), **sections.role("draft"), "relay": RELAY}
+        return {**super().describe(scn, sections), "draft": draft}
