@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from . import _accuracy as accuracy, _at_scale, _depends, _design_space, _intervals, _serving, _sweeps, _target_alone
+from . import _speculation
 from ._systems import SYSTEMS
 from ..outputs._atomic import write_atomically
 from ..engine._workflow import simulate
@@ -29,7 +30,8 @@ def run_report(problems: int = 300, seed: int = 1, out: str | Path = "out/report
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
-    total = (len(DATASETS) * len(CONFIGS) * (len(SYSTEMS) + 1) + _at_scale.steps(DATASETS) + _sweeps.STEPS
+    total = (len(DATASETS) * len(CONFIGS) * (len(SYSTEMS) + 1) + _at_scale.steps(DATASETS)
+             + _speculation.steps(DATASETS) + _sweeps.STEPS
              + accuracy.sweep_runs() + _design_space.STEPS + _serving.STEPS + _depends.STEPS)
     done = 0
 
@@ -45,6 +47,7 @@ def run_report(problems: int = 300, seed: int = 1, out: str | Path = "out/report
     pairs: list[dict[str, Any]] = []  # per trace: the latency ratio of every pair of systems, paired
     gains: list[dict[str, Any]] = []  # per trace: BRSD's accuracy gain over RSD, paired
     scale: list[dict[str, Any]] = []  # per dataset: the systems with targets that span GPUs
+    speculation: list[dict[str, Any]] = []  # per dataset: every kind of speculation against the target alone
     for dataset in DATASETS:
         for config in CONFIGS:
             runs = compare_systems(dataset, config, problems, seed, tick)
@@ -58,13 +61,15 @@ def run_report(problems: int = 300, seed: int = 1, out: str | Path = "out/report
             tick(f"{dataset} config {config} target alone")
             if config == _at_scale.CONFIG:
                 scale.append(_at_scale.record(dataset, workloads["brsd"].trace, runs.results, tick))
+            if config == _speculation.CONFIG:
+                speculation.append(_speculation.record(dataset, workloads["brsd"].trace, runs.results, tick))
     sweeps = _sweeps.sweeps(problems, seed, tick)
     space = _design_space.design_space(problems, seed, tick)
     served = _serving.serving(seed, tick)
     depends = _depends.depends(problems, seed, tick)
     report = {"problems": problems, "seed": seed, "records": records, "sweeps": sweeps, "design_space": space,
               "serving": served, "intervals": _intervals.method_record(), "pairs": pairs, "accuracy_gains": gains,
-              "depends": depends, "target_alone": alone, "at_scale": scale,
+              "depends": depends, "target_alone": alone, "at_scale": scale, "speculation": speculation,
               "systems": {name: load_scenario(name).description for name in SYSTEMS}, "accuracy": accuracy_records,
               "threshold_sweep": accuracy.threshold_sweep(problems, seed, tick)}
     write_atomically(folder / "report.json", json.dumps(report, indent=1))
@@ -185,6 +190,7 @@ def _markdown(report: dict[str, Any], figures: list[Path], elapsed_s: float) -> 
     lines += ["", *accuracy.accuracy_section(report, DATASETS)]
     lines += ["", *_target_alone.markdown(report)]
     lines += ["", *_at_scale.markdown(report)]
+    lines += ["", *_speculation.markdown(report)]
     lines += ["", *_design_space.markdown(report["design_space"])]
     lines += ["", *_serving.markdown(report["serving"])]
     lines += ["", *_intervals.significance(report, DATASETS)]

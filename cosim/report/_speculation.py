@@ -1,0 +1,97 @@
+"""The report's "Speculation compared": on each dataset (config 1's problems), the kinds of
+speculation the simulator runs set against the target alone on the same problems: step-level
+HeteroReason (the draft on a U280 at 200 MHz, the report's own run), token-level speculative
+decoding with a draft model on the target's RTX 3090, and the same drafting split onto the
+U280 beside it (split-decoding-u280). Token-level speculation with greedy verification keeps
+the target's output exactly, so its accuracy is the target alone's; HeteroReason's is BRSD's
+(the accuracy section)."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from ..config.scenario import build_scenario, load_scenario
+from ..engine._workflow import simulate
+from ..uncertainty import compare
+from ._intervals import cell
+
+CONFIG = 1
+BASELINE = "target-alone"
+HETERO = "heteroreason-u280-200"
+SPLIT = "split-decoding-u280"
+SAME_GPU = "speculative decoding, draft model on the RTX 3090"
+DRAFT_MODEL = "qwen2.5-0.5b"  # the split scenario's draft model
+# Each compared system: its label, and whether it keeps the target's output (token level).
+LABELS = {HETERO: ("HeteroReason (step level, U280)", False), SAME_GPU: ("token level, draft model on the GPU", True),
+          SPLIT: ("token level, drafts on the U280 (split)", True)}
+METRICS = ("latency_s", "goodput_tok_s", "energy_j_per_token")
+
+
+def steps(datasets: tuple[str, ...]) -> int:
+    """Runs it adds to the report (HeteroReason's is the report's own)."""
+    return 3 * len(datasets)
+
+
+def same_gpu_scenario() -> Any:
+    """The split scenario's draft model and acceptance, drafting on the target's own GPU."""
+    split = load_scenario(SPLIT, CONFIG)
+    spec = split.speculation
+    return build_scenario({"system": "speculative-decoding", "name": "speculative-decoding-rtx3090",
+                           "target": {"device": "rtx3090"},
+                           "speculation": {"proposer": "draft_model", "draft_model": DRAFT_MODEL,
+                                           "draft_tokens": spec.draft_tokens, "acceptance": spec.acceptance}},
+                          config=CONFIG)
+
+
+def record(dataset: str, trace: Any, own: dict[str, Any], tick: Callable[[str], None]) -> dict[str, Any]:
+    """One dataset: the target alone's latency, goodput and J/token, and each compared
+    system's with its speedup over the target alone, intervals paired over the problems."""
+    results = {BASELINE: simulate(load_scenario(BASELINE, CONFIG), trace)}
+    tick(f"{dataset} speculation {BASELINE}")
+    results[HETERO] = own[HETERO]
+    results[SAME_GPU] = simulate(same_gpu_scenario(), trace)
+    tick(f"{dataset} speculation {SAME_GPU}")
+    results[SPLIT] = simulate(load_scenario(SPLIT, CONFIG), trace)
+    tick(f"{dataset} speculation {SPLIT}")
+    found = compare(results, BASELINE, metrics=METRICS)
+    rows = []
+    for name, (label, lossless) in LABELS.items():
+        m = found.metrics[name]
+        rows.append({"system": label, "lossless": lossless, "speedup": m["speedup"].estimate,
+                     **{k: results[name].summary[k] for k in METRICS},
+                     "intervals": {"speedup": m["speedup"].to_list(), **{k: m[k].to_list() for k in METRICS}}})
+    base = found.metrics[BASELINE]
+    return {"dataset": dataset, "config": CONFIG, "baseline": {**{k: results[BASELINE].summary[k] for k in METRICS},
+                                                               "intervals": {k: base[k].to_list() for k in METRICS}},
+            "systems": rows}
+
+
+def markdown(report: dict[str, Any]) -> list[str]:
+    records = report["speculation"]
+    accuracy = {(r["dataset"], r["config"], r["mode"]): r["accuracy"] for r in report["accuracy"]}
+    alone = {(a["dataset"], a["config"]): a["accuracy"] for a in report["target_alone"]}
+    lines = ["## Speculation compared", "",
+             "On config 1's problems, step-level HeteroReason (the draft on a U280 at 200 MHz) beside token-level "
+             "speculative decoding with Qwen2.5-0.5B drafting on the target's RTX 3090 and the same drafting on "
+             "the U280 (`split-decoding-u280`; docs/system.md), each set against the target alone. Token-level "
+             "speculation keeps the target's output, so its accuracy is the target alone's (shown where real "
+             "responses measured it); HeteroReason's is BRSD's expected accuracy. Speedup: the target alone's "
+             "mean latency over the system's. Brackets: 95% intervals over the problems, paired.", "",
+             "| dataset | system | latency s | speedup | J/token | goodput tok/s | accuracy |",
+             "|---|---|---|---|---|---|---|"]
+    for r in records:
+        key = (r["dataset"], r["config"])
+        own = alone.get(key)
+        lines.append(f"| {r['dataset']} | the target alone | {cell(r['baseline'], 'latency_s', '{:.2f}')} | 1.00 | "
+                     f"{cell(r['baseline'], 'energy_j_per_token', '{:.2f}')} | "
+                     f"{cell(r['baseline'], 'goodput_tok_s', '{:.1f}')} | "
+                     f"{'-' if own is None else f'{own:.1%}'} |")
+        for s in r["systems"]:
+            acc = own if s["lossless"] else accuracy.get((r["dataset"], r["config"], "brsd"))
+            lines.append(f"| {r['dataset']} | {s['system']} | {cell(s, 'latency_s', '{:.2f}')} | "
+                         f"{cell(s, 'speedup', '{:.2f}')} | {cell(s, 'energy_j_per_token', '{:.2f}')} | "
+                         f"{cell(s, 'goodput_tok_s', '{:.1f}')} | {'-' if acc is None else f'{acc:.1%}'} |")
+    lines += ["", "SpecReason and Lookahead Reasoning (step-level speculation without a PRM) are not modelled "
+              "yet; the token-level rows take a draft model's acceptance from Leviathan et al. (translation), "
+              "which a profile of one's own replaces (docs/workload.md)."]
+    return lines
