@@ -1,7 +1,8 @@
 """The figures the docs quote on token-level speculative decoding: the shipped acceptance
 profiles with the tokens a pass keeps, and the speculative-decoding system's decode rate
 and speedup over the target alone on the published measurement's own model and GPU. Each
-figure is text exactly as the docs print it."""
+figure is text exactly as the docs print it; the published measurements and the requests
+they are predicted on are the eagle3-vllm validation case's."""
 
 from __future__ import annotations
 
@@ -9,17 +10,14 @@ import functools
 from typing import Callable
 
 import cosim
+from cosim import validation
 from cosim.config import _acceptance
+from cosim.validation import _spec_decode as spec_case
 from cosim.config.scenario import build_scenario, load_scenario
-from cosim.trace import Trace
-from cosim.trace._plain import plain_header, plain_problem
 
-# vLLM's measurement of EAGLE-3 on Llama-3.1-8B-Instruct, one H100, batch 1, MT-bench, two
-# drafts a pass (vLLM PR 16937): 133 tokens a second without, 220.21 with.
-PUBLISHED = {"device": "h100-sxm", "model": "llama-3.1-8b", "draft_tokens": 2, "vanilla_tok_s": 133.0,
-             "eagle3_tok_s": 220.21}
-# MT-bench-like requests: a short prompt, a few hundred tokens of answer.
-PROMPT, OUTPUT = 120, 300
+# The published EAGLE-3 measurements and the request lengths the validation case predicts
+# them with (cosim/data/validation/eagle3-vllm.yaml).
+CASE = spec_case.data()
 
 
 def acceptance_table() -> str:
@@ -34,15 +32,11 @@ def acceptance_table() -> str:
 
 @functools.lru_cache(maxsize=1)
 def decode_rates() -> dict[int, float]:
-    """Tokens a second of one request's decode, by drafts a pass (0: the target alone)."""
-    trace = Trace(plain_header("figures"), [plain_problem(f"r{i}", PROMPT, OUTPUT) for i in range(3)])
-    target = {"device": PUBLISHED["device"], "model": PUBLISHED["model"]}
-    rates = {}
-    for k in (0, 2, 3, 4):
-        data = {"system": "autoregressive", "target": target} if k == 0 else \
-            {"system": "speculative-decoding", "target": target, "speculation": {"draft_tokens": k}}
-        tpot = cosim.simulate(build_scenario(data), trace).per_problem.column("tpot_s").mean()
-        rates[k] = 1.0 / tpot
+    """One request's decode rate on the published GPU, by drafts a pass (0: the target alone)."""
+    gpu = CASE["batch_one"]["gpu"]
+    rates = {0: spec_case.decode_rate(CASE, gpu, False)}
+    for k in (2, 3, 4):
+        rates[k] = spec_case.decode_rate({**CASE, "draft_tokens": k}, gpu, True)
     return rates
 
 
@@ -56,11 +50,18 @@ def speedup_table() -> str:
 
 def published_row() -> str:
     r = decode_rates()
-    k = PUBLISHED["draft_tokens"]
-    return (f"{r[k]:.0f} tokens a second against vLLM's measured {PUBLISHED['eagle3_tok_s']:.0f} "
-            f"({r[k] / PUBLISHED['eagle3_tok_s'] - 1:+.0%}), a speedup of {r[k] / r[0]:.2f}x against the measured "
-            f"{PUBLISHED['eagle3_tok_s'] / PUBLISHED['vanilla_tok_s']:.2f}x (the target alone "
-            f"{r[0]:.0f} tokens a second against {PUBLISHED['vanilla_tok_s']:.0f})")
+    one = CASE["batch_one"]
+    k = CASE["draft_tokens"]
+    return (f"{r[k]:.0f} tokens a second against vLLM's measured {one['tokens_per_s']:.0f} "
+            f"({r[k] / one['tokens_per_s'] - 1:+.0%}), a speedup of {r[k] / r[0]:.2f}x against the measured "
+            f"{one['tokens_per_s'] / one['without_tokens_per_s']:.2f}x (the target alone "
+            f"{r[0]:.0f} tokens a second against {one['without_tokens_per_s']:.0f})")
+
+
+def eagle3_table() -> str:
+    """The eagle3-vllm validation case as `cosim validate --case spec_decode` prints it."""
+    found = [validation.check_row(r, spec_case.CASE) for r in spec_case.rows()]
+    return "```\n" + validation.format_table(found) + "\n```"
 
 
 # The paper's 7B configuration drafted three ways, on one generated Math500 trace.
@@ -89,7 +90,16 @@ def split_table() -> str:
     return "\n".join(lines)
 
 
+def eagle3_errors() -> str:
+    found = [validation.check_row(r, spec_case.CASE) for r in spec_case.rows()]
+    worst = max(found, key=lambda r: abs(r.error))
+    s = validation.summary(found)[spec_case.CASE]
+    return f"median |error| {s['median_abs_error']:.1%}, worst {worst.error:+.1%}: {worst.quantity}"
+
+
 FIGURES: dict[str, Callable[[], str]] = {
+    "validation_eagle3": eagle3_errors,
+    "validation_eagle3_table": eagle3_table,
     "split_decoding_table": split_table,
     "acceptance_table": acceptance_table,
     "spec_decode_speedup_table": speedup_table,

@@ -212,8 +212,9 @@ def test_the_command_prints_the_table_and_writes_its_files(tmp_path):
     # vLLM serving case: three timings of twelve quantities; the MoE serving case: two timings
     # of seven; the ML.ENERGY case: three quantities of each of its 80 configurations; the
     # carry-over case: the points of each profiled GPU (9 layer-time passes, 19 lone passes of
-    # each operator profile, 9 H100 latencies).
-    assert len(table) == 9 + 12 + 4 + 4 + 3 * 12 + 2 * 7 + 3 * 80 + 9 + 19 + 19 + 9
+    # each operator profile, 9 H100 latencies); EAGLE-3 in vLLM: two batch-1 rates and eight
+    # batch sizes.
+    assert len(table) == 9 + 12 + 4 + 4 + 3 * 12 + 2 * 7 + 3 * 80 + 9 + 19 + 19 + 9 + 2 + 8
     first = table[0]
     assert float(first["error"]) == pytest.approx(float(first["predicted"]) / float(first["measured"]) - 1, abs=1e-6)
     report = json.loads((out / "validation.json").read_text())
@@ -222,7 +223,8 @@ def test_the_command_prints_the_table_and_writes_its_files(tmp_path):
                                       "rtxpro6000-moe (roofline)", "rtxpro6000-moe (profile)",
                                       "mlenergy-h100 (ITL)", "mlenergy-h100 (power)", "mlenergy-h100 (energy)",
                                       *(f"gpu-carry-over ({gpu} left out)"
-                                        for gpu in ("RTX 3090", "RTX 4090", "RTX PRO 6000", "H100 SXM"))}
+                                        for gpu in ("RTX 3090", "RTX 4090", "RTX PRO 6000", "H100 SXM")),
+                                      "eagle3-vllm"}
     assert (out / "validation.png").read_bytes()[:4] == b"\x89PNG"
     one = run_cli("validate", "--case", "rtx3090_layers", "--out", tmp_path / "one", cwd=tmp_path)
     assert one.returncode == 0 and "qwen-a100" not in one.stdout

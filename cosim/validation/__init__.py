@@ -30,6 +30,8 @@ CASES: dict[str, str] = {
                  "inter-token latency, power and energy per token against the engine's steady state",
     "_carry_over": "each profiled GPU (RTX 3090, RTX 4090, RTX PRO 6000, H100) predicted with the kernel "
                    "efficiencies of the others, as an unprofiled GPU would be",
+    "_spec_decode": "EAGLE-3 in vLLM on Llama-3.1-8B: throughput speedups by batch size on an RTX 3090 and the batch-1 "
+                    "decode rate on an H100, against the speculative-decoding system",
 }
 
 __all__ = ["CASES", "FILES", "Row", "case_names", "check_row", "csv_text", "figure_png", "format_table", "inputs",
