@@ -21,6 +21,7 @@
 #include "kernel_run.hpp"
 #include "metric_columns.hpp"
 #include "param_dicts.hpp"
+#include "speculation_section.hpp"
 
 namespace py = pybind11;
 
@@ -29,11 +30,6 @@ namespace cosim::bindings {
 namespace {
 
 using Int64Array = py::array_t<int64_t, py::array::c_style | py::array::forcecast>;
-
-py::dict section(const py::dict& d, const char* key) {
-    if (!d.contains(key)) throw ConfigError(std::string("system.") + key + ": missing");
-    return d[key].cast<py::dict>();
-}
 
 Int64Array int_column(const py::dict& table, const char* name) {
     if (!table.contains(name)) throw ConfigError(std::string("trace problems: no column '") + name + "'");
@@ -251,21 +247,13 @@ AutoregressiveSpec read_spec(const py::dict& system, const RunOptions& o) {
     spec.shared_prefix_tokens = o.shared_prefix_tokens;
     if (system.contains("speculation")) {
         // Token-level speculative decoding: the drafts a pass and their acceptance, and the
-        // proposer's model on the target's GPU (none: a lookup on the host).
-        const py::dict s = section(system, "speculation");
-        auto setup = std::make_shared<SpecDecodeSetup>();
-        setup->draft_tokens = s["draft_tokens"].cast<int64_t>();
-        setup->acceptance = s["acceptance"].cast<std::vector<double>>();
-        setup->seed = s["seed"].cast<uint64_t>();
-        setup->lookup_ns = s["lookup_ns"].cast<double>();
-        spec.speculation = setup;
+        // proposer's model on the target's GPU (none: a lookup on the host, or a draft device).
+        const SpeculationSection s = read_speculation(section(system, "speculation"));
+        spec.speculation = s.setup;
         if (system.contains("draft")) spec.draft_device = read_draft_device(system, spec.draft_power);
-        if (!s["drafter"].is_none()) {
-            const py::dict drafter = s["drafter"].cast<py::dict>();
-            spec.drafter_gpu = gpu_params(section(drafter, "gpu"));
-            spec.drafter_model = model_spec(section(drafter, "model"));
-            spec.has_drafter = true;
-        }
+        spec.has_drafter = s.has_drafter;
+        spec.drafter_gpu = s.drafter_gpu;
+        spec.drafter_model = s.drafter_model;
     }
     spec.validate();
     return spec;

@@ -11,6 +11,11 @@ namespace py = pybind11;
 
 namespace cosim::bindings {
 
+pybind11::dict section(const pybind11::dict& d, const char* key) {
+    if (!d.contains(key)) throw ConfigError(std::string("system.") + key + ": missing");
+    return d[key].cast<pybind11::dict>();
+}
+
 namespace {
 
 // Reads the keys of one dict, then checks that none was left unread.

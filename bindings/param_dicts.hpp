@@ -17,6 +17,9 @@
 
 namespace cosim::bindings {
 
+// A sub-section of the engine's description (ConfigError "system.<key>: missing").
+pybind11::dict section(const pybind11::dict& d, const char* key);
+
 PcieLinkParams pcie_params(const pybind11::dict& d);
 HbmParams hbm_params(const pybind11::dict& d);
 FpgaAcceleratorParams fpga_params(const pybind11::dict& d);

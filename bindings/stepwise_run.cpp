@@ -19,6 +19,7 @@
 #include "draft_unit.hpp"
 #include "errors.hpp"
 #include "fpga_draft_accelerator.hpp"
+#include "speculation_section.hpp"
 #include "gpu_proxy.hpp"
 #include "stepwise_top.hpp"
 #include "decision_calls.hpp"
@@ -36,11 +37,6 @@ namespace py = pybind11;
 namespace cosim::bindings {
 
 namespace {
-
-py::dict section(const py::dict& d, const char* key) {
-    if (!d.contains(key)) throw ConfigError(std::string("system.") + key + ": missing");
-    return d[key].cast<py::dict>();
-}
 
 // The options the declarations mark as read (cosim/schema/_toggles.py), each by its declared
 // name and checked by its declared rule.
@@ -164,6 +160,12 @@ SystemSpec read_system(const py::dict& system) {
     spec.batch.token_budget = b.token_budget;
     spec.batch.gpu_memory_utilization = b.gpu_memory_utilization;
     spec.batch.verify_first = b.verify_first();
+    if (system.contains("speculation")) {
+        // The target decodes its refinements speculatively (toggles.target_speculation).
+        const SpeculationSection s = read_speculation(section(system, "speculation"));
+        spec.target_speculation = s.setup;
+        spec.target_drafter = s.drafter();
+    }
     return spec;
 }
 

@@ -169,7 +169,7 @@ void GpuProxy::to_batcher(DeviceOp op, int64_t count, DeviceCommand& c) {
     batcher_port->b_transport(call.payload, delay);
 }
 
-int64_t GpuProxy::decode_run(DecodeRun& run, int64_t context, AbortSignal* abort) {
+int64_t GpuProxy::decode_run(DecodeRun& run, int64_t context, AbortSignal* abort, uint64_t key) {
     check_argument_non_negative("GpuProxy::decode_run", "context", static_cast<double>(context));
     int64_t decoded = 0;
     uint64_t head_start = 0;  // kernel time units already spent on the token under way
@@ -180,7 +180,17 @@ int64_t GpuProxy::decode_run(DecodeRun& run, int64_t context, AbortSignal* abort
         // One wait up to the limit, cut short by an abort or by the host changing the
         // limit or asking for the stream; a stream is told when each token will be done.
         std::vector<double> durations;
-        for (int64_t i = run.generated; i < run.limit; ++i) durations.push_back(decode_token_ns(context + i));
+        if (spec_ != nullptr) {
+            // Speculatively: a round's tokens end together, at its verification; the GPU draws
+            // the load of the rounds' work.
+            SpecDecoder::Run plan = spec_->run(context, run.generated, run.limit, key);
+            durations = std::move(plan.durations);
+            if (plan.ns > 0.0)
+                power_->set_state(PowerState::decode,
+                                  timing_.busy_w(power_->params(), PowerState::decode, plan.work, plan.ns));
+        } else {
+            for (int64_t i = run.generated; i < run.limit; ++i) durations.push_back(decode_token_ns(context + i));
+        }
         if (run.streaming) {
             run.schedule = token_ends(durations, head_start);
             run.scheduled_from = run.generated;
@@ -327,7 +337,7 @@ void GpuProxy::b_transport(int /*initiator*/, tlm::tlm_generic_payload& trans, s
         case DeviceOp::gpu_decode_run:
             if (c.run == nullptr) throw SimulationError(std::string(name()) + ": a decode run needs its DecodeRun");
             sync_annotated(delay);
-            c.produced = decode_run(*c.run, c.context, c.abort);
+            c.produced = decode_run(*c.run, c.context, c.abort, static_cast<uint64_t>(c.request));
             c.ok = !(c.abort != nullptr && c.abort->requested);
             return;
         case DeviceOp::gpu_batch_decode:

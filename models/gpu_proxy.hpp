@@ -95,7 +95,8 @@ public:
     // A target run the host follows: decodes from `context` on up to run.limit as it stands,
     // one wait for all the tokens, cut short by an abort or by the host retuning the run;
     // publishes the tokens' schedule while the host streams them. Returns the tokens decoded.
-    int64_t decode_run(DecodeRun& run, int64_t context, AbortSignal* abort);
+    // With speculation (set_speculation) the run decodes speculatively, its draws keyed by `key`.
+    int64_t decode_run(DecodeRun& run, int64_t context, AbortSignal* abort, uint64_t key = 0);
     int64_t batch_decode(int64_t context, const std::function<bool()>& next, AbortSignal* abort, double& energy_j,
                          double& work_ns);
     // A lone request (gpu_request): the serving stack's overhead with the GPU idle, the

@@ -98,6 +98,31 @@ SpecDecoder::Decode SpecDecoder::propose_batch(const std::vector<Proposal>& prop
     return d;
 }
 
+SpecDecoder::Run SpecDecoder::run(int64_t context, int64_t from, int64_t to, uint64_t key) const {
+    Run out;
+    Decode d;
+    int64_t fresh = 1;
+    for (int64_t pos = from; pos < to;) {
+        const double before = d.ns;
+        const int64_t drafts = std::min(setup_.draft_tokens, to - pos - 1);
+        int64_t kept = 1;
+        if (drafts <= 0) {
+            pass(target_, {BatchWork{1, context + pos, true}}, d);
+        } else {
+            propose(fresh, context + pos, drafts, d);
+            pass(target_, {BatchWork{drafts + 1, context + pos, false, true}}, d);
+            kept = accepted_drafts(setup_, key, static_cast<uint64_t>(context + pos), drafts) + 1;
+        }
+        out.durations.push_back(d.ns - before);
+        out.durations.insert(out.durations.end(), static_cast<size_t>(kept - 1), 0.0);
+        pos += kept;
+        fresh = kept;
+    }
+    out.work = d.work;
+    out.ns = d.ns;
+    return out;
+}
+
 SpecDecoder::Decode SpecDecoder::decode_split(int64_t prompt, int64_t output, uint64_t request,
                                               double target_prefill_ns) const {
     const DraftDevice& dev = *device_;

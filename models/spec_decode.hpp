@@ -75,6 +75,18 @@ public:
     Decode propose_batch(const std::vector<Proposal>& proposals) const;
     const SpecDecodeSetup& setup() const { return setup_; }
 
+    // A target run decoding speculatively from token `from` to `to` after `context` (a
+    // step-level system's refinement, GpuProxy::decode_run): each token's time, a round's on
+    // its first token and none on the others (they end together, at its verification), and
+    // the GPU's work over them. Draws are keyed by `key` and each round's first position, so
+    // a run recomputed from a later token draws as it would have.
+    struct Run {
+        std::vector<double> durations;
+        StepWork work;
+        double ns = 0.0;
+    };
+    Run run(int64_t context, int64_t from, int64_t to, uint64_t key) const;
+
 private:
     // The proposer's passes for `drafts` drafts, its first over `fresh` new tokens at `context`.
     void propose(int64_t fresh, int64_t context, int64_t drafts, Decode& d) const;

@@ -27,7 +27,12 @@ def test_each_speedup_is_the_target_alones_mean_latency_over_the_systems(found):
     runs = {"HeteroReason (step level, U280)": own[_speculation.HETERO].summary["latency_s"],
             "token level, draft model on the GPU": simulate(same_gpu, trace).summary["latency_s"],
             "token level, drafts on the U280 (split)": simulate(load_scenario("split-decoding-u280", 1),
-                                                                trace).summary["latency_s"]}
+                                                                trace).summary["latency_s"],
+            "HeteroReason, its target's refinements token-level too": simulate(
+                load_scenario("heteroreason-u280-200", 1).with_values(
+                    {"toggles.target_speculation": True, "speculation.proposer": "draft_model",
+                     "speculation.draft_model": "qwen2.5-0.5b", "speculation.draft_tokens": 4,
+                     "speculation.acceptance": "leviathan-t5-small-xxl"}), trace).summary["latency_s"]}
     assert rec["baseline"]["latency_s"] == pytest.approx(alone, rel=1e-12)
     for row in rec["systems"]:
         assert row["speedup"] == pytest.approx(alone / runs[row["system"]], rel=1e-9)
@@ -43,7 +48,9 @@ def test_the_table_gives_the_lossless_rows_the_target_alones_accuracy(found):
     lines = _speculation.markdown(report)
     assert lines[0] == "## Speculation compared"
     rows = [line for line in lines if line.startswith("| math500 |")]
-    assert len(rows) == 4
+    assert len(rows) == 5
     assert rows[0].endswith("| 91.0% |") and "the target alone" in rows[0]
     assert rows[1].endswith("| 80.0% |") and "HeteroReason" in rows[1]
     assert rows[2].endswith("| 91.0% |") and rows[3].endswith("| 91.0% |")
+    # The combination keeps BRSD's steps: its accuracy is BRSD's.
+    assert rows[4].endswith("| 80.0% |") and "token-level too" in rows[4]

@@ -110,9 +110,10 @@ def test_a_profile_file_is_checked_line_by_line(tmp_path):
 
 
 def test_other_systems_refuse_the_section(tmp_path):
-    (tmp_path / "s.yaml").write_text("name: s\nsystem: heteroreason\nspeculation: {draft_tokens: 2}\n")
+    (tmp_path / "s.yaml").write_text("name: s\nsystem: autoregressive\nspeculation: {draft_tokens: 2}\n")
     line = one_line_error(run_cli("run", str(tmp_path / "s.yaml"), cwd=tmp_path))
-    assert "s.yaml:3: speculation: the heteroreason system does not decode token by token speculatively" in line
+    assert ("s.yaml:3: speculation: the autoregressive system runs the target alone; it has no speculation (drop "
+            "it, or choose the speculative-decoding or split-decoding system)") in line
     line = one_line_error(run_cli("run", "target-alone", "--set", "speculation.draft_tokens=2", cwd=tmp_path))
     assert "--set speculation.draft_tokens=2: the autoregressive system does not decode token by token" in line
 

@@ -8,12 +8,30 @@ from pathlib import Path
 from typing import Any
 
 from . import _acceptance
+from .. import systems
 from .hardware import load_model
 from ..errors import ConfigError
 from ..schema import _params
 from ..schema._speculation import SPECULATION
 
 Speculation = _params.config_class(SPECULATION, __name__)
+
+
+def reads(system: Any, toggles: Any) -> bool:
+    """Whether a scenario's runs read its speculation section: the token-level systems always,
+    a step-level system when its target decodes speculatively (toggles.target_speculation)."""
+    if "speculation" not in system.sections:
+        return False
+    return "toggles" not in system.sections or bool(toggles.target_speculation)
+
+
+def unread(system: Any) -> str:
+    """Why a speculation section would have no effect on ``system``'s runs."""
+    if "speculation" in system.sections:
+        return (f"the {system.name} system's target decodes speculatively only with toggles.target_speculation on; "
+                f"turn it on, or drop the section")
+    return (f"the {system.name} system does not decode token by token speculatively; speculation is for the "
+            f"speculative-decoding and split-decoding systems, and a step-level system's target")
 
 
 def _place(spec: Any, name: str) -> str:
@@ -91,6 +109,16 @@ def _check_split(spec: Any, target: Any, draft: Any, batching: Any) -> None:
                           f"{found.proposer}; a draft device drafts with a draft model: give a profile of one")
 
 
+def check_target(spec: Any, target: Any, batching: Any) -> None:
+    """A step-level system's target decoding speculatively: its refinements run on its own
+    GPU at batch 1 (the batchers do not schedule drafts)."""
+    if batching.enabled:
+        raise ConfigError(f"{_params.origin(batching, 'enabled') or 'batching.enabled'}: the target decodes "
+                          f"speculatively at batch 1 here (toggles.target_speculation); the batchers do not "
+                          f"schedule drafts")
+    check(spec, target)
+
+
 def check(spec: Any, target: Any, draft: Any = None, batching: Any = None) -> None:
     """The section against itself and the target role: a draft model given with its proposer
     only; acceptance rates for every drafted position, measured with this proposer; the
@@ -117,3 +145,14 @@ def check(spec: Any, target: Any, draft: Any = None, batching: Any = None) -> No
     if found.proposer and found.proposer != spec.proposer:
         raise ConfigError(f"{_place(spec, 'acceptance')}: profile {found.name!r} was measured with proposer "
                           f"{found.proposer}, not {spec.proposer}; give a profile of this proposer")
+
+
+def check_scenario(scn: Any) -> None:
+    """The speculation section where the scenario's runs read it."""
+    system = systems.of(scn)
+    if not reads(system, scn.toggles):
+        return
+    if "toggles" in system.sections:
+        check_target(scn.speculation, scn.target, scn.batching)
+    else:
+        check(scn.speculation, scn.target, scn.draft if system.drafts_on_draft_device else None, scn.batching)

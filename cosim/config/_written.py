@@ -15,6 +15,7 @@ from typing import Any
 
 from .. import systems
 from ..schema import _params
+from . import _speculation
 from .hardware import kind_of
 
 
@@ -83,18 +84,19 @@ def reloadable(scn: Any) -> dict[str, Any]:
     for r in system.roles:
         data[r] = {k: v for k, v in role(getattr(scn, r)).items()
                    if k in system.parts or k not in ("device", "model", "link")}
-    speculation = dataclasses.asdict(scn.speculation)
+    speculation = dataclasses.asdict(scn.speculation) if _speculation.reads(system, scn.toggles) else {}
     for name in ("acceptance", "draft_model"):
-        speculation[name] = absolute_ref(speculation[name])
+        if name in speculation:
+            speculation[name] = absolute_ref(speculation[name])
     # What the proposer does not read (a draft device's system reads none of the three).
-    split = "draft" in system.roles
+    split = system.drafts_on_draft_device
     if split or scn.speculation.proposer != "draft_model":
-        del speculation["draft_model"]
+        speculation.pop("draft_model", None)
     if split or scn.speculation.proposer != "ngram":
-        del speculation["lookup_ns"]
+        speculation.pop("lookup_ns", None)
     if split:
-        del speculation["proposer"]
+        speculation.pop("proposer", None)
     given = {"toggles": toggles, "serving": dataclasses.asdict(scn.serving),
              "cluster": {pool: cluster[pool] for pool in system.pools()}, "batching": batching,
              "speculation": speculation}
-    return {**data, **{s: value for s, value in given.items() if s in system.sections}}
+    return {**data, **{s: value for s, value in given.items() if s in system.sections and (value or s != "speculation")}}

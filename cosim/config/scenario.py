@@ -160,9 +160,10 @@ class Scenario:
                 except ConfigError as exc:
                     raise ConfigError(f"{changed[0]}: {head}.{exc}") from None
         try:
-            if "speculation" in systems.of(result).sections:
-                _speculation.check(result.speculation, result.target,
-                                   result.draft if "draft" in systems.of(result).roles else None, result.batching)
+            unread = [label for full, label in given.items() if full.startswith("speculation.")]
+            if unread and not _speculation.reads(systems.of(result), result.toggles):
+                raise ConfigError(f"{unread[0]}: {_speculation.unread(systems.of(result))}")
+            _speculation.check_scenario(result)
             _cluster.check(result)
         except ConfigError as exc:
             text = str(exc)
@@ -355,11 +356,11 @@ def build_scenario(data: Mapping[str, Any] | LocatedDict, source: str = "<code>"
     if unused and not batching.enabled:
         raise ConfigError(f"{_params.origin(batching, unused[0]) or 'batching.' + unused[0]}: "
                           f"{_cluster.BATCHING_OFF}")
-    if "speculation" in data and "speculation" not in chosen.sections:
-        raise ConfigError(f"{data.where_of('speculation')}: the {system} system does not decode token by token "
-                          f"speculatively; speculation is for the speculative-decoding system")
+    if "speculation" in data and not _speculation.reads(chosen, toggles):
+        raise ConfigError(f"{data.where_of('speculation')}: {_speculation.unread(chosen)}")
     base_dir = Path(source).parent if source != "<code>" else None
-    speculation = _speculation.located(_params.build(Speculation, _section(data, "speculation", {})), base_dir)
+    speculation = _speculation.located(
+        _params.build(Speculation, _section(data, "speculation", dict(chosen.speculation_defaults))), base_dir)
     roles = {}
     for role, device, model in (("draft", chosen.draft_device, DRAFT_MODEL), ("prm", "rtx3090", PRM_MODEL),
                                 ("target", "rtx3090", CONFIG_TARGETS[config])):
@@ -375,7 +376,7 @@ def build_scenario(data: Mapping[str, Any] | LocatedDict, source: str = "<code>"
     if why is not None:
         where = data.where_of("draft") if "draft" in data else data.where
         takers = [name for name in systems.names() if systems.by_name(name).wrong_draft(kind.name) is None
-                  and "draft" in systems.by_name(name).roles]
+                  and "draft" in systems.by_name(name).roles and not systems.by_name(name).drafts_on_draft_device]
         raise ConfigError(f"{where}: {why}; {kind.label} draft is the {' or '.join(takers)} system")
     description = data.get("description", "")
     if not isinstance(description, str):
@@ -398,8 +399,7 @@ def build_scenario(data: Mapping[str, Any] | LocatedDict, source: str = "<code>"
         speculation=speculation,
         **roles,
     )
-    if "speculation" in chosen.sections:
-        _speculation.check(scn.speculation, scn.target, scn.draft if "draft" in chosen.roles else None, scn.batching)
+    _speculation.check_scenario(scn)
     _cluster.check(scn)
     _profile_range.check(scn, {role: str(data[role].where_of("profile")) for role in roles
                                if isinstance(data.get(role), LocatedDict) and "profile" in data[role]})
@@ -408,8 +408,8 @@ def build_scenario(data: Mapping[str, Any] | LocatedDict, source: str = "<code>"
 
 def _overlapping() -> str:
     """What a sequential system's message suggests instead: the systems that overlap work."""
-    others = [name for name in systems.names()
-              if not systems.by_name(name).sequential and "draft" in systems.by_name(name).roles]
+    others = [name for name in systems.names() if not systems.by_name(name).sequential
+              and "draft" in systems.by_name(name).roles and not systems.by_name(name).drafts_on_draft_device]
     return f" (use {' or '.join(others)} for overlap)"
 
 

@@ -40,8 +40,8 @@ def speculation_section(scn: Scenario) -> dict[str, Any]:
     for a host lookup)."""
     spec = scn.speculation
     rates = _speculation.acceptance(spec).rates
-    # A system with a draft role drafts on that device (its own section), not on the target's GPU.
-    split = "draft" in systems.of(scn).roles
+    # A system that drafts on its draft device has that device's section instead.
+    split = systems.of(scn).drafts_on_draft_device
     return {"draft_tokens": spec.draft_tokens, "acceptance": list(rates[:spec.draft_tokens]), "seed": spec.seed,
             "lookup_ns": spec.lookup_ns if spec.proposer == "ngram" and not split else 0.0,
             "drafter": None if split else _speculation.drafter_section(spec, scn.target)}

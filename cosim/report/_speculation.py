@@ -1,8 +1,9 @@
 """The report's "Speculation compared": on each dataset (config 1's problems), the kinds of
 speculation the simulator runs set against the target alone on the same problems: step-level
 HeteroReason (the draft on a U280 at 200 MHz, the report's own run), token-level speculative
-decoding with a draft model on the target's RTX 3090, and the same drafting split onto the
-U280 beside it (split-decoding-u280). Token-level speculation with greedy verification keeps
+decoding with a draft model on the target's RTX 3090, the same drafting split onto the U280
+beside it (split-decoding-u280), and HeteroReason with its target's refinements drafted so
+(the combination). Token-level speculation with greedy verification keeps
 the target's output exactly, so its accuracy is the target alone's; HeteroReason's is BRSD's
 (the accuracy section)."""
 
@@ -20,27 +21,36 @@ BASELINE = "target-alone"
 HETERO = "heteroreason-u280-200"
 SPLIT = "split-decoding-u280"
 SAME_GPU = "speculative decoding, draft model on the RTX 3090"
+COMBINED = "heteroreason, its target drafting with a draft model"
 DRAFT_MODEL = "qwen2.5-0.5b"  # the split scenario's draft model
 # Each compared system: its label, and whether it keeps the target's output (token level).
 LABELS = {HETERO: ("HeteroReason (step level, U280)", False), SAME_GPU: ("token level, draft model on the GPU", True),
-          SPLIT: ("token level, drafts on the U280 (split)", True)}
+          SPLIT: ("token level, drafts on the U280 (split)", True),
+          COMBINED: ("HeteroReason, its target's refinements token-level too", False)}
 METRICS = ("latency_s", "goodput_tok_s", "energy_j_per_token")
 
 
 def steps(datasets: tuple[str, ...]) -> int:
     """Runs it adds to the report (HeteroReason's is the report's own)."""
-    return 3 * len(datasets)
+    return 4 * len(datasets)
+
+
+def _drafting() -> dict[str, Any]:
+    """The split scenario's draft model and acceptance, drafting on the target's own GPU."""
+    spec = load_scenario(SPLIT, CONFIG).speculation
+    return {"proposer": "draft_model", "draft_model": DRAFT_MODEL, "draft_tokens": spec.draft_tokens,
+            "acceptance": spec.acceptance}
 
 
 def same_gpu_scenario() -> Any:
-    """The split scenario's draft model and acceptance, drafting on the target's own GPU."""
-    split = load_scenario(SPLIT, CONFIG)
-    spec = split.speculation
     return build_scenario({"system": "speculative-decoding", "name": "speculative-decoding-rtx3090",
-                           "target": {"device": "rtx3090"},
-                           "speculation": {"proposer": "draft_model", "draft_model": DRAFT_MODEL,
-                                           "draft_tokens": spec.draft_tokens, "acceptance": spec.acceptance}},
-                          config=CONFIG)
+                           "target": {"device": "rtx3090"}, "speculation": _drafting()}, config=CONFIG)
+
+
+def combined_scenario() -> Any:
+    """HeteroReason with its target's refinements drafted the same way (toggles.target_speculation)."""
+    return load_scenario(HETERO, CONFIG).with_values(
+        {"toggles.target_speculation": True, **{f"speculation.{k}": v for k, v in _drafting().items()}})
 
 
 def record(dataset: str, trace: Any, own: dict[str, Any], tick: Callable[[str], None]) -> dict[str, Any]:
@@ -53,6 +63,8 @@ def record(dataset: str, trace: Any, own: dict[str, Any], tick: Callable[[str], 
     tick(f"{dataset} speculation {SAME_GPU}")
     results[SPLIT] = simulate(load_scenario(SPLIT, CONFIG), trace)
     tick(f"{dataset} speculation {SPLIT}")
+    results[COMBINED] = simulate(combined_scenario(), trace)
+    tick(f"{dataset} speculation {COMBINED}")
     found = compare(results, BASELINE, metrics=METRICS)
     rows = []
     for name, (label, lossless) in LABELS.items():
@@ -73,7 +85,8 @@ def markdown(report: dict[str, Any]) -> list[str]:
     lines = ["## Speculation compared", "",
              "On config 1's problems, step-level HeteroReason (the draft on a U280 at 200 MHz) beside token-level "
              "speculative decoding with Qwen2.5-0.5B drafting on the target's RTX 3090 and the same drafting on "
-             "the U280 (`split-decoding-u280`; docs/system.md), each set against the target alone. Token-level "
+             "the U280 (`split-decoding-u280`), and HeteroReason with its target's refinements drafted so too "
+             "(`toggles.target_speculation`; docs/system.md), each set against the target alone. Token-level "
              "speculation keeps the target's output, so its accuracy is the target alone's (shown where real "
              "responses measured it); HeteroReason's is BRSD's expected accuracy. Speedup: the target alone's "
              "mean latency over the system's. Brackets: 95% intervals over the problems, paired.", "",

@@ -32,6 +32,9 @@ TOGGLES = Group("toggles", "Toggles", "WorkflowOptions", "", "The workflow's opt
     Decl("target_ahead_after_refine", bool, "with step_ahead: once the target's refinement of a step ends, it "
          "starts the next step at once, before the refinement's verdict, as the workflow describes (off: it "
          "waits for that verdict)", rule="any"),
+    Decl("target_speculation", bool, "the target decodes its refinements with token-level speculative decoding, "
+         "as the scenario's speculation section sets it (an EAGLE head on its GPU by default; docs/system.md)",
+         rule="any"),
 ))
 
 SERVING = Group("serving", "Serving", "WorkflowOptions", "", "How the host moves a request's data.", (

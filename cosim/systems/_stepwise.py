@@ -8,17 +8,19 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from ._system import Sections, System, counted
+from ._system import SECTIONS, Sections, System, counted
 from ..schema._cluster import ENGINE_ONLY
 
 # Every toggle off: each operation of the host waits for the one before it to finish.
 TOGGLES_OFF = {"step_ahead": False, "step_ahead_depth": 0, "prefetch_cache": False, "shadow_sync": False,
-               "target_ahead_after_refine": False}
+               "target_ahead_after_refine": False, "target_speculation": False}
 
 
 class Stepwise(System):
     top = "stepwise"
     batching_unread = ENGINE_ONLY  # the vLLM engine's own; the batchers admit by KV bytes
+    # The speculation section sets the target's decoding with toggles.target_speculation on.
+    sections = SECTIONS
 
     def threads(self, scn: Any) -> dict[str, int]:
         c = scn.cluster
@@ -27,9 +29,12 @@ class Stepwise(System):
                 "cluster.prm.devices": c.prm.devices, "cluster.target.devices": c.target.devices}
 
     def describe(self, scn: Any, sections: Sections) -> dict[str, Any]:
-        return {"options": sections.options(),
-                "draft": {"kind": sections.kind("draft"), **sections.role("draft")},
-                "prm": sections.role("prm"), "target": sections.role("target"), **sections.serving()}
+        found = {"options": sections.options(),
+                 "draft": {"kind": sections.kind("draft"), **sections.role("draft")},
+                 "prm": sections.role("prm"), "target": sections.role("target"), **sections.serving()}
+        if scn.toggles.target_speculation:
+            found["speculation"] = sections.speculation()
+        return found
 
     def cluster_words(self, cluster: Mapping[str, int]) -> str:
         return (f"{counted(cluster['draft_devices'], 'draft device')} "

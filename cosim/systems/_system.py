@@ -56,6 +56,11 @@ class System:
     batching_unread: ClassVar[tuple[str, ...]] = ()
     # Each problem is its final chain generated after the prompt (no step events replayed).
     output_only: ClassVar[bool] = False
+    # Token-level drafts are made on the draft role's device (split decoding), not by the
+    # speculation section's proposer on the target's GPU.
+    drafts_on_draft_device: ClassVar[bool] = False
+    # Speculation values its runs take where the scenario gives none (the declared defaults else).
+    speculation_defaults: ClassVar[Mapping[str, Any]] = {}
 
     # ---- the scenario --------------------------------------------------------------------
 

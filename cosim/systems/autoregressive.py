@@ -41,8 +41,10 @@ class Autoregressive(System):
         ignored, so they are refused."""
         for key in self.not_here():
             if key in data:
+                other = ("the speculative-decoding or split-decoding system" if key == "speculation" else
+                         "a step-level speculative system")
                 raise ConfigError(f"{data.where_of(key)}: the {self.name} system runs the target alone; it has "
-                                  f"no {key} (drop it, or choose a step-level speculative system)")
+                                  f"no {key} (drop it, or choose {other})")
         target = data.get("target")
         if isinstance(target, LocatedDict) and "link" in target:
             raise ConfigError(f"{target.where_of('link')}: {TARGET_LINK_UNUSED}")

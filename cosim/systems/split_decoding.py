@@ -24,6 +24,10 @@ class SplitDecoding(SpeculativeDecoding):
     roles = ("draft", "target")
     parts = ("device", "link", "model")  # the drafts cross both links
     draft_device = "u280"
+    drafts_on_draft_device = True
+    # Its draft device runs a draft model: a draft model's acceptance (the declared default is
+    # an EAGLE head's).
+    speculation_defaults = {"acceptance": "leviathan-t5-small-xxl"}
 
     def check_file(self, data: Any) -> None:
         for key in self.not_here():

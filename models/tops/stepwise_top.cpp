@@ -100,6 +100,9 @@ StepwiseTop::StepwiseTop(sc_core::sc_module_name name, const SystemSpec& spec) :
         GpuBatcher* batcher = gpu(target_gpu_, device_name("target", i, targets), spec.target_gpu,
                                   spec.target_model, spec.target_power, spec.target_profile, spec.target_layout,
                                   helper_weights);
+        if (spec.target_speculation != nullptr)
+            target_gpu_.back()->set_speculation(std::make_shared<const SpecDecoder>(
+                *spec.target_speculation, target_gpu_.back()->timing(), spec.target_drafter));
         server(target_server_, device_name("target_server", i, targets));
         devices_.push_back(Device{"target", i, &target_gpu_.back()->power(), target_server_.back(), batcher});
         if (spec.draft_on_fpga) {

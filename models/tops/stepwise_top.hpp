@@ -32,6 +32,7 @@
 #include "fpga_draft_accelerator.hpp"
 #include "gpu_batcher.hpp"
 #include "gpu_proxy.hpp"
+#include "spec_decode.hpp"
 #include "host_orchestrator.hpp"
 #include "pcie_fabric.hpp"
 #include "request_dispatcher.hpp"
@@ -47,6 +48,10 @@ struct SystemSpec {
     GpuParams prm_gpu, target_gpu, draft_gpu, draft_on_target_gpu;
     LatencyProfile prm_profile, target_profile, draft_gpu_profile;  // measured, where given
     ParallelLayout prm_layout, target_layout, draft_layout;         // the GPUs each model spans
+    // The target decoding its refinements speculatively (spec_decode.hpp), where set, and its
+    // proposer's model on its GPU (null: a host lookup).
+    std::shared_ptr<const SpecDecodeSetup> target_speculation;
+    std::shared_ptr<const GpuTiming> target_drafter;
     PowerParams draft_power, prm_power, target_power;
     std::array<PcieLinkParams, 3> links;  // of a draft device, a PRM GPU, a target GPU
     PcieLinkParams host_link;             // the switch's link to the host that boards share

@@ -56,9 +56,10 @@ bool SlotDevices::gpu_prefill(GpuProxy& gpu, int64_t tokens, int64_t context, Ab
     return c.ok;
 }
 
-int64_t SlotDevices::decode_alone(GpuProxy& target, DecodeRun& live, int64_t context, Ticket& t) {
+int64_t SlotDevices::decode_alone(GpuProxy& target, DecodeRun& live, int64_t context, Ticket& t, int64_t request) {
     DeviceCommand c;
     c.context = context;
+    c.request = request;
     c.abort = &t.abort;
     c.run = &live;
     send_command(port_to(target), DeviceOp::gpu_decode_run, 0, c, route_to(target));

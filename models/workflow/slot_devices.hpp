@@ -76,8 +76,9 @@ public:
     // A prefill (or a PRM's scoring pass) on a GPU of this slot; false if `abort` cut it short.
     bool gpu_prefill(GpuProxy& gpu, int64_t tokens, int64_t context, AbortSignal* abort = nullptr,
                      bool score = false);
-    // The target's run on a GPU of its own: one command (GpuProxy::decode_run).
-    int64_t decode_alone(GpuProxy& target, DecodeRun& live, int64_t context, Ticket& t);
+    // The target's run on a GPU of its own: one command (GpuProxy::decode_run); `request` keys
+    // its speculative draws, where the target decodes speculatively.
+    int64_t decode_alone(GpuProxy& target, DecodeRun& live, int64_t context, Ticket& t, int64_t request);
     // A token per iteration in a batcher's running batch while `next()` says so.
     int64_t gpu_batch_decode(GpuProxy& gpu, int64_t context, std::function<bool()> next, AbortSignal* abort,
                              double& energy_j, double& work_ns);

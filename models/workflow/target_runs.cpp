@@ -79,7 +79,7 @@ TicketPtr TargetRuns::decode_job(const Run& r, std::vector<int64_t> deps, uint64
         double batched_ns = 0.0;
         const int64_t decoded = target.batcher() != nullptr
                                     ? decode_batched(target, *live, context, t, batched_j, batched_ns)
-                                    : dev_.decode_alone(target, *live, context, t);
+                                    : dev_.decode_alone(target, *live, context, t, state_.request_index);
         if (now_ns() > start) {  // an abort may cut the first token short: that time was spent too
             after = {dev_.log().add(Role::target, ActivityKind::refine, step, start, now_ns(), decoded, after,
                               target.power().last_busy_w())};

@@ -1,0 +1,36 @@
+#include "speculation_section.hpp"
+
+#include <vector>
+
+#include <pybind11/stl.h>
+
+#include "param_dicts.hpp"
+
+namespace py = pybind11;
+
+namespace cosim::bindings {
+
+std::shared_ptr<const GpuTiming> SpeculationSection::drafter() const {
+    if (!has_drafter) return nullptr;
+    return std::make_shared<const GpuTiming>("speculation.drafter", drafter_gpu, drafter_model);
+}
+
+SpeculationSection read_speculation(const py::dict& s) {
+    SpeculationSection out;
+    auto setup = std::make_shared<SpecDecodeSetup>();
+    setup->draft_tokens = s["draft_tokens"].cast<int64_t>();
+    setup->acceptance = s["acceptance"].cast<std::vector<double>>();
+    setup->seed = s["seed"].cast<uint64_t>();
+    setup->lookup_ns = s["lookup_ns"].cast<double>();
+    setup->validate("speculation");
+    out.setup = setup;
+    if (!s["drafter"].is_none()) {
+        const py::dict drafter = s["drafter"].cast<py::dict>();
+        out.drafter_gpu = gpu_params(section(drafter, "gpu"));
+        out.drafter_model = model_spec(section(drafter, "model"));
+        out.has_drafter = true;
+    }
+    return out;
+}
+
+}  // namespace cosim::bindings
