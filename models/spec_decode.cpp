@@ -100,27 +100,40 @@ SpecDecoder::Decode SpecDecoder::propose_batch(const std::vector<Proposal>& prop
 
 SpecDecoder::Run SpecDecoder::run(int64_t context, int64_t from, int64_t to, uint64_t key) const {
     Run out;
+    const Decode d = rounds(context + from, to - from, 1, key, true, &out.durations);
+    out.work = d.work;
+    out.ns = d.ns;
+    return out;
+}
+
+SpecDecoder::Decode SpecDecoder::rounds(int64_t context, int64_t tokens, int64_t fresh, uint64_t key,
+                                        bool by_position, std::vector<double>* durations) const {
     Decode d;
-    int64_t fresh = 1;
-    for (int64_t pos = from; pos < to;) {
+    for (int64_t pos = 0; pos < tokens;) {
         const double before = d.ns;
-        const int64_t drafts = std::min(setup_.draft_tokens, to - pos - 1);
+        // No draft past the last token needed: its verification would not keep it.
+        const int64_t drafts = std::min(setup_.draft_tokens, tokens - pos - 1);
+        const auto pass_key = static_cast<uint64_t>(by_position ? context + pos : d.passes);
+        ++d.passes;
         int64_t kept = 1;
         if (drafts <= 0) {
             pass(target_, {BatchWork{1, context + pos, true}}, d);
         } else {
             propose(fresh, context + pos, drafts, d);
             pass(target_, {BatchWork{drafts + 1, context + pos, false, true}}, d);
-            kept = accepted_drafts(setup_, key, static_cast<uint64_t>(context + pos), drafts) + 1;
+            const int64_t accepted = accepted_drafts(setup_, key, pass_key, drafts);
+            d.drafted += drafts;
+            d.accepted += accepted;
+            kept = accepted + 1;
         }
-        out.durations.push_back(d.ns - before);
-        out.durations.insert(out.durations.end(), static_cast<size_t>(kept - 1), 0.0);
+        if (durations != nullptr) {
+            durations->push_back(d.ns - before);
+            durations->insert(durations->end(), static_cast<size_t>(kept - 1), 0.0);
+        }
         pos += kept;
         fresh = kept;
     }
-    out.work = d.work;
-    out.ns = d.ns;
-    return out;
+    return d;
 }
 
 SpecDecoder::Decode SpecDecoder::decode_split(int64_t prompt, int64_t output, uint64_t request,
@@ -165,31 +178,9 @@ SpecDecoder::Decode SpecDecoder::decode_split(int64_t prompt, int64_t output, ui
 SpecDecoder::Decode SpecDecoder::decode(int64_t prompt, int64_t output, uint64_t request,
                                         double target_prefill_ns) const {
     if (device_ != nullptr) return decode_split(prompt, output, request, target_prefill_ns);
-    Decode d;
-    int64_t context = prompt;  // in the KV cache; the prefill's token is not yet
-    int64_t produced = 1;
-    int64_t fresh = prompt;
-    for (uint64_t p = 0; produced < output; ++p) {
-        // No draft past the last token the request needs: its verification would not keep it.
-        const int64_t drafts = std::min(setup_.draft_tokens, output - produced - 1);
-        ++d.passes;
-        if (drafts <= 0) {
-            pass(target_, {BatchWork{1, context, true}}, d);
-            ++produced;
-            ++context;
-            fresh = 1;
-            continue;
-        }
-        propose(fresh, context, drafts, d);
-        pass(target_, {BatchWork{drafts + 1, context, false, true}}, d);
-        const int64_t accepted = accepted_drafts(setup_, request, p, drafts);
-        d.drafted += drafts;
-        d.accepted += accepted;
-        produced += accepted + 1;
-        context += accepted + 1;
-        fresh = accepted + 1;
-    }
-    return d;
+    // After the prefill: its token is not in the KV cache yet, and the proposer first takes
+    // the prompt; draws keyed by the pass.
+    return rounds(prompt, output - 1, prompt, request, false, nullptr);
 }
 
 }  // namespace cosim

@@ -92,6 +92,11 @@ private:
     void propose(int64_t fresh, int64_t context, int64_t drafts, Decode& d) const;
     void pass(const GpuTiming& timing, const std::vector<BatchWork>& work, Decode& d) const;
     Decode decode_split(int64_t prompt, int64_t output, uint64_t request, double target_prefill_ns) const;
+    // `tokens` tokens decoded in rounds from `context`, the proposer's first pass over `fresh`
+    // tokens; draws keyed by `key` and each round's position (`by_position`) or its index;
+    // each token's time into `durations` where given (Run's layout).
+    Decode rounds(int64_t context, int64_t tokens, int64_t fresh, uint64_t key, bool by_position,
+                  std::vector<double>* durations) const;
 
     SpecDecodeSetup setup_;
     const GpuTiming& target_;

@@ -77,9 +77,11 @@ def test_a_written_scenario_reloads(tmp_path):
 
 
 @pytest.mark.parametrize("extra,message", [
-    ({"prm": {"device": "rtx3090"}}, r"the split-decoding system has a draft device and a target; it has no prm"),
+    ({"prm": {"device": "rtx3090"}}, r"the split-decoding system has a draft device beside each target GPU; it has "
+                                     r"no prm"),
     ({"batching": {"enabled": True}}, r"batching\.enabled: a draft device drafts for one request at a time"),
-    ({"cluster": {"draft": {"devices": 2}}}, r"cluster\.draft: the split-decoding system gives each target GPU"),
+    ({"cluster": {"draft": {"devices": 2}}}, r"cluster\.draft: the split-decoding system has no draft pool; its "
+                                             r"cluster is cluster.target.devices"),
 ])
 def test_what_it_refuses(tmp_path, extra, message):
     with pytest.raises(ConfigError, match=message):

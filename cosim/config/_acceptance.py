@@ -8,10 +8,10 @@ the per-position rates (``rates``) or one rate a per draft given the drafts befo
 from __future__ import annotations
 
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from .._builtin_files import BuiltinFolder
 from ..errors import ConfigError
 from ..schema._yamlio import LocatedDict, load_yaml
 
@@ -28,21 +28,8 @@ class Acceptance:
         return 1.0 + sum(self.rates[:drafts])
 
 
-def folder() -> Path:
-    return Path(str(resources.files("cosim") / "data" / "acceptance"))
-
-
-def names() -> list[str]:
-    return sorted(p.stem for p in folder().glob("*.yaml"))
-
-
-def path_of(ref: str, beside: Path | None = None) -> Path:
-    path = Path(ref)
-    if path.suffix in (".yaml", ".yml"):
-        return path if path.is_absolute() or beside is None else beside / path
-    if ref not in names():
-        raise ConfigError(f"unknown acceptance profile {ref!r}; built-in: {', '.join(names())}")
-    return folder() / f"{ref}.yaml"
+FILES = BuiltinFolder("acceptance", "acceptance profile")
+names, path_of = FILES.names, FILES.path_of
 
 
 def _cited(data: LocatedDict, key: str) -> tuple[Any, str]:

@@ -7,9 +7,9 @@ cosim/data/architectures, its values cited there as a device file's are."""
 
 from __future__ import annotations
 
-from importlib import resources
 from pathlib import Path
 
+from .._builtin_files import BuiltinFolder
 from ..errors import ConfigError
 from ..schema._yamlio import LocatedDict, load_yaml
 
@@ -18,23 +18,8 @@ from ..schema._yamlio import LocatedDict, load_yaml
 KERNEL_EFFICIENCIES = ("memory_efficiency", "compute_efficiency", "roofline_exponent")
 
 
-def folder() -> Path:
-    return Path(str(resources.files("cosim") / "data" / "architectures"))
-
-
-def names() -> list[str]:
-    """The built-in architectures, by file name."""
-    return sorted(p.stem for p in folder().glob("*.yaml"))
-
-
-def path_of(ref: str, beside: Path | None = None) -> Path:
-    """The file of an architecture: a built-in name, or a YAML path (relative: from ``beside``)."""
-    path = Path(ref)
-    if path.suffix in (".yaml", ".yml"):
-        return path if path.is_absolute() or beside is None else beside / path
-    if ref not in names():
-        raise ConfigError(f"unknown architecture {ref!r}; built-in: {', '.join(names())}")
-    return folder() / f"{ref}.yaml"
+FILES = BuiltinFolder("architectures", "architecture")
+folder, names, path_of = FILES.path, FILES.names, FILES.path_of
 
 
 def load(ref: str, beside: Path | None = None) -> LocatedDict:

@@ -31,6 +31,9 @@ class Autoregressive(System):
     waveforms = False  # a timeline shows its requests
     batching_unread = SPECULATIVE_ONLY  # the engine admits in arrival order, with no verifications
     output_only = True
+    # How its refusals say what it is, and whether its target's link carries anything.
+    what_it_is = "runs the target alone"
+    target_link_used = False
 
     def not_here(self) -> tuple[str, ...]:
         """What it does not have, refused where given: the other roles and sections."""
@@ -43,16 +46,16 @@ class Autoregressive(System):
             if key in data:
                 other = ("the speculative-decoding or split-decoding system" if key == "speculation" else
                          "a step-level speculative system")
-                raise ConfigError(f"{data.where_of(key)}: the {self.name} system runs the target alone; it has "
+                raise ConfigError(f"{data.where_of(key)}: the {self.name} system {self.what_it_is}; it has "
                                   f"no {key} (drop it, or choose {other})")
         target = data.get("target")
-        if isinstance(target, LocatedDict) and "link" in target:
+        if isinstance(target, LocatedDict) and "link" in target and not self.target_link_used:
             raise ConfigError(f"{target.where_of('link')}: {TARGET_LINK_UNUSED}")
         cluster = data.get("cluster")
         if isinstance(cluster, LocatedDict):
             for key in ("draft", "prm"):
                 if key in cluster:
-                    raise ConfigError(f"{cluster.where_of(key)}: the autoregressive system has no {key} pool; its "
+                    raise ConfigError(f"{cluster.where_of(key)}: the {self.name} system has no {key} pool; its "
                                       f"cluster is cluster.target.devices GPUs")
 
     def check_path(self, name: str, full: str) -> None:
@@ -60,9 +63,9 @@ class Autoregressive(System):
         if head == "speculation" and head not in self.sections:
             super().check_path(name, full)
         if head in self.not_here() or full.startswith(("cluster.draft.", "cluster.prm.")):
-            raise ConfigError(f"{name}: the {self.name} system runs the target alone (no draft, no PRM, "
-                              f"no step-level toggles)")
-        if full.startswith("target.link."):
+            raise ConfigError(f"{name}: the {self.name} system {self.what_it_is} (no PRM, no step-level toggles, "
+                              f"one pool: cluster.target)")
+        if full.startswith("target.link.") and not self.target_link_used:
             raise ConfigError(f"{name}: {TARGET_LINK_UNUSED}")
 
     def threads(self, scn: Any) -> dict[str, int]:

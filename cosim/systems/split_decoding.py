@@ -10,7 +10,6 @@ from typing import Any
 
 from .speculative_decoding import SpeculativeDecoding
 from ._system import Sections
-from ..errors import ConfigError
 from ..schema._toggles import SERVING
 
 # A token id and a verdict on PCIe: the serving section's declared defaults (the section's
@@ -24,28 +23,12 @@ class SplitDecoding(SpeculativeDecoding):
     roles = ("draft", "target")
     parts = ("device", "link", "model")  # the drafts cross both links
     draft_device = "u280"
+    what_it_is = "has a draft device beside each target GPU"
+    target_link_used = True
     drafts_on_draft_device = True
     # Its draft device runs a draft model: a draft model's acceptance (the declared default is
     # an EAGLE head's).
     speculation_defaults = {"acceptance": "leviathan-t5-small-xxl"}
-
-    def check_file(self, data: Any) -> None:
-        for key in self.not_here():
-            if key in data:
-                raise ConfigError(f"{data.where_of(key)}: the {self.name} system has a draft device and a target; "
-                                  f"it has no {key}")
-        cluster = data.get("cluster")
-        if isinstance(cluster, dict):
-            for key in ("draft", "prm"):
-                if key in cluster:
-                    raise ConfigError(f"{cluster.where_of(key)}: the {self.name} system gives each target GPU a draft "
-                                      f"device of its own; its cluster is cluster.target.devices")
-
-    def check_path(self, name: str, full: str) -> None:
-        head = full.partition(".")[0]
-        if head in self.not_here() or full.startswith(("cluster.draft.", "cluster.prm.")):
-            raise ConfigError(f"{name}: the {self.name} system has a draft device and a target (no PRM, no "
-                              f"step-level toggles, no cluster.draft: a draft device beside each GPU)")
 
     def pools(self) -> tuple[str, ...]:
         # A draft device beside each target GPU: the target pool sizes both.
