@@ -21,7 +21,7 @@ from .devices.fpga import FpgaDevice, profile_native as fpga_profile_native, rtl
 from .devices.gpu import GpuDevice
 from .devices._operator_profile import load_operator_profile
 from .schema._cluster import BATCHING, POLICIES
-from .config._speculation import eagle_head
+from .config._speculation import eagle_head, mtp_head
 
 
 class RunResult(dict):
@@ -259,7 +259,7 @@ def gpu_decode(device: Any, model: Any, tokens: int, context: int = 0, profile: 
     return result
 
 
-_PROPOSERS = ("eagle", "draft_model", "ngram")
+_PROPOSERS = ("eagle", "mtp", "draft_model", "ngram")
 
 
 def _acceptance(acceptance: Any, draft_tokens: int) -> list[float]:
@@ -284,7 +284,8 @@ def gpu_speculate(device: Any, model: Any, prompt: int, output: int, draft_token
     "Token-level speculative decoding"): the prompt's prefill, then rounds of ``draft_tokens``
     drafts and a verification of them. ``acceptance``: a rate per draft given those before it,
     or the per-position rates P(first i drafts accepted). ``proposer``: ``eagle`` (a head of
-    the target: cosim.config._speculation.eagle_head), ``draft_model`` (``draft_model`` on the same GPU) or ``ngram``
+    the target: cosim.config._speculation.eagle_head), ``mtp`` (its multi-token-prediction
+    module: mtp_head), ``draft_model`` (``draft_model`` on the same GPU) or ``ngram``
     (a host lookup of ``lookup_us``). Answers the first token's and the last token's times, the
     verification passes, the drafts and those accepted, and the energy."""
     cfg = _gpu(device, overrides)
@@ -300,7 +301,8 @@ def gpu_speculate(device: Any, model: Any, prompt: int, output: int, draft_token
         raise ConfigError(f"proposer: one of {', '.join(_PROPOSERS)}, got {proposer!r}")
     if (draft_model is not None) != (proposer == "draft_model"):
         raise ConfigError("draft_model: give it with proposer draft_model, and only then")
-    drafter = {"eagle": lambda: eagle_head(load_model(model)), "draft_model": lambda: load_model(draft_model),
+    drafter = {"eagle": lambda: eagle_head(load_model(model)), "mtp": lambda: mtp_head(load_model(model)),
+               "draft_model": lambda: load_model(draft_model),
                "ngram": lambda: None}[proposer]()
     # The proposer's passes run inside the target's step: no host cost of their own beyond
     # their kernels' launches (CUDA graphs replay them).

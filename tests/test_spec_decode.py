@@ -7,7 +7,7 @@ import math
 import pytest
 
 from cosim import ConfigError, load_device, load_model
-from cosim.config._speculation import eagle_head
+from cosim.config._speculation import eagle_head, mtp_head
 from cosim.standalone import gpu_speculate
 
 from handmodel import attention_macs_per_position, head_macs, kv_elements, linear_macs, roofline
@@ -110,10 +110,24 @@ def test_a_draft_model_on_the_same_gpu_drafts_with_its_own_shape():
     ({"acceptance": [0.5, 0.7, 0.2]}, r"acceptance\[1\]: 0\.7.* must be within \[0, 0\.5"),
     ({"acceptance": [0.5, 0.3]}, r"acceptance: 2 rates for 3 draft tokens"),
     ({"acceptance": 1.5}, r"acceptance: a rate within \[0, 1\], got 1\.5"),
-    ({"proposer": "medusa"}, r"proposer: one of eagle, draft_model, ngram, got 'medusa'"),
+    ({"proposer": "medusa"}, r"proposer: one of eagle, mtp, draft_model, ngram, got 'medusa'"),
     ({"draft_model": "llama-3.2-1b"}, r"draft_model: give it with proposer draft_model"),
     ({"draft_tokens": 0}, r"draft_tokens: must be >= 1"),
 ])
 def test_bad_settings_are_named(kwargs, message):
     with pytest.raises(ConfigError, match=message):
         gpu_speculate(DEVICE, MODEL, 100, 50, **kwargs)
+
+
+def test_an_mtp_module_is_one_layer_as_the_targets_moe_layers_with_its_experts():
+    m = load_model("qwen3-30b-a3b")
+    head = mtp_head(m)
+    assert (head.layers, head.dense_layers, head.experts, head.experts_per_token) == (1, 0, 128, 8)
+    routed = 128 * 3 * m.hidden * m.expert_ffn
+    assert head.params == pytest.approx((m.params - 48 * routed - m.hidden * m.vocab) / 48 + routed
+                                        + m.hidden * m.vocab + 2 * m.hidden ** 2)
+    # Its drafts read the experts they touch, which an EAGLE head's dense layer does not.
+    mtp = gpu_speculate("h200", "qwen3-30b-a3b", 200, 60, draft_tokens=3, acceptance=0.8, proposer="mtp")
+    eagle = gpu_speculate("h200", "qwen3-30b-a3b", 200, 60, draft_tokens=3, acceptance=0.8)
+    assert (mtp.passes, mtp.accepted) == (eagle.passes, eagle.accepted)
+    assert mtp.decode_ns != eagle.decode_ns

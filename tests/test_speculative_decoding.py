@@ -93,7 +93,8 @@ def test_a_written_scenario_reloads_its_speculation(tmp_path):
     ({"proposer": "ngram"}, r"was measured with proposer eagle, not ngram"),
     ({"lookup_ns": "20 us"}, r"lookup_ns: the host looks n-grams up for proposer ngram alone"),
     ({"acceptance": "medusa"}, r"unknown acceptance profile 'medusa'"),
-    ({"proposer": "medusa"}, r"proposer: one of eagle, draft_model, ngram"),
+    ({"proposer": "medusa"}, r"proposer: one of eagle, mtp, draft_model, ngram"),
+    ({"acceptance": "deepseek-v3-mtp", "draft_tokens": 1}, r"was measured with proposer mtp, not eagle"),
 ])
 def test_settings_that_cannot_be_are_refused(tmp_path, speculation, message):
     with pytest.raises(ConfigError, match=message):
@@ -159,5 +160,5 @@ def test_batched_serving_keeps_the_profiles_tokens_a_pass(tmp_path):
 def test_builtins_lists_the_acceptance_profiles(tmp_path):
     done = run_cli("builtins", cwd=tmp_path)
     assert done.returncode == 0
-    assert ("acceptance profiles: eagle3-gpt-oss-k5, eagle3-llama-3.1-8b-mtbench, leviathan-t5-small-xxl, "
-            "ngram-code-edit-k5") in done.stdout
+    assert ("acceptance profiles: deepseek-v3-mtp, deepseek-v3-mtp-k7, eagle3-gpt-oss-k5, "
+            "eagle3-llama-3.1-8b-mtbench, leviathan-t5-small-xxl, ngram-code-edit-k5") in done.stdout

@@ -80,12 +80,30 @@ def eagle_head(model: Any) -> Any:
                             v_head_dim=0, params=float(layer + h * m.vocab + 3 * h * h))
 
 
+def mtp_head(model: Any) -> Any:
+    """A multi-token-prediction module of ``model`` (DeepSeek-V3's): one layer as its MoE
+    layers are (its experts, routed and shared, and its attention, MLA included) and the
+    output head it shares; the projection of two hidden states (2 x hidden^2) stored too. A
+    dense model's module is its dense layer."""
+    m = model
+    if m.experts == 0:
+        return _params.replaced(eagle_head(m), name=f"{m.name} MTP module",
+                                params=eagle_head(m).params - m.hidden * m.hidden)
+    moe_layers = m.layers - m.dense_layers
+    routed = m.experts * 3 * m.hidden * m.expert_ffn
+    # A layer's share of the rest (attention, norms, router, shared experts; the dense layers
+    # counted as MoE ones), its routed experts, the output head and the projection.
+    per_layer = (m.params - moe_layers * routed - m.hidden * m.vocab) / m.layers
+    return _params.replaced(m, name=f"{m.name} MTP module", layers=1, dense_layers=0,
+                            params=float(per_layer + routed + m.hidden * m.vocab + 2 * m.hidden * m.hidden))
+
+
 def drafter_section(spec: Any, target: Any) -> dict[str, Any] | None:
     """The engine's proposer section: its model and the GPU it runs on (the target's, its
     passes inside the target's step: no host cost of their own beyond their kernels'
     launches, CUDA graphs replaying them), or None for a host lookup."""
-    model = {"eagle": lambda: eagle_head(target.model), "draft_model": lambda: drafter(spec),
-             "ngram": lambda: None}[spec.proposer]()
+    model = {"eagle": lambda: eagle_head(target.model), "mtp": lambda: mtp_head(target.model),
+             "draft_model": lambda: drafter(spec), "ngram": lambda: None}[spec.proposer]()
     if model is None:
         return None
     gpu = _params.replaced(target.device.gpu, forward_overhead_ns=0.0)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ._declarations import Decl, Group, Limit
 
-PROPOSERS = ("eagle", "draft_model", "ngram")
+PROPOSERS = ("eagle", "mtp", "draft_model", "ngram")
 # Drafts a verification checks at most: vLLM's num_speculative_tokens in practice stays
 # under ten; a pass of more would verify tokens nobody keeps.
 DRAFTS = Limit(64, "a verification checks at most 64 drafted tokens")
@@ -15,8 +15,9 @@ SPECULATION = Group("speculation", "Speculation", "SpeculationSettings", "COSIM_
                     "Token-level speculative decoding on the target's GPU: a proposer drafts tokens, the target "
                     "verifies them in one forward pass and keeps the accepted prefix and one token of its own.", (
     Decl("proposer", str, "what drafts: eagle, a draft head of the target (one decoder layer of its shape and its "
-         "output head) on its GPU; draft_model, a smaller model (draft_model) on its GPU; ngram, a lookup of the "
-         "context's n-grams on the host", rule="any", default="eagle", native=False, choices=PROPOSERS,
+         "output head) on its GPU; mtp, the target's multi-token-prediction module (one layer as the target's "
+         "last, its experts included, and the output head; DeepSeek-V3); draft_model, a smaller model "
+         "(draft_model) on its GPU; ngram, a lookup of the context's n-grams on the host", rule="any", default="eagle", native=False, choices=PROPOSERS,
          note="source: vLLM's speculative decoding docs: model-based proposers such as EAGLE give the best "
               "latency reduction (docs/features/spec_decode)"),
     Decl("draft_tokens", int, "tokens drafted before each verification (vLLM's num_speculative_tokens)", default=3,
