@@ -25,15 +25,6 @@ def reads(system: Any, toggles: Any) -> bool:
     return "toggles" not in system.sections or bool(toggles.target_speculation)
 
 
-def unread(system: Any) -> str:
-    """Why a speculation section would have no effect on ``system``'s runs."""
-    if "speculation" in system.sections:
-        return (f"the {system.name} system's target decodes speculatively only with toggles.target_speculation on; "
-                f"turn it on, or drop the section")
-    return (f"the {system.name} system does not decode token by token speculatively; speculation is for the "
-            f"speculative-decoding and split-decoding systems, and a step-level system's target")
-
-
 def _place(spec: Any, name: str) -> str:
     return _params.origin(spec, name) or f"speculation.{name}"
 
@@ -87,8 +78,8 @@ def mtp_head(model: Any) -> Any:
     dense model's module is its dense layer."""
     m = model
     if m.experts == 0:
-        return _params.replaced(eagle_head(m), name=f"{m.name} MTP module",
-                                params=eagle_head(m).params - m.hidden * m.hidden)
+        head = eagle_head(m)
+        return _params.replaced(head, name=f"{m.name} MTP module", params=head.params - m.hidden * m.hidden)
     moe_layers = m.layers - m.dense_layers
     routed = m.experts * 3 * m.hidden * m.expert_ffn
     # A layer's share of the rest (attention, norms, router, shared experts; the dense layers
@@ -110,7 +101,13 @@ def drafter_section(spec: Any, target: Any) -> dict[str, Any] | None:
     return {"gpu": _params.native(gpu), "model": _params.native(model)}
 
 
-def _check_split(spec: Any, target: Any, draft: Any, batching: Any) -> None:
+def _batch_one(batching: Any, why: str) -> None:
+    """ConfigError naming batching.enabled's place where batching is on: ``why`` runs at batch 1."""
+    if batching.enabled:
+        raise ConfigError(f"{_params.origin(batching, 'enabled') or 'batching.enabled'}: {why}")
+
+
+def _check_split(spec: Any, found: _acceptance.Acceptance, batching: Any) -> None:
     """A draft device drafts (the split-decoding system): the proposer is its draft role, so
     the section's own proposer settings would have no effect, and the profile was measured
     with a draft model."""
@@ -118,10 +115,8 @@ def _check_split(spec: Any, target: Any, draft: Any, batching: Any) -> None:
         if _params.given(spec, name):
             raise ConfigError(f"{_place(spec, name)}: the draft device drafts with the draft role's model; {name} "
                               f"would have no effect, so drop it")
-    if batching.enabled:
-        raise ConfigError(f"{_params.origin(batching, 'enabled') or 'batching.enabled'}: a draft device drafts for "
-                          f"one request at a time; serve the split-decoding system at batch 1")
-    found = acceptance(spec)
+    _batch_one(batching, "a draft device drafts for one request at a time; serve the split-decoding system at "
+                         "batch 1")
     if found.proposer not in ("", "draft_model"):
         raise ConfigError(f"{_place(spec, 'acceptance')}: profile {found.name!r} was measured with proposer "
                           f"{found.proposer}; a draft device drafts with a draft model: give a profile of one")
@@ -130,20 +125,18 @@ def _check_split(spec: Any, target: Any, draft: Any, batching: Any) -> None:
 def check_target(spec: Any, target: Any, batching: Any) -> None:
     """A step-level system's target decoding speculatively: its refinements run on its own
     GPU at batch 1 (the batchers do not schedule drafts)."""
-    if batching.enabled:
-        raise ConfigError(f"{_params.origin(batching, 'enabled') or 'batching.enabled'}: the target decodes "
-                          f"speculatively at batch 1 here (toggles.target_speculation); the batchers do not "
-                          f"schedule drafts")
+    _batch_one(batching, "the target decodes speculatively at batch 1 here (toggles.target_speculation); the "
+                         "batchers do not schedule drafts")
     check(spec, target)
 
 
-def check(spec: Any, target: Any, draft: Any = None, batching: Any = None) -> None:
+def check(spec: Any, target: Any, split: bool = False, batching: Any = None) -> None:
     """The section against itself and the target role: a draft model given with its proposer
     only; acceptance rates for every drafted position, measured with this proposer; the
     target timed by its roofline. A draft model shares its target's tokenizer, which the
     simulator cannot check (padded vocabulary sizes differ within a family: Qwen2.5-0.5B's
     151,936 against Qwen2.5-7B's 152,064).
-    ``draft``: the draft role of a system whose draft device drafts (split decoding)."""
+    ``split``: a draft device drafts instead (split decoding), at batch 1 (``batching``)."""
     if target.profile is not None:
         raise ConfigError(f"{_place(spec, 'draft_tokens')}: the target has a measured profile; speculative decoding "
                           f"times its verifications (every position sampled) by the roofline, so drop the profile")
@@ -151,8 +144,8 @@ def check(spec: Any, target: Any, draft: Any = None, batching: Any = None) -> No
     if len(found.rates) < spec.draft_tokens:
         raise ConfigError(f"{_place(spec, 'draft_tokens')}: {spec.draft_tokens} drafts a pass, but acceptance "
                           f"profile {found.name!r} gives rates for {len(found.rates)} positions")
-    if draft is not None:
-        _check_split(spec, target, draft, batching)
+    if split:
+        _check_split(spec, found, batching)
         return
     if (spec.proposer == "draft_model") != bool(spec.draft_model):
         raise ConfigError(f"{_place(spec, 'draft_model')}: a draft model goes with proposer draft_model, and "
@@ -173,4 +166,4 @@ def check_scenario(scn: Any) -> None:
     if "toggles" in system.sections:
         check_target(scn.speculation, scn.target, scn.batching)
     else:
-        check(scn.speculation, scn.target, scn.draft if system.drafts_on_draft_device else None, scn.batching)
+        check(scn.speculation, scn.target, system.drafts_on_draft_device, scn.batching)

@@ -162,7 +162,7 @@ class Scenario:
         try:
             unread = [label for full, label in given.items() if full.startswith("speculation.")]
             if unread and not _speculation.reads(systems.of(result), result.toggles):
-                raise ConfigError(f"{unread[0]}: {_speculation.unread(systems.of(result))}")
+                raise ConfigError(f"{unread[0]}: {systems.of(result).speculation_unread()}")
             _speculation.check_scenario(result)
             _cluster.check(result)
         except ConfigError as exc:
@@ -357,7 +357,7 @@ def build_scenario(data: Mapping[str, Any] | LocatedDict, source: str = "<code>"
         raise ConfigError(f"{_params.origin(batching, unused[0]) or 'batching.' + unused[0]}: "
                           f"{_cluster.BATCHING_OFF}")
     if "speculation" in data and not _speculation.reads(chosen, toggles):
-        raise ConfigError(f"{data.where_of('speculation')}: {_speculation.unread(chosen)}")
+        raise ConfigError(f"{data.where_of('speculation')}: {chosen.speculation_unread()}")
     base_dir = Path(source).parent if source != "<code>" else None
     speculation = _speculation.located(
         _params.build(Speculation, _section(data, "speculation", dict(chosen.speculation_defaults))), base_dir)

@@ -71,8 +71,15 @@ class System:
         """Refuses a parameter path (``--set``) this system would ignore; ``name`` is how
         the value was given."""
         if full.startswith("speculation.") and "speculation" not in self.sections:
-            raise ConfigError(f"{name}: the {self.name} system does not decode token by token speculatively; "
-                              f"speculation is for the speculative-decoding system")
+            raise ConfigError(f"{name}: {self.speculation_unread()}")
+
+    def speculation_unread(self) -> str:
+        """Why a speculation section would have no effect on this system's runs."""
+        if "speculation" in self.sections:
+            return (f"the {self.name} system's target decodes speculatively only with toggles.target_speculation "
+                    f"on; turn it on, or drop the section")
+        return (f"the {self.name} system does not decode token by token speculatively; speculation is for the "
+                f"speculative-decoding and split-decoding systems, and a step-level system's target")
 
     def wrong_draft(self, kind: str) -> str | None:
         """Why a draft of device kind ``kind`` is refused, or None."""

@@ -59,9 +59,8 @@ class Autoregressive(System):
                                       f"cluster is cluster.target.devices GPUs")
 
     def check_path(self, name: str, full: str) -> None:
+        super().check_path(name, full)
         head = full.partition(".")[0]
-        if head == "speculation" and head not in self.sections:
-            super().check_path(name, full)
         if head in self.not_here() or full.startswith(("cluster.draft.", "cluster.prm.")):
             raise ConfigError(f"{name}: the {self.name} system {self.what_it_is} (no PRM, no step-level toggles, "
                               f"one pool: cluster.target)")
