@@ -251,9 +251,7 @@ AutoregressiveSpec read_spec(const py::dict& system, const RunOptions& o) {
         const SpeculationSection s = read_speculation(section(system, "speculation"));
         spec.speculation = s.setup;
         if (system.contains("draft")) spec.draft_device = read_draft_device(system, spec.draft_power);
-        spec.has_drafter = s.has_drafter;
-        spec.drafter_gpu = s.drafter_gpu;
-        spec.drafter_model = s.drafter_model;
+        spec.drafter = s.drafter;
     }
     spec.validate();
     return spec;

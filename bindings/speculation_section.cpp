@@ -10,9 +10,8 @@ namespace py = pybind11;
 
 namespace cosim::bindings {
 
-std::shared_ptr<const GpuTiming> SpeculationSection::drafter() const {
-    if (!has_drafter) return nullptr;
-    return std::make_shared<const GpuTiming>("speculation.drafter", drafter_gpu, drafter_model);
+std::shared_ptr<const GpuTiming> drafter_timing(const py::dict& gpu, const py::dict& model) {
+    return std::make_shared<const GpuTiming>("speculation.drafter", gpu_params(gpu), model_spec(model));
 }
 
 SpeculationSection read_speculation(const py::dict& s) {
@@ -26,9 +25,7 @@ SpeculationSection read_speculation(const py::dict& s) {
     out.setup = setup;
     if (!s["drafter"].is_none()) {
         const py::dict drafter = s["drafter"].cast<py::dict>();
-        out.drafter_gpu = gpu_params(section(drafter, "gpu"));
-        out.drafter_model = model_spec(section(drafter, "model"));
-        out.has_drafter = true;
+        out.drafter = drafter_timing(section(drafter, "gpu"), section(drafter, "model"));
     }
     return out;
 }

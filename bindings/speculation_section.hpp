@@ -13,14 +13,12 @@ namespace cosim::bindings {
 
 struct SpeculationSection {
     std::shared_ptr<const SpecDecodeSetup> setup;
-    bool has_drafter = false;
-    GpuParams drafter_gpu;
-    ModelSpec drafter_model;
-
     // The proposer's model timed on its GPU (null: a host lookup, or a draft device's).
-    std::shared_ptr<const GpuTiming> drafter() const;
+    std::shared_ptr<const GpuTiming> drafter;
 };
 
 SpeculationSection read_speculation(const pybind11::dict& section);
+// The proposer's model (a drafter section's `model`) timed on its GPU (`gpu`).
+std::shared_ptr<const GpuTiming> drafter_timing(const pybind11::dict& gpu, const pybind11::dict& model);
 
 }  // namespace cosim::bindings

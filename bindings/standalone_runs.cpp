@@ -14,6 +14,7 @@
 #include "kernel_run.hpp"
 #include "kvmu.hpp"
 #include "param_dicts.hpp"
+#include "speculation_section.hpp"
 #include "pcie_link.hpp"
 #include "power.hpp"
 
@@ -232,8 +233,7 @@ py::dict gpu_spec_run(const py::dict& gpu_dict, const py::dict& model_dict, cons
     setup.lookup_ns = lookup_ns;
     std::shared_ptr<const GpuTiming> drafter;
     if (!drafter_model.is_none())
-        drafter = std::make_shared<const GpuTiming>("speculation.drafter", gpu_params(drafter_gpu.cast<py::dict>()),
-                                                    model_spec(drafter_model.cast<py::dict>()));
+        drafter = drafter_timing(drafter_gpu.cast<py::dict>(), drafter_model.cast<py::dict>());
     claim_process();
     GpuProxy gpu("gpu", params, model, power_params(power_dict));
     const SpecDecoder spec(setup, gpu.timing(), drafter);

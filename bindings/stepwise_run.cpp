@@ -164,7 +164,7 @@ SystemSpec read_system(const py::dict& system) {
         // The target decodes its refinements speculatively (toggles.target_speculation).
         const SpeculationSection s = read_speculation(section(system, "speculation"));
         spec.target_speculation = s.setup;
-        spec.target_drafter = s.drafter();
+        spec.target_drafter = s.drafter;
     }
     return spec;
 }

@@ -45,10 +45,6 @@ AutoregressiveTop::AutoregressiveTop(sc_core::sc_module_name name, const Autoreg
     scheduler.max_model_len = spec.model.context_window;
     scheduler.spec = spec.speculation;
     std::vector<AutoregressiveGpu> devices;
-    // The proposer's model on each GPU, timed as the GPU times a model (one for them all).
-    std::shared_ptr<const GpuTiming> drafter;
-    if (spec.speculation != nullptr && spec.has_drafter)
-        drafter = std::make_shared<const GpuTiming>("speculation.drafter", spec.drafter_gpu, spec.drafter_model);
     for (int i = 0; i < count; ++i) {
         const std::string name_i = gpu_name(i, count);
         AutoregressiveGpu d;
@@ -64,7 +60,8 @@ AutoregressiveTop::AutoregressiveTop(sc_core::sc_module_name name, const Autoreg
                 std::make_shared<const SpecDecoder>(*spec.speculation, d.gpu->timing(), spec.draft_device),
                 draft_power_.back().get());
         } else if (spec.speculation != nullptr) {
-            d.gpu->set_speculation(std::make_shared<const SpecDecoder>(*spec.speculation, d.gpu->timing(), drafter));
+            d.gpu->set_speculation(
+                std::make_shared<const SpecDecoder>(*spec.speculation, d.gpu->timing(), spec.drafter));
         }
         if (spec.batching) {
             // The engine is the GPU's one initiator, a command per step, and keeps the KV

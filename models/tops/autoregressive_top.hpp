@@ -43,11 +43,9 @@ struct AutoregressiveSpec {
     bool async_scheduling = false;
     int64_t shared_prefix_tokens = 0;  // a system prompt every request shares
     // Token-level speculative decoding (spec_decode.hpp), where set: its drafts and their
-    // acceptance, and the proposer's model on each GPU (has_drafter; else a host lookup).
+    // acceptance, and the proposer's model timed on each GPU (null: a host lookup).
     std::shared_ptr<const SpecDecodeSetup> speculation;
-    bool has_drafter = false;
-    GpuParams drafter_gpu;
-    ModelSpec drafter_model;
+    std::shared_ptr<const GpuTiming> drafter;
     // A draft device beside each target GPU drafting instead (split decoding: draft_device.hpp),
     // its power for its meters.
     std::shared_ptr<const DraftDevice> draft_device;
