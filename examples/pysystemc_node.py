@@ -6,18 +6,24 @@ in a pysystemc session on Python 3.14:
       # STEM: trace the KVMU's pointers to STEM.vcd; EXPECTED: compare the log with this file
 
 `Node` is a pysystemc module (``sc_core.ScModule``) that instantiates the library's models
-(a `HostDma` initiator bound to a `PcieLink` target per device, the U280
-`FpgaDraftAccelerator` with its HBM and KVMU, the PRM and target `GpuProxy`s), with the
-parameters of examples/node_params.hpp, and whose host thread, in Python, replays the same
-hand-written problem as the C++ example: step 1 accepted; step 2 rejected, refined on the
-target, synced into the U280 and kept; step 3 rejected and the host backtracks; step 2'
-drafted again and accepted. Each blocking call (a DMA transfer, a prefill, a drafted step)
-runs the C++ model, which waits on pysystemc's kernel. It prints the C++ example's log,
-line for line (examples/heteroreason_node.expected, worked out by hand in
-examples/README.md), and, given a STEM, traces the KVMU's pointers to STEM.vcd with
-SystemC's own tracing, from signals the Python host drives. Given EXPECTED as well, it
-compares its log with that file and the VCD's pointers with the log's at each logged
-instant, and prints "identical" when both agree.
+from a `SystemSpec` (the parameters of examples/node_params.hpp here, a scenario's in
+examples/pysystemc_replay.py): a PCIe link per device (`PcieFabric`), the U280
+`FpgaDraftAccelerator` with its HBM and KVMU, the PRM and target `GpuProxy`s and the draft
+model on the target GPU. Its host is one of two:
+- `python`: a host thread, in Python, that moves data with the `HostDma` initiator bound
+  to each link's target socket and replays the same hand-written problem as the C++
+  example: step 1 accepted; step 2 rejected, refined on the target, synced into the U280
+  and kept; step 3 rejected and the host backtracks; step 2' drafted again and accepted.
+  Each blocking call (a DMA transfer, a prefill, a drafted step) runs the C++ model, which
+  waits on pysystemc's kernel. It prints the C++ example's log, line for line
+  (examples/heteroreason_node.expected, worked out by hand in examples/README.md), and,
+  given a STEM, traces the KVMU's pointers to STEM.vcd with SystemC's own tracing, from
+  signals the Python host drives. Given EXPECTED as well, it compares its log with that
+  file and the VCD's pointers with the log's at each logged instant, and prints
+  "identical" when both agree.
+- `library`: the library's workflow host (`HostOrchestrator`, with a device server per
+  device, the draft unit bound to the U280 through its link, and a request dispatcher)
+  serving the problems of a trace, as the package's single-request systems do.
 """
 
 from __future__ import annotations
@@ -45,7 +51,8 @@ def load(prefix: str):
 
     ctypes.CDLL(os.path.join(prefix, "lib", "libheteroreason_models.so"), mode=os.RTLD_GLOBAL | os.RTLD_NOW)
     cppyy.add_include_path(os.path.join(prefix, "include"))
-    for header in ("host_dma.hpp", "gpu_proxy.hpp", "sim_time.hpp", "kvmu.hpp"):
+    # stepwise_top.hpp brings the workflow's parts and the SystemSpec that holds parameters.
+    for header in ("host_dma.hpp", "gpu_proxy.hpp", "sim_time.hpp", "kvmu.hpp", "stepwise_top.hpp"):
         cppyy.include(f"heteroreason/{header}")
     cppyy.include(str(Path(__file__).resolve().parent / "node_params.hpp"))
     for cls, methods in BLOCKING.items():
@@ -54,38 +61,104 @@ def load(prefix: str):
     return cppyy.gbl
 
 
-def node_class(gbl, vcd: str | None):
+def example_spec(gbl):
+    """The example node's parameters (examples/node_params.hpp) as a SystemSpec."""
+    cosim, example = gbl.cosim, gbl.example
+    spec = cosim.SystemSpec()
+    spec.draft_on_fpga = True
+    spec.fpga, spec.hbm, spec.draft_model = example.u280_decoder(), example.u280_hbm(), example.draft_model()
+    spec.prm_model, spec.target_model = example.prm_model(), example.target_model()
+    spec.prm_gpu = spec.target_gpu = spec.draft_on_target_gpu = example.gpu()
+    spec.draft_power = example.power(40.0, 60.0, 50.0, 41.0)
+    spec.prm_power = spec.target_power = example.power(20.0, 400.0, 300.0, 60.0)
+    for i in range(3):
+        spec.links[i] = example.link()
+    return spec
+
+
+def node_class(gbl):
     from amal.eda.systemc import sc_core
 
-    cosim, example = gbl.cosim, gbl.example
+    cosim = gbl.cosim
     to_device, to_host = cosim.LinkDirection.host_to_device, cosim.LinkDirection.device_to_host
 
     class Node(sc_core.ScModule):
-        def __init__(self, name: str):
+        """One draft FPGA, one PRM GPU and one target GPU, each on its own PCIe link to the host,
+        built from `spec`; `host` is "python" (the hand-written problem) or "library" (a trace)."""
+
+        def __init__(self, name: str, spec, host: str = "python", vcd: str | None = None):
             super().__init__(sc_core.sc_module_name(name))
+            if not spec.draft_on_fpga:
+                raise ValueError("Node: the draft runs on the FPGA in this node")
             names = sc_core.sc_module_name
-            self.fpga_dma, self.prm_dma, self.target_dma = (cosim.HostDma(names(n)) for n in
-                                                            ("fpga_dma", "prm_dma", "target_dma"))
-            self.fpga_link, self.prm_link, self.target_link = (cosim.PcieLink(names(n), example.link()) for n in
-                                                               ("fpga_link", "prm_link", "target_link"))
-            self.u280 = cosim.FpgaDraftAccelerator(names("u280"), example.u280_decoder(), example.u280_hbm(),
-                                                   example.draft_model(), example.power(40.0, 60.0, 50.0, 41.0))
-            gpu_power = example.power(20.0, 400.0, 300.0, 60.0)
-            self.prm = cosim.GpuProxy(names("prm"), example.gpu(), example.prm_model(), gpu_power)
-            self.target = cosim.GpuProxy(names("target"), example.gpu(), example.target_model(), gpu_power)
-            # The host's DMA engines are the initiators; each link is the target they bind to.
-            self.fpga_dma.socket.bind(self.fpga_link.socket)
-            self.prm_dma.socket.bind(self.prm_link.socket)
-            self.target_dma.socket.bind(self.target_link.socket)
+            link_params, link_names = gbl.std.vector[cosim.PcieLinkParams](), gbl.std.vector["std::string"]()
+            for i, link in enumerate(("pcie_draft", "pcie_prm", "pcie_target")):
+                link_params.push_back(spec.links[i])
+                link_names.push_back(link)
+            self.fabric = cosim.PcieFabric(names("fabric"), link_params, link_names)
+            self.u280 = cosim.FpgaDraftAccelerator(names("u280"), spec.fpga, spec.hbm, spec.draft_model,
+                                                   spec.draft_power)
+            self.prm = cosim.GpuProxy(names("prm"), spec.prm_gpu, spec.prm_model, spec.prm_power)
+            self.target = cosim.GpuProxy(names("target"), spec.target_gpu, spec.target_model, spec.target_power)
+            # The draft model's prompt prefill runs on the target GPU, on its power meter.
+            self.helper = cosim.GpuProxy(names("draft_on_target"), spec.draft_on_target_gpu, spec.draft_model,
+                                         self.target.power())
+            self.lines: list[str] = []  # the log, as printed
+            self.trace = None
+            if host == "python":
+                self.python_host(vcd)
+            elif host == "library":
+                self.library_host(spec.options)
+            else:
+                raise ValueError(f"Node: host {host!r} is neither 'python' nor 'library'")
+
+        def link(self, index: int):
+            return self.fabric.interconnect(index)
+
+        # --- the library's workflow host, fed by the request dispatcher ---------------------
+
+        def library_host(self, options) -> None:
+            names = sc_core.sc_module_name
+            self.servers = [cosim.DeviceServer(names(f"{role}_server")) for role in ("draft", "prm", "target")]
+            # The host reaches each device through its link: the draft unit's port and the
+            # host's GPU ports are routed to the devices' `host` sockets.
+            self.draft_unit = cosim.DraftUnit(names("draft_port"), self.u280, self.link(0),
+                                              self.link(0).attach(self.u280.host))
+            self.activity = cosim.ActivityLog()
+            ends = gbl.std.array["size_t", 3]()
+            for i in range(3):
+                ends[i] = i
+            self.port = cosim.FabricPort(self.fabric, self.activity, ends)
+            d = cosim.WorkflowDevices()
+            d.draft, d.prm, d.target, d.draft_on_target = self.draft_unit, self.prm, self.target, self.helper
+            d.prm_link, d.target_link = self.link(1), self.link(2)
+            d.prm_route = self.link(1).attach(self.prm.host)
+            d.target_route = self.link(2).attach(self.target.host)
+            d.helper_route = self.link(2).attach(self.helper.host)
+            d.draft_server, d.prm_server, d.target_server = self.servers
+            d.fabric = self.port
+            self.devices = d
+            self.options = cosim.WorkflowOptions(options)
+            self.options.draft_prompt_on_target = True
+            self.dispatcher = cosim.RequestDispatcher(names("dispatcher"), 1)
+            self.host = cosim.HostOrchestrator(names("host"), self.options, d, self.activity, self.dispatcher, 0)
+
+        def failed(self) -> bool:
+            """Whether a device server, the host or the dispatcher stopped the simulation with an error."""
+            return any(bool(part.error()) for part in (*self.servers, self.host, self.dispatcher))
+
+        # --- the hand-written problem, hosted in Python --------------------------------------
+
+        def python_host(self, vcd: str | None) -> None:
+            # The host moves data with the DMA engine the fabric binds to each link's target socket.
+            self.fpga_dma, self.prm_dma, self.target_dma = (self.fabric.dma(i) for i in range(3))
             # The KVMU's pointers as signals the host drives, traced by SystemC to a VCD.
             self.pointers = {p: sc_core.sc_signal["long long"](f"kvmu_{p}") for p in ("valid", "curr", "ahead")}
-            self.trace = None
-            self.lines: list[str] = []  # the log, as printed
             if vcd:
                 self.trace = sc_core.sc_create_vcd_trace_file(vcd)
                 for p, signal in self.pointers.items():
                     sc_core.sc_trace(self.trace, signal, f"kvmu.{p}")
-            self.sc_thread("host", self.host)
+            self.sc_thread("host", self.hand_written)
 
         def log(self, what: str) -> None:
             kvmu = self.u280.kvmu()
@@ -121,7 +194,7 @@ def node_class(gbl, vcd: str | None):
                 self.u280.kvmu().rollback()
             self.log(f"{step} {'accepted' if accept else 'rejected'}")
 
-        def host(self) -> None:
+        def hand_written(self) -> None:
             u280, prm, target = self.u280, self.prm, self.target
             # The prompt: its ids to each device, a prefill on each; the U280 prefills it locally.
             self.target_dma.transfer(to_device, PROMPT_TOKENS * TOKEN_BYTES)
@@ -170,7 +243,7 @@ def node_class(gbl, vcd: str | None):
                   f"{u280.tokens_prefilled()}, target decoded {target.tokens_decoded()}")
             self.say(f"energy: u280 {u280.power().energy_j():.6f} J, prm {prm.power().energy_j():.6f} J, "
                   f"target {target.power().energy_j():.6f} J")
-            links = [(self.fpga_link, "u280"), (self.prm_link, "prm"), (self.target_link, "target")]
+            links = [(self.link(0), "u280"), (self.link(1), "prm"), (self.link(2), "target")]
             self.say("pcie bytes: " + ", ".join(f"{name} {link.bytes(to_device)} down {link.bytes(to_host)} up"
                                              for link, name in links))
             # One resolution step more, so that the trace holds the last instant's values.
@@ -214,7 +287,7 @@ def main(prefix: str, stem: str | None = None, expected: str | None = None) -> i
     gbl = load(prefix)
     from amal.eda.systemc import sc_core
 
-    node = node_class(gbl, stem)("node")
+    node = node_class(gbl)("node", example_spec(gbl), "python", stem)
     sc_core.sc_start()
     if node.trace is not None:
         sc_core.sc_close_vcd_trace_file(node.trace)

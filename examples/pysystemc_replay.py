@@ -1,38 +1,29 @@
-"""A trace replayed through the library's step-level system top in a pysystemc session, its
-problems' times compared with the package's own run of the same trace:
+"""A trace replayed through the Python top of examples/pysystemc_node.py in a pysystemc session,
+its problems' times compared with the package's own run of the same trace:
 
     python examples/pysystemc_replay.py PREFIX INPUTS.json   # PREFIX: the library built against
                                                              # pysystemc's SystemC
 
 INPUTS.json (scripts/pysystemc_replay_inputs.py writes it with the package) holds a
 scenario's engine description, a generated trace's problems and events, and each problem's
-start and end from cosim.simulate. `Replay` is a pysystemc module written in Python that
-fills a `SystemSpec` from the description, elaborates `StepwiseTop` inside itself and hands
-its dispatcher the trace when it pauses the kernel for it, as the package's engine does;
-pysystemc's kernel runs it. Each problem's start and end, in the kernel's picoseconds, are
-compared with the package's; "identical" when every one matches.
+start and end from cosim.simulate. A `SystemSpec` is filled from the description and the
+example's `Node` (the same pysystemc module, written in Python, that runs the hand-written
+problem) instantiates the scenario's devices and links from it, with the library's workflow
+host as its host; the trace goes to the node's request dispatcher when it pauses the kernel
+for it, as the package's engine hands it over. Each problem's start and end, in the
+kernel's picoseconds, are compared with the package's; "identical" when every one matches.
 """
 
 from __future__ import annotations
 
-import ctypes
 import json
-import os
 import sys
+
+from pysystemc_node import load, node_class
 
 # The description's sections and the library's parameter structs they fill, field by field.
 ROLE_PARTS = {"model": "ModelSpec", "gpu": "GpuParams", "power": "PowerParams", "link": "PcieLinkParams",
               "fpga": "FpgaAcceleratorParams", "hbm": "HbmParams", "prefill_gpu": "GpuParams"}
-
-
-def load(prefix: str):
-    import amal.eda.systemc  # noqa: F401 - loads pysystemc's SystemC and cppyy, once
-    import cppyy
-
-    ctypes.CDLL(os.path.join(prefix, "lib", "libheteroreason_models.so"), mode=os.RTLD_GLOBAL | os.RTLD_NOW)
-    cppyy.add_include_path(os.path.join(prefix, "include"))
-    cppyy.include("heteroreason/stepwise_top.hpp")
-    return cppyy.gbl
 
 
 def filled(struct, values: dict):
@@ -42,7 +33,7 @@ def filled(struct, values: dict):
 
 
 def system_spec(cosim, system: dict):
-    """The SystemSpec a description gives (no measured profiles, no batching: the check's scenario has none)."""
+    """The SystemSpec a description gives (one device of each, no measured profiles, no batching)."""
     spec = cosim.SystemSpec()
     spec.options = filled(cosim.WorkflowOptions(), system["options"])
     draft, prm, target = system["draft"], system["prm"], system["target"]
@@ -80,32 +71,33 @@ def main(prefix: str, path: str) -> int:
     cosim = gbl.cosim
     with open(path) as f:
         inputs = json.load(f)
-    if inputs["system"]["batching"]["enabled"] or any(inputs["system"][r].get("profile") for r in ("prm", "target")):
-        sys.exit("pysystemc_replay: the scenario must have no batching and no measured profiles")
-
-    class Replay(sc_core.ScModule):
-        def __init__(self, name: str):
-            super().__init__(sc_core.sc_module_name(name))
-            self.system = cosim.StepwiseTop(sc_core.sc_module_name("system"), system_spec(cosim, inputs["system"]))
-
-    top = Replay("replay")
-    dispatcher = top.system.dispatcher()
+    system = inputs["system"]
+    one_of_each = all(system["cluster"][k] == 1 for k in ("draft_devices", "draft_contexts_per_device",
+                                                          "prm_devices", "target_devices"))
+    one_gpu = all(v == 1 for r in ("prm", "target")
+                  for k, v in system[r]["parallel"].items() if k.endswith("_parallel"))
+    measured = system["draft"].get("fpga_profile") or any(system[r].get("profile") for r in ("prm", "target"))
+    on_fpga = system["draft"]["kind"] == "fpga"
+    if system["batching"]["enabled"] or measured or not (on_fpga and one_of_each and one_gpu):
+        sys.exit("pysystemc_replay: the scenario must have one FPGA draft, one PRM GPU and one target GPU, "
+                 "no batching and no measured profiles")
+    node = node_class(gbl)("node", system_spec(cosim, system), "library")
     chunks = [chunk(cosim, inputs), cosim.TraceChunk()]  # an empty chunk ends the trace
     while True:
         sc_core.sc_start()
-        if top.system.error():
+        if node.failed():
             sys.exit("pysystemc_replay: the simulation stopped with an error")
-        if not dispatcher.wants_chunk() or not chunks:
+        if not node.dispatcher.wants_chunk() or not chunks:
             break
-        dispatcher.supply(chunks.pop(0))
-    found = {int(m.request): (int(m.start_units), int(m.end_units)) for m in dispatcher.take_metrics()}
+        node.dispatcher.supply(chunks.pop(0))
+    found = {int(m.request): (int(m.start_units), int(m.end_units)) for m in node.dispatcher.take_metrics()}
     same = len(found) == len(inputs["expected"])
     for i, want in enumerate(inputs["expected"]):
         got = found.get(i)
         print(f"problem {i}: start {got[0] if got else '-'} ps, end {got[1] if got else '-'} ps "
               f"(the package's: {want['start_ps']}, {want['end_ps']})")
         same = same and got == (want["start_ps"], want["end_ps"])
-    print(f"{len(found)} problems of {inputs['scenario']} replayed", flush=True)
+    print(f"{len(found)} problems of {inputs['scenario']} replayed through the Python top", flush=True)
     print("identical" if same else "different", flush=True)
     return 0 if same else 1
 

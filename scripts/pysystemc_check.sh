@@ -5,7 +5,7 @@
 # versions and "identical" when the models' times match the hand-worked ones, then
 # examples/pysystemc_node.py, the example node with its top in Python, which prints
 # "identical" when its log is the C++ example's and its VCD agrees with the log, then
-# examples/pysystemc_replay.py, a generated trace through the library's system top, which
+# examples/pysystemc_replay.py, a generated trace through the same Python top, which
 # prints "identical" when every problem's start and end are the package's own.
 #   bash scripts/pysystemc_check.sh
 set -euo pipefail

@@ -3,7 +3,7 @@
 # at /src and a work folder at /work): builds the C++ library against the SystemC that
 # pysystemc ships, so one kernel is in the process, then runs the pysystemc examples on it:
 # the models' times, the example node with its top written in Python (its log and VCD),
-# and a trace replayed through the system's top (its times against the package's).
+# and a trace replayed through that same top (its times against the package's).
 set -euo pipefail
 say() { printf 'pysystemc_check: %s\n' "$*" >&2; }
 native="$(/opt/venv/bin/python -c 'import importlib.util, pathlib
@@ -29,5 +29,5 @@ cmake --install /work/lib >>/work/cmake.log 2>&1 || { say "error: step install";
 /opt/venv/bin/python /src/examples/pysystemc_models.py /work/prefix
 say "the HeteroReason node with its top in Python, against examples/heteroreason_node.expected"
 /opt/venv/bin/python /src/examples/pysystemc_node.py /work/prefix /work/node /src/examples/heteroreason_node.expected
-say "a generated trace through the system's top, against the package's times for it"
+say "a generated trace through the same Python top, against the package's times for it"
 exec /opt/venv/bin/python /src/examples/pysystemc_replay.py /work/prefix /work/replay/inputs.json

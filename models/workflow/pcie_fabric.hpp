@@ -44,6 +44,9 @@ public:
     const PcieLink& link(size_t index) const { return *links_[index]; }
     // The link as the interconnect the host's device commands cross (PcieLink::attach).
     PcieLink& interconnect(size_t index) { return *links_[index]; }
+    // The host's DMA engine on that link: a host of one's own moves data with it
+    // (HostDma::transfer waits for the data; the fabric's legs post theirs).
+    HostDma& dma(size_t index) { return *dmas_[index]; }
 
     // Waveforms: track the bytes in flight on each link. `changed` fires at every
     // instant a watched leg starts or ends; the watcher then calls advance() and
