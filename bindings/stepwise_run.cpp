@@ -257,17 +257,21 @@ void StepwiseRun::watch(const py::dict& system) {
     if (!options_.vcd_path.empty()) {
         const ClusterShape& shape = spec_.shape;
         const std::array<int, 3> bound = cluster.bound(watched);
-        Power* meters[3] = {&draft->power(), cluster.device("prm", bound[1]).power,
+        // A target that scores the drafts itself (SpecReason) is the only GPU: no PRM to show.
+        const bool judge = spec_.options.verifier_is_target;
+        Power* meters[3] = {&draft->power(), judge ? nullptr : cluster.device("prm", bound[1]).power,
                             cluster.device("target", bound[2]).power};
         const auto boards = static_cast<size_t>(shape.draft_devices);
-        const auto prms = static_cast<size_t>(shape.prm_devices);
+        const auto prms = judge ? size_t{0} : static_cast<size_t>(shape.prm_devices);
+        const size_t target_link = boards + prms + static_cast<size_t>(bound[2]);
         probe_ = std::make_unique<WaveformProbe>(
             "waveforms", options_.vcd_path, cluster.fabric(),
-            std::array<double, 3>{meters[0]->params().idle_w, meters[1]->params().idle_w, meters[2]->params().idle_w},
+            std::array<double, 3>{meters[0]->params().idle_w, judge ? 0.0 : meters[1]->params().idle_w,
+                                  meters[2]->params().idle_w},
             vcd_every_token,
-            std::array<size_t, 3>{static_cast<size_t>(bound[0]), boards + static_cast<size_t>(bound[1]),
-                                  boards + prms + static_cast<size_t>(bound[2])},
-            window_start_ns, window_end_ns);
+            std::array<size_t, 3>{static_cast<size_t>(bound[0]),
+                                  judge ? target_link : boards + static_cast<size_t>(bound[1]), target_link},
+            window_start_ns, window_end_ns, !judge);
         WaveformProbe* probe = probe_.get();
         // The KVMU's RTL, when it is in the loop, shows its own pins, within the window as
         // the probe's signals are.
@@ -275,7 +279,8 @@ void StepwiseRun::watch(const py::dict& system) {
         draft->kvmu().show_trace(window_start_ns <= 0.0);
         probe->set_window_observer([draft](bool open) { draft->kvmu().show_trace(open); });
         for (int i = 0; i < 3; ++i)
-            meters[i]->set_observer([probe, i](PowerState s, double w) { probe->on_power(i, s, w); });
+            if (meters[i] != nullptr)
+                meters[i]->set_observer([probe, i](PowerState s, double w) { probe->on_power(i, s, w); });
         host.set_step_observer([probe](int32_t p, int32_t s) { probe->on_step(p, s); });
         if (!vcd_every_token)
             host.set_sync_summary_observer([probe](bool active, double w) { probe->on_sync_summary(active, w); });

@@ -44,10 +44,10 @@ def test_fpga_baseline_refuses_overlap_and_a_gpu_draft():
                                                 r"off \(use gpu-stepahead or heteroreason for overlap\)"):
         cosim.scenario("fpga-baseline", 1, toggles={"shadow_sync": True})
     with pytest.raises(cosim.ConfigError, match=r"fpga-baseline drafts on an FPGA; a GPU draft is the gpu-baseline "
-                                                r"or gpu-stepahead or heteroreason system"):
+                                                r"or gpu-stepahead or heteroreason or specreason system"):
         cosim.scenario("fpga-baseline", 1, draft={"device": "rtx3090"})
     with pytest.raises(cosim.ConfigError, match=r"gpu-baseline drafts on a GPU; an FPGA draft is the heteroreason "
-                                                r"or fpga-baseline system"):
+                                                r"or fpga-baseline or specreason system"):
         cosim.scenario("gpu-baseline", 1, draft={"device": "u280"})
 
 

@@ -1,6 +1,7 @@
 """The report's "Speculation compared": each kind of speculation against the target alone on
 the same problems, its speedup the ratio of the mean latencies of runs made here, and the
-table with the lossless rows taking the target alone's accuracy."""
+table with each row taking the accuracy of what it replays: the target alone's for the
+lossless rows, BRSD's for HeteroReason, RSD's for SpecReason."""
 
 import pytest
 
@@ -13,12 +14,13 @@ from cosim.report import _speculation
 @pytest.fixture(scope="module")
 def found():
     trace = cosim.trace.generate("math500", 12, seed=2)
+    forward_only = cosim.trace.generate("math500", 12, seed=2, backtracking=False)
     own = {_speculation.HETERO: simulate(load_scenario(_speculation.HETERO, 1), trace)}
-    return trace, own, _speculation.record("math500", trace, own, lambda label: None)
+    return trace, forward_only, own, _speculation.record("math500", trace, own, lambda label: None, forward_only)
 
 
 def test_each_speedup_is_the_target_alones_mean_latency_over_the_systems(found):
-    trace, own, rec = found
+    trace, forward_only, own, rec = found
     alone = simulate(load_scenario("target-alone", 1), trace).summary["latency_s"]
     same_gpu = build_scenario({"system": "speculative-decoding", "target": {"device": "rtx3090"},
                                "speculation": {"proposer": "draft_model", "draft_model": "qwen2.5-0.5b",
@@ -32,25 +34,41 @@ def test_each_speedup_is_the_target_alones_mean_latency_over_the_systems(found):
                 load_scenario("heteroreason-u280-200", 1).with_values(
                     {"toggles.target_speculation": True, "speculation.proposer": "draft_model",
                      "speculation.draft_model": "qwen2.5-0.5b", "speculation.draft_tokens": 4,
-                     "speculation.acceptance": "leviathan-t5-small-xxl"}), trace).summary["latency_s"]}
+                     "speculation.acceptance": "leviathan-t5-small-xxl"}), trace).summary["latency_s"],
+            # SpecReason replays the forward-only run of the same problems.
+            "SpecReason (the target judges; draft on an RTX 3090)": simulate(
+                load_scenario("specreason", 1), forward_only).summary["latency_s"],
+            "SpecReason, draft on the U280": simulate(load_scenario("specreason-u280", 1),
+                                                      forward_only).summary["latency_s"]}
+    alone_forward = simulate(load_scenario("target-alone", 1), forward_only).summary["latency_s"]
+    rows = rec["systems"] + rec["forward_only"]["systems"]
+    assert sorted(row["system"] for row in rows) == sorted(runs)
+    assert rec["forward_only"]["baseline"]["latency_s"] == pytest.approx(alone_forward, rel=1e-12)
     assert rec["baseline"]["latency_s"] == pytest.approx(alone, rel=1e-12)
-    for row in rec["systems"]:
-        assert row["speedup"] == pytest.approx(alone / runs[row["system"]], rel=1e-9)
+    for row in rows:
+        base = alone_forward if row in rec["forward_only"]["systems"] else alone
+        assert row["speedup"] == pytest.approx(base / runs[row["system"]], rel=1e-9)
         low, high = row["intervals"]["speedup"][:2]
         assert low <= row["speedup"] <= high
 
 
 def test_the_table_gives_the_lossless_rows_the_target_alones_accuracy(found):
-    _, _, rec = found
+    rec = found[-1]
     report = {"speculation": [rec], "accuracy": [{"dataset": "math500", "config": 1, "mode": "brsd",
-                                                   "accuracy": 0.8}],
+                                                   "accuracy": 0.8},
+                                                  {"dataset": "math500", "config": 1, "mode": "rsd",
+                                                   "accuracy": 0.7}],
               "target_alone": [{"dataset": "math500", "config": 1, "accuracy": 0.91}]}
     lines = _speculation.markdown(report)
     assert lines[0] == "## Speculation compared"
     rows = [line for line in lines if line.startswith("| math500 |")]
-    assert len(rows) == 5
+    assert len(rows) == 8
     assert rows[0].endswith("| 91.0% |") and "the target alone" in rows[0]
     assert rows[1].endswith("| 80.0% |") and "HeteroReason" in rows[1]
     assert rows[2].endswith("| 91.0% |") and rows[3].endswith("| 91.0% |")
     # The combination keeps BRSD's steps: its accuracy is BRSD's.
     assert rows[4].endswith("| 80.0% |") and "token-level too" in rows[4]
+    # SpecReason replays the forward-only run, after its own target-alone row: RSD's accuracy.
+    assert "forward-only run" in rows[5] and rows[5].endswith("| 91.0% |")
+    assert rows[6].endswith("| 70.0% |") and rows[7].endswith("| 70.0% |")
+    assert "SpecReason" in rows[6] and "SpecReason" in rows[7]

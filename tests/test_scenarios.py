@@ -15,10 +15,20 @@ AT_SCALE = {"heteroreason-qwen3-32b-tp2": ("Qwen3-32B", 2, 1), "gpu-baseline-qwe
 TOKEN_LEVEL = {"speculative-decoding-h100": ("Llama-3.1-8B", "H100 SXM", 3)}
 # Token-level drafting on the paper's FPGA for the config's target.
 SPLIT = {"split-decoding-u280": ("U280", "RTX 3090", 4)}
+# Steps judged by the target itself (SpecReason): where the draft runs.
+JUDGED = {"specreason": "RTX 3090", "specreason-u280": "U280"}
 
 
 def test_every_system_and_ablation_is_a_built_in_scenario():
-    assert sorted((*NAMES, *AT_SCALE, *TOKEN_LEVEL, *SPLIT)) == cosim.builtin_scenarios()
+    assert sorted((*NAMES, *AT_SCALE, *TOKEN_LEVEL, *SPLIT, *JUDGED)) == cosim.builtin_scenarios()
+
+
+@pytest.mark.parametrize("name", JUDGED)
+@pytest.mark.parametrize("config", [1, 2])
+def test_a_specreason_scenario_is_forward_only_and_judged_by_the_configs_target(name, config):
+    scn = cosim.load_scenario(name, config)
+    assert (scn.system, scn.algorithm, scn.draft.device.name) == ("specreason", "rsd", JUDGED[name])
+    assert scn.target.model.name == ("Qwen2.5-Math-7B" if config == 1 else "Qwen2.5-Math-1.5B")
 
 
 @pytest.mark.parametrize("config", [1, 2])

@@ -35,7 +35,6 @@ from ._model_names import CONFIG_TARGETS, DRAFT_MODEL, PRM_MODEL
 # The systems a scenario may name, each a file of cosim/systems/.
 SYSTEMS = systems.names()
 # brsd: refinements are scored and a failing one backtracks; rsd: forward-only (refinements kept).
-ALGORITHMS = ("brsd", "rsd")
 
 
 # The toggles and the serving section, declared in cosim/schema/_toggles.py.
@@ -381,10 +380,11 @@ def build_scenario(data: Mapping[str, Any] | LocatedDict, source: str = "<code>"
     description = data.get("description", "")
     if not isinstance(description, str):
         raise ConfigError(f"{data.where_of('description')}: expected text")
-    algorithm = data.get("algorithm", "brsd")
-    if algorithm not in ALGORITHMS:
-        raise ConfigError(f"{data.where_of('algorithm')}: one of {', '.join(ALGORITHMS)} (brsd backtracks, rsd is "
-                          f"forward-only), got {algorithm!r}")
+    algorithm = data.get("algorithm", chosen.algorithms[0])
+    if algorithm not in chosen.algorithms:
+        raise ConfigError(f"{data.where_of('algorithm')}: the {system} system replays "
+                          f"{' or '.join(chosen.algorithms)} traces (brsd backtracks, rsd is forward-only), "
+                          f"got {algorithm!r}")
     scn = Scenario(
         name=name,
         description=description,

@@ -14,7 +14,6 @@ from typing import Any
 from .. import systems
 from . import _preflight
 from ._engine_run import run_engine
-from .._rows import ROLES
 from ..config.scenario import Scenario
 from ..errors import ConfigError, OutputError
 from ..outputs._atomic import writable_file, writable_folder
@@ -118,4 +117,5 @@ class RunSession:
             first = None if rows is None else first_problem(rows, start_s, end_s, slot)
             publish_vcd(self.vcd_partial, self.vcd_final, end_s, start_s, first)
         if self.timeline is not None and result is not None:
-            write_timeline(result, self.timeline, {role: getattr(self.scn, role).device.name for role in ROLES})
+            write_timeline(result, self.timeline,
+                           {role: getattr(self.scn, role).device.name for role in systems.of(self.scn).roles})

@@ -44,7 +44,7 @@ def options_section(scn: Scenario) -> dict[str, Any]:
         if not option.read:
             continue
         section, _, name = option.source.partition(".")
-        options[option.name] = getattr(scn, option.name) if option.source == "system" else \
+        options[option.name] = getattr(systems.of(scn), option.name) if option.source == "system" else \
             getattr(getattr(scn, section), name)
     # Without step-ahead nothing is drafted ahead, and no interrupted target run is kept.
     if not scn.toggles.step_ahead:

@@ -117,11 +117,12 @@ def _view(start_ps: float, end_ps: float, first_ps: tuple[float, float] | None) 
 
 
 def gtkw_text(dumpfile: str, savefile: str, end_ps: float, start_ps: float = 0.0,
-              first_ps: tuple[float, float] | None = None, rtl_pins: bool = False) -> str:
+              first_ps: tuple[float, float] | None = None, rtl_pins: bool = False, prm: bool = True) -> str:
     """The save file ``savefile`` (its name) for the waveform ``dumpfile`` (its path relative to
     the save file's folder), which runs from ``start_ps`` to ``end_ps``. It opens on the first
     problem, ``first_ps`` (start, end), marked A and B; on the whole waveform without one.
-    ``rtl_pins``: add the KVMU RTL's pins (a run with fpga.kvmu: rtl)."""
+    ``rtl_pins``: add the KVMU RTL's pins (a run with fpga.kvmu: rtl); ``prm``: show the
+    PRM's signals (a waveform without them is of a target that scores the drafts itself)."""
     view_start, view_end = _view(start_ps, end_ps, first_ps)
     # GTKWave's zoom z shows 2^(-z - 7.6) time units per pixel (measured with GTKWave 3.3);
     # the wave pane of a 1400-pixel window is about 830 pixels wide.
@@ -139,8 +140,12 @@ def gtkw_text(dumpfile: str, savefile: str, end_ps: float, start_ps: float = 0.0
     filters: dict[str, int] = {}
     groups = (GROUPS[0], RTL_GROUP, *GROUPS[1:]) if rtl_pins else GROUPS  # the pins under the model's KVMU
     for title, signals in groups:
+        if not prm and title == "PRM":
+            continue  # a system whose target scores the drafts has no PRM signals
         lines += [f"@{_GROUP_BEGIN | _BLANK:x}", f"-{title}"]
         for name, width, show in signals:
+            if not prm and name.startswith("pcie.prm"):
+                continue
             lines += _trace(name, width, show, filters)
         lines += [f"@{_GROUP_END | _BLANK:x}", f"-{title}"]
     lines += ["[pattern_trace] 1", "[pattern_trace] 0"]
@@ -155,5 +160,6 @@ def write_gtkw(path: Path, vcd: Path, end_ps: float, start_ps: float = 0.0,
     final = path if final is None else final
     # The waveform may still be staged beside the save file, under its final name later.
     rtl_pins = any(_has_scope(v, "kvmu_rtl") for v in (path.with_suffix(".vcd"), vcd))
+    prm = any(_has_scope(v, "prm") for v in (path.with_suffix(".vcd"), vcd))
     dumpfile = os.path.relpath(os.path.abspath(vcd), os.path.dirname(os.path.abspath(final)))
-    return write_atomically(path, gtkw_text(dumpfile, final.name, end_ps, start_ps, first_ps, rtl_pins))
+    return write_atomically(path, gtkw_text(dumpfile, final.name, end_ps, start_ps, first_ps, rtl_pins, prm))

@@ -30,6 +30,8 @@ def _header(result: Result, labels: dict[str, str]) -> list[dict]:
     events: list[dict] = [{"ph": "M", "name": "process_name", "pid": 1, "args": {"name": result.scenario}}]
     for name, i in tid.items():
         device = name.split()[0]
+        if labels and device.removeprefix("pcie_") not in labels:
+            continue  # a role the system does not have (labels name the roles it has)
         shown = f"{name} ({labels[device]})" if device in labels else name
         events.append({"ph": "M", "name": "thread_name", "pid": 1, "tid": i, "args": {"name": shown}})
         events.append({"ph": "M", "name": "thread_sort_index", "pid": 1, "tid": i, "args": {"sort_index": i}})

@@ -62,7 +62,8 @@ def run_report(problems: int = 300, seed: int = 1, out: str | Path = "out/report
             if config == _at_scale.CONFIG:
                 scale.append(_at_scale.record(dataset, workloads["brsd"].trace, runs.results, tick))
             if config == _speculation.CONFIG:
-                speculation.append(_speculation.record(dataset, workloads["brsd"].trace, runs.results, tick))
+                speculation.append(_speculation.record(dataset, workloads["brsd"].trace, runs.results, tick,
+                                                       workloads["rsd"].trace))
     sweeps = _sweeps.sweeps(problems, seed, tick)
     space = _design_space.design_space(problems, seed, tick)
     served = _serving.serving(seed, tick)

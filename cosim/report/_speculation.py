@@ -2,10 +2,11 @@
 speculation the simulator runs set against the target alone on the same problems: step-level
 HeteroReason (the draft on a U280 at 200 MHz, the report's own run), token-level speculative
 decoding with a draft model on the target's RTX 3090, the same drafting split onto the U280
-beside it (split-decoding-u280), and HeteroReason with its target's refinements drafted so
-(the combination). Token-level speculation with greedy verification keeps
-the target's output exactly, so its accuracy is the target alone's; HeteroReason's is BRSD's
-(the accuracy section)."""
+beside it (split-decoding-u280), HeteroReason with its target's refinements drafted so
+(the combination), and SpecReason (the target judging each drafted step itself, the draft
+on an RTX 3090 or on the U280) on the forward-only run of the same problems. Token-level
+speculation with greedy verification keeps the target's output exactly, so its accuracy is
+the target alone's; HeteroReason's is BRSD's and SpecReason's RSD's (the accuracy section)."""
 
 from __future__ import annotations
 
@@ -22,17 +23,22 @@ HETERO = "heteroreason-u280-200"
 SPLIT = "split-decoding-u280"
 SAME_GPU = "speculative decoding, draft model on the RTX 3090"
 COMBINED = "heteroreason, its target drafting with a draft model"
+SPECREASON = ("specreason", "specreason-u280")
 DRAFT_MODEL = "qwen2.5-0.5b"  # the split scenario's draft model
-# Each compared system: its label, and whether it keeps the target's output (token level).
-LABELS = {HETERO: ("HeteroReason (step level, U280)", False), SAME_GPU: ("token level, draft model on the GPU", True),
-          SPLIT: ("token level, drafts on the U280 (split)", True),
-          COMBINED: ("HeteroReason, its target's refinements token-level too", False)}
+# Each compared system: its label, and whose accuracy it has: the target alone's (token level
+# keeps the target's output), or the algorithm's whose trace it replays (brsd, rsd).
+LABELS = {HETERO: ("HeteroReason (step level, U280)", "brsd"),
+          SAME_GPU: ("token level, draft model on the GPU", "target"),
+          SPLIT: ("token level, drafts on the U280 (split)", "target"),
+          COMBINED: ("HeteroReason, its target's refinements token-level too", "brsd"),
+          SPECREASON[0]: ("SpecReason (the target judges; draft on an RTX 3090)", "rsd"),
+          SPECREASON[1]: ("SpecReason, draft on the U280", "rsd")}
 METRICS = ("latency_s", "goodput_tok_s", "energy_j_per_token")
 
 
 def steps(datasets: tuple[str, ...]) -> int:
     """Runs it adds to the report (HeteroReason's is the report's own)."""
-    return 4 * len(datasets)
+    return 7 * len(datasets)
 
 
 def _drafting() -> dict[str, Any]:
@@ -53,9 +59,11 @@ def combined_scenario() -> Any:
         {"toggles.target_speculation": True, **{f"speculation.{k}": v for k, v in _drafting().items()}})
 
 
-def record(dataset: str, trace: Any, own: dict[str, Any], tick: Callable[[str], None]) -> dict[str, Any]:
+def record(dataset: str, trace: Any, own: dict[str, Any], tick: Callable[[str], None],
+           forward_only: Any) -> dict[str, Any]:
     """One dataset: the target alone's latency, goodput and J/token, and each compared
-    system's with its speedup over the target alone, intervals paired over the problems."""
+    system's with its speedup over the target alone, intervals paired over the problems.
+    ``trace``: the BRSD run of the problems; ``forward_only``: their RSD run (SpecReason's)."""
     results = {BASELINE: simulate(load_scenario(BASELINE, CONFIG), trace)}
     tick(f"{dataset} speculation {BASELINE}")
     results[HETERO] = own[HETERO]
@@ -66,16 +74,30 @@ def record(dataset: str, trace: Any, own: dict[str, Any], tick: Callable[[str], 
     results[COMBINED] = simulate(combined_scenario(), trace)
     tick(f"{dataset} speculation {COMBINED}")
     found = compare(results, BASELINE, metrics=METRICS)
+    # SpecReason replays the forward-only run, whose final chains (what the target alone
+    # decodes) differ from the BRSD run's: its speedup is over the target alone on that run.
+    forward = {BASELINE: simulate(load_scenario(BASELINE, CONFIG), forward_only)}
+    tick(f"{dataset} speculation {BASELINE} forward-only")
+    for name in SPECREASON:
+        forward[name] = simulate(load_scenario(name, CONFIG), forward_only)
+        tick(f"{dataset} speculation {name}")
+    return {"dataset": dataset, "config": CONFIG, **_rows(results, found),
+            "forward_only": _rows(forward, compare(forward, BASELINE, metrics=METRICS))}
+
+
+def _rows(results: dict[str, Any], found: Any) -> dict[str, Any]:
+    """The baseline's metrics and each compared system's, with intervals paired over the problems."""
     rows = []
-    for name, (label, lossless) in LABELS.items():
+    for name, (label, accuracy_of) in LABELS.items():
+        if name not in results:
+            continue
         m = found.metrics[name]
-        rows.append({"system": label, "lossless": lossless, "speedup": m["speedup"].estimate,
+        rows.append({"system": label, "accuracy_of": accuracy_of, "speedup": m["speedup"].estimate,
                      **{k: results[name].summary[k] for k in METRICS},
                      "intervals": {"speedup": m["speedup"].to_list(), **{k: m[k].to_list() for k in METRICS}}})
     base = found.metrics[BASELINE]
-    return {"dataset": dataset, "config": CONFIG, "baseline": {**{k: results[BASELINE].summary[k] for k in METRICS},
-                                                               "intervals": {k: base[k].to_list() for k in METRICS}},
-            "systems": rows}
+    return {"baseline": {**{k: results[BASELINE].summary[k] for k in METRICS},
+                         "intervals": {k: base[k].to_list() for k in METRICS}}, "systems": rows}
 
 
 def markdown(report: dict[str, Any]) -> list[str]:
@@ -86,25 +108,28 @@ def markdown(report: dict[str, Any]) -> list[str]:
              "On config 1's problems, step-level HeteroReason (the draft on a U280 at 200 MHz) beside token-level "
              "speculative decoding with Qwen2.5-0.5B drafting on the target's RTX 3090 and the same drafting on "
              "the U280 (`split-decoding-u280`), and HeteroReason with its target's refinements drafted so too "
-             "(`toggles.target_speculation`; docs/system.md), each set against the target alone. Token-level "
-             "speculation keeps the target's output, so its accuracy is the target alone's (shown where real "
-             "responses measured it); HeteroReason's is BRSD's expected accuracy. Speedup: the target alone's "
-             "mean latency over the system's. Brackets: 95% intervals over the problems, paired.", "",
+             "(`toggles.target_speculation`; docs/system.md), and SpecReason, whose target judges each drafted "
+             "step itself (`specreason`, `specreason-u280`, on the forward-only run of the same problems), each "
+             "set against the target alone on the same run. Token-level speculation keeps the target's output, so "
+             "its accuracy is the target alone's (shown where real responses measured it); HeteroReason's is "
+             "BRSD's expected accuracy and SpecReason's RSD's, its verdicts the trace's. Speedup: the target "
+             "alone's mean latency over the system's. Brackets: 95% intervals over the problems, paired.", "",
              "| dataset | system | latency s | speedup | J/token | goodput tok/s | accuracy |",
              "|---|---|---|---|---|---|---|"]
     for r in records:
         key = (r["dataset"], r["config"])
         own = alone.get(key)
-        lines.append(f"| {r['dataset']} | the target alone | {cell(r['baseline'], 'latency_s', '{:.2f}')} | 1.00 | "
-                     f"{cell(r['baseline'], 'energy_j_per_token', '{:.2f}')} | "
-                     f"{cell(r['baseline'], 'goodput_tok_s', '{:.1f}')} | "
-                     f"{'-' if own is None else f'{own:.1%}'} |")
-        for s in r["systems"]:
-            acc = own if s["lossless"] else accuracy.get((r["dataset"], r["config"], "brsd"))
-            lines.append(f"| {r['dataset']} | {s['system']} | {cell(s, 'latency_s', '{:.2f}')} | "
-                         f"{cell(s, 'speedup', '{:.2f}')} | {cell(s, 'energy_j_per_token', '{:.2f}')} | "
-                         f"{cell(s, 'goodput_tok_s', '{:.1f}')} | {'-' if acc is None else f'{acc:.1%}'} |")
-    lines += ["", "SpecReason and Lookahead Reasoning (step-level speculation without a PRM) are not modelled "
-              "yet; the token-level rows take a draft model's acceptance from Leviathan et al. (translation), "
-              "which a profile of one's own replaces (docs/workload.md)."]
+        for label, group in (("the target alone", r), ("the target alone, forward-only run", r["forward_only"])):
+            base = group["baseline"]
+            lines.append(f"| {r['dataset']} | {label} | {cell(base, 'latency_s', '{:.2f}')} | 1.00 | "
+                         f"{cell(base, 'energy_j_per_token', '{:.2f}')} | {cell(base, 'goodput_tok_s', '{:.1f}')} | "
+                         f"{'-' if own is None else f'{own:.1%}'} |")
+            for s in group["systems"]:
+                acc = own if s["accuracy_of"] == "target" else accuracy.get(key + (s["accuracy_of"],))
+                lines.append(f"| {r['dataset']} | {s['system']} | {cell(s, 'latency_s', '{:.2f}')} | "
+                             f"{cell(s, 'speedup', '{:.2f}')} | {cell(s, 'energy_j_per_token', '{:.2f}')} | "
+                             f"{cell(s, 'goodput_tok_s', '{:.1f}')} | {'-' if acc is None else f'{acc:.1%}'} |")
+    lines += ["", "Lookahead Reasoning (several steps drafted ahead, generated by the target in one batch) is not "
+              "modelled yet; the token-level rows take a draft model's acceptance from Leviathan et al. "
+              "(translation), which a profile of one's own replaces (docs/workload.md)."]
     return lines

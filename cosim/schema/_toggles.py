@@ -53,7 +53,8 @@ class Option:
     """A field of the C++ WorkflowOptions. ``source``: the scenario value it comes from
     (``toggles.step_ahead``), or where else (``system``: the system's preset; ``run``: the
     call's arguments; ``engine``: set inside the engine); only ``toggles.``, ``serving.``
-    and ``system`` options are read from the engine's ``options`` section."""
+    and ``system`` options are read from the engine's ``options`` section. A ``system``
+    option is the system's class attribute of its name (cosim/systems/)."""
 
     name: str
     type: str  # bool, int32_t or int64_t
@@ -69,6 +70,10 @@ class Option:
 
 OPTIONS: tuple[Option, ...] = (
     Option("sequential", "bool", "false", "system", "gpu-baseline: every operation waits for the previous one"),
+    Option("verifier_is_target", "bool", "false", "system",
+           "specreason: the target scores each drafted step on its own GPUs and KV cache (no PRM)"),
+    Option("judge_prompt_tokens", "int64_t", "0", "system",
+           "specreason: tokens of the scoring prompt the target prefills after a drafted step", "non_negative"),
     Option("step_ahead_depth", "int32_t", "1", "toggles.step_ahead_depth",
            "steps the draft device may draft ahead of the verdict (0-2; 0 without step_ahead)"),
     Option("step_ahead", "bool", "true", "toggles.step_ahead",

@@ -189,12 +189,12 @@ def _devices(devices: Sequence[Mapping[str, Any]]) -> dict[str, list[Mapping[str
             whole(device[name], f"devices[{i}].{name}")
         whole(device.get("kv_limited_iterations", 0), f"devices[{i}].kv_limited_iterations")
         pools[device["role"]].append(device)
-    # A speculative system has every pool; the autoregressive system has the target's alone.
-    alone = not pools["draft"] and not pools["prm"]
-    for role, members in pools.items():
-        if not members and not (alone and role != "target"):
-            raise ConfigError(f"devices: no {role} device; every role has a pool (the autoregressive system: the "
-                              f"target's alone)")
+    # Every system has target GPUs; a PRM scores a draft device's steps (specreason has a
+    # draft pool and no PRM, the autoregressive system the target's pool alone).
+    if not pools["target"]:
+        raise ConfigError("devices: no target device; every system has a target pool")
+    if pools["prm"] and not pools["draft"]:
+        raise ConfigError("devices: PRM devices but no draft device; a PRM scores drafted steps")
     return {role: members for role, members in pools.items() if members}
 
 

@@ -14,6 +14,7 @@ from .gpu_baseline import GpuBaseline
 from .gpu_stepahead import GpuStepahead
 from .heteroreason import Heteroreason
 from .speculative_decoding import SpeculativeDecoding
+from .specreason import Specreason
 from .split_decoding import SplitDecoding
 
 _SYSTEMS: dict[str, System] = {}
@@ -28,7 +29,7 @@ def register(system: System) -> System:
 
 
 for _system in (GpuBaseline(), GpuStepahead(), Heteroreason(), FpgaBaseline(), Autoregressive(),
-                SpeculativeDecoding(), SplitDecoding()):
+                SpeculativeDecoding(), SplitDecoding(), Specreason()):
     register(_system)
 
 

@@ -45,6 +45,12 @@ class System:
     top: ClassVar[str]                     # the C++ top module that runs it (models/tops/)
     draft_device: ClassVar[str] = "rtx3090"
     sequential: ClassVar[bool] = False     # every operation waits for the one before
+    # The algorithms whose traces it replays (the first is the default): brsd backtracks, rsd
+    # is forward-only.
+    algorithms: ClassVar[tuple[str, ...]] = ("brsd", "rsd")
+    # The target scores each drafted step itself, with a prompt of this many tokens (no PRM).
+    verifier_is_target: ClassVar[bool] = False
+    judge_prompt_tokens: ClassVar[int] = 0
     roles: ClassVar[tuple[str, ...]] = ROLES   # the roles its runs use
     parts: ClassVar[tuple[str, ...]] = ("device", "link", "model")  # what of each role they read
     # The scenario's sections its runs read (cosim/config/scenario.py); others are refused.

@@ -40,7 +40,9 @@ StepwiseTop::StepwiseTop(sc_core::sc_module_name name, const SystemSpec& spec) :
     // validate() keeps these within the engine's thread limit, far inside an int.
     const int boards = static_cast<int>(shape.draft_devices);
     const int contexts = static_cast<int>(shape.draft_contexts_per_device);
-    const int prms = static_cast<int>(shape.prm_devices);
+    // SpecReason's target scores the drafts itself: no PRM GPUs, no PRM links.
+    const bool judge = spec.options.verifier_is_target;
+    const int prms = judge ? 0 : static_cast<int>(shape.prm_devices);
     const int targets = static_cast<int>(shape.target_devices);
     const int per_link = static_cast<int>(shape.draft_boards_per_host_link);
     const int slots = boards * contexts;
@@ -105,6 +107,15 @@ StepwiseTop::StepwiseTop(sc_core::sc_module_name name, const SystemSpec& spec) :
                 *spec.target_speculation, target_gpu_.back()->timing(), spec.target_drafter));
         server(target_server_, device_name("target_server", i, targets));
         devices_.push_back(Device{"target", i, &target_gpu_.back()->power(), target_server_.back(), batcher});
+        if (judge) {
+            // The scoring passes are the target model's, on its GPUs, its meter and its server.
+            gpus_.push_back(std::make_unique<GpuProxy>(device_name("judge", i, targets).c_str(), spec.target_gpu,
+                                                       spec.target_model, target_gpu_.back()->power(),
+                                                       spec.target_profile, spec.target_layout));
+            gpus_.back()->set_batcher(batcher);
+            prm_gpu_.push_back(gpus_.back().get());
+            prm_server_.push_back(target_server_.back());
+        }
         if (spec.draft_on_fpga) {
             // The draft model's phase-1 prompt prefill runs on this GPU, drawing its power
             // (and, batched, in its iterations).
@@ -157,14 +168,15 @@ StepwiseTop::StepwiseTop(sc_core::sc_module_name name, const SystemSpec& spec) :
     };
     for (int s = 0; s < slots; ++s) {
         const int b = s % boards;
-        const int p = s % prms;
         const int t = s % targets;
+        const int p = judge ? t : s % prms;
         const std::string port_name = device_name("draft_port", s, slots);
         const size_t base_prm = static_cast<size_t>(boards);
         const size_t base_target = base_prm + static_cast<size_t>(prms);
         // The host's commands cross each device's PCIe link (its interconnect port).
         PcieLink& draft_link = fabric_->interconnect(static_cast<size_t>(b));
-        PcieLink& prm_link = fabric_->interconnect(base_prm + static_cast<size_t>(p));
+        const size_t prm_at = judge ? base_target + static_cast<size_t>(t) : base_prm + static_cast<size_t>(p);
+        PcieLink& prm_link = fabric_->interconnect(prm_at);
         PcieLink& target_link = fabric_->interconnect(base_target + static_cast<size_t>(t));
         if (spec.draft_on_fpga && contexts > 1) {
             const std::string name = device_name("fpga", b, boards) + "_context" + std::to_string(s / boards);
@@ -186,7 +198,7 @@ StepwiseTop::StepwiseTop(sc_core::sc_module_name name, const SystemSpec& spec) :
         logs_.push_back(std::make_unique<ActivityLog>());
         ports_.push_back(std::make_unique<FabricPort>(
             *fabric_, *logs_.back(),
-            std::array<size_t, 3>{static_cast<size_t>(b), base_prm + static_cast<size_t>(p),
+            std::array<size_t, 3>{static_cast<size_t>(b), prm_at,
                                   base_target + static_cast<size_t>(t)},
             switched ? host_links_at + static_cast<size_t>(b / per_link) : FabricPort::kNoLink));
         WorkflowDevices d;
@@ -210,10 +222,13 @@ StepwiseTop::StepwiseTop(sc_core::sc_module_name name, const SystemSpec& spec) :
                 server(own, "draft_server" + tag);
                 d.draft_server = own.back();
             }
-            server(own, "prm_server" + tag);
-            d.prm_server = own.back();
+            if (!judge) {
+                server(own, "prm_server" + tag);
+                d.prm_server = own.back();
+            }
             server(own, "target_server" + tag);
             d.target_server = own.back();
+            if (judge) d.prm_server = d.target_server;
         }
         d.fabric = ports_.back().get();
         d.index = {b, p, t};

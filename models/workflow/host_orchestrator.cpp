@@ -158,6 +158,8 @@ void HostOrchestrator::on_draft(int64_t k, const TraceEvent& e) {
         return;
     }
     state_.prm_cached = std::min(state_.prm_cached, context);
+    // A rejected step leaves the KV cache of a target that scored it.
+    if (options_.verifier_is_target) state_.target_cached = std::min(state_.target_cached, context);
     const Delivery cmd = command_to_draft(v.activity, step);
     at_least_units(cmd.arrival_units);
     ahead_.abort();
@@ -342,7 +344,16 @@ TicketPtr HostOrchestrator::verify(int64_t context, int64_t tokens, uint64_t rea
                                    int32_t step) {
     int64_t fill = context + tokens;
     int64_t at = 0;
-    if (options_.prm_prefix_cache) {
+    Role role = Role::prm;
+    if (options_.verifier_is_target) {
+        // SpecReason: the target prefills what it has not seen, the step and the scoring
+        // prompt, and reads its score token from the last position. The step stays in its
+        // KV cache (a kept step needs no catch-up); the prompt's KV is dropped.
+        at = std::min(state_.target_cached, context);
+        fill = context - at + tokens + options_.judge_prompt_tokens;
+        state_.target_cached = context + tokens;
+        role = Role::target;
+    } else if (options_.prm_prefix_cache) {
         fill = context - state_.prm_cached + tokens;
         at = state_.prm_cached;
     }
@@ -350,10 +361,10 @@ TicketPtr HostOrchestrator::verify(int64_t context, int64_t tokens, uint64_t rea
     return dev_.submit(d_.prm_server, [=](Ticket& t) {
         GpuProxy& prm = *d_.prm;
         std::vector<int64_t> after = deps;
-        dev_.request(Role::prm, prm.params().request_overhead_ns, prm.power().params().idle_w, step, after);
+        dev_.request(role, prm.params().request_overhead_ns, prm.power().params().idle_w, step, after);
         const double start = now_ns();
         dev_.gpu_prefill(prm, fill, at, nullptr, true);
-        t.activity = log_.add(Role::prm, ActivityKind::verify, step, start, now_ns(), fill, after,
+        t.activity = log_.add(role, ActivityKind::verify, step, start, now_ns(), fill, after,
                               prm.power().last_busy_w());
         dev_.batched_energy(t.activity, prm);
     }, ready_units);

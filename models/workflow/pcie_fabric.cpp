@@ -71,7 +71,10 @@ Delivery FabricPort::send_at(Endpoint from, Endpoint to, uint64_t bytes, uint64_
     auto leg = [&](Endpoint device, LinkDirection dir, DepList after) {
         const auto e = static_cast<size_t>(device);
         const uint64_t ready = d.arrival_units;
-        Delivery own = fabric_.leg(log_, links_[e], kLinkRoles[e], dir, bytes, ready, after, step, fine);
+        // A verifier on the target's GPUs (SpecReason) sends over the target's link, named so.
+        const bool on_target = device == Endpoint::prm && links_[e] == links_[static_cast<size_t>(Endpoint::target)];
+        const Role role = kLinkRoles[on_target ? static_cast<size_t>(Endpoint::target) : e];
+        Delivery own = fabric_.leg(log_, links_[e], role, dir, bytes, ready, after, step, fine);
         if (device != Endpoint::draft || draft_host_link_ == kNoLink) return own;
         // The switch's shared link carries the same data alongside, from the same moment on.
         Delivery shared = fabric_.leg(log_, draft_host_link_, Role::link_draft, dir, bytes, ready, after, step, fine);

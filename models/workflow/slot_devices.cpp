@@ -36,7 +36,9 @@ uint64_t SlotDevices::route_to(const GpuProxy& gpu) const {
 }
 
 std::array<double, 3> SlotDevices::energies() const {
-    return {d_.draft->power().energy_j(), d_.prm->power().energy_j(), d_.target->power().energy_j()};
+    // A verifier on the target's GPU draws on the target's meter: counted once, as the target's.
+    const double prm_j = &d_.prm->power() == &d_.target->power() ? 0.0 : d_.prm->power().energy_j();
+    return {d_.draft->power().energy_j(), prm_j, d_.target->power().energy_j()};
 }
 
 bool SlotDevices::request(Role role, double overhead_ns, double idle_w, int32_t step, std::vector<int64_t>& after,

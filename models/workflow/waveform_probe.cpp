@@ -13,7 +13,7 @@ constexpr int kSyncSummaryState = kPowerStateCount;
 
 WaveformProbe::WaveformProbe(sc_core::sc_module_name name, const std::string& path, PcieFabric& fabric,
                              const std::array<double, 3>& idle_w, bool every_token, std::array<size_t, 3> links,
-                             double window_start_ns, double window_end_ns)
+                             double window_start_ns, double window_end_ns, bool with_prm)
     : sc_core::sc_module(name), idle_w_(idle_w), fabric_(fabric), links_(links), window_start_ns_(window_start_ns),
       window_end_ns_(window_end_ns), open_(window_start_ns <= 0.0) {
     if (!(window_start_ns >= 0.0) || !(window_end_ns > window_start_ns))
@@ -33,6 +33,7 @@ WaveformProbe::WaveformProbe(sc_core::sc_module_name name, const std::string& pa
     sc_core::sc_trace(file_, problem, "run.problem");
     sc_core::sc_trace(file_, step, "run.step");
     for (int i = 0; i < 3; ++i) {
+        if (i == 1 && !with_prm) continue;
         const std::string device(kDevices[i]);
         sc_core::sc_trace(file_, state[i], device + ".state");
         sc_core::sc_trace(file_, power_w[i], device + ".power_w");

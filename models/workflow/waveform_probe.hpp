@@ -30,11 +30,12 @@ public:
     // `path` without the ".vcd" SystemC appends. With `every_token`, the bytes in flight
     // include the small transfers too (shadow-sync tokens, verdicts and commands).
     // `links`: the fabric's links of the draft device, PRM and target watched (a cluster's
-    // waveform follows the devices of its first request slot).
+    // waveform follows the devices of its first request slot). Without `with_prm` (a target
+    // that scores the drafts itself) no PRM signals are traced.
     WaveformProbe(sc_core::sc_module_name name, const std::string& path, PcieFabric& fabric,
                   const std::array<double, 3>& idle_w, bool every_token,
                   std::array<size_t, 3> links = {0, 1, 2}, double window_start_ns = 0.0,
-                  double window_end_ns = std::numeric_limits<double>::infinity());
+                  double window_end_ns = std::numeric_limits<double>::infinity(), bool with_prm = true);
     ~WaveformProbe() override;
     // The comment written last, before SystemC's final time stamp.
     static constexpr const char* kEndComment = "heteroreason-cosim: end of waveform";
