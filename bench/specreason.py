@@ -3,7 +3,7 @@ through gpu-baseline (the draft, a PRM and the target, strictly sequential) and 
 specreason (the target scoring each drafted step itself), a request at a time and served
 on two draft and two target GPUs with batching.
 
-    .venv/bin/python bench/specreason.py [--problems 6000] [--requests 400] [--repeats 3]
+    .venv/bin/python bench/specreason.py [--problems 30000] [--requests 8000] [--repeats 3]
 
 Prints one JSON line: per system, the median SystemC wall time of the single-request run
 (`run_wall_s`), its kernel delta cycles per simulated token (`events_per_token`), the
@@ -49,8 +49,8 @@ def measure(problems: int, requests: int, repeats: int) -> dict[str, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--problems", type=int, default=6000)
-    parser.add_argument("--requests", type=int, default=400)
+    parser.add_argument("--problems", type=int, default=30000)
+    parser.add_argument("--requests", type=int, default=8000)
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
     print(json.dumps(measure(args.problems, args.requests, args.repeats)))

@@ -17,24 +17,26 @@ from test_spec_decode import hand_pass
 PROMPT, GPU, TARGET = 100, "rtx3090", "qwen2.5-math-7b"
 
 
-def scenario(tmp_path, rate):
+def scenario(tmp_path, rate, system="heteroreason", **roles):
     (tmp_path / "acc.yaml").write_text(f"kind: acceptance\nname: fixed\nper_draft: {rate}\ndrafts: 8\n")
-    return build_scenario({"system": "heteroreason", "toggles": {"step_ahead": False, "prefetch_cache": False,
-                                                               "target_speculation": True},
+    toggles = {"target_speculation": True}
+    if system == "heteroreason":
+        toggles.update(step_ahead=False, prefetch_cache=False)
+    return build_scenario({"system": system, "toggles": toggles, **roles,
                            "speculation": {"draft_tokens": 4, "acceptance": "acc.yaml"}},
                           source=str(tmp_path / "s.yaml"))
 
 
-def refinement_ns(scn):
+def refinement_ns(scn, header=TraceHeader()):
     # Step 1 is rejected and the target writes it again, 30 tokens after the prompt.
-    problem = TrajectoryBuilder("p", PROMPT).reject(40).refine(30).accept(10).build()
-    run = cosim.simulate(scn, Trace(TraceHeader(), [problem]), activities=True)
+    problem = TrajectoryBuilder("p", PROMPT, header=header).reject(40).refine(30).accept(10).build()
+    run = cosim.simulate(scn, Trace(header, [problem]), activities=True)
     refine = [a for a in run.activities if a.kind == "refine"]
     assert len(refine) == 1 and refine[0].tokens == 30
     return refine[0].end_ns - refine[0].start_ns
 
 
-def test_a_refinement_is_its_rounds_when_every_draft_is_kept(tmp_path):
+def all_kept_ns():
     # Six rounds of four drafts, every one kept: 5 tokens a round from the prompt's end.
     target, head = load_model(TARGET), eagle_head(load_model(TARGET))
     ns, fresh = 0.0, 1
@@ -44,7 +46,21 @@ def test_a_refinement_is_its_rounds_when_every_draft_is_kept(tmp_path):
         ns += sum(hand_pass(head, 1, ctx + j - 1, False, overhead=False, device=GPU) for j in (1, 2, 3))
         ns += hand_pass(target, 5, ctx, True, device=GPU)
         fresh = 5
-    assert refinement_ns(scenario(tmp_path, 1.0)) == pytest.approx(ns, rel=1e-9)
+    return ns
+
+
+def test_a_refinement_is_its_rounds_when_every_draft_is_kept(tmp_path):
+    assert refinement_ns(scenario(tmp_path, 1.0)) == pytest.approx(all_kept_ns(), rel=1e-9)
+
+
+@pytest.mark.parametrize("system, header", [("gpu-baseline", TraceHeader()),
+                                            ("specreason", TraceHeader(backtracking=False))])
+def test_a_strictly_sequential_systems_target_decodes_in_the_same_rounds(tmp_path, system, header):
+    # How the target decodes is no overlap: a sequential system may draft in its target too
+    # (SpecReason with speculative decoding inside, as its paper combines them).
+    scn = scenario(tmp_path, 1.0, system, draft={"device": GPU, "model": "qwen2.5-0.5b"})
+    assert scn.toggles.target_speculation and not scn.toggles.step_ahead
+    assert refinement_ns(scn, header) == pytest.approx(all_kept_ns(), rel=1e-9)
 
 
 def test_drafts_nobody_keeps_cost_more_than_decoding_plainly(tmp_path):
@@ -52,10 +68,11 @@ def test_drafts_nobody_keeps_cost_more_than_decoding_plainly(tmp_path):
     assert refinement_ns(scenario(tmp_path, 0.0)) > refinement_ns(plain) > refinement_ns(scenario(tmp_path, 1.0))
 
 
-def test_speculation_in_the_target_speeds_heteroreason_up_and_replays_exactly():
-    trace = cosim.trace.generate("math500", 8, seed=3)
-    on = load_scenario("heteroreason-u280-200").with_values({"toggles.target_speculation": True})
-    off = cosim.simulate(load_scenario("heteroreason-u280-200"), trace).per_problem.column("latency_s")
+@pytest.mark.parametrize("name, backtracking", [("heteroreason-u280-200", True), ("specreason-u280", False)])
+def test_speculation_in_the_target_speeds_a_step_level_system_up_and_replays_exactly(name, backtracking):
+    trace = cosim.trace.generate("math500", 8, seed=3, backtracking=backtracking)
+    on = load_scenario(name).with_values({"toggles.target_speculation": True})
+    off = cosim.simulate(load_scenario(name), trace).per_problem.column("latency_s")
     first = cosim.simulate(on, trace).per_problem.column("latency_s")
     again = cosim.simulate(on, trace).per_problem.column("latency_s")
     assert list(first) == list(again)
@@ -70,5 +87,6 @@ def test_settings_without_effect_are_refused(tmp_path):
     with pytest.raises(ConfigError, match=r"batching\.enabled: the target decodes speculatively at batch 1"):
         build_scenario({"system": "heteroreason", "toggles": {"target_speculation": True},
                         "batching": {"enabled": True}})
+    # An overlap stays refused on a sequential system, with the target drafting or not.
     with pytest.raises(ConfigError, match=r"gpu-baseline is strictly sequential; its toggles stay off"):
-        build_scenario({"system": "gpu-baseline", "toggles": {"target_speculation": True}})
+        build_scenario({"system": "gpu-baseline", "toggles": {"target_speculation": True, "shadow_sync": True}})

@@ -10,6 +10,7 @@ from typing import Any, Callable, Mapping
 
 from . import _cluster
 from ..errors import ConfigError
+from ..schema._toggles import DECODING
 
 # Why a step-ahead depth given with step-ahead off is refused (after "<depth> ").
 DEPTH_WITHOUT_STEP_AHEAD = "steps ahead, but step_ahead is off: the depth would have no effect; drop one of them"
@@ -30,8 +31,9 @@ def check_given(scn: Any, given: Mapping[str, str]) -> None:
 
 
 def check_sequential(system: Any, toggles: Any, where: Callable[[str], str], hint: str = "") -> None:
-    """A strictly sequential system (gpu-baseline) keeps every toggle off; ``where(name)``
-    names the first toggle that is on, ``hint`` follows the message."""
-    on = [name for name, value in dataclasses.asdict(toggles).items() if value]
+    """A strictly sequential system (gpu-baseline) keeps every overlap toggle off (a toggle of
+    how the target decodes may be on); ``where(name)`` names the first that is on, ``hint``
+    follows the message."""
+    on = [name for name, value in dataclasses.asdict(toggles).items() if value and name not in DECODING]
     if system.sequential and on:
         raise ConfigError(f"{where(on[0])}: {system.name} is strictly sequential; its toggles stay off{hint}")

@@ -24,6 +24,7 @@ SPLIT = "split-decoding-u280"
 SAME_GPU = "speculative decoding, draft model on the RTX 3090"
 COMBINED = "heteroreason, its target drafting with a draft model"
 SPECREASON = ("specreason", "specreason-u280")
+SPECREASON_DECODE = "specreason-u280, its target drafting with a draft model"
 DRAFT_MODEL = "qwen2.5-0.5b"  # the split scenario's draft model
 # Each compared system: its label, and whose accuracy it has: the target alone's (token level
 # keeps the target's output), or the algorithm's whose trace it replays (brsd, rsd).
@@ -32,13 +33,14 @@ LABELS = {HETERO: ("HeteroReason (step level, U280)", "brsd"),
           SPLIT: ("token level, drafts on the U280 (split)", "target"),
           COMBINED: ("HeteroReason, its target's refinements token-level too", "brsd"),
           SPECREASON[0]: ("SpecReason (the target judges; draft on an RTX 3090)", "rsd"),
-          SPECREASON[1]: ("SpecReason, draft on the U280", "rsd")}
+          SPECREASON[1]: ("SpecReason, draft on the U280", "rsd"),
+          SPECREASON_DECODE: ("SpecReason on the U280, its target's refinements token-level too", "rsd")}
 METRICS = ("latency_s", "goodput_tok_s", "energy_j_per_token")
 
 
 def steps(datasets: tuple[str, ...]) -> int:
     """Runs it adds to the report (HeteroReason's is the report's own)."""
-    return 7 * len(datasets)
+    return 8 * len(datasets)
 
 
 def _drafting() -> dict[str, Any]:
@@ -53,9 +55,10 @@ def same_gpu_scenario() -> Any:
                            "target": {"device": "rtx3090"}, "speculation": _drafting()}, config=CONFIG)
 
 
-def combined_scenario() -> Any:
-    """HeteroReason with its target's refinements drafted the same way (toggles.target_speculation)."""
-    return load_scenario(HETERO, CONFIG).with_values(
+def combined_scenario(name: str = HETERO) -> Any:
+    """A step-level system with its target's refinements drafted the same way
+    (toggles.target_speculation): HeteroReason's, or SpecReason's (SpecReason+Decode)."""
+    return load_scenario(name, CONFIG).with_values(
         {"toggles.target_speculation": True, **{f"speculation.{k}": v for k, v in _drafting().items()}})
 
 
@@ -81,6 +84,8 @@ def record(dataset: str, trace: Any, own: dict[str, Any], tick: Callable[[str], 
     for name in SPECREASON:
         forward[name] = simulate(load_scenario(name, CONFIG), forward_only)
         tick(f"{dataset} speculation {name}")
+    forward[SPECREASON_DECODE] = simulate(combined_scenario(SPECREASON[1]), forward_only)
+    tick(f"{dataset} speculation {SPECREASON_DECODE}")
     return {"dataset": dataset, "config": CONFIG, **_rows(results, found),
             "forward_only": _rows(forward, compare(forward, BASELINE, metrics=METRICS))}
 
@@ -109,7 +114,8 @@ def markdown(report: dict[str, Any]) -> list[str]:
              "speculative decoding with Qwen2.5-0.5B drafting on the target's RTX 3090 and the same drafting on "
              "the U280 (`split-decoding-u280`), and HeteroReason with its target's refinements drafted so too "
              "(`toggles.target_speculation`; docs/system.md), and SpecReason, whose target judges each drafted "
-             "step itself (`specreason`, `specreason-u280`, on the forward-only run of the same problems), each "
+             "step itself (`specreason`, `specreason-u280`, and the latter with its target's refinements drafted "
+             "token-level too, on the forward-only run of the same problems), each "
              "set against the target alone on the same run. Token-level speculation keeps the target's output, so "
              "its accuracy is the target alone's (shown where real responses measured it); HeteroReason's is "
              "BRSD's expected accuracy and SpecReason's RSD's, its verdicts the trace's. Speedup: the target "

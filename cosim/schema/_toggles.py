@@ -37,6 +37,11 @@ TOGGLES = Group("toggles", "Toggles", "WorkflowOptions", "", "The workflow's opt
          rule="any"),
 ))
 
+# Toggles that change how the target decodes, not which operations overlap: a strictly
+# sequential system may turn them on (SpecReason with speculative decoding in its target is
+# how its paper combines the two).
+DECODING = ("target_speculation",)
+
 SERVING = Group("serving", "Serving", "WorkflowOptions", "", "How the host moves a request's data.", (
     Decl("prm_prefix_cache", bool, "the PRM prefills only tokens it has not seen; off (default): it scores each "
          "step over the whole context, as reward models served through vLLM's pooling runner did without "
