@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from . import _accuracy as accuracy, _at_scale, _depends, _design_space, _intervals, _serving, _sweeps, _target_alone
-from . import _speculation
+from . import _speculation, _speculation_serving
 from ._systems import SYSTEMS
 from ..outputs._atomic import write_atomically
 from ..engine._workflow import simulate
@@ -31,8 +31,8 @@ def run_report(problems: int = 300, seed: int = 1, out: str | Path = "out/report
     folder.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     total = (len(DATASETS) * len(CONFIGS) * (len(SYSTEMS) + 1) + _at_scale.steps(DATASETS)
-             + _speculation.steps(DATASETS) + _sweeps.STEPS
-             + accuracy.sweep_runs() + _design_space.STEPS + _serving.STEPS + _depends.STEPS)
+             + _speculation.steps(DATASETS) + _sweeps.STEPS + accuracy.sweep_runs() + _design_space.STEPS
+             + _serving.STEPS + _speculation_serving.STEPS + _depends.STEPS)
     done = 0
 
     def tick(label: str) -> None:
@@ -67,10 +67,12 @@ def run_report(problems: int = 300, seed: int = 1, out: str | Path = "out/report
     sweeps = _sweeps.sweeps(problems, seed, tick)
     space = _design_space.design_space(problems, seed, tick)
     served = _serving.serving(seed, tick)
+    at_load = _speculation_serving.serving(seed, tick)
     depends = _depends.depends(problems, seed, tick)
     report = {"problems": problems, "seed": seed, "records": records, "sweeps": sweeps, "design_space": space,
               "serving": served, "intervals": _intervals.method_record(), "pairs": pairs, "accuracy_gains": gains,
               "depends": depends, "target_alone": alone, "at_scale": scale, "speculation": speculation,
+              "speculation_at_load": at_load,
               "systems": {name: load_scenario(name).description for name in SYSTEMS}, "accuracy": accuracy_records,
               "threshold_sweep": accuracy.threshold_sweep(problems, seed, tick)}
     write_atomically(folder / "report.json", json.dumps(report, indent=1))
@@ -192,6 +194,7 @@ def _markdown(report: dict[str, Any], figures: list[Path], elapsed_s: float) -> 
     lines += ["", *_target_alone.markdown(report)]
     lines += ["", *_at_scale.markdown(report)]
     lines += ["", *_speculation.markdown(report)]
+    lines += ["", *_speculation_serving.markdown(report["speculation_at_load"])]
     lines += ["", *_design_space.markdown(report["design_space"])]
     lines += ["", *_serving.markdown(report["serving"])]
     lines += ["", *_intervals.significance(report, DATASETS)]
