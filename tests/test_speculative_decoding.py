@@ -162,3 +162,40 @@ def test_builtins_lists_the_acceptance_profiles(tmp_path):
     assert done.returncode == 0
     assert ("acceptance profiles: deepseek-v3-mtp, deepseek-v3-mtp-k7, eagle3-gpt-oss-k5, "
             "eagle3-llama-3.1-8b-mtbench, leviathan-t5-small-xxl, ngram-code-edit-k5") in done.stdout
+
+
+def test_the_acceptance_scale_multiplies_each_drafts_conditional_rate(tmp_path):
+    from cosim.config._acceptance import load
+    # One rate a draft: a becomes scale x a. Rates given per position: each draft's rate
+    # given the drafts before it kept (0.74 / 0.81 ...) is scaled, and capped at 1.
+    assert load("leviathan-t5-small-xxl").scaled(0.8).rates[:3] == pytest.approx((0.6, 0.36, 0.216), rel=1e-12)
+    rates = load("ngram-code-edit-k5").scaled(1.2).rates
+    assert rates[0] == pytest.approx(0.972, rel=1e-12)
+    assert rates[1] == pytest.approx(0.972 * min(1.0, 1.2 * 0.74 / 0.81), rel=1e-12)
+    assert all(0.0 <= b <= a <= 1.0 for a, b in zip(rates, rates[1:]))
+    # A run at a scale is the run of the scaled profile written out by hand.
+    profile(tmp_path, "proposer: eagle\nper_draft: 0.5944\ndrafts: 8\n")  # 0.8 x EAGLE-3's 0.743
+    trace = Trace(plain_header("test"), [plain_problem(f"r{i}", 200, 300) for i in range(3)])
+    scaled = scenario(tmp_path, acceptance="eagle3-llama-3.1-8b-mtbench", acceptance_scale=0.8, draft_tokens=4)
+    written = scenario(tmp_path, acceptance="acceptance.yaml", draft_tokens=4)
+    runs = [cosim.simulate(s, trace).per_problem for s in (scaled, written)]
+    assert list(runs[0].column("latency_s")) == pytest.approx(list(runs[1].column("latency_s")), rel=1e-12)
+    assert list(runs[0].column("drafted_tokens")) == list(runs[1].column("drafted_tokens"))
+    # Fewer drafts kept than at the measured rate: more passes, a longer run.
+    measured = cosim.simulate(scenario(tmp_path, draft_tokens=4), trace).per_problem
+    assert sum(runs[0].column("latency_s")) > sum(measured.column("latency_s"))
+
+
+def test_the_acceptance_scale_is_a_factor_of_the_sensitivity_analysis(tmp_path):
+    from cosim.uncertainty._factors import factors
+    names = {f.name: (f.low, f.high) for f in factors(scenario(tmp_path))}
+    assert names["speculation.acceptance_scale"] == (0.8, 1.2)
+    assert names["speculation.draft_tokens"] == (2, 5)  # the default profile has rates for eight
+    assert "speculation.lookup_ns" not in names        # read by the n-gram proposer only
+    ngram = scenario(tmp_path, proposer="ngram", acceptance="ngram-code-edit-k5")
+    assert "speculation.lookup_ns" in {f.name for f in factors(ngram)}
+    # A step-level system reads the section only while its target drafts.
+    plain = load_scenario("heteroreason-u280-200")
+    assert not [f for f in factors(plain) if f.name.startswith("speculation.")]
+    drafting = plain.with_values({"toggles.target_speculation": True})
+    assert "speculation.acceptance_scale" in {f.name for f in factors(drafting)}

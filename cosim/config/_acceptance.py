@@ -27,6 +27,19 @@ class Acceptance:
         """Tokens a verification of ``drafts`` drafts yields on average: 1 + the first rates."""
         return 1.0 + sum(self.rates[:drafts])
 
+    def scaled(self, scale: float) -> Acceptance:
+        """The profile with each draft's acceptance given the drafts before it kept multiplied
+        by ``scale`` and capped at 1 (a per-draft rate a becomes scale x a): the rates stay
+        within [0, 1] and non-increasing."""
+        if scale == 1.0:
+            return self
+        rates, measured, kept = [], 1.0, 1.0  # the profile's rate before this one, and its scaled one
+        for rate in self.rates:
+            kept = kept * min(1.0, scale * rate / measured) if measured > 0.0 else 0.0
+            rates.append(kept)
+            measured = rate
+        return Acceptance(self.name, self.proposer, tuple(rates), self.source)
+
 
 FILES = BuiltinFolder("acceptance", "acceptance profile")
 names, path_of = FILES.names, FILES.path_of

@@ -43,8 +43,9 @@ def located(spec: Any, base: Path | None) -> Any:
 
 
 def acceptance(spec: Any) -> _acceptance.Acceptance:
+    """The section's acceptance profile, its rates scaled by ``acceptance_scale``."""
     try:
-        return _acceptance.load(spec.acceptance)
+        return _acceptance.load(spec.acceptance).scaled(spec.acceptance_scale)
     except ConfigError as exc:
         raise ConfigError(f"{_place(spec, 'acceptance')}: {exc}") from None
 

@@ -28,6 +28,13 @@ SPECULATION = Group("speculation", "Speculation", "SpeculationSettings", "COSIM_
          "(cosim/data/acceptance) or a YAML file of per-position rates", rule="any",
          default="eagle3-llama-3.1-8b-mtbench", native=False,
          note="source: the profile's own file cites its measurement"),
+    Decl("acceptance_scale", float, "a factor on each draft's acceptance given the drafts before it kept, each "
+         "capped at 1 (with one rate a a draft, a becomes scale x a): how a profile measured on one workload "
+         "moves on another", default=1.0, native=False,
+         note="estimate: 1 keeps the profile as measured. The shipped profiles' first-draft rates differ by about "
+              "a tenth between workloads of one kind of proposer (EAGLE-3: 0.62 on gpt-oss, 0.74 on Llama-3.1-8B "
+              "MT-bench) and DeepSeek-V3 reports 85-90% across topics; a draft model's rate moved from translation "
+              "to reasoning text is less certain. Range: 0.8-1.2", range=(0.8, 1.2)),
     Decl("draft_model", str, "the proposer's model with proposer draft_model (a built-in model or a file)",
          rule="any", default="", native=False),
     Decl("lookup_ns", float, "the host's time to propose with proposer ngram (a lookup of the context's last "

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..config import _cluster
+from ..config import _cluster, _speculation
 from ..schema import _params, _units
 from ..schema._yamlio import Where
 from ..config.scenario import Scenario
@@ -24,7 +24,7 @@ from .. import systems
 from ..trace import DatasetProfile
 
 ROLES = ("draft", "prm", "target")
-SECTIONS = ("serving", "batching")
+SECTIONS = ("serving", "batching", "speculation")
 # A profile's good-step probability of the target the other config uses: no factor of this one.
 _OTHER_TARGET = {1: "target_1_5b_good_step_probability", 2: "target_7b_good_step_probability"}
 
@@ -71,7 +71,8 @@ def _used(scn: Scenario) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, .
     system = systems.of(scn)
     roles, parts = system.roles, system.parts
     sections = tuple(s for s in SECTIONS if s in system.sections)
-    return roles, parts, tuple(s for s in sections if s != "batching" or scn.batching.enabled)
+    return roles, parts, tuple(s for s in sections if (s != "batching" or scn.batching.enabled)
+                               and (s != "speculation" or _speculation.reads(system, scn.toggles)))
 
 
 def _batching_unused(scn: Scenario, name: str) -> bool:
@@ -83,6 +84,18 @@ def _batching_unused(scn: Scenario, name: str) -> bool:
     # The runtime memory only derives the KV blocks, unused when the scenario gives their number.
     return name == "runtime_memory_bytes" and "num_gpu_blocks" not in systems.of(scn).batching_unread \
         and bool(scn.batching.num_gpu_blocks)
+
+
+def _speculation_unused(scn: Scenario, name: str, cited: Any) -> bool:
+    """A speculation value the runs do not read (the host's lookup time without the n-gram
+    proposer or with drafts made on a draft device), or a range its profile cannot take (more
+    drafts a pass than it has rates for)."""
+    spec = scn.speculation
+    if name == "lookup_ns":
+        return spec.proposer != "ngram" or systems.of(scn).drafts_on_draft_device
+    if name == "draft_tokens" and cited.range is not None:
+        return len(_speculation.acceptance(spec).rates) < cited.range[1]
+    return False
 
 
 def _collect(scn: Scenario, found: dict[str, _Found], baseline: bool) -> None:
@@ -104,6 +117,8 @@ def _collect(scn: Scenario, found: dict[str, _Found], baseline: bool) -> None:
             if _params.origin(owner, name) or not is_number(getattr(owner, name)):
                 continue  # a default declared in code; a value given in the scenario is plain
             if section == "batching" and _batching_unused(scn, name):
+                continue
+            if section == "speculation" and _speculation_unused(scn, name, cited):
                 continue
             key = f"{section}.{path}"
             entry = found.setdefault(key, _Found(key, getattr(owner, name), cited, "the declaration of " + key))
