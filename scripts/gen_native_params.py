@@ -128,6 +128,9 @@ def render_serving(cluster, required) -> str:
 
 
 def main() -> None:
+    if len(sys.argv) < 2 or sys.argv[1].startswith("-"):
+        # An option here would become the output file's name.
+        sys.exit("usage: python scripts/gen_native_params.py OUT.hpp [DECLARATIONS.py [SCHEMA_DIR]]")
     out = Path(sys.argv[1])
     root = Path(__file__).resolve().parent.parent / "cosim"
     source = Path(sys.argv[2]) if len(sys.argv) > 2 else root / "schema" / "_declarations.py"

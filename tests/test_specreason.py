@@ -4,6 +4,7 @@ worked by hand from the timing formulas of tests/handmodel.py."""
 import math
 
 import pytest
+import yaml
 
 import cosim
 from cosim.live import TracePolicy
@@ -101,6 +102,7 @@ def test_a_live_run_replays_its_trace_and_serving_has_no_prm_pool(tmp_path):
     ("algorithm: brsd\n", ":3", r"the specreason system replays rsd traces"),
     ("cluster: {prm: {devices: 2}}\n", ":3", r"no PRM; its scoring passes run on the target GPUs"),
     ("toggles: {step_ahead: true}\n", ":3", r"specreason is strictly sequential"),
+    ("serving: {prm_prefix_cache: true}\n", ":3", r"no PRM; the target scores over its own KV cache"),
 ])
 def test_what_it_would_ignore_is_refused_with_its_line(tmp_path, text, where, message):
     path = tmp_path / "s.yaml"
@@ -115,3 +117,27 @@ def test_a_prm_parameter_on_the_command_line_is_refused(tmp_path):
                                   "prm.link.bandwidth_gbps=16", "--out", tmp_path / "out", cwd=tmp_path))
     assert "--set prm.link.bandwidth_gbps" in line and "no PRM" in line
     assert not (tmp_path / "out").exists()
+
+
+def test_a_step_whose_scoring_prompt_overflows_the_targets_window_is_refused_before_it_runs():
+    # Qwen2.5-Math-7B holds 4,096 tokens: 100 + 3,950 fit, the 70-token scoring prompt does not.
+    long = TrajectoryBuilder("long", PROMPT, header=RSD).accept(3950).build()
+    with pytest.raises(cosim.ConfigError, match=r"problem 'long', events\[0\] .*reaches 4120 tokens with its "
+                                                 r"70-token scoring prompt, beyond the 4096-token window of the "
+                                                 r"target model"):
+        cosim.simulate(cosim.load_scenario("specreason"), Trace(RSD, [long]))
+    fits = TrajectoryBuilder("fits", PROMPT, header=RSD).accept(4096 - PROMPT - JUDGE).build()
+    assert cosim.simulate(cosim.load_scenario("specreason"), Trace(RSD, [fits])).summary["problems"] == 1
+
+
+def test_a_written_scenario_reloads_and_serving_names_no_prm_device(tmp_path):
+    scn = cosim.scenario("specreason", 1, cluster={"draft": {"devices": 2}, "target": {"devices": 2}},
+                         batching={"enabled": True})
+    path = tmp_path / "written.yaml"
+    path.write_text(yaml.safe_dump(scn.reloadable(), sort_keys=False))
+    assert "prm_prefix_cache" not in path.read_text()
+    assert cosim.load_scenario(path).reloadable() == scn.reloadable()
+    trace = cosim.trace.generate("math500", 4, seed=2, backtracking=False).in_memory()
+    per = cosim.serve.run(scn, trace, rate=2.0, seed=1).per_request
+    assert list(per.column("prm_device")) == [-1] * 4
+    assert sorted(set(per.column("target_device"))) == [0, 1]

@@ -4,7 +4,7 @@ from any folder and reruns to the same result. What a file may not give, because
 have no effect, is left out: batching values while batching is off, the boards' shared
 host link while each board has its own, the step-ahead depth while step-ahead is off,
 the vLLM engine's values for another system and the batchers' for the autoregressive
-system, and the autoregressive system's unused roles and its target's link; loaded, they
+system, the PRM's prefix cache for a system without a PRM, and the autoregressive system's unused roles and its target's link; loaded, they
 take the values they had (the defaults and the system's preset)."""
 
 from __future__ import annotations
@@ -96,7 +96,8 @@ def reloadable(scn: Any) -> dict[str, Any]:
         speculation.pop("lookup_ns", None)
     if split:
         speculation.pop("proposer", None)
-    given = {"toggles": toggles, "serving": dataclasses.asdict(scn.serving),
+    serving = {k: v for k, v in dataclasses.asdict(scn.serving).items() if k not in system.serving_unread}
+    given = {"toggles": toggles, "serving": serving,
              "cluster": {pool: cluster[pool] for pool in system.pools()}, "batching": batching,
              "speculation": speculation}
     return {**data, **{s: value for s, value in given.items() if s in system.sections and (value or s != "speculation")}}

@@ -34,7 +34,6 @@ from ._model_names import CONFIG_TARGETS, DRAFT_MODEL, PRM_MODEL
 
 # The systems a scenario may name, each a file of cosim/systems/.
 SYSTEMS = systems.names()
-# brsd: refinements are scored and a failing one backtracks; rsd: forward-only (refinements kept).
 
 
 # The toggles and the serving section, declared in cosim/schema/_toggles.py.

@@ -44,14 +44,18 @@ def _kv_limit(role: Any) -> tuple[int, str]:
     return window, f"{window}-token window of the"
 
 
-def _window_limits(scn: Scenario) -> list[tuple[str, Any, int, str]]:
-    roles = systems.of(scn).roles
-    return [(role, getattr(scn, role).model, *_kv_limit(getattr(scn, role))) for role in roles]
+def _window_limits(scn: Scenario) -> list[tuple[str, Any, int, str, int]]:
+    """Each role's model, its token limit and its words, and the tokens a scoring pass adds
+    after a drafted step (a target that judges the drafts itself prefills its scoring prompt)."""
+    system = systems.of(scn)
+    judge = system.judge_prompt_tokens if system.verifier_is_target else 0
+    return [(role, getattr(scn, role).model, *_kv_limit(getattr(scn, role)), judge if role == "target" else 0)
+            for role in system.roles]
 
 
-def _check_output(problem: Any, final_tokens: int, limits: list[tuple[str, Any, int, str]]) -> None:
+def _check_output(problem: Any, final_tokens: int, limits: list[tuple[str, Any, int, str, int]]) -> None:
     """The autoregressive system generates the final chain after the prompt, within the window."""
-    for role, model, limit, what in limits:
+    for role, model, limit, what, _ in limits:
         if problem.prompt_tokens + final_tokens > limit:
             raise ConfigError(f"problem {problem.id!r}: {problem.prompt_tokens} prompt tokens and {final_tokens} "
                               f"output tokens (its final chain) exceed the {what} {role} model {model.name}")
@@ -65,18 +69,20 @@ def _check_prefix(problem: Any, prefix: int) -> None:
                           f"every prompt begins with (the trace header's metadata.{SHARED_PREFIX})")
 
 
-def _check_window(problem: Any, limits: list[tuple[str, Any, int, str]]) -> None:
+def _check_window(problem: Any, limits: list[tuple[str, Any, int, str, int]]) -> None:
     chain: list[int] = []
     for index, event in enumerate(problem.events):
         if isinstance(event, Backtrack):
             chain.pop()
             continue
-        reach = problem.prompt_tokens + sum(chain) + event.tokens
-        for role, model, limit, what in limits:
+        for role, model, limit, what, judge in limits:
+            scoring = judge if isinstance(event, Draft) else 0
+            reach = problem.prompt_tokens + sum(chain) + event.tokens + scoring
             if reach > limit:
+                prompt = f" with its {scoring}-token scoring prompt" if scoring else ""
                 raise ConfigError(
                     f"problem {problem.id!r}, events[{index}] ({event.type} of step {event.step}, "
-                    f"{event.tokens} tokens): the context reaches {reach} tokens, beyond the "
+                    f"{event.tokens} tokens): the context reaches {reach} tokens{prompt}, beyond the "
                     f"{what} {role} model {model.name}")
         if event.accepted:
             chain.append(event.tokens)

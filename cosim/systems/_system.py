@@ -45,8 +45,8 @@ class System:
     top: ClassVar[str]                     # the C++ top module that runs it (models/tops/)
     draft_device: ClassVar[str] = "rtx3090"
     sequential: ClassVar[bool] = False     # every operation waits for the one before
-    # The algorithms whose traces it replays (the first is the default): brsd backtracks, rsd
-    # is forward-only.
+    # The algorithms whose traces it replays (the first is the default): brsd scores the
+    # refinements and backtracks over a failing one; rsd is forward-only, refinements kept.
     algorithms: ClassVar[tuple[str, ...]] = ("brsd", "rsd")
     # The target scores each drafted step itself, with a prompt of this many tokens (no PRM).
     verifier_is_target: ClassVar[bool] = False
@@ -58,8 +58,9 @@ class System:
     # The device kinds its draft may run on (None: any kind that may draft).
     draft_kinds: ClassVar[tuple[str, ...] | None] = None
     waveforms: ClassVar[bool] = True       # writes a VCD of its devices
-    # The batching parameters its runs never read (cosim/schema/_cluster.py).
+    # The batching parameters its runs never read (cosim/schema/_cluster.py), and the serving ones.
     batching_unread: ClassVar[tuple[str, ...]] = ()
+    serving_unread: ClassVar[tuple[str, ...]] = ()
     # Each problem is its final chain generated after the prompt (no step events replayed).
     output_only: ClassVar[bool] = False
     # Token-level drafts are made on the draft role's device (split decoding), not by the

@@ -1,5 +1,5 @@
 """gpu-baseline: the draft model on a GPU, strictly sequential (each operation waits for
-the one before; no toggle may be on): the paper's GPU baseline."""
+the one before; no overlap toggle may be on): the paper's GPU baseline."""
 
 from __future__ import annotations
 

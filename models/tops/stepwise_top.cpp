@@ -231,7 +231,7 @@ StepwiseTop::StepwiseTop(sc_core::sc_module_name name, const SystemSpec& spec) :
             if (judge) d.prm_server = d.target_server;
         }
         d.fabric = ports_.back().get();
-        d.index = {b, p, t};
+        d.index = {b, judge ? -1 : p, t};  // a target that judges: no PRM device to name
         bound_.push_back(d.index);
         d.shared = slots > 1;
         WorkflowOptions options = spec.options;

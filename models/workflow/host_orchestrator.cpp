@@ -349,8 +349,8 @@ TicketPtr HostOrchestrator::verify(int64_t context, int64_t tokens, uint64_t rea
         // SpecReason: the target prefills what it has not seen, the step and the scoring
         // prompt, and reads its score token from the last position. The step stays in its
         // KV cache (a kept step needs no catch-up); the prompt's KV is dropped.
-        at = std::min(state_.target_cached, context);
-        fill = context - at + tokens + options_.judge_prompt_tokens;
+        at = std::min(state_.target_cached, context + tokens);
+        fill = context + tokens - at + options_.judge_prompt_tokens;
         state_.target_cached = context + tokens;
         role = Role::target;
     } else if (options_.prm_prefix_cache) {
