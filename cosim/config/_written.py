@@ -1,11 +1,12 @@
 """A scenario as ``scenario.resolved.yaml`` holds it: a scenario file, its devices, models
 and links inline and its paths absolute, that loads (load_scenario) to the same scenario
-from any folder and reruns to the same result. What a file may not give, because it would
-have no effect, is left out: batching values while batching is off, the boards' shared
-host link while each board has its own, the step-ahead depth while step-ahead is off,
-the vLLM engine's values for another system and the batchers' for the autoregressive
-system, the PRM's prefix cache for a system without a PRM, and the autoregressive system's unused roles and its target's link; loaded, they
-take the values they had (the defaults and the system's preset)."""
+from any folder and reruns to the same result. What a file may not give, because it
+would have no effect, is left out: batching values while batching is off, the boards'
+shared host link while each board has its own, the step-ahead depth while step-ahead is
+off, the vLLM engine's values for another system and the batchers' for the
+autoregressive system, the PRM's prefix cache for a system without a PRM, and the
+autoregressive system's unused roles and its target's link; loaded, they take the values
+they had (the defaults and the system's preset)."""
 
 from __future__ import annotations
 
