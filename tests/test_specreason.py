@@ -9,6 +9,7 @@ import yaml
 import cosim
 from cosim.live import TracePolicy
 from cosim.systems import by_name
+from cosim.uncertainty._factors import factors
 from cosim.trace import Trace, TraceHeader, TrajectoryBuilder
 from conftest import one_line_error, run_cli
 from handmodel import CONTROL_BYTES, TOKEN_BYTES, Gpu, Link
@@ -29,8 +30,25 @@ def run(name="specreason", **kw):
     return cosim.simulate(cosim.load_scenario(name), Trace(RSD, [problem()]), activities=True, **kw)
 
 
-def test_the_judge_prompt_is_the_papers():
-    assert by_name("specreason").judge_prompt_tokens == JUDGE
+def test_the_judge_prompt_is_the_papers_and_a_factor_of_its_own():
+    scn = cosim.load_scenario("specreason")
+    assert scn.serving.judge_prompt_tokens == JUDGE and by_name("specreason").verifier_is_target
+    names = {f.name: (f.low, f.high) for f in factors(scn)}
+    assert names["serving.judge_prompt_tokens"] == (40, 120)
+    assert "serving.prm_prefix_cache" not in names
+    # A system with a PRM reads no scoring prompt: no factor, and refused where given.
+    assert "serving.judge_prompt_tokens" not in {f.name for f in factors(cosim.load_scenario("gpu-baseline"))}
+    with pytest.raises(cosim.ConfigError, match=r"serving\.judge_prompt_tokens=90: the gpu-baseline system does "
+                                                 r"not read serving\.judge_prompt_tokens"):
+        cosim.load_scenario("gpu-baseline").with_values({"serving.judge_prompt_tokens": 90},
+                                                        given_as={"serving.judge_prompt_tokens":
+                                                                  "serving.judge_prompt_tokens=90"})
+
+
+def test_a_longer_scoring_prompt_is_prefilled_at_each_score():
+    scn = cosim.load_scenario("specreason").with_values({"serving.judge_prompt_tokens": 100})
+    result = cosim.simulate(scn, Trace(RSD, [problem()]), activities=True)
+    assert [a.tokens for a in result.activities if a.kind == "verify"] == [PROMPT + 40 + 100, 130, 120]
 
 
 def test_a_step_is_scored_by_the_target_over_its_own_kv_cache():

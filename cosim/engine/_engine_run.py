@@ -48,7 +48,7 @@ def _window_limits(scn: Scenario) -> list[tuple[str, Any, int, str, int]]:
     """Each role's model, its token limit and its words, and the tokens a scoring pass adds
     after a drafted step (a target that judges the drafts itself prefills its scoring prompt)."""
     system = systems.of(scn)
-    judge = system.judge_prompt_tokens if system.verifier_is_target else 0
+    judge = scn.serving.judge_prompt_tokens if system.verifier_is_target else 0
     return [(role, getattr(scn, role).model, *_kv_limit(getattr(scn, role)), judge if role == "target" else 0)
             for role in system.roles]
 

@@ -46,6 +46,12 @@ SERVING = Group("serving", "Serving", "WorkflowOptions", "", "How the host moves
     Decl("prm_prefix_cache", bool, "the PRM prefills only tokens it has not seen; off (default): it scores each "
          "step over the whole context, as reward models served through vLLM's pooling runner did without "
          "prefix caching (estimate)", rule="any", default=False),
+    Decl("judge_prompt_tokens", int, "tokens of the scoring prompt a target that judges each drafted step itself "
+         "(the specreason system) prefills after the step, its score read from the last position",
+         rule="non_negative", default=70,
+         note="source: SpecReason (arXiv 2504.07891v2) section 4.1: a scoring pass prefills about 70 new tokens "
+              "besides the step (the request for a 0-9 score and the answer's prefix); 40-120 with the wording",
+         range=(40, 120)),
     Decl("token_bytes", int, "bytes per token id on PCIe (a 32-bit id)", default=4, limit=PAYLOAD),
     Decl("control_bytes", int, "bytes of a verdict, command or pointer update on PCIe", default=64,
          note="estimate: one small DMA descriptor's payload; plausible from 32 to 256 bytes", range=(32, 256),
@@ -77,7 +83,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("sequential", "bool", "false", "system", "gpu-baseline: every operation waits for the previous one"),
     Option("verifier_is_target", "bool", "false", "system",
            "specreason: the target scores each drafted step on its own GPUs and KV cache (no PRM)"),
-    Option("judge_prompt_tokens", "int64_t", "0", "system",
+    Option("judge_prompt_tokens", "int64_t", "70", "serving.judge_prompt_tokens",
            "specreason: tokens of the scoring prompt the target prefills after a drafted step", "non_negative"),
     Option("step_ahead_depth", "int32_t", "1", "toggles.step_ahead_depth",
            "steps the draft device may draft ahead of the verdict (0-2; 0 without step_ahead)"),

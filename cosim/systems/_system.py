@@ -48,9 +48,8 @@ class System:
     # The algorithms whose traces it replays (the first is the default): brsd scores the
     # refinements and backtracks over a failing one; rsd is forward-only, refinements kept.
     algorithms: ClassVar[tuple[str, ...]] = ("brsd", "rsd")
-    # The target scores each drafted step itself, with a prompt of this many tokens (no PRM).
+    # The target scores each drafted step itself (no PRM), with serving.judge_prompt_tokens.
     verifier_is_target: ClassVar[bool] = False
-    judge_prompt_tokens: ClassVar[int] = 0
     roles: ClassVar[tuple[str, ...]] = ROLES   # the roles its runs use
     parts: ClassVar[tuple[str, ...]] = ("device", "link", "model")  # what of each role they read
     # The scenario's sections its runs read (cosim/config/scenario.py); others are refused.
@@ -58,9 +57,12 @@ class System:
     # The device kinds its draft may run on (None: any kind that may draft).
     draft_kinds: ClassVar[tuple[str, ...] | None] = None
     waveforms: ClassVar[bool] = True       # writes a VCD of its devices
-    # The batching parameters its runs never read (cosim/schema/_cluster.py), and the serving ones.
+    # The batching parameters its runs never read (cosim/schema/_cluster.py).
     batching_unread: ClassVar[tuple[str, ...]] = ()
-    serving_unread: ClassVar[tuple[str, ...]] = ()
+    # The serving parameters its runs never read, each with why: refused where given, left
+    # out of a written scenario, no factor of a sensitivity analysis.
+    serving_unread: ClassVar[Mapping[str, str]] = {
+        "judge_prompt_tokens": "only a target that scores its drafts itself (the specreason system) reads it"}
     # Each problem is its final chain generated after the prompt (no step events replayed).
     output_only: ClassVar[bool] = False
     # Token-level drafts are made on the draft role's device (split decoding), not by the
@@ -73,12 +75,21 @@ class System:
 
     def check_file(self, data: Any) -> None:
         """Refuses what a scenario file gives that this system would ignore."""
+        serving = data.get("serving")
+        if isinstance(serving, dict):
+            for key, why in self.serving_unread.items():
+                if key in serving:
+                    raise ConfigError(f"{serving.where_of(key)}: the {self.name} system does not read "
+                                      f"serving.{key}: {why}")
 
     def check_path(self, name: str, full: str) -> None:
         """Refuses a parameter path (``--set``) this system would ignore; ``name`` is how
         the value was given."""
         if full.startswith("speculation.") and "speculation" not in self.sections:
             raise ConfigError(f"{name}: {self.speculation_unread()}")
+        head, _, key = full.partition(".")
+        if head == "serving" and key in self.serving_unread:
+            raise ConfigError(f"{name}: the {self.name} system does not read {full}: {self.serving_unread[key]}")
 
     def speculation_unread(self) -> str:
         """Why a speculation section would have no effect on this system's runs."""

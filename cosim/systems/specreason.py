@@ -17,7 +17,6 @@ from ..schema._yamlio import LocatedDict
 
 # Why a PRM given to it is refused.
 NO_PRM = "the specreason system's target scores each drafted step itself; it has no PRM"
-OWN_CACHE = "the target scores over its own KV cache, prefilling only what it lacks"
 
 
 class Specreason(Stepwise):
@@ -28,11 +27,9 @@ class Specreason(Stepwise):
     roles = ("draft", "target")
     algorithms = ("rsd",)
     verifier_is_target = True
-    # SpecReason v2 (arXiv 2504.07891v2) section 4.1: each scoring pass "prefills about 70 new
-    # tokens" (the step's tokens are counted separately, from the trace): the prompt asking for
-    # a 0-9 score and the prefilled answer prefix. Plausible range 40-120, with the wording.
-    judge_prompt_tokens = 70
-    serving_unread = ("prm_prefix_cache",)
+    # Its scoring prompt's length is serving.judge_prompt_tokens (cosim/schema/_toggles.py).
+    serving_unread = {"prm_prefix_cache": f"{NO_PRM}; the target scores over its own KV cache, prefilling "
+                                          f"only what it lacks"}
 
     def check_file(self, data: LocatedDict) -> None:
         """A PRM or a PRM pool given for it would be ignored, so they are refused."""
@@ -42,16 +39,12 @@ class Specreason(Stepwise):
         if isinstance(cluster, LocatedDict) and "prm" in cluster:
             raise ConfigError(f"{cluster.where_of('prm')}: {NO_PRM}; its scoring passes run on the target GPUs "
                               f"(cluster.target.devices)")
-        serving = data.get("serving")
-        if isinstance(serving, LocatedDict) and "prm_prefix_cache" in serving:
-            raise ConfigError(f"{serving.where_of('prm_prefix_cache')}: {NO_PRM}; {OWN_CACHE}")
+        super().check_file(data)
 
     def check_path(self, name: str, full: str) -> None:
         super().check_path(name, full)
         if full.startswith(("prm.", "cluster.prm.")):
             raise ConfigError(f"{name}: {NO_PRM}")
-        if full == "serving.prm_prefix_cache":
-            raise ConfigError(f"{name}: {NO_PRM}; {OWN_CACHE}")
 
     def threads(self, scn: Any) -> dict[str, int]:
         return {k: v for k, v in super().threads(scn).items() if k != "cluster.prm.devices"}

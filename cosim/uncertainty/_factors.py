@@ -120,6 +120,8 @@ def _collect(scn: Scenario, found: dict[str, _Found], baseline: bool) -> None:
                 continue
             if section == "speculation" and _speculation_unused(scn, name, cited):
                 continue
+            if section == "serving" and name in systems.of(scn).serving_unread:
+                continue
             key = f"{section}.{path}"
             entry = found.setdefault(key, _Found(key, getattr(owner, name), cited, "the declaration of " + key))
             (entry.baseline_paths if baseline else entry.paths).append(key)
