@@ -63,10 +63,13 @@ public:
     bool overlap_host = false;      // gpu_step: the host's step work overlaps the pass before
     int64_t request = 0;            // gpu_request: the request (its speculative draws are keyed by it)
     // gpu_step: a speculative proposer's work after the pass, on the same GPU: its time, and
-    // the GPU's FLOPs and bytes in it (a host lookup: time alone).
+    // the GPU's FLOPs and bytes in it (a host lookup: time alone). On a draft device (split
+    // decoding) the GPU idles through it: draft_busy_ns of it the board computes,
+    // draft_prefill_ns of that prefilling new prompts.
     double extra_ns = 0.0;
     double extra_flops = 0.0;
     double extra_bytes = 0.0;
+    double draft_prefill_ns = 0.0;
     // Out
     int64_t produced = 0;           // tokens written or decoded
     bool ok = true;                 // false: an abort cut it short
@@ -77,8 +80,8 @@ public:
     int64_t passes = 0;             // gpu_request, speculative: the target's passes after the prefill
     int64_t drafted = 0;            // gpu_request, speculative: tokens drafted
     int64_t accepted = 0;           // gpu_request, speculative: drafted tokens kept
-    double draft_energy_j = 0.0;    // gpu_request, split: its draft device's energy over it
-    double draft_busy_ns = 0.0;     // gpu_request, split: its draft device's prefill and drafting
+    double draft_energy_j = 0.0;    // gpu_request, gpu_step, split: its draft device's energy over it
+    double draft_busy_ns = 0.0;     // gpu_request, gpu_step, split: its draft device's prefill and drafting
 
     tlm::tlm_extension_base* clone() const override { return new DeviceCommand(*this); }
     void copy_from(const tlm::tlm_extension_base& other) override {

@@ -304,7 +304,11 @@ void GpuProxy::forward_step(DeviceCommand& c) {
         throw SimulationError(std::string(name()) + ": a forward step needs its batch");
     bool prefilling = false;
     for (const BatchWork& w : *c.batch) prefilling = prefilling || !w.decode;
-    const double ns = timing_.step_ns(*c.batch, c.overlap_host) + c.extra_ns;
+    const DraftDevice* dev = spec_ != nullptr ? spec_->device() : nullptr;
+    // A draft device's drafting follows the pass with the GPU idle; a proposer on the GPU
+    // (or a host lookup) keeps it busy.
+    const double idle_ns = dev != nullptr ? c.extra_ns : 0.0;
+    const double ns = timing_.step_ns(*c.batch, c.overlap_host) + c.extra_ns - idle_ns;
     const PowerState state = prefilling ? PowerState::prefill : PowerState::decode;
     StepWork work = timing_.work(*c.batch);
     work += StepWork{c.extra_flops, c.extra_bytes};
@@ -312,8 +316,20 @@ void GpuProxy::forward_step(DeviceCommand& c) {
     power_->set_state(state, watts);
     sc_core::wait(duration_ns(ns));
     power_->set_state(PowerState::idle);
-    c.work_ns = ns;
-    c.energy_j = ns * watts * kJoulesPerWattNs;
+    c.work_ns = ns + idle_ns;
+    c.energy_j = (ns * watts + idle_ns * power_->params().idle_w) * kJoulesPerWattNs;
+    if (idle_ns > 0.0 && draft_power_ != nullptr) {
+        const double draft0 = draft_power_->energy_j();
+        const double prefilling = c.draft_prefill_ns;
+        const double joules_ns = dev->prefill_w * prefilling + dev->decode_w * (c.draft_busy_ns - prefilling) +
+                                 dev->idle_w * std::max(0.0, idle_ns - c.draft_busy_ns);
+        draft_power_->set_state(PowerState::decode, joules_ns / idle_ns);
+        sc_core::wait(duration_ns(idle_ns));
+        draft_power_->set_state(PowerState::idle);
+        c.draft_energy_j = draft_power_->energy_j() - draft0;
+    } else if (idle_ns > 0.0) {
+        sc_core::wait(duration_ns(idle_ns));
+    }
 }
 
 void GpuProxy::b_transport(int /*initiator*/, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {

@@ -75,6 +75,7 @@ void SpecDecoder::propose(int64_t fresh, int64_t context, int64_t drafts, Decode
 }
 
 SpecDecoder::Decode SpecDecoder::propose_batch(const std::vector<Proposal>& proposals) const {
+    if (device_ != nullptr) return propose_split(proposals);
     Decode d;
     std::vector<BatchWork> work;
     int64_t most = 0;
@@ -133,6 +134,34 @@ SpecDecoder::Decode SpecDecoder::rounds(int64_t context, int64_t tokens, int64_t
         pos += kept;
         fresh = kept;
     }
+    return d;
+}
+
+SpecDecoder::Decode SpecDecoder::propose_split(const std::vector<Proposal>& proposals) const {
+    const DraftDevice& dev = *device_;
+    Decode d;
+    int64_t prompt_bytes = 0, verdict_bytes = 0, draft_bytes = 0;
+    for (const Proposal& p : proposals) {
+        if (p.drafts <= 0) continue;
+        // After this step the request holds context + fresh tokens and the one it sampled;
+        // the draft device's first decode takes that token (as decode_split's rounds do).
+        const int64_t known = p.context + p.fresh;
+        if (p.prompt) {
+            // Its prompt reaches the board and is prefilled there (one decoder, a request at a time).
+            prompt_bytes += known * dev.token_bytes;
+            d.draft_prefill_ns += dev.timing->prefill_ns(known, 0);
+        } else {
+            verdict_bytes += dev.token_bytes + dev.control_bytes;  // the kept count and the target's token
+        }
+        for (int64_t j = 0; j < p.drafts; ++j) d.draft_busy_ns += dev.timing->decode_token_ns(known + j);
+        draft_bytes += p.drafts * dev.token_bytes;
+    }
+    if (draft_bytes == 0) return d;
+    // Each crossing carries every request's bytes at once: the verdicts (and new prompts) to
+    // the board, then the drafts to the target.
+    if (verdict_bytes > 0) d.ns += dev.relay_ns(verdict_bytes);
+    if (prompt_bytes > 0) d.ns += dev.draft_link.transfer_ns(static_cast<uint64_t>(prompt_bytes));
+    d.ns += d.draft_prefill_ns + d.draft_busy_ns + dev.relay_ns(draft_bytes);
     return d;
 }
 

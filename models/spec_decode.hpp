@@ -68,10 +68,12 @@ public:
         int64_t fresh = 1;
         int64_t context = 0;
         int64_t drafts = 0;
+        bool prompt = false;  // its first token: a draft device has not seen its prompt yet
     };
     // The proposer's passes over them all: the first over every request's fresh tokens, the
     // j-th over one token of each request drafting j or more (a host lookup: one a request).
-    // Answers their time in `ns` (the GPU's in `gpu_ns`) and the GPU's work.
+    // Answers their time in `ns` (the GPU's in `gpu_ns`) and the GPU's work. A draft device
+    // drafts for one request after another (propose_split).
     Decode propose_batch(const std::vector<Proposal>& proposals) const;
     const SpecDecodeSetup& setup() const { return setup_; }
 
@@ -92,6 +94,9 @@ private:
     void propose(int64_t fresh, int64_t context, int64_t drafts, Decode& d) const;
     void pass(const GpuTiming& timing, const std::vector<BatchWork>& work, Decode& d) const;
     Decode decode_split(int64_t prompt, int64_t output, uint64_t request, double target_prefill_ns) const;
+    // A step's proposals made on a draft device (batched split decoding): the verdicts reach
+    // it, it prefills new prompts and drafts for each request in turn, the drafts cross back.
+    Decode propose_split(const std::vector<Proposal>& proposals) const;
     // `tokens` tokens decoded in rounds from `context`, the proposer's first pass over `fresh`
     // tokens; draws keyed by `key` and each round's position (`by_position`) or its index;
     // each token's time into `durations` where given (Run's layout).

@@ -67,12 +67,16 @@ void VllmEngine::propose(const VllmScheduler::Step& step, DeviceCommand& c) {
     for (const VllmScheduler::Scheduled& x : step.scheduled) {
         if (!scheduler_.samples(x)) continue;
         const int64_t fresh = x.drafts > 0 ? x.kept + 1 : x.tokens;
-        proposals_.push_back(SpecDecoder::Proposal{fresh, x.computed_before, scheduler_.drafts_after(x)});
+        proposals_.push_back(SpecDecoder::Proposal{fresh, x.computed_before, scheduler_.drafts_after(x),
+                                                   scheduler_.first_sample(x)});
     }
     const SpecDecoder::Decode d = spec_->propose_batch(proposals_);
     c.extra_ns = d.ns;
     c.extra_flops = d.work.flops;
     c.extra_bytes = d.work.bytes;
+    // A draft device's share of it (split decoding): the GPU waits idle meanwhile.
+    c.draft_busy_ns = d.draft_busy_ns + d.draft_prefill_ns;
+    c.draft_prefill_ns = d.draft_prefill_ns;
 }
 
 void VllmEngine::serve() {
@@ -116,6 +120,8 @@ void VllmEngine::serve() {
         const double share = c.energy_j / static_cast<double>(n);
         for (const VllmScheduler::Scheduled& x : step.scheduled) {
             Waiter& w = *waiters_.at(x.seq);
+            w.out.draft_energy_j += c.draft_energy_j / static_cast<double>(n);
+            w.out.draft_busy_ns += c.draft_busy_ns / static_cast<double>(n);
             w.out.drafted += x.drafts;
             w.out.kept += x.kept;
             w.out.energy_j += share;

@@ -57,6 +57,8 @@ public:
         int64_t passes = 0;                // its decoding passes after the prefill (verifications among them)
         int64_t drafted = 0;               // speculative: the drafts they checked
         int64_t kept = 0;                  // speculative: the drafts they kept
+        double draft_energy_j = 0.0;       // split: its share of the draft device's energy in its steps
+        double draft_busy_ns = 0.0;        // split: its share of the draft device's work in them
     };
     // Blocking, from a request's thread: the request joins the waiting queue now; returns
     // once its last token is out.

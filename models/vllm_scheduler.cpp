@@ -191,6 +191,10 @@ bool VllmScheduler::samples(const Scheduled& x) const {
     return s.computed >= tokens(s);  // a prefill chunk short of the end samples nothing
 }
 
+bool VllmScheduler::first_sample(const Scheduled& x) const {
+    return seqs_[static_cast<size_t>(x.seq)].output == 0;
+}
+
 int64_t VllmScheduler::drafts_after(const Scheduled& x) const {
     if (params_.spec == nullptr || !samples(x)) return 0;
     const Seq& s = seqs_[static_cast<size_t>(x.seq)];

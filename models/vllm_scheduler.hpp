@@ -92,6 +92,8 @@ public:
     // The drafts a request that samples this step makes for its next (after verify()): k, or
     // fewer near its last token; 0 once it is done or without speculation.
     int64_t drafts_after(const Scheduled& x) const;
+    // Whether a scheduled request has sampled nothing yet (this step gives its first token).
+    bool first_sample(const Scheduled& x) const;
     // After the step's forward pass: every scheduled request that caught up samples a token
     // (a verification, its kept drafts and one token more);
     // `on_token(seq, first, finished)` for each. A finished request's blocks are freed and

@@ -29,6 +29,8 @@ def test_each_row_is_its_cluster_served_on_its_run(found):
                                  config=1).with_values(two)
     clusters = {"the target alone": (load_scenario("target-alone").with_values(two), brsd),
                 "token level, draft model on each target GPU": (token_level, brsd),
+                "token level, drafts on a U280 beside each target GPU (split)": (
+                    load_scenario("split-decoding-u280").with_values(two), brsd),
                 "HeteroReason, 8 U280 @ 200 MHz and 2 PRM GPUs": (load_scenario("cluster-heteroreason-u280-200"),
                                                                   brsd),
                 "the target alone, forward-only run": (load_scenario("target-alone").with_values(two), rsd),

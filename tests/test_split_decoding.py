@@ -14,6 +14,7 @@ from cosim.trace._plain import plain_header, plain_problem
 
 from handmodel import Fpga, Link
 from test_spec_decode import hand_pass
+from test_vllm_scheduler import TINY_GPU, TINY_MODEL
 
 TARGET, TARGET_MODEL, DRAFT_MODEL = "rtx3090", "qwen2.5-7b-instruct", "qwen2.5-0.5b"
 
@@ -79,7 +80,6 @@ def test_a_written_scenario_reloads(tmp_path):
 @pytest.mark.parametrize("extra,message", [
     ({"prm": {"device": "rtx3090"}}, r"the split-decoding system has a draft device beside each target GPU; it has "
                                      r"no prm"),
-    ({"batching": {"enabled": True}}, r"batching\.enabled: a draft device drafts for one request at a time"),
     ({"cluster": {"draft": {"devices": 2}}}, r"cluster\.draft: the split-decoding system has no draft pool; its "
                                              r"cluster is cluster.target.devices"),
 ])
@@ -98,3 +98,35 @@ def test_its_proposer_is_the_draft_device(tmp_path, speculation, message):
     with pytest.raises(ConfigError, match=message):
         build_scenario({"system": "split-decoding", "target": {"device": TARGET},
                         "speculation": {"acceptance": "all.yaml", **speculation}}, source=str(tmp_path / "s.yaml"))
+
+
+def test_batched_the_board_drafts_for_each_request_in_turn_after_the_step(tmp_path):
+    # vLLM's engine on a GPU whose every step takes its 1 ms forward overhead (the tiny GPU of
+    # tests/test_vllm_scheduler.py), the U280 drafting two tokens a pass, every one kept. A and
+    # B (2 prompt tokens, 7 out) prefill together in step 1; then the board gets both prompts
+    # in one crossing of its link, prefills and drafts for A, then for B, and the four drafts
+    # cross to the target. Steps 2 and 3 verify them (3 tokens each); after step 2 the kept
+    # counts and tokens cross to the board first. After step 3 both are done.
+    (tmp_path / "gpu.yaml").write_text(TINY_GPU)
+    (tmp_path / "model.yaml").write_text(TINY_MODEL)
+    scn = scenario(tmp_path, target={"device": "gpu.yaml", "model": "model.yaml"},
+                   speculation={"draft_tokens": 2, "acceptance": "all.yaml"},
+                   batching={"enabled": True, "max_batch": 2, "token_budget": 16, "block_size": 4,
+                             "num_gpu_blocks": 32})
+    trace = Trace(plain_header("test"), [plain_problem("a", 2, 7, 0.0), plain_problem("b", 2, 7, 0.0)])
+    served = cosim.serve.run(scn, trace)
+    fpga = Fpga("u280", DRAFT_MODEL, clock_mhz=200)
+    gen3, gen4 = Link("pcie_gen3_x16"), Link("pcie_gen4_x16")
+    assert scn.target.link == cosim.load_link("pcie_gen4_x16")
+    first = gen3.ns(2 * 2 * 4) + 2 * (fpga.prefill(2, 0) + fpga.token(2) + fpga.token(3)) + gen3.ns(16) + gen4.ns(16)
+    second = gen4.ns(2 * 68) + gen3.ns(2 * 68) + 2 * (fpga.token(5) + fpga.token(6)) + gen3.ns(16) + gen4.ns(16)
+    per = served.per_request
+    assert [float(v) for v in per.column("ttft_s")] == pytest.approx([(1e6 + first) * 1e-9] * 2, rel=1e-9)
+    assert [float(v) for v in per.column("latency_s")] == pytest.approx([(3e6 + first + second) * 1e-9] * 2,
+                                                                         rel=1e-9)
+    assert [int(v) for v in per.column("kept_draft_tokens")] == [4, 4]
+    # The board's energy: its share of each step's window (prefilling, drafting, idle), and
+    # idle between; the pool's is all of it.
+    assert set(served.summary.pools) == {"draft", "target"}
+    assert sum(per.column("energy_j_draft")) <= served.summary.pools["draft"].energy_j
+    assert all(float(v) > 0 for v in per.column("energy_j_draft"))

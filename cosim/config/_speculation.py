@@ -108,7 +108,7 @@ def _batch_one(batching: Any, why: str) -> None:
         raise ConfigError(f"{_params.origin(batching, 'enabled') or 'batching.enabled'}: {why}")
 
 
-def _check_split(spec: Any, found: _acceptance.Acceptance, batching: Any) -> None:
+def _check_split(spec: Any, found: _acceptance.Acceptance) -> None:
     """A draft device drafts (the split-decoding system): the proposer is its draft role, so
     the section's own proposer settings would have no effect, and the profile was measured
     with a draft model."""
@@ -116,8 +116,6 @@ def _check_split(spec: Any, found: _acceptance.Acceptance, batching: Any) -> Non
         if _params.given(spec, name):
             raise ConfigError(f"{_place(spec, name)}: the draft device drafts with the draft role's model; {name} "
                               f"would have no effect, so drop it")
-    _batch_one(batching, "a draft device drafts for one request at a time; serve the split-decoding system at "
-                         "batch 1")
     if found.proposer not in ("", "draft_model"):
         raise ConfigError(f"{_place(spec, 'acceptance')}: profile {found.name!r} was measured with proposer "
                           f"{found.proposer}; a draft device drafts with a draft model: give a profile of one")
@@ -131,13 +129,13 @@ def check_target(spec: Any, target: Any, batching: Any) -> None:
     check(spec, target)
 
 
-def check(spec: Any, target: Any, split: bool = False, batching: Any = None) -> None:
+def check(spec: Any, target: Any, split: bool = False) -> None:
     """The section against itself and the target role: a draft model given with its proposer
     only; acceptance rates for every drafted position, measured with this proposer; the
     target timed by its roofline. A draft model shares its target's tokenizer, which the
     simulator cannot check (padded vocabulary sizes differ within a family: Qwen2.5-0.5B's
     151,936 against Qwen2.5-7B's 152,064).
-    ``split``: a draft device drafts instead (split decoding), at batch 1 (``batching``)."""
+    ``split``: a draft device drafts instead (split decoding)."""
     if target.profile is not None:
         raise ConfigError(f"{_place(spec, 'draft_tokens')}: the target has a measured profile; speculative decoding "
                           f"times its verifications (every position sampled) by the roofline, so drop the profile")
@@ -146,7 +144,7 @@ def check(spec: Any, target: Any, split: bool = False, batching: Any = None) -> 
         raise ConfigError(f"{_place(spec, 'draft_tokens')}: {spec.draft_tokens} drafts a pass, but acceptance "
                           f"profile {found.name!r} gives rates for {len(found.rates)} positions")
     if split:
-        _check_split(spec, found, batching)
+        _check_split(spec, found)
         return
     if (spec.proposer == "draft_model") != bool(spec.draft_model):
         raise ConfigError(f"{_place(spec, 'draft_model')}: a draft model goes with proposer draft_model, and "
@@ -167,4 +165,4 @@ def check_scenario(scn: Any) -> None:
     if "toggles" in system.sections:
         check_target(scn.speculation, scn.target, scn.batching)
     else:
-        check(scn.speculation, scn.target, system.drafts_on_draft_device, scn.batching)
+        check(scn.speculation, scn.target, system.drafts_on_draft_device)

@@ -25,6 +25,7 @@ TARGETS = {"cluster.target.devices": 2, "batching.enabled": True}  # what every 
 SYSTEMS: dict[str, tuple[str | None, dict[str, Any], str]] = {
     "the target alone": ("target-alone", TARGETS, "brsd"),
     "token level, draft model on each target GPU": (None, TARGETS, "brsd"),
+    "token level, drafts on a U280 beside each target GPU (split)": ("split-decoding-u280", TARGETS, "brsd"),
     "HeteroReason, 8 U280 @ 200 MHz and 2 PRM GPUs": ("cluster-heteroreason-u280-200", {}, "brsd"),
     "the target alone, forward-only run": ("target-alone", TARGETS, "rsd"),
     "SpecReason, 2 draft GPUs (4 contexts each)": (
@@ -60,8 +61,9 @@ def markdown(served: dict[str, Any]) -> list[str]:
     lines = [f"## Speculation compared at load ({served['dataset']}, {served['requests']} requests, "
              "Poisson arrivals)", "",
              "Each cluster has two target RTX 3090s that batch its requests' work; the target alone and "
-             "token-level speculative decoding (Qwen2.5-0.5B drafting on each target GPU, k = 4) are served "
-             "by vLLM's engine, which batches every request in flight; the step-level systems hold one request "
+             "token-level speculative decoding (Qwen2.5-0.5B drafting on each target GPU, k = 4, or on a U280 "
+             "at 200 MHz beside each, whose one decoder drafts for the batch's requests in turn) are served by "
+             "vLLM's engine, which batches every request in flight; the step-level systems hold one request "
              "per draft context. HeteroReason adds eight U280 boards and two PRM GPUs; SpecReason's target "
              "scores the steps itself. SpecReason replays the forward-only run of the same requests, beside "
              "the target alone on that run. Brackets: the 95% interval of the p99 latency, a bootstrap over "

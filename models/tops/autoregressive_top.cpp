@@ -25,9 +25,6 @@ void AutoregressiveSpec::validate() const {
     if (speculation != nullptr) speculation->validate("speculation");
     if (draft_device != nullptr) {
         if (speculation == nullptr) throw ConfigError("draft: a draft device drafts for speculative decoding alone");
-        if (batching)
-            throw ConfigError("batching.enabled: a draft device drafts for one request at a time here; serve the "
-                              "split-decoding system at batch 1");
         draft_device->validate("draft");
     }
     if (target_devices < 1) throw ConfigError("cluster.target_devices: must be >= 1");

@@ -69,6 +69,8 @@ void AutoregressiveHost::serve(const Request& request) {
         r.verify_passes = out.passes;
         r.drafted_tokens = out.drafted;
         r.accepted_tokens = out.kept;
+        r.draft_energy_j = out.draft_energy_j;
+        r.draft_busy_ns = out.draft_busy_ns;
     }
     done_.push_back(r);
 }
