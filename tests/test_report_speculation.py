@@ -19,6 +19,12 @@ def found():
     return trace, forward_only, own, _speculation.record("math500", trace, own, lambda label: None, forward_only)
 
 
+# The target's refinements drafted by Qwen2.5-0.5B on its GPU, four drafts a pass.
+DRAFTING = {"toggles.target_speculation": True, "speculation.proposer": "draft_model",
+            "speculation.draft_model": "qwen2.5-0.5b", "speculation.draft_tokens": 4,
+            "speculation.acceptance": "leviathan-t5-small-xxl"}
+
+
 def test_each_speedup_is_the_target_alones_mean_latency_over_the_systems(found):
     trace, forward_only, own, rec = found
     alone = simulate(load_scenario("target-alone", 1), trace).summary["latency_s"]
@@ -31,20 +37,14 @@ def test_each_speedup_is_the_target_alones_mean_latency_over_the_systems(found):
             "token level, drafts on the U280 (split)": simulate(load_scenario("split-decoding-u280", 1),
                                                                 trace).summary["latency_s"],
             "HeteroReason, its target's refinements token-level too": simulate(
-                load_scenario("heteroreason-u280-200", 1).with_values(
-                    {"toggles.target_speculation": True, "speculation.proposer": "draft_model",
-                     "speculation.draft_model": "qwen2.5-0.5b", "speculation.draft_tokens": 4,
-                     "speculation.acceptance": "leviathan-t5-small-xxl"}), trace).summary["latency_s"],
+                load_scenario("heteroreason-u280-200", 1).with_values(DRAFTING), trace).summary["latency_s"],
             # SpecReason replays the forward-only run of the same problems.
             "SpecReason (the target judges; draft on an RTX 3090)": simulate(
                 load_scenario("specreason", 1), forward_only).summary["latency_s"],
             "SpecReason, draft on the U280": simulate(load_scenario("specreason-u280", 1),
                                                       forward_only).summary["latency_s"],
             "SpecReason on the U280, its target's refinements token-level too": simulate(
-                load_scenario("specreason-u280", 1).with_values(
-                    {"toggles.target_speculation": True, "speculation.proposer": "draft_model",
-                     "speculation.draft_model": "qwen2.5-0.5b", "speculation.draft_tokens": 4,
-                     "speculation.acceptance": "leviathan-t5-small-xxl"}), forward_only).summary["latency_s"]}
+                load_scenario("specreason-u280", 1).with_values(DRAFTING), forward_only).summary["latency_s"]}
     alone_forward = simulate(load_scenario("target-alone", 1), forward_only).summary["latency_s"]
     rows = rec["systems"] + rec["forward_only"]["systems"]
     assert sorted(row["system"] for row in rows) == sorted(runs)
