@@ -130,3 +130,16 @@ def test_batched_the_board_drafts_for_each_request_in_turn_after_the_step(tmp_pa
     assert set(served.summary.pools) == {"draft", "target"}
     assert sum(per.column("energy_j_draft")) <= served.summary.pools["draft"].energy_j
     assert all(float(v) > 0 for v in per.column("energy_j_draft"))
+
+
+def test_batched_one_decoder_a_board_caps_the_requests_served():
+    # Every request needs its board's decoder for its share of the drafting and prefills, one
+    # request at a time: two boards serve at most 2 / (mean board time a request) a second.
+    trace = cosim.trace.generate("math500", 60, seed=4).in_memory()
+    scn = load_scenario("split-decoding-u280").with_values({"cluster.target.devices": 2, "batching.enabled": True})
+    served = cosim.serve.run(scn, trace, rate=5.0, seed=1)
+    per = served.per_request
+    board_s = sum(per.column("busy_s_draft")) / len(per.column("busy_s_draft"))
+    assert board_s > 0
+    assert served.summary.throughput_req_s <= 2 / board_s * 1.05
+    assert served.summary.pools["draft"].utilisation <= 1.0 + 1e-9
