@@ -33,7 +33,7 @@ struct Sequence {
 
 py::dict gpu_batch_run(const py::dict& gpu_dict, const py::dict& model_dict, const py::dict& power_dict,
                        const py::list& sequences, int max_batch, int64_t token_budget, bool verify_first,
-                       double kv_budget_bytes, const py::object& profile) {
+                       double kv_budget_bytes, const py::object& profile, bool promised) {
     std::vector<Sequence> seqs;
     for (auto item : sequences) {
         const auto t = item.cast<py::tuple>();
@@ -68,11 +68,12 @@ py::dict gpu_batch_run(const py::dict& gpu_dict, const py::dict& model_dict, con
             s.start_ns = now_ns();
             if (s.decode) {
                 int64_t done = 0;
+                // A promised decode's tokens are handed over when its wait ends, not as each ends.
                 auto next = [&]() {
-                    s.token_end_ns.push_back(now_ns());
+                    if (!promised) s.token_end_ns.push_back(now_ns());
                     return ++done < s.tokens;
                 };
-                batcher.decode(gpu.timing(), s.context, next, nullptr, s.energy_j);
+                batcher.decode(gpu.timing(), s.context, next, nullptr, s.energy_j, nullptr, promised ? s.tokens : 1);
             } else {
                 gpu.prefill(s.tokens, s.context, nullptr, s.urgent);
                 s.energy_j = gpu.last_energy_j();

@@ -10,6 +10,7 @@ namespace cosim::bindings {
 
 pybind11::dict gpu_batch_run(const pybind11::dict& gpu, const pybind11::dict& model, const pybind11::dict& power,
                              const pybind11::list& sequences, int max_batch, int64_t token_budget,
-                             bool verify_first, double kv_budget_bytes, const pybind11::object& profile);
+                             bool verify_first, double kv_budget_bytes, const pybind11::object& profile,
+                             bool promised = false);
 
 }  // namespace cosim::bindings

@@ -67,7 +67,7 @@ PYBIND11_MODULE(_native, m) {
           py::arg("draft_tokens"), py::arg("acceptance"), py::arg("seed"), py::arg("lookup_ns"), py::arg("request"));
     m.def("gpu_batch_run", &cosim::bindings::gpu_batch_run, py::arg("gpu"), py::arg("model"), py::arg("power"),
           py::arg("sequences"), py::arg("max_batch"), py::arg("token_budget"), py::arg("verify_first") = false,
-          py::arg("kv_budget_bytes") = 0.0, py::arg("profile") = py::none());
+          py::arg("kv_budget_bytes") = 0.0, py::arg("profile") = py::none(), py::arg("promised") = false);
     m.def("power_run", &cosim::bindings::power_run, py::arg("power"), py::arg("segments"));
     m.def("kvmu_run", &cosim::bindings::kvmu_run, py::arg("capacity_tokens"), py::arg("ops"), py::arg("depth"),
           py::arg("implementation") = "tlm");

@@ -322,14 +322,17 @@ _BATCHING = {d.name: d.default for d in BATCHING.params}
 def gpu_batch(device: Any, model: Any, sequences: Iterable[Sequence[Any]], max_batch: int = _BATCHING["max_batch"],
               token_budget: int = _BATCHING["token_budget"], policy: str = _BATCHING["policy"],
               overrides: Mapping[str, Any] | None = None, kv_budget_gb: float | None = None,
-              profile: Any = None) -> RunResult:
+              profile: Any = None, promised: bool = False) -> RunResult:
     """One GPU serving ``(kind, tokens, context, arrival_s)`` sequences with iteration-level
     batching (kind: ``prefill``, ``verify`` (a prefill the ``verify_first`` policy runs first)
     or ``decode``). Per sequence: ``start_ns``, ``end_ns``, its energy share and (decode) each
     token's end; ``iterations`` and ``batched_sequences`` (their sum of batch sizes).
     ``kv_budget_gb``: the KV memory an iteration's sequences share (None: unlimited);
     ``kv_limited_iterations`` counts the iterations that left work out for it. ``profile``:
-    a measured latency CSV (or LatencyProfile) of this model on this GPU, batch rows included."""
+    a measured latency CSV (or LatencyProfile) of this model on this GPU, batch rows included.
+    ``promised``: each decode promises its tokens, so that iterations whose batch nothing
+    changes run in one wait (as a Lookahead Reasoning run's do); the timing and energy are the
+    same, the kernel's events fewer, and ``token_end_ns`` is not recorded."""
     cfg = _gpu(device, overrides)
     spec = load_model(model)
     script = []
@@ -351,12 +354,14 @@ def gpu_batch(device: Any, model: Any, sequences: Iterable[Sequence[Any]], max_b
         script.append((kind, tokens, context, arrival * 1e9))
     if policy not in POLICIES:
         raise ConfigError(f"policy: {' or '.join(POLICIES)}, got {policy!r}")
+    if not isinstance(promised, bool):
+        raise ConfigError(f"promised: true or false, got {promised!r}")
     return _call("gpu_batch_run", _params.native(cfg.gpu), _model_dict(model), _params.native(cfg.power), script,
                  whole(max_batch, "max_batch", minimum=1, limit=PROCESSES),
                  whole(token_budget, "token_budget", minimum=1, limit=TOKENS),
                  policy == "verify_first",
                  0.0 if kv_budget_gb is None else real(kv_budget_gb, "kv_budget_gb", positive=True) * 1e9,
-                 _profile(profile, model))
+                 _profile(profile, model), promised)
 
 
 # ---- Power, KVMU, kernel floor --------------------------------------------------------------------

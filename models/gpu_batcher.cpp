@@ -22,6 +22,16 @@ bool GpuBatcher::join_and_wait(const ItemPtr& item, AbortSignal* abort) {
     wake_.notify(sc_core::SC_ZERO_TIME);
     while (!item->finished) {
         if (abort != nullptr && abort->requested) {
+            if (item->in_bulk) {
+                // Its share of the iterations begun and its tokens of those ended are its own
+                // now; the batcher is woken to leave it out after the one under way.
+                const uint64_t now = now_units();
+                for (size_t j = 0; j < bulk_.size(); ++j) {
+                    if (bulk_[j].end <= now) apply(*item, j);
+                    else if (j == 0 || bulk_[j].start < now) credit(*item, j);
+                }
+                wake_.notify(sc_core::SC_ZERO_TIME);
+            }
             item->cancelled = true;  // left out of the next iteration; the one in flight ends without it
             return false;
         }
@@ -46,10 +56,12 @@ bool GpuBatcher::prefill(const GpuTiming& timing, int64_t tokens, int64_t contex
 }
 
 int64_t GpuBatcher::decode(const GpuTiming& timing, int64_t context, const std::function<bool()>& next,
-                           AbortSignal* abort, double& energy_j, double* work_ns) {
+                           AbortSignal* abort, double& energy_j, double* work_ns, int64_t certain) {
     auto item = std::make_shared<Item>();
     item->timing = &timing;
     item->decode = true;
+    item->certain = std::max<int64_t>(1, certain);
+    item->abort = abort;
     item->context = context;
     item->next = next;
     join_and_wait(item, abort);
@@ -76,15 +88,107 @@ void GpuBatcher::b_transport(int /*initiator*/, tlm::tlm_generic_payload& trans,
             c.produced = c.ok ? n : 0;
             return;
         case DeviceOp::gpu_batch_decode:
-            c.produced = decode(*model->timing, c.context, c.next, c.abort, c.energy_j, &c.work_ns);
+            c.produced = decode(*model->timing, c.context, c.next, c.abort, c.energy_j, &c.work_ns, n);
             c.ok = !(c.abort != nullptr && c.abort->requested);
             return;
         default: trans.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE); return;
     }
 }
 
+void GpuBatcher::credit(Item& item, size_t j) const {
+    if (item.credited > j) return;
+    item.work_ns += bulk_[j].work_ns;
+    item.credited = j + 1;
+}
+
+void GpuBatcher::apply(Item& item, size_t j) {
+    credit(item, j);
+    if (item.applied > j) return;
+    item.applied = j + 1;
+    item.energy_j += bulk_[j].share_j;
+    if (item.cancelled || item.finished) return;
+    item.context += 1;
+    item.done_tokens += 1;
+    item.certain -= 1;
+    if (item.next()) return;
+    if (item.certain > 0) {
+        // Only an abort ends a promise early, and only from its instant on: a token whose
+        // iteration ended before it was answered yes then.
+        if (item.abort == nullptr || !item.abort->requested)
+            throw SimulationError(std::string(name()) + ": a decode that promised " +
+                                  std::to_string(item.certain + item.done_tokens) + " tokens stopped after " +
+                                  std::to_string(item.done_tokens));
+        if (bulk_[j].end < now_units()) return;
+    }
+    item.finished = true;
+    item.done.notify(sc_core::SC_ZERO_TIME);
+}
+
+void GpuBatcher::plan_bulk(const Batch& batch, double watts) {
+    // Every sequence a decode with tokens promised beyond this iteration, none waiting outside.
+    if (batch.size() != items_.size()) return;
+    int64_t promised = std::numeric_limits<int64_t>::max();
+    for (const auto& entry : batch) {
+        if (!entry.first->decode) return;
+        promised = std::min(promised, entry.first->certain);
+    }
+    const double size = static_cast<double>(batch.size());
+    for (int64_t j = 1; j < promised; ++j) {
+        double kv_bytes = 0.0;
+        std::map<const GpuTiming*, std::vector<BatchWork>> passes;
+        for (const auto& entry : batch) {
+            const Item& item = *entry.first;
+            kv_bytes += static_cast<double>(item.context + j + 1) * item.timing->kv_bytes_per_token();
+            passes[item.timing].push_back(BatchWork{1, item.context + j, true});
+        }
+        if (kv_bytes > params_.kv_budget_bytes) return;  // planned again as it fills
+        double ns = 0.0;
+        StepWork done;
+        for (const auto& [timing, work] : passes) {
+            ns += timing->batch_ns(work);
+            if (power_.params().load_model()) done += timing->work(work);
+        }
+        // Its power must be the first's: the meter is set once for the whole wait.
+        if (passes.begin()->first->busy_w(power_.params(), PowerState::decode, done, ns) != watts) return;
+        sc_core::sc_time pass;
+        try {
+            pass = duration_ns(ns);
+        } catch (const SimulationError&) {
+            return;  // planned alone, where its error is reported
+        }
+        const uint64_t start = bulk_.back().end;
+        bulk_.push_back(Span{start, start + pass.value(), ns, ns / size, ns * watts * kJoulesPerWattNs / size});
+    }
+}
+
+void GpuBatcher::run_bulk(const Batch& batch) {
+    for (const auto& entry : batch) {
+        entry.first->in_bulk = true;
+        entry.first->credited = 1;  // the first iteration's share, credited as it began
+        entry.first->applied = 0;
+    }
+    const uint64_t last = bulk_.back().end;
+    sc_core::wait(sc_core::sc_time::from_value(last - bulk_.front().start), wake_);
+    // Woken early: the iterations ended by now run, and the one under way ends as planned
+    // (the first had begun with the wait).
+    const uint64_t now = now_units();
+    size_t ran = 0;
+    while (ran < bulk_.size() && bulk_[ran].end <= now) ++ran;
+    if (ran == 0 || (ran < bulk_.size() && now > bulk_[ran].start)) ++ran;
+    at_least_units(bulk_[ran - 1].end);
+    const auto size = static_cast<int64_t>(batch.size());
+    for (size_t j = 0; j < ran; ++j) {
+        busy_ns_ += bulk_[j].ns;
+        ++iterations_;
+        batched_sequences_ += size;
+        for (const auto& entry : batch) apply(*entry.first, j);
+    }
+    for (const auto& entry : batch) entry.first->in_bulk = false;
+    bulk_.clear();
+}
+
 void GpuBatcher::run() {
-    std::vector<std::pair<ItemPtr, int64_t>> batch;  // item, tokens it computes this iteration
+    Batch batch;
     for (;;) {
         items_.erase(std::remove_if(items_.begin(), items_.end(),
                                     [](const ItemPtr& i) { return i->cancelled || i->finished; }),
@@ -154,6 +258,16 @@ void GpuBatcher::run() {
             continue;
         }
         for (const auto& entry : batch) entry.first->work_ns += ns / static_cast<double>(batch.size());
+        bulk_.assign(1, Span{now_units(), now_units() + pass.value(), ns, ns / static_cast<double>(batch.size()),
+                             ns * watts * kJoulesPerWattNs / static_cast<double>(batch.size())});
+        plan_bulk(batch, watts);
+        if (bulk_.size() > 1) {
+            run_bulk(batch);
+            items_.erase(std::remove_if(items_.begin(), items_.end(), [](const ItemPtr& i) { return i->finished; }),
+                         items_.end());
+            continue;
+        }
+        bulk_.clear();
         sc_core::wait(pass);
         busy_ns_ += ns;
         ++iterations_;
@@ -165,7 +279,10 @@ void GpuBatcher::run() {
             item->context += tokens;
             item->done_tokens += tokens;
             bool more = false;
-            if (item->decode) more = item->next();
+            if (item->decode) {
+                --item->certain;
+                more = item->next();
+            }
             else more = (item->remaining -= tokens) > 0;
             if (!more) {
                 item->finished = true;

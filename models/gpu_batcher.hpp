@@ -12,6 +12,10 @@
 // KV memory: the sequences of one iteration must hold their KV caches (context plus the
 // tokens computed) within `kv_budget_bytes` together, as vLLM admits sequences only while
 // their KV blocks fit; work that does not fit waits, in order, for a later iteration.
+// A decode may promise tokens it takes for sure (`certain`): while every sequence of the
+// batch has such a promise and nothing else changes, the batcher runs the iterations up to
+// the first promise's end in one wait, each timed, metered and credited as alone; an arrival
+// or an abort ends that wait after the iteration under way, as it would have been planned.
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -67,8 +71,10 @@ public:
     // Decodes one token per iteration from `context` on, for as long as `next()` says
     // (called after each token, on the batcher's thread: it records the token and answers
     // whether to go on). Returns the tokens decoded; an abort returns at once.
+    // `certain`: tokens it takes unless aborted, `next()` answering yes to all but the last
+    // (1: decided after each token).
     int64_t decode(const GpuTiming& timing, int64_t context, const std::function<bool()>& next,
-                   AbortSignal* abort, double& energy_j, double* work_ns = nullptr);
+                   AbortSignal* abort, double& energy_j, double* work_ns = nullptr, int64_t certain = 1);
 
     int64_t iterations() const { return iterations_; }
     int64_t batched_sequences() const { return batched_sequences_; }
@@ -92,16 +98,41 @@ private:
         double energy_j = 0.0;
         double work_ns = 0.0;  // its share of the iterations it was in
         sc_core::sc_event done;
+        int64_t certain = 1;  // decode: tokens it takes for sure from now on, unless aborted
+        const AbortSignal* abort = nullptr;
+        // In the iterations run in one wait: how many credited it their time share (at
+        // their start) and their tokens and energy (at their end), so far.
+        size_t credited = 0;
+        size_t applied = 0;
+        bool in_bulk = false;
     };
     using ItemPtr = std::shared_ptr<Item>;
+    // One iteration of those run in one wait: its kernel-time bounds and its time.
+    struct Span {
+        uint64_t start = 0, end = 0;
+        double ns = 0.0;
+        double work_ns = 0.0;  // each sequence's share of its time
+        double share_j = 0.0;  // each sequence's share of its energy
+    };
+    using Batch = std::vector<std::pair<ItemPtr, int64_t>>;  // item, tokens it computes this iteration
 
     bool join_and_wait(const ItemPtr& item, AbortSignal* abort);
+    // The iterations after the first that the batch can run in the same wait (the promises,
+    // the KV memory, the same power), appended to bulk_ after the first.
+    void plan_bulk(const Batch& batch, double watts);
+    // Runs bulk_ in one wait, cut after the iteration under way when woken; books what ran.
+    void run_bulk(const Batch& batch);
+    // Span j of bulk_ to `item`: its time share, as the iteration begins ...
+    void credit(Item& item, size_t j) const;
+    // ... and, once it has ended, its token (`next()`) and energy.
+    void apply(Item& item, size_t j);
     void b_transport(int initiator, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
     void run();
 
     BatchingParams params_;
     Power& power_;
     std::deque<ItemPtr> items_;  // in arrival order
+    std::vector<Span> bulk_;     // the iterations run in one wait now (empty: none)
     sc_core::sc_event wake_;
     int64_t iterations_ = 0;
     int64_t batched_sequences_ = 0;

@@ -209,13 +209,13 @@ int64_t GpuProxy::decode_run(DecodeRun& run, int64_t context, AbortSignal* abort
 }
 
 int64_t GpuProxy::batch_decode(int64_t context, const std::function<bool()>& next, AbortSignal* abort,
-                               double& energy_j, double& work_ns) {
+                               double& energy_j, double& work_ns, int64_t certain) {
     if (batcher_ == nullptr) throw SimulationError(std::string(name()) + ": a batched decode needs a batcher");
     DeviceCommand c;
     c.context = context;
     c.abort = abort;
     c.next = next;
-    to_batcher(DeviceOp::gpu_batch_decode, 1, c);
+    to_batcher(DeviceOp::gpu_batch_decode, certain, c);
     energy_j += c.energy_j;
     work_ns += c.work_ns;
     return c.produced;
@@ -360,7 +360,7 @@ void GpuProxy::b_transport(int /*initiator*/, tlm::tlm_generic_payload& trans, s
             sync_annotated(delay);
             c.energy_j = 0.0;
             c.work_ns = 0.0;
-            c.produced = batch_decode(c.context, c.next, c.abort, c.energy_j, c.work_ns);
+            c.produced = batch_decode(c.context, c.next, c.abort, c.energy_j, c.work_ns, n);
             return;
         case DeviceOp::gpu_request: {
             if (n < 1) throw SimulationError(std::string(name()) + ": a request needs at least one output token");

@@ -117,3 +117,33 @@ def test_work_whose_kv_cache_does_not_fit_waits_for_a_later_iteration():
 def test_a_sequence_larger_than_the_kv_memory_is_an_error_not_a_wait():
     with pytest.raises(cosim.SimulationError, match=r"one sequence's KV cache \(1001 tokens"):
         batch([("decode", 3, 1000, 0.0)], kv_budget_gb=500 * KV / 1e9)
+
+
+@pytest.mark.parametrize("max_batch", [64, 2])
+def test_promised_decodes_run_unchanged_iterations_in_one_wait(max_batch):
+    # Decodes that promise their tokens run the iterations nothing changes in one wait; an
+    # arrival (a decode, a prefill) ends that wait after the iteration under way, so every
+    # sequence ends when it would one iteration at a time, with the same energy.
+    # (Arrivals at distinct instants: two at once join in whichever order the kernel wakes them.)
+    sequences = [("decode", 30, 100, 0.0), ("decode", 20, 300, 0.05), ("prefill", 200, 0, 0.2),
+                 ("decode", 12, 50, 0.3), ("decode", 25, 700, 0.31)]
+    each = batch(sequences, max_batch=max_batch)
+    bulk = batch(sequences, max_batch=max_batch, promised=True)
+    for a, b in zip(each["sequences"], bulk["sequences"]):
+        assert (b["start_ns"], b["end_ns"]) == (a["start_ns"], a["end_ns"])
+        assert b["energy_j"] == pytest.approx(a["energy_j"], rel=1e-12)
+    for key in ("iterations", "batched_sequences", "kv_limited_iterations"):
+        assert bulk[key] == each[key]
+    assert bulk["busy_ns"] == pytest.approx(each["busy_ns"], rel=1e-12)
+    assert bulk["energy_j"] == pytest.approx(each["energy_j"], rel=1e-12)
+    assert bulk["kernel_deltas"] < each["kernel_deltas"] / (2 if max_batch > 2 else 1)
+
+
+def test_promised_decodes_fill_the_kv_memory_as_one_at_a_time_does():
+    # 0.2 GB of KV holds about 3,500 tokens of this model: the second decode waits for the first.
+    sequences = [("decode", 40, 2000, 0.0), ("decode", 30, 1500, 0.01)]
+    each = batch(sequences, kv_budget_gb=0.2)
+    bulk = batch(sequences, kv_budget_gb=0.2, promised=True)
+    assert each["kv_limited_iterations"] > 0
+    assert [s["end_ns"] for s in bulk["sequences"]] == [s["end_ns"] for s in each["sequences"]]
+    assert bulk["kv_limited_iterations"] == each["kv_limited_iterations"]

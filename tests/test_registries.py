@@ -41,13 +41,13 @@ def test_fpga_baseline_waits_for_every_verdict_before_drafting_on(fpga):
 
 def test_fpga_baseline_refuses_overlap_and_a_gpu_draft():
     with pytest.raises(cosim.ConfigError, match=r"toggles: fpga-baseline is strictly sequential; its toggles stay "
-                                                r"off \(use gpu-stepahead or heteroreason for overlap\)"):
+                                                r"off \(use gpu-stepahead or heteroreason or lookahead for overlap\)"):
         cosim.scenario("fpga-baseline", 1, toggles={"shadow_sync": True})
     with pytest.raises(cosim.ConfigError, match=r"fpga-baseline drafts on an FPGA; a GPU draft is the gpu-baseline "
-                                                r"or gpu-stepahead or heteroreason or specreason system"):
+                                                r"or gpu-stepahead or heteroreason or specreason or lookahead system"):
         cosim.scenario("fpga-baseline", 1, draft={"device": "rtx3090"})
     with pytest.raises(cosim.ConfigError, match=r"gpu-baseline drafts on a GPU; an FPGA draft is the heteroreason "
-                                                r"or fpga-baseline or specreason system"):
+                                                r"or fpga-baseline or specreason or lookahead system"):
         cosim.scenario("gpu-baseline", 1, draft={"device": "u280"})
 
 

@@ -1,7 +1,7 @@
 """The report's "Speculation compared": each kind of speculation against the target alone on
 the same problems, its speedup the ratio of the mean latencies of runs made here, and the
 table with each row taking the accuracy of what it replays: the target alone's for the
-lossless rows, BRSD's for HeteroReason, RSD's for SpecReason."""
+lossless rows, BRSD's for HeteroReason, RSD's for SpecReason and Lookahead Reasoning."""
 
 import pytest
 
@@ -44,7 +44,12 @@ def test_each_speedup_is_the_target_alones_mean_latency_over_the_systems(found):
             "SpecReason, draft on the U280": simulate(load_scenario("specreason-u280", 1),
                                                       forward_only).summary["latency_s"],
             "SpecReason on the U280, its target's refinements token-level too": simulate(
-                load_scenario("specreason-u280", 1).with_values(DRAFTING), forward_only).summary["latency_s"]}
+                load_scenario("specreason-u280", 1).with_values(DRAFTING), forward_only).summary["latency_s"],
+            # So does Lookahead Reasoning.
+            "Lookahead Reasoning (draft on an RTX 3090, a 7B judge)": simulate(
+                load_scenario("lookahead", 1), forward_only).summary["latency_s"],
+            "Lookahead Reasoning, draft on the U280": simulate(load_scenario("lookahead-u280", 1),
+                                                               forward_only).summary["latency_s"]}
     alone_forward = simulate(load_scenario("target-alone", 1), forward_only).summary["latency_s"]
     rows = rec["systems"] + rec["forward_only"]["systems"]
     assert sorted(row["system"] for row in rows) == sorted(runs)
@@ -67,7 +72,7 @@ def test_the_table_gives_the_lossless_rows_the_target_alones_accuracy(found):
     lines = _speculation.markdown(report)
     assert lines[0] == "## Speculation compared"
     rows = [line for line in lines if line.startswith("| math500 |")]
-    assert len(rows) == 9
+    assert len(rows) == 11
     assert rows[0].endswith("| 91.0% |") and "the target alone" in rows[0]
     assert rows[1].endswith("| 80.0% |") and "HeteroReason" in rows[1]
     assert rows[2].endswith("| 91.0% |") and rows[3].endswith("| 91.0% |")
@@ -75,4 +80,5 @@ def test_the_table_gives_the_lossless_rows_the_target_alones_accuracy(found):
     assert rows[4].endswith("| 80.0% |") and "token-level too" in rows[4]
     # SpecReason replays the forward-only run, after its own target-alone row: RSD's accuracy.
     assert "forward-only run" in rows[5] and rows[5].endswith("| 91.0% |")
-    assert all(row.endswith("| 70.0% |") and "SpecReason" in row for row in rows[6:])
+    assert all(row.endswith("| 70.0% |") and "SpecReason" in row for row in rows[6:9])
+    assert all(row.endswith("| 70.0% |") and "Lookahead Reasoning" in row for row in rows[9:])

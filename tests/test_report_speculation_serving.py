@@ -37,7 +37,10 @@ def test_each_row_is_its_cluster_served_on_its_run(found):
                 "SpecReason, 2 draft GPUs (4 contexts each)": (load_scenario("specreason").with_values(
                     {**two, "cluster.draft.devices": 2, "cluster.draft.contexts_per_device": 4}), rsd),
                 "SpecReason, 8 U280 @ 200 MHz": (load_scenario("specreason-u280").with_values(
-                    {**two, "cluster.draft.devices": 8}), rsd)}
+                    {**two, "cluster.draft.devices": 8}), rsd),
+                "Lookahead Reasoning, 2 draft GPUs (4 contexts each), 1 judge GPU": (
+                    load_scenario("lookahead").with_values(
+                        {**two, "cluster.draft.devices": 2, "cluster.draft.contexts_per_device": 4}), rsd)}
     rows = found["rows"]
     assert [(r["system"], r["rate"]) for r in rows] == [(label, rate) for label in clusters for rate in RATES]
     for r in rows:

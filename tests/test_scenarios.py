@@ -17,10 +17,12 @@ TOKEN_LEVEL = {"speculative-decoding-h100": ("Llama-3.1-8B", "H100 SXM", 3)}
 SPLIT = {"split-decoding-u280": ("U280", "RTX 3090", 4)}
 # Steps judged by the target itself (SpecReason): where the draft runs.
 JUDGED = {"specreason": "RTX 3090", "specreason-u280": "U280"}
+# Steps written ahead by the target and compared by a judge (Lookahead Reasoning): where the draft runs.
+LOOKAHEAD = {"lookahead": "RTX 3090", "lookahead-u280": "U280"}
 
 
 def test_every_system_and_ablation_is_a_built_in_scenario():
-    assert sorted((*NAMES, *AT_SCALE, *TOKEN_LEVEL, *SPLIT, *JUDGED)) == cosim.builtin_scenarios()
+    assert sorted((*NAMES, *AT_SCALE, *TOKEN_LEVEL, *SPLIT, *JUDGED, *LOOKAHEAD)) == cosim.builtin_scenarios()
 
 
 @pytest.mark.parametrize("name", JUDGED)
@@ -28,6 +30,15 @@ def test_every_system_and_ablation_is_a_built_in_scenario():
 def test_a_specreason_scenario_is_forward_only_and_judged_by_the_configs_target(name, config):
     scn = cosim.load_scenario(name, config)
     assert (scn.system, scn.algorithm, scn.draft.device.name) == ("specreason", "rsd", JUDGED[name])
+    assert scn.target.model.name == ("Qwen2.5-Math-7B" if config == 1 else "Qwen2.5-Math-1.5B")
+
+
+@pytest.mark.parametrize("name", LOOKAHEAD)
+@pytest.mark.parametrize("config", [1, 2])
+def test_a_lookahead_scenario_is_forward_only_with_an_instruct_judge_and_two_steps_ahead(name, config):
+    scn = cosim.load_scenario(name, config)
+    assert (scn.system, scn.algorithm, scn.draft.device.name) == ("lookahead", "rsd", LOOKAHEAD[name])
+    assert scn.prm.model.name == "Qwen2.5-7B-Instruct" and scn.toggles.step_ahead_depth == 2
     assert scn.target.model.name == ("Qwen2.5-Math-7B" if config == 1 else "Qwen2.5-Math-1.5B")
 
 

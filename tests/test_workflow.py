@@ -203,7 +203,7 @@ def test_bad_inputs_are_named():
         cosim.simulate(cosim.scenario("heteroreason", 1, target=small), ok)
     with pytest.raises(cosim.ConfigError, match=r"system must be one of gpu-baseline, gpu-stepahead, "
                                                 r"heteroreason, fpga-baseline, autoregressive, speculative-decoding, "
-                                                r"split-decoding, specreason, got 'fpga-only'"):
+                                                r"split-decoding, specreason, lookahead, got 'fpga-only'"):
         cosim.scenario("fpga-only")
     with pytest.raises(cosim.ConfigError, match=r"unknown device 'u290'"):
         cosim.scenario("heteroreason", draft={"device": "u290"})

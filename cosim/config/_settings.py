@@ -37,3 +37,7 @@ def check_sequential(system: Any, toggles: Any, where: Callable[[str], str], hin
     on = [name for name, value in dataclasses.asdict(toggles).items() if value and name not in DECODING]
     if system.sequential and on:
         raise ConfigError(f"{where(on[0])}: {system.name} is strictly sequential; its toggles stay off{hint}")
+    for name, (value, why) in system.toggles_fixed.items():
+        if getattr(toggles, name) != value:
+            raise ConfigError(f"{where(name)}: the {system.name} system keeps toggles.{name} "
+                              f"{str(value).lower()}: {why}")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 from array import array
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
@@ -44,21 +45,40 @@ def _kv_limit(role: Any) -> tuple[int, str]:
     return window, f"{window}-token window of the"
 
 
-def _window_limits(scn: Scenario) -> list[tuple[str, Any, int, str, int]]:
-    """Each role's model, its token limit and its words, and the tokens a scoring pass adds
-    after a drafted step (a target that judges the drafts itself prefills its scoring prompt)."""
+@dataclass(frozen=True)
+class _Limit:
+    """A role's model and the most tokens one of its passes may hold, in words; what a
+    pass on a drafted step adds: a target that judges the drafts itself prefills its scoring
+    prompt after the context (``scoring``), a judge that compares two versions of the step
+    reads its prompt and both, not the context (``compares``, that prompt's tokens)."""
+
+    role: str
+    model: Any
+    limit: int
+    what: str
+    scoring: int = 0
+    compares: int | None = None
+
+
+def _window_limits(scn: Scenario) -> list[_Limit]:
+    """Each role's model, its token limit and what a pass on a drafted step adds."""
     system = systems.of(scn)
-    judge = scn.serving.judge_prompt_tokens if system.verifier_is_target else 0
-    return [(role, getattr(scn, role).model, *_kv_limit(getattr(scn, role)), judge if role == "target" else 0)
-            for role in system.roles]
+    limits = []
+    for role in system.roles:
+        limit, what = _kv_limit(getattr(scn, role))
+        scoring = scn.serving.judge_prompt_tokens if system.verifier_is_target and role == "target" else 0
+        compares = scn.serving.equivalence_prompt_tokens if system.lookahead and role == "prm" else None
+        limits.append(_Limit(role, getattr(scn, role).model, limit, what, scoring, compares))
+    return limits
 
 
-def _check_output(problem: Any, final_tokens: int, limits: list[tuple[str, Any, int, str, int]]) -> None:
+def _check_output(problem: Any, final_tokens: int, limits: list[_Limit]) -> None:
     """The autoregressive system generates the final chain after the prompt, within the window."""
-    for role, model, limit, what, _ in limits:
-        if problem.prompt_tokens + final_tokens > limit:
+    for lim in limits:
+        if problem.prompt_tokens + final_tokens > lim.limit:
             raise ConfigError(f"problem {problem.id!r}: {problem.prompt_tokens} prompt tokens and {final_tokens} "
-                              f"output tokens (its final chain) exceed the {what} {role} model {model.name}")
+                              f"output tokens (its final chain) exceed the {lim.what} {lim.role} model "
+                              f"{lim.model.name}")
 
 
 def _check_prefix(problem: Any, prefix: int) -> None:
@@ -69,21 +89,36 @@ def _check_prefix(problem: Any, prefix: int) -> None:
                           f"every prompt begins with (the trace header's metadata.{SHARED_PREFIX})")
 
 
-def _check_window(problem: Any, limits: list[tuple[str, Any, int, str, int]]) -> None:
+def _compared(problem: Any, index: int, limit: _Limit) -> int:
+    """The tokens a judge reads for the drafted step of events[index]: its prompt, the draft
+    and the target's version (the draft's length where kept, else the refinement after it)."""
+    event = problem.events[index]
+    theirs = event.tokens
+    if not event.accepted and index + 1 < len(problem.events):
+        theirs = problem.events[index + 1].tokens
+    return int(limit.compares) + event.tokens + theirs
+
+
+def _check_window(problem: Any, limits: list[_Limit]) -> None:
     chain: list[int] = []
     for index, event in enumerate(problem.events):
         if isinstance(event, Backtrack):
             chain.pop()
             continue
-        for role, model, limit, what, judge in limits:
-            scoring = judge if isinstance(event, Draft) else 0
-            reach = problem.prompt_tokens + sum(chain) + event.tokens + scoring
-            if reach > limit:
+        for lim in limits:
+            if lim.compares is not None:
+                if not isinstance(event, Draft):
+                    continue
+                reach, prompt = _compared(problem, index, lim), " (its prompt and both versions of the step)"
+            else:
+                scoring = lim.scoring if isinstance(event, Draft) else 0
+                reach = problem.prompt_tokens + sum(chain) + event.tokens + scoring
                 prompt = f" with its {scoring}-token scoring prompt" if scoring else ""
+            if reach > lim.limit:
                 raise ConfigError(
                     f"problem {problem.id!r}, events[{index}] ({event.type} of step {event.step}, "
                     f"{event.tokens} tokens): the context reaches {reach} tokens{prompt}, beyond the "
-                    f"{what} {role} model {model.name}")
+                    f"{lim.what} {lim.role} model {lim.model.name}")
         if event.accepted:
             chain.append(event.tokens)
 

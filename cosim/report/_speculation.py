@@ -3,10 +3,11 @@ speculation the simulator runs set against the target alone on the same problems
 HeteroReason (the draft on a U280 at 200 MHz, the report's own run), token-level speculative
 decoding with a draft model on the target's RTX 3090, the same drafting split onto the U280
 beside it (split-decoding-u280), HeteroReason with its target's refinements drafted so
-(the combination), and SpecReason (the target judging each drafted step itself, the draft
-on an RTX 3090 or on the U280) on the forward-only run of the same problems. Token-level
+(the combination), SpecReason (the target judging each drafted step itself, the draft
+on an RTX 3090 or on the U280) and Lookahead Reasoning (the target writing the drafted steps
+at once, a judge comparing) on the forward-only run of the same problems. Token-level
 speculation with greedy verification keeps the target's output exactly, so its accuracy is
-the target alone's; HeteroReason's is BRSD's and SpecReason's RSD's (the accuracy section)."""
+the target alone's; HeteroReason's is BRSD's, SpecReason's and Lookahead Reasoning's RSD's (the accuracy section)."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ SAME_GPU = "speculative decoding, draft model on the RTX 3090"
 COMBINED = "heteroreason, its target drafting with a draft model"
 SPECREASON = ("specreason", "specreason-u280")
 SPECREASON_DECODE = "specreason-u280, its target drafting with a draft model"
+LOOKAHEAD = ("lookahead", "lookahead-u280")
 DRAFT_MODEL = "qwen2.5-0.5b"  # the split scenario's draft model
 # Each compared system: its label, and whose accuracy it has: the target alone's (token level
 # keeps the target's output), or the algorithm's whose trace it replays (brsd, rsd).
@@ -34,13 +36,15 @@ LABELS = {HETERO: ("HeteroReason (step level, U280)", "brsd"),
           COMBINED: ("HeteroReason, its target's refinements token-level too", "brsd"),
           SPECREASON[0]: ("SpecReason (the target judges; draft on an RTX 3090)", "rsd"),
           SPECREASON[1]: ("SpecReason, draft on the U280", "rsd"),
-          SPECREASON_DECODE: ("SpecReason on the U280, its target's refinements token-level too", "rsd")}
+          SPECREASON_DECODE: ("SpecReason on the U280, its target's refinements token-level too", "rsd"),
+          LOOKAHEAD[0]: ("Lookahead Reasoning (draft on an RTX 3090, a 7B judge)", "rsd"),
+          LOOKAHEAD[1]: ("Lookahead Reasoning, draft on the U280", "rsd")}
 METRICS = ("latency_s", "goodput_tok_s", "energy_j_per_token")
 
 
 def steps(datasets: tuple[str, ...]) -> int:
     """Runs it adds to the report (HeteroReason's is the report's own)."""
-    return 8 * len(datasets)
+    return 10 * len(datasets)
 
 
 def _drafting() -> dict[str, Any]:
@@ -66,7 +70,8 @@ def record(dataset: str, trace: Any, own: dict[str, Any], tick: Callable[[str], 
            forward_only: Any) -> dict[str, Any]:
     """One dataset: the target alone's latency, goodput and J/token, and each compared
     system's with its speedup over the target alone, intervals paired over the problems.
-    ``trace``: the BRSD run of the problems; ``forward_only``: their RSD run (SpecReason's)."""
+    ``trace``: the BRSD run of the problems; ``forward_only``: their RSD run (SpecReason's and
+    Lookahead Reasoning's)."""
     results = {BASELINE: simulate(load_scenario(BASELINE, CONFIG), trace)}
     tick(f"{dataset} speculation {BASELINE}")
     results[HETERO] = own[HETERO]
@@ -77,11 +82,12 @@ def record(dataset: str, trace: Any, own: dict[str, Any], tick: Callable[[str], 
     results[COMBINED] = simulate(combined_scenario(), trace)
     tick(f"{dataset} speculation {COMBINED}")
     found = compare(results, BASELINE, metrics=METRICS)
-    # SpecReason replays the forward-only run, whose final chains (what the target alone
-    # decodes) differ from the BRSD run's: its speedup is over the target alone on that run.
+    # SpecReason and Lookahead Reasoning replay the forward-only run, whose final chains (what
+    # the target alone decodes) differ from the BRSD run's: their speedup is over the target
+    # alone on that run.
     forward = {BASELINE: simulate(load_scenario(BASELINE, CONFIG), forward_only)}
     tick(f"{dataset} speculation {BASELINE} forward-only")
-    for name in SPECREASON:
+    for name in (*SPECREASON, *LOOKAHEAD):
         forward[name] = simulate(load_scenario(name, CONFIG), forward_only)
         tick(f"{dataset} speculation {name}")
     forward[SPECREASON_DECODE] = simulate(combined_scenario(SPECREASON[1]), forward_only)
@@ -115,10 +121,12 @@ def markdown(report: dict[str, Any]) -> list[str]:
              "the U280 (`split-decoding-u280`), and HeteroReason with its target's refinements drafted so too "
              "(`toggles.target_speculation`; docs/system.md), and SpecReason, whose target judges each drafted "
              "step itself (`specreason`, `specreason-u280`, and the latter with its target's refinements drafted "
-             "token-level too, on the forward-only run of the same problems), each "
+             "token-level too), and Lookahead Reasoning, whose target writes the drafted steps at once while a "
+             "judge compares each with the target's own (`lookahead`, `lookahead-u280`), the last two on the "
+             "forward-only run of the same problems, each "
              "set against the target alone on the same run. Token-level speculation keeps the target's output, so "
              "its accuracy is the target alone's (shown where real responses measured it); HeteroReason's is "
-             "BRSD's expected accuracy and SpecReason's RSD's, its verdicts the trace's. Speedup: the target "
+             "BRSD's expected accuracy and SpecReason's and Lookahead Reasoning's RSD's, their verdicts the trace's. Speedup: the target "
              "alone's mean latency over the system's. Brackets: 95% intervals over the problems, paired.", "",
              "| dataset | system | latency s | speedup | J/token | goodput tok/s | accuracy |",
              "|---|---|---|---|---|---|---|"]
@@ -135,7 +143,6 @@ def markdown(report: dict[str, Any]) -> list[str]:
                 lines.append(f"| {r['dataset']} | {s['system']} | {cell(s, 'latency_s', '{:.2f}')} | "
                              f"{cell(s, 'speedup', '{:.2f}')} | {cell(s, 'energy_j_per_token', '{:.2f}')} | "
                              f"{cell(s, 'goodput_tok_s', '{:.1f}')} | {'-' if acc is None else f'{acc:.1%}'} |")
-    lines += ["", "Lookahead Reasoning (several steps drafted ahead, generated by the target in one batch) is not "
-              "modelled yet; the token-level rows take a draft model's acceptance from Leviathan et al. "
+    lines += ["", "The token-level rows take a draft model's acceptance from Leviathan et al. "
               "(translation), which a profile of one's own replaces (docs/workload.md)."]
     return lines

@@ -31,6 +31,8 @@ SYSTEMS: dict[str, tuple[str | None, dict[str, Any], str]] = {
     "SpecReason, 2 draft GPUs (4 contexts each)": (
         "specreason", {**TARGETS, "cluster.draft.devices": 2, "cluster.draft.contexts_per_device": 4}, "rsd"),
     "SpecReason, 8 U280 @ 200 MHz": ("specreason-u280", {**TARGETS, "cluster.draft.devices": 8}, "rsd"),
+    "Lookahead Reasoning, 2 draft GPUs (4 contexts each), 1 judge GPU": (
+        "lookahead", {**TARGETS, "cluster.draft.devices": 2, "cluster.draft.contexts_per_device": 4}, "rsd"),
 }
 STEPS = len(RATES) * len(SYSTEMS)
 METRICS = ("latency_p50_s", "latency_p99_s", "throughput_req_s", "energy_j_per_token")

@@ -52,6 +52,13 @@ SERVING = Group("serving", "Serving", "WorkflowOptions", "", "How the host moves
          note="source: SpecReason (arXiv 2504.07891v2) section 4.1: a scoring pass prefills about 70 new tokens "
               "besides the step (the request for a 0-9 score and the answer's prefix); 40-120 with the wording",
          range=(40, 120)),
+    Decl("equivalence_prompt_tokens", int, "tokens of the judge's prompt besides the two versions of a step it "
+         "compares (the lookahead system), its answer read from the last position",
+         rule="non_negative", default=190,
+         note="estimate: Lookahead Reasoning's judge template (hao-ai-lab/LookaheadReasoning, src/lr.py, "
+              "equal_prompt) is 857 characters, 192 words and marks, in Qwen2.5's chat format; at 4 to 5.5 "
+              "characters a token, 155 to 215",
+         range=(155, 215)),
     Decl("token_bytes", int, "bytes per token id on PCIe (a 32-bit id)", default=4, limit=PAYLOAD),
     Decl("control_bytes", int, "bytes of a verdict, command or pointer update on PCIe", default=64,
          note="estimate: one small DMA descriptor's payload; plausible from 32 to 256 bytes", range=(32, 256),
@@ -85,6 +92,10 @@ OPTIONS: tuple[Option, ...] = (
            "specreason: the target scores each drafted step on its own GPUs and KV cache (no PRM)"),
     Option("judge_prompt_tokens", "int64_t", "70", "serving.judge_prompt_tokens",
            "specreason: tokens of the scoring prompt the target prefills after a drafted step", "non_negative"),
+    Option("lookahead", "bool", "false", "system",
+           "lookahead: the target writes its own version of each drafted step and a judge compares the two"),
+    Option("equivalence_prompt_tokens", "int64_t", "190", "serving.equivalence_prompt_tokens",
+           "lookahead: the judge's prompt besides the two versions of a step", "non_negative"),
     Option("step_ahead_depth", "int32_t", "1", "toggles.step_ahead_depth",
            "steps the draft device may draft ahead of the verdict (0-2; 0 without step_ahead)"),
     Option("step_ahead", "bool", "true", "toggles.step_ahead",

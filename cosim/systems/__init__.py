@@ -13,6 +13,7 @@ from .fpga_baseline import FpgaBaseline
 from .gpu_baseline import GpuBaseline
 from .gpu_stepahead import GpuStepahead
 from .heteroreason import Heteroreason
+from .lookahead import Lookahead
 from .speculative_decoding import SpeculativeDecoding
 from .specreason import Specreason
 from .split_decoding import SplitDecoding
@@ -29,7 +30,7 @@ def register(system: System) -> System:
 
 
 for _system in (GpuBaseline(), GpuStepahead(), Heteroreason(), FpgaBaseline(), Autoregressive(),
-                SpeculativeDecoding(), SplitDecoding(), Specreason()):
+                SpeculativeDecoding(), SplitDecoding(), Specreason(), Lookahead()):
     register(_system)
 
 

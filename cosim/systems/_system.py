@@ -50,6 +50,11 @@ class System:
     algorithms: ClassVar[tuple[str, ...]] = ("brsd", "rsd")
     # The target scores each drafted step itself (no PRM), with serving.judge_prompt_tokens.
     verifier_is_target: ClassVar[bool] = False
+    # The target writes its own version of each drafted step and a judge on the PRM's GPU
+    # compares the two (Lookahead Reasoning), with serving.equivalence_prompt_tokens.
+    lookahead: ClassVar[bool] = False
+    # Toggles its runs need at one value, each with why: any other value is refused.
+    toggles_fixed: ClassVar[Mapping[str, tuple[Any, str]]] = {}
     roles: ClassVar[tuple[str, ...]] = ROLES   # the roles its runs use
     parts: ClassVar[tuple[str, ...]] = ("device", "link", "model")  # what of each role they read
     # The scenario's sections its runs read (cosim/config/scenario.py); others are refused.
@@ -62,7 +67,9 @@ class System:
     # The serving parameters its runs never read, each with why: refused where given, left
     # out of a written scenario, no factor of a sensitivity analysis.
     serving_unread: ClassVar[Mapping[str, str]] = {
-        "judge_prompt_tokens": "only a target that scores its drafts itself (the specreason system) reads it"}
+        "judge_prompt_tokens": "only a target that scores its drafts itself (the specreason system) reads it",
+        "equivalence_prompt_tokens": "only a judge that compares two versions of a step (the lookahead system) "
+                                     "reads it"}
     # Each problem is its final chain generated after the prompt (no step events replayed).
     output_only: ClassVar[bool] = False
     # Token-level drafts are made on the draft role's device (split decoding), not by the

@@ -29,7 +29,8 @@ class Specreason(Stepwise):
     verifier_is_target = True
     # Its scoring prompt's length is serving.judge_prompt_tokens (cosim/schema/_toggles.py).
     serving_unread = {"prm_prefix_cache": f"{NO_PRM}; the target scores over its own KV cache, prefilling "
-                                          f"only what it lacks"}
+                                          f"only what it lacks",
+                      "equivalence_prompt_tokens": Stepwise.serving_unread["equivalence_prompt_tokens"]}
 
     def check_file(self, data: LocatedDict) -> None:
         """A PRM or a PRM pool given for it would be ignored, so they are refused."""

@@ -73,11 +73,11 @@ StepwiseTop::StepwiseTop(sc_core::sc_module_name name, const SystemSpec& spec) :
     };
     auto gpu = [&](std::vector<GpuProxy*>& pool, const std::string& name, const GpuParams& params,
                    const ModelSpec& model, const PowerParams& power, const LatencyProfile& profile,
-                   const ParallelLayout& layout, double other_weight_bytes) {
+                   const ParallelLayout& layout, double other_weight_bytes, bool batched) {
         gpus_.push_back(std::make_unique<GpuProxy>(name.c_str(), params, model, power, profile, true, layout));
         pool.push_back(gpus_.back().get());
         GpuBatcher* batcher = nullptr;
-        if (spec.batching) {
+        if (batched) {
             BatchingParams batch = spec.batch;
             batch.kv_budget_bytes = kv_budget_bytes(name, params, gpus_.back()->timing().stored_weight_bytes(),
                                                     spec.batch, other_weight_bytes);
@@ -91,7 +91,7 @@ StepwiseTop::StepwiseTop(sc_core::sc_module_name name, const SystemSpec& spec) :
     for (int i = 0; i < prms; ++i) {
         GpuBatcher* batcher =
             gpu(prm_gpu_, device_name("prm", i, prms), spec.prm_gpu, spec.prm_model, spec.prm_power,
-                spec.prm_profile, spec.prm_layout, 0.0);
+                spec.prm_profile, spec.prm_layout, 0.0, spec.batching);
         server(prm_server_, device_name("prm_server", i, prms));
         devices_.push_back(Device{"prm", i, &prm_gpu_.back()->power(), prm_server_.back(), batcher});
     }
@@ -99,9 +99,10 @@ StepwiseTop::StepwiseTop(sc_core::sc_module_name name, const SystemSpec& spec) :
         // FPGA systems keep the draft model on the target GPU for the prompt's prefill.
         const double helper_weights =
             spec.draft_on_fpga ? spec.draft_model.params * spec.draft_on_target_gpu.weight_bytes_per_param : 0.0;
+        // Lookahead Reasoning's target runs of one request overlap: its engine always batches.
         GpuBatcher* batcher = gpu(target_gpu_, device_name("target", i, targets), spec.target_gpu,
                                   spec.target_model, spec.target_power, spec.target_profile, spec.target_layout,
-                                  helper_weights);
+                                  helper_weights, spec.batching || spec.options.lookahead);
         if (spec.target_speculation != nullptr)
             target_gpu_.back()->set_speculation(std::make_shared<const SpecDecoder>(
                 *spec.target_speculation, target_gpu_.back()->timing(), spec.target_drafter));
@@ -154,7 +155,7 @@ StepwiseTop::StepwiseTop(sc_core::sc_module_name name, const SystemSpec& spec) :
         } else {
             GpuBatcher* batcher = gpu(draft_gpu_, device_name("draft_gpu", b, boards), spec.draft_gpu,
                                       spec.draft_model, spec.draft_power, spec.draft_gpu_profile, spec.draft_layout,
-                                      0.0);
+                                      0.0, spec.batching);
             devices_.push_back(Device{"draft", b, &draft_gpu_.back()->power(), draft_server_.back(), batcher});
         }
     }
@@ -229,6 +230,12 @@ StepwiseTop::StepwiseTop(sc_core::sc_module_name name, const SystemSpec& spec) :
             server(own, "target_server" + tag);
             d.target_server = own.back();
             if (judge) d.prm_server = d.target_server;
+        }
+        // Lookahead Reasoning's runs of one request go on at once in the target's engine: a
+        // lane each for the step under verification, each drafted ahead, and the one built on
+        // the last.
+        for (int lane = 0; spec.options.lookahead && lane < spec.options.step_ahead_depth + 2; ++lane) {
+            server(d.target_lanes, "target_lane" + std::to_string(lane) + "_slot" + std::to_string(s));
         }
         d.fabric = ports_.back().get();
         d.index = {b, judge ? -1 : p, t};  // a target that judges: no PRM device to name

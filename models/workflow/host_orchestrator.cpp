@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "errors.hpp"
+#include "host_messages.hpp"
 #include "live_decisions.hpp"
 #include "trace_replay.hpp"
 
@@ -25,6 +26,8 @@ HostOrchestrator::HostOrchestrator(sc_core::sc_module_name name, const WorkflowO
       dispatcher_(dispatcher),
       slot_(slot),
       source_(std::make_unique<TraceReplay>()) {
+    if (options_.lookahead)
+        lookahead_ = std::make_unique<LookaheadSteps>(options_, dev_, state_, ahead_, runs_, slot);
     SC_HAS_PROCESS(HostOrchestrator);
     SC_THREAD(run);
 }
@@ -58,6 +61,7 @@ void HostOrchestrator::prompt_prefills() {
     for (auto [server, gpu, role] : {std::tuple{d_.prm_server, d_.prm, Role::prm},
                                      std::tuple{d_.target_server, d_.target, Role::target}}) {
         if (role == Role::prm && !options_.prm_prefix_cache) continue;
+        if (role == Role::target && lookahead_) continue;  // its first run prefills the prompt
         dev_.submit(server, [=](Ticket& t) {
             std::vector<int64_t> after;
             dev_.request(role, gpu->params().request_overhead_ns, gpu->power().params().idle_w, 0, after);
@@ -120,7 +124,9 @@ void HostOrchestrator::phase1() {
     }
     state_.prm_cached = eager && options_.prm_prefix_cache ? prompt : 0;
     state_.target_cached = eager ? prompt : 0;
-    if (options_.step_ahead && !options_.sequential) {
+    if (lookahead_) {
+        lookahead_->begin(*source_, state_.problem->first_event - 1);
+    } else if (options_.step_ahead && !options_.sequential) {
         const int64_t first = state_.problem->first_event - 1;
         const int64_t limit = speculative_length(first, 1);
         if (limit > 0) runs_.run() = runs_.start(1, limit, {});
@@ -133,12 +139,7 @@ void HostOrchestrator::on_draft(int64_t k, const TraceEvent& e) {
         throw SimulationError("trace inconsistent: draft of step " + std::to_string(step) + " after " +
                               std::to_string(state_.chain.size()) + " steps");
     TicketPtr mine = ahead_.next(step, e.tokens);
-    await(mine);
-    if (mine->produced != e.tokens)
-        throw SimulationError("internal: step " + std::to_string(step) + " drafted " +
-                              std::to_string(mine->produced) + " of " + std::to_string(e.tokens) + " tokens");
-    dev_.product(mine->activity, k);
-    ahead_.taken();
+    ahead_.collect(mine, step, e.tokens, k);
     const double now = now_ns();
     const int64_t context = state_.context_len();
     const Delivery tokens = d_.fabric->send(Endpoint::draft, Endpoint::prm,
@@ -309,6 +310,13 @@ void HostOrchestrator::run_problem(const Request& request) {
 
 void HostOrchestrator::handle(int64_t k, const TraceEvent& e, int32_t index) {
     if (on_step_) on_step_(index, e.step);
+    if (lookahead_) {
+        if (e.kind == EventKind::backtrack)
+            throw SimulationError("trace inconsistent: Lookahead Reasoning never backtracks (a forward-only trace)");
+        if (e.kind == EventKind::draft) lookahead_->on_draft(*source_, k, e);
+        else lookahead_->on_refine(*source_, k, e);
+        return;
+    }
     switch (e.kind) {
         case EventKind::draft: on_draft(k, e); break;
         case EventKind::refine: on_refine(k, e); break;
@@ -324,6 +332,7 @@ void HostOrchestrator::finish_problem() {
     d_.draft_server->cancel_pending(slot_);
     ahead_.abort();
     runs_.stop();
+    if (lookahead_) lookahead_->stop();
     ProblemMetrics done = dev_.accounting().finish(log_, end, state_.chain_events(), state_.last_settle,
                                                    dev_.energies(), d_.shared);
     // Work already running when the answer settled finishes (and is logged) before the next
@@ -331,6 +340,7 @@ void HostOrchestrator::finish_problem() {
     d_.draft_server->drain(slot_);
     d_.prm_server->drain(slot_);
     d_.target_server->drain(slot_);
+    if (lookahead_) lookahead_->drain();
     runs_.clear_streams();
     ProblemAccounting::add_work(log_, done);
     dispatcher_.finished(done);
@@ -371,21 +381,11 @@ TicketPtr HostOrchestrator::verify(int64_t context, int64_t tokens, uint64_t rea
 }
 
 Delivery HostOrchestrator::verdict(const TicketPtr& scored, int32_t step) {
-    await(scored);
-    const Delivery v = d_.fabric->send_fine_at(Endpoint::prm, Endpoint::host,
-                                               static_cast<uint64_t>(options_.control_bytes), scored->end_units,
-                                               {scored->activity}, step);
-    at_least_units(v.arrival_units);
-    state_.last_settle = v.activity;
-    return v;
+    return verdict_at_host(dev_, state_, options_, scored, step);
 }
 
 Delivery HostOrchestrator::command_to_draft(int64_t cause, int32_t step) {
-    const Delivery d = d_.fabric->send_fine(Endpoint::host, Endpoint::draft,
-                                            static_cast<uint64_t>(options_.control_bytes), now_ns(), {cause}, step);
-    state_.command_arrival_units = d.arrival_units;
-    state_.last_command = d.activity;
-    return d;
+    return cosim::command_to_draft(dev_, state_, options_, cause, step);
 }
 
 void HostOrchestrator::fill(Decision& d, DecisionKind kind, int32_t step) const {

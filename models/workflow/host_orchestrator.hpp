@@ -10,6 +10,8 @@
 //   HostOrchestrator  drives the steps: phase 1, each draft, refine and backtrack event,
 //                     the PRM's verification and the verdicts, the problem's end
 //   StepAhead         drafts ahead of the verdicts, up to the step-ahead depth (step_ahead.hpp)
+//   LookaheadSteps    Lookahead Reasoning's steps: the target's runs on the drafts and the
+//                     judge's comparisons (lookahead_steps.hpp), in place of the PRM's verdicts
 //   TargetRuns        the target's runs, their reuse and their sync into the draft (target_runs.hpp)
 //   SlotDevices       the slot's commands, jobs and logged activities on its devices (slot_devices.hpp)
 //   ProblemAccounting what each problem cost (problem_accounting.hpp)
@@ -27,6 +29,7 @@
 #include "decision_broker.hpp"
 #include "device_server.hpp"
 #include "event_source.hpp"
+#include "lookahead_steps.hpp"
 #include "pcie_fabric.hpp"
 #include "request_dispatcher.hpp"
 #include "slot_devices.hpp"
@@ -87,6 +90,7 @@ private:
     SlotState state_;
     TargetRuns runs_;
     StepAhead ahead_;
+    std::unique_ptr<LookaheadSteps> lookahead_;  // Lookahead Reasoning's steps, where the system is it
     RequestDispatcher& dispatcher_;
     const int slot_;
     std::unique_ptr<EventSource> source_;  // trace replay, or live decisions

@@ -69,12 +69,12 @@ int64_t SlotDevices::decode_alone(GpuProxy& target, DecodeRun& live, int64_t con
 }
 
 int64_t SlotDevices::gpu_batch_decode(GpuProxy& gpu, int64_t context, std::function<bool()> next,
-                                      AbortSignal* abort, double& energy_j, double& work_ns) {
+                                      AbortSignal* abort, double& energy_j, double& work_ns, int64_t certain) {
     DeviceCommand c;
     c.context = context;
     c.abort = abort;
     c.next = std::move(next);
-    send_command(port_to(gpu), DeviceOp::gpu_batch_decode, 1, c, route_to(gpu));
+    send_command(port_to(gpu), DeviceOp::gpu_batch_decode, certain, c, route_to(gpu));
     energy_j += c.energy_j;
     work_ns += c.work_ns;
     return c.produced;

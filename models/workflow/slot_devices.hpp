@@ -31,6 +31,9 @@ struct WorkflowDevices {
     DeviceServer* draft_server = nullptr;
     DeviceServer* prm_server = nullptr;
     DeviceServer* target_server = nullptr;
+    // Lookahead Reasoning: this slot's own servers on the target GPU, one per run that may
+    // go on at once (its batcher runs them together); empty for the other systems.
+    std::vector<DeviceServer*> target_lanes;
     FabricPort* fabric = nullptr;
     // The PCIe links the host's commands to the PRM and the target GPU (and the draft model
     // on it) cross, and the GPUs' routes on them (PcieLink::attach); null: bound directly.
@@ -79,9 +82,10 @@ public:
     // The target's run on a GPU of its own: one command (GpuProxy::decode_run); `request` keys
     // its speculative draws, where the target decodes speculatively.
     int64_t decode_alone(GpuProxy& target, DecodeRun& live, int64_t context, Ticket& t, int64_t request);
-    // A token per iteration in a batcher's running batch while `next()` says so.
+    // A token per iteration in a batcher's running batch while `next()` says so; `certain`
+    // of them for sure unless aborted (the batcher may then run them in one wait).
     int64_t gpu_batch_decode(GpuProxy& gpu, int64_t context, std::function<bool()> next, AbortSignal* abort,
-                             double& energy_j, double& work_ns);
+                             double& energy_j, double& work_ns, int64_t certain = 1);
     // A batched GPU's activity draws its share of the iterations it took part in, and
     // keeps the GPU busy for its share of their time.
     void batched_energy(int64_t id, const GpuProxy& gpu) {

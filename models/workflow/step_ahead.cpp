@@ -26,6 +26,15 @@ void StepAhead::taken() {
     specs_.pop_front();
 }
 
+void StepAhead::collect(const TicketPtr& mine, int32_t step, int64_t tokens, int64_t k) {
+    await(mine);
+    if (mine->produced != tokens)
+        throw SimulationError("internal: step " + std::to_string(step) + " drafted " +
+                              std::to_string(mine->produced) + " of " + std::to_string(tokens) + " tokens");
+    dev_.product(mine->activity, k);
+    taken();
+}
+
 TicketPtr StepAhead::submit_draft(int32_t step, int64_t tokens, std::vector<int64_t> deps, uint64_t ready_units) {
     const int64_t context = state_.context_len();
     const int64_t last_product = state_.chain.empty() ? -1 : state_.chain.back().product;

@@ -34,6 +34,9 @@ public:
     TicketPtr next(int32_t step, int64_t tokens);
     // The draft of next() is taken: stalls counted, it leaves the queue.
     void taken();
+    // Waits for `mine`, the draft of `step` next() gave, checks it wrote its `tokens`,
+    // credits them to trace event `k` and takes it.
+    void collect(const TicketPtr& mine, int32_t step, int64_t tokens, int64_t k);
     // Once `step` (event k) is under verification after `after`, the draft device drafts
     // ahead up to the step-ahead depth, each the length `source` gives.
     void draft_ahead(EventSource& source, int64_t k, int32_t step, int64_t after);
@@ -46,13 +49,16 @@ public:
         return !specs_.empty() && specs_.front().step == step ? specs_.front().tokens : 0;
     }
 
-private:
     // A step the draft device drafts (or drafted) ahead of its turn, not yet sent to the PRM.
     struct Spec {
         TicketPtr ticket;
         int32_t step = 0;
         int64_t tokens = 0;  // tokens it was asked for
     };
+    // The steps drafted ahead, in step order (Lookahead Reasoning starts a target run on each).
+    const std::deque<Spec>& queued() const { return specs_; }
+
+private:
     // A draft job, ready at `ready_units`, after the activities `deps`.
     TicketPtr submit_draft(int32_t step, int64_t tokens, std::vector<int64_t> deps, uint64_t ready_units = 0);
     // The draft device idled since its last step-ahead draft ended, holding all it may draft.
