@@ -40,7 +40,8 @@ def of(result, kind, device=None):
 def test_one_step_is_the_slower_of_draft_and_target_then_the_judge():
     one = TrajectoryBuilder("one", PROMPT, header=RSD).accept(40).build()
     scn = cosim.load_scenario("lookahead")
-    assert scn.prm.model == cosim.load_model("qwen2.5-7b-instruct") and scn.serving.equivalence_prompt_tokens == EQUIVALENCE
+    assert scn.prm.model == cosim.load_model("qwen2.5-7b-instruct")
+    assert scn.serving.equivalence_prompt_tokens == EQUIVALENCE
     link = Link("pcie_gen4_x16")
     draft, target = Gpu("rtx3090", "qwen2.5-0.5b"), Gpu("rtx3090", "qwen2.5-math-7b")
     judge = Gpu("rtx3090", "qwen2.5-7b-instruct")

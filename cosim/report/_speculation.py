@@ -7,7 +7,8 @@ beside it (split-decoding-u280), HeteroReason with its target's refinements draf
 on an RTX 3090 or on the U280) and Lookahead Reasoning (the target writing the drafted steps
 at once, a judge comparing) on the forward-only run of the same problems. Token-level
 speculation with greedy verification keeps the target's output exactly, so its accuracy is
-the target alone's; HeteroReason's is BRSD's, SpecReason's and Lookahead Reasoning's RSD's (the accuracy section)."""
+the target alone's; HeteroReason's is BRSD's, SpecReason's and Lookahead Reasoning's RSD's
+(the accuracy section)."""
 
 from __future__ import annotations
 
@@ -126,8 +127,8 @@ def markdown(report: dict[str, Any]) -> list[str]:
              "forward-only run of the same problems, each "
              "set against the target alone on the same run. Token-level speculation keeps the target's output, so "
              "its accuracy is the target alone's (shown where real responses measured it); HeteroReason's is "
-             "BRSD's expected accuracy and SpecReason's and Lookahead Reasoning's RSD's, their verdicts the trace's. Speedup: the target "
-             "alone's mean latency over the system's. Brackets: 95% intervals over the problems, paired.", "",
+             "BRSD's expected accuracy and SpecReason's and Lookahead Reasoning's RSD's, their verdicts the "
+             "trace's. Speedup: the target alone's mean latency over the system's. Brackets: 95% intervals over the problems, paired.", "",
              "| dataset | system | latency s | speedup | J/token | goodput tok/s | accuracy |",
              "|---|---|---|---|---|---|---|"]
     for r in records:
