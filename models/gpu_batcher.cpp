@@ -56,12 +56,15 @@ bool GpuBatcher::prefill(const GpuTiming& timing, int64_t tokens, int64_t contex
 }
 
 int64_t GpuBatcher::decode(const GpuTiming& timing, int64_t context, const std::function<bool()>& next,
-                           AbortSignal* abort, double& energy_j, double* work_ns, int64_t certain) {
+                           AbortSignal* abort, double& energy_j, double* work_ns, int64_t certain,
+                           const SpecDecoder* spec, uint64_t key) {
     auto item = std::make_shared<Item>();
     item->timing = &timing;
     item->decode = true;
     item->certain = std::max<int64_t>(1, certain);
     item->abort = abort;
+    item->spec = spec;
+    item->key = key;
     item->context = context;
     item->next = next;
     join_and_wait(item, abort);
@@ -88,7 +91,8 @@ void GpuBatcher::b_transport(int /*initiator*/, tlm::tlm_generic_payload& trans,
             c.produced = c.ok ? n : 0;
             return;
         case DeviceOp::gpu_batch_decode:
-            c.produced = decode(*model->timing, c.context, c.next, c.abort, c.energy_j, &c.work_ns, n);
+            c.produced = decode(*model->timing, c.context, c.next, c.abort, c.energy_j, &c.work_ns, n, model->spec,
+                                static_cast<uint64_t>(c.request));
             c.ok = !(c.abort != nullptr && c.abort->requested);
             return;
         default: trans.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE); return;
@@ -124,12 +128,30 @@ void GpuBatcher::apply(Item& item, size_t j) {
     item.done.notify(sc_core::SC_ZERO_TIME);
 }
 
+void GpuBatcher::advance_speculative(Item& item) {
+    const int64_t kept =
+        item.drafts > 0 ? accepted_drafts(item.spec->setup(), item.key, static_cast<uint64_t>(item.context),
+                                          item.drafts) + 1
+                        : 1;
+    item.context += kept;  // the rejected drafts' positions are computed again
+    item.fresh = kept;
+    for (int64_t i = 0; i < kept; ++i) {
+        item.done_tokens += 1;
+        item.certain -= 1;
+        if (!item.next()) {
+            item.finished = true;
+            item.done.notify(sc_core::SC_ZERO_TIME);
+            return;
+        }
+    }
+}
+
 void GpuBatcher::plan_bulk(const Batch& batch, double watts) {
-    // Every sequence a decode with tokens promised beyond this iteration, none waiting outside.
+    // Every sequence a plain decode with tokens promised beyond this iteration, none waiting outside.
     if (batch.size() != items_.size()) return;
     int64_t promised = std::numeric_limits<int64_t>::max();
     for (const auto& entry : batch) {
-        if (!entry.first->decode) return;
+        if (!entry.first->decode || entry.first->spec != nullptr) return;
         promised = std::min(promised, entry.first->certain);
     }
     const double size = static_cast<double>(batch.size());
@@ -208,7 +230,11 @@ void GpuBatcher::run() {
         bool prefilling = false;
         for (const ItemPtr& item : order) {
             if (static_cast<int>(batch.size()) >= params_.max_batch || budget <= 0) break;
-            const int64_t tokens = item->decode ? 1 : std::min(item->remaining, budget);
+            // A speculative decode verifies its drafts: no draft past the last token it will take.
+            item->drafts = item->spec == nullptr ? 0
+                                                 : std::max<int64_t>(0, std::min(item->spec->setup().draft_tokens,
+                                                                                 item->certain - 1));
+            const int64_t tokens = item->decode ? 1 + item->drafts : std::min(item->remaining, budget);
             const double kv = static_cast<double>(item->context + tokens) * item->timing->kv_bytes_per_token();
             if (kv > params_.kv_budget_bytes) {
                 // It would never fit: its caller fails (on its own thread, which reports it).
@@ -232,10 +258,24 @@ void GpuBatcher::run() {
         if (batch.empty()) continue;  // only work that can never run was waiting
         // One forward pass per model in the batch.
         std::map<const GpuTiming*, std::vector<BatchWork>> passes;
-        for (const auto& [item, tokens] : batch)
-            passes[item->timing].push_back(BatchWork{tokens, item->context, item->decode});
+        std::vector<SpecDecoder::Proposal> proposals;
+        const SpecDecoder* proposer = nullptr;
+        for (const auto& [item, tokens] : batch) {
+            passes[item->timing].push_back(
+                BatchWork{tokens, item->context, item->decode && item->drafts == 0, item->drafts > 0});
+            if (item->drafts > 0) {
+                proposals.push_back(SpecDecoder::Proposal{item->fresh, item->context - item->fresh, item->drafts});
+                proposer = item->spec;
+            }
+        }
         double ns = 0.0;
         StepWork done;
+        if (proposer != nullptr) {
+            // The proposers' passes for this iteration's drafts come before its pass.
+            const SpecDecoder::Decode proposed = proposer->propose_batch(proposals);
+            ns += proposed.ns;
+            if (power_.params().load_model()) done += proposed.work;
+        }
         for (const auto& [timing, work] : passes) {
             ns += timing->batch_ns(work);
             if (power_.params().load_model()) done += timing->work(work);
@@ -276,6 +316,10 @@ void GpuBatcher::run() {
         for (const auto& [item, tokens] : batch) {
             item->energy_j += share;
             if (item->cancelled) continue;
+            if (item->spec != nullptr) {
+                advance_speculative(*item);
+                continue;
+            }
             item->context += tokens;
             item->done_tokens += tokens;
             bool more = false;

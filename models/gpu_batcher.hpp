@@ -16,6 +16,10 @@
 // batch has such a promise and nothing else changes, the batcher runs the iterations up to
 // the first promise's end in one wait, each timed, metered and credited as alone; an arrival
 // or an abort ends that wait after the iteration under way, as it would have been planned.
+// A decode with a speculative decoder verifies its drafts in each iteration instead of one
+// token: its proposer's passes (on this GPU, or a host lookup) before the iteration's pass,
+// which computes the drafts and the token after them; the drafts it keeps are drawn from the
+// decoder's acceptance, keyed by the sequence's key and position (spec_decode.hpp).
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -32,6 +36,7 @@
 #include "device_command.hpp"
 #include "gpu_timing.hpp"
 #include "power.hpp"
+#include "spec_decode.hpp"
 
 namespace cosim {
 
@@ -49,6 +54,7 @@ struct BatchingParams {
 class BatchModel : public tlm::tlm_extension<BatchModel> {
 public:
     const GpuTiming* timing = nullptr;
+    const SpecDecoder* spec = nullptr;  // gpu_batch_decode: decodes speculatively with it
     tlm::tlm_extension_base* clone() const override { return new BatchModel(*this); }
     void copy_from(const tlm::tlm_extension_base& other) override { *this = static_cast<const BatchModel&>(other); }
 };
@@ -73,8 +79,11 @@ public:
     // whether to go on). Returns the tokens decoded; an abort returns at once.
     // `certain`: tokens it takes unless aborted, `next()` answering yes to all but the last
     // (1: decided after each token).
+    // With `spec`, each iteration verifies up to its draft_tokens drafts (no more than
+    // `certain` - 1), its draws keyed by `key`.
     int64_t decode(const GpuTiming& timing, int64_t context, const std::function<bool()>& next,
-                   AbortSignal* abort, double& energy_j, double* work_ns = nullptr, int64_t certain = 1);
+                   AbortSignal* abort, double& energy_j, double* work_ns = nullptr, int64_t certain = 1,
+                   const SpecDecoder* spec = nullptr, uint64_t key = 0);
 
     int64_t iterations() const { return iterations_; }
     int64_t batched_sequences() const { return batched_sequences_; }
@@ -100,6 +109,10 @@ private:
         sc_core::sc_event done;
         int64_t certain = 1;  // decode: tokens it takes for sure from now on, unless aborted
         const AbortSignal* abort = nullptr;
+        const SpecDecoder* spec = nullptr;  // decodes speculatively: drafts verified each iteration
+        uint64_t key = 0;                   // its draws' key
+        int64_t fresh = 1;                  // tokens its proposer has not seen yet
+        int64_t drafts = 0;                 // verified in the iteration it is in
         // In the iterations run in one wait: how many credited it their time share (at
         // their start) and their tokens and energy (at their end), so far.
         size_t credited = 0;
@@ -126,6 +139,8 @@ private:
     void credit(Item& item, size_t j) const;
     // ... and, once it has ended, its token (`next()`) and energy.
     void apply(Item& item, size_t j);
+    // A speculative decode's iteration ended: the drafts kept and the target's own token.
+    void advance_speculative(Item& item);
     void b_transport(int initiator, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
     void run();
 

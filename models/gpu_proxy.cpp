@@ -163,6 +163,8 @@ void GpuProxy::set_batcher(GpuBatcher* batcher) {
 void GpuProxy::to_batcher(DeviceOp op, int64_t count, DeviceCommand& c) {
     BatchModel model;
     model.timing = &timing_;
+    // Its decodes in the GPU's iterations verify drafts where it decodes speculatively.
+    if (op == DeviceOp::gpu_batch_decode) model.spec = spec_.get();
     CommandPayload call(op, count, c);
     call.attach(model);  // declared after it, the payload goes first
     sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
@@ -209,12 +211,13 @@ int64_t GpuProxy::decode_run(DecodeRun& run, int64_t context, AbortSignal* abort
 }
 
 int64_t GpuProxy::batch_decode(int64_t context, const std::function<bool()>& next, AbortSignal* abort,
-                               double& energy_j, double& work_ns, int64_t certain) {
+                               double& energy_j, double& work_ns, int64_t certain, uint64_t key) {
     if (batcher_ == nullptr) throw SimulationError(std::string(name()) + ": a batched decode needs a batcher");
     DeviceCommand c;
     c.context = context;
     c.abort = abort;
     c.next = next;
+    c.request = static_cast<int64_t>(key);
     to_batcher(DeviceOp::gpu_batch_decode, certain, c);
     energy_j += c.energy_j;
     work_ns += c.work_ns;
@@ -360,7 +363,8 @@ void GpuProxy::b_transport(int /*initiator*/, tlm::tlm_generic_payload& trans, s
             sync_annotated(delay);
             c.energy_j = 0.0;
             c.work_ns = 0.0;
-            c.produced = batch_decode(c.context, c.next, c.abort, c.energy_j, c.work_ns, n);
+            c.produced = batch_decode(c.context, c.next, c.abort, c.energy_j, c.work_ns, n,
+                                      static_cast<uint64_t>(c.request));
             return;
         case DeviceOp::gpu_request: {
             if (n < 1) throw SimulationError(std::string(name()) + ": a request needs at least one output token");

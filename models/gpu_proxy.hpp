@@ -97,9 +97,10 @@ public:
     // publishes the tokens' schedule while the host streams them. Returns the tokens decoded.
     // With speculation (set_speculation) the run decodes speculatively, its draws keyed by `key`.
     int64_t decode_run(DecodeRun& run, int64_t context, AbortSignal* abort, uint64_t key = 0);
-    // `certain`: tokens it takes unless aborted (GpuBatcher::decode; the command's count).
+    // `certain`: tokens it takes unless aborted (GpuBatcher::decode; the command's count);
+    // with speculation (set_speculation) it verifies drafts each iteration, draws keyed by `key`.
     int64_t batch_decode(int64_t context, const std::function<bool()>& next, AbortSignal* abort, double& energy_j,
-                         double& work_ns, int64_t certain = 1);
+                         double& work_ns, int64_t certain = 1, uint64_t key = 0);
     // A lone request (gpu_request): the serving stack's overhead with the GPU idle, the
     // prompt's prefill, then its output tokens' decodes in one wait (their times summed:
     // nobody looks in on them). `c` answers the instants and the meter's energy over it all.

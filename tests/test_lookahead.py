@@ -7,12 +7,14 @@ import pytest
 import yaml
 
 import cosim
+from cosim.config.scenario import build_scenario
 from cosim.live import TracePolicy
 from cosim.systems import by_name
 from cosim.trace import Trace, TraceHeader, TrajectoryBuilder
 from cosim.uncertainty._factors import factors
 from conftest import one_line_error, run_cli
 from handmodel import CONTROL_BYTES, TOKEN_BYTES, Gpu, Link
+from test_target_speculation import all_kept_ns
 
 PROMPT = 100
 RSD = TraceHeader(backtracking=False)
@@ -189,3 +191,45 @@ def test_the_targets_engine_batches_its_runs_even_where_the_other_gpus_do_not():
     pools = served.summary.pools
     assert pools["target"].iterations > 0 and pools["target"].mean_batch > 1.0
     assert pools["draft"].iterations == 0 and pools["prm"].iterations == 0
+
+
+def lookahead_speculating(tmp_path, rate, **values):
+    (tmp_path / "acc.yaml").write_text(f"kind: acceptance\nname: fixed\nper_draft: {rate}\ndrafts: 8\n")
+    scn = build_scenario({"system": "lookahead", "toggles": {"target_speculation": True},
+                          "draft": {"device": "rtx3090", "model": "qwen2.5-0.5b"},
+                          "prm": {"device": "rtx3090", "model": "qwen2.5-7b-instruct"},
+                          "target": {"device": "rtx3090"},
+                          "speculation": {"draft_tokens": 4, "acceptance": "acc.yaml"}, **values},
+                         source=str(tmp_path / "s.yaml"))
+    return scn
+
+
+def test_the_targets_runs_decode_speculatively_in_its_iterations(tmp_path):
+    # Lookahead Reasoning with token-level speculation inside the target's runs (LR+SD): an
+    # EAGLE head drafts four tokens a round, every one kept, so the run of the 30-token step
+    # is six rounds of a head's passes and a verification of five positions, each round one
+    # iteration of the target's engine (tests/test_target_speculation.py works them by hand).
+    one = TrajectoryBuilder("one", PROMPT, header=RSD).accept(30).build()
+    scn = lookahead_speculating(tmp_path, 1.0)
+    link = Link("pcie_gen4_x16")
+    target, judge = Gpu("rtx3090", "qwen2.5-math-7b"), Gpu("rtx3090", "qwen2.5-7b-instruct")
+    target_end = REQUEST_NS + target.prefill(PROMPT, 0) + all_kept_ns()
+    t = target_end + 2 * link.ns(TOKEN_BYTES * 30) + REQUEST_NS + judge.prefill(EQUIVALENCE + 60, 0) + \
+        link.ns(CONTROL_BYTES)
+    result = cosim.simulate(scn, Trace(RSD, [one]), activities=True)
+    assert result.per_problem[0]["latency_s"] * 1e9 == pytest.approx(t, rel=1e-9)
+    # Served with batching too: the runs of requests in flight verify their drafts together.
+    trace = cosim.trace.generate("math500", 6, seed=4, backtracking=False).in_memory()
+    served = cosim.serve.run(scn.with_values({"batching.enabled": True, "cluster.draft.devices": 2}), trace,
+                             rate=2.0, seed=1)
+    alone = cosim.serve.run(cosim.scenario("lookahead", 1, cluster={"draft": {"devices": 2}},
+                                           batching={"enabled": True}), trace, rate=2.0, seed=1)
+    assert served.summary.requests == 6
+    assert served.summary.pools["target"].iterations < alone.summary.pools["target"].iterations
+
+
+def test_fewer_kept_drafts_mean_more_rounds(tmp_path):
+    one = TrajectoryBuilder("one", PROMPT, header=RSD).accept(60).build()
+    latency = {rate: cosim.simulate(lookahead_speculating(tmp_path, rate), Trace(RSD, [one]))
+               .per_problem[0]["latency_s"] for rate in (1.0, 0.6, 0.0)}
+    assert latency[1.0] < latency[0.6] < latency[0.0]

@@ -49,7 +49,9 @@ def test_each_speedup_is_the_target_alones_mean_latency_over_the_systems(found):
             "Lookahead Reasoning (draft on an RTX 3090, a 7B judge)": simulate(
                 load_scenario("lookahead", 1), forward_only).summary["latency_s"],
             "Lookahead Reasoning, draft on the U280": simulate(load_scenario("lookahead-u280", 1),
-                                                               forward_only).summary["latency_s"]}
+                                                               forward_only).summary["latency_s"],
+            "Lookahead Reasoning, its target's runs token-level too": simulate(
+                load_scenario("lookahead", 1).with_values(DRAFTING), forward_only).summary["latency_s"]}
     alone_forward = simulate(load_scenario("target-alone", 1), forward_only).summary["latency_s"]
     rows = rec["systems"] + rec["forward_only"]["systems"]
     assert sorted(row["system"] for row in rows) == sorted(runs)
@@ -72,7 +74,7 @@ def test_the_table_gives_the_lossless_rows_the_target_alones_accuracy(found):
     lines = _speculation.markdown(report)
     assert lines[0] == "## Speculation compared"
     rows = [line for line in lines if line.startswith("| math500 |")]
-    assert len(rows) == 11
+    assert len(rows) == 12
     assert rows[0].endswith("| 91.0% |") and "the target alone" in rows[0]
     assert rows[1].endswith("| 80.0% |") and "HeteroReason" in rows[1]
     assert rows[2].endswith("| 91.0% |") and rows[3].endswith("| 91.0% |")

@@ -121,11 +121,13 @@ def _check_split(spec: Any, found: _acceptance.Acceptance) -> None:
                           f"{found.proposer}; a draft device drafts with a draft model: give a profile of one")
 
 
-def check_target(spec: Any, target: Any, batching: Any) -> None:
+def check_target(spec: Any, target: Any, batching: Any, batched: bool = False) -> None:
     """A step-level system's target decoding speculatively: its refinements run on its own
-    GPU at batch 1 (the batchers do not schedule drafts)."""
-    _batch_one(batching, "the target decodes speculatively at batch 1 here (toggles.target_speculation); the "
-                         "batchers do not schedule drafts")
+    GPU at batch 1 (the batchers verify drafts only for runs that promise their length:
+    ``batched``, Lookahead Reasoning's)."""
+    if not batched:
+        _batch_one(batching, "the target decodes speculatively at batch 1 here (toggles.target_speculation); "
+                             "the batchers do not schedule drafts")
     check(spec, target)
 
 
@@ -163,6 +165,6 @@ def check_scenario(scn: Any) -> None:
     if not reads(system, scn.toggles):
         return
     if "toggles" in system.sections:
-        check_target(scn.speculation, scn.target, scn.batching)
+        check_target(scn.speculation, scn.target, scn.batching, system.lookahead)
     else:
         check(scn.speculation, scn.target, system.drafts_on_draft_device)

@@ -28,6 +28,7 @@ COMBINED = "heteroreason, its target drafting with a draft model"
 SPECREASON = ("specreason", "specreason-u280")
 SPECREASON_DECODE = "specreason-u280, its target drafting with a draft model"
 LOOKAHEAD = ("lookahead", "lookahead-u280")
+LOOKAHEAD_DECODE = "lookahead, its target drafting with a draft model"
 DRAFT_MODEL = "qwen2.5-0.5b"  # the split scenario's draft model
 # Each compared system: its label, and whose accuracy it has: the target alone's (token level
 # keeps the target's output), or the algorithm's whose trace it replays (brsd, rsd).
@@ -39,13 +40,14 @@ LABELS = {HETERO: ("HeteroReason (step level, U280)", "brsd"),
           SPECREASON[1]: ("SpecReason, draft on the U280", "rsd"),
           SPECREASON_DECODE: ("SpecReason on the U280, its target's refinements token-level too", "rsd"),
           LOOKAHEAD[0]: ("Lookahead Reasoning (draft on an RTX 3090, a 7B judge)", "rsd"),
-          LOOKAHEAD[1]: ("Lookahead Reasoning, draft on the U280", "rsd")}
+          LOOKAHEAD[1]: ("Lookahead Reasoning, draft on the U280", "rsd"),
+          LOOKAHEAD_DECODE: ("Lookahead Reasoning, its target's runs token-level too", "rsd")}
 METRICS = ("latency_s", "goodput_tok_s", "energy_j_per_token")
 
 
 def steps(datasets: tuple[str, ...]) -> int:
     """Runs it adds to the report (HeteroReason's is the report's own)."""
-    return 10 * len(datasets)
+    return 11 * len(datasets)
 
 
 def _drafting() -> dict[str, Any]:
@@ -62,7 +64,8 @@ def same_gpu_scenario() -> Any:
 
 def combined_scenario(name: str = HETERO) -> Any:
     """A step-level system with its target's refinements drafted the same way
-    (toggles.target_speculation): HeteroReason's, or SpecReason's (SpecReason+Decode)."""
+    (toggles.target_speculation): HeteroReason's, SpecReason's (SpecReason+Decode), or
+    Lookahead Reasoning's runs (LR+SD)."""
     return load_scenario(name, CONFIG).with_values(
         {"toggles.target_speculation": True, **{f"speculation.{k}": v for k, v in _drafting().items()}})
 
@@ -93,6 +96,8 @@ def record(dataset: str, trace: Any, own: dict[str, Any], tick: Callable[[str], 
         tick(f"{dataset} speculation {name}")
     forward[SPECREASON_DECODE] = simulate(combined_scenario(SPECREASON[1]), forward_only)
     tick(f"{dataset} speculation {SPECREASON_DECODE}")
+    forward[LOOKAHEAD_DECODE] = simulate(combined_scenario(LOOKAHEAD[0]), forward_only)
+    tick(f"{dataset} speculation {LOOKAHEAD_DECODE}")
     return {"dataset": dataset, "config": CONFIG, **_rows(results, found),
             "forward_only": _rows(forward, compare(forward, BASELINE, metrics=METRICS))}
 
@@ -123,12 +128,14 @@ def markdown(report: dict[str, Any]) -> list[str]:
              "(`toggles.target_speculation`; docs/system.md), and SpecReason, whose target judges each drafted "
              "step itself (`specreason`, `specreason-u280`, and the latter with its target's refinements drafted "
              "token-level too), and Lookahead Reasoning, whose target writes the drafted steps at once while a "
-             "judge compares each with the target's own (`lookahead`, `lookahead-u280`), the last two on the "
+             "judge compares each with the target's own (`lookahead`, `lookahead-u280`, and the former with its "
+             "target's runs drafted token-level too), the last two on the "
              "forward-only run of the same problems, each "
              "set against the target alone on the same run. Token-level speculation keeps the target's output, so "
              "its accuracy is the target alone's (shown where real responses measured it); HeteroReason's is "
              "BRSD's expected accuracy and SpecReason's and Lookahead Reasoning's RSD's, their verdicts the "
-             "trace's. Speedup: the target alone's mean latency over the system's. Brackets: 95% intervals over the problems, paired.", "",
+             "trace's. Speedup: the target alone's mean latency over the system's. Brackets: 95% intervals over "
+             "the problems, paired.", "",
              "| dataset | system | latency s | speedup | J/token | goodput tok/s | accuracy |",
              "|---|---|---|---|---|---|---|"]
     for r in records:

@@ -29,7 +29,6 @@ class Lookahead(Stepwise):
         "prefetch_cache": (False, _OWN_RUNS), "target_ahead_after_refine": (False, _OWN_RUNS),
         "shadow_sync": (False, "the target's step is written whole before the judge compares it; the draft "
                                "device prefills it"),
-        "target_speculation": (False, "its target runs decode token by token"),
     }
     serving_unread = {
         "judge_prompt_tokens": Stepwise.serving_unread["judge_prompt_tokens"],

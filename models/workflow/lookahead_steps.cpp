@@ -88,9 +88,10 @@ void LookaheadSteps::decode(TargetRuns::RunState& live, int64_t context, int32_t
         return live.generated < live.limit && !t.abort.requested;
     };
     // Nobody changes a run's length under it: its tokens are certain unless it is stopped.
+    // Decoding speculatively, its draws are keyed by the request and each pass's position.
     while (live.generated < live.limit && !t.abort.requested)
         dev_.gpu_batch_decode(target, context + live.generated, next, &t.abort, energy_j, work_ns,
-                              live.limit - live.generated);
+                              live.limit - live.generated, static_cast<uint64_t>(state_.request_index));
     if (now_ns() > start) {  // an abort may cut the first token short: that time was spent too
         after = {dev_.log().add(Role::target, ActivityKind::refine, step, start, now_ns(), decoded, after,
                                 target.power().last_busy_w())};

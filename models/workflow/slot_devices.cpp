@@ -69,9 +69,11 @@ int64_t SlotDevices::decode_alone(GpuProxy& target, DecodeRun& live, int64_t con
 }
 
 int64_t SlotDevices::gpu_batch_decode(GpuProxy& gpu, int64_t context, std::function<bool()> next,
-                                      AbortSignal* abort, double& energy_j, double& work_ns, int64_t certain) {
+                                      AbortSignal* abort, double& energy_j, double& work_ns, int64_t certain,
+                                      uint64_t key) {
     DeviceCommand c;
     c.context = context;
+    c.request = static_cast<int64_t>(key);
     c.abort = abort;
     c.next = std::move(next);
     send_command(port_to(gpu), DeviceOp::gpu_batch_decode, certain, c, route_to(gpu));

@@ -83,9 +83,10 @@ public:
     // its speculative draws, where the target decodes speculatively.
     int64_t decode_alone(GpuProxy& target, DecodeRun& live, int64_t context, Ticket& t, int64_t request);
     // A token per iteration in a batcher's running batch while `next()` says so; `certain`
-    // of them for sure unless aborted (the batcher may then run them in one wait).
+    // of them for sure unless aborted (the batcher may then run them in one wait). A GPU
+    // decoding speculatively verifies drafts instead, its draws keyed by `key`.
     int64_t gpu_batch_decode(GpuProxy& gpu, int64_t context, std::function<bool()> next, AbortSignal* abort,
-                             double& energy_j, double& work_ns, int64_t certain = 1);
+                             double& energy_j, double& work_ns, int64_t certain = 1, uint64_t key = 0);
     // A batched GPU's activity draws its share of the iterations it took part in, and
     // keeps the GPU busy for its share of their time.
     void batched_energy(int64_t id, const GpuProxy& gpu) {
