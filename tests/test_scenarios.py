@@ -10,7 +10,8 @@ NAMES = ("gpu-baseline", "gpu-stepahead", "heteroreason-u280-200", "heteroreason
 # Targets that span GPUs: each names its own target model, whatever the config.
 AT_SCALE = {"heteroreason-qwen3-32b-tp2": ("Qwen3-32B", 2, 1), "gpu-baseline-qwen3-32b-tp2": ("Qwen3-32B", 2, 1),
             "cluster-heteroreason-qwen3-32b-tp2": ("Qwen3-32B", 2, 1),
-            "heteroreason-qwen3-30b-a3b": ("Qwen3-30B-A3B", 2, 2), "gpu-baseline-qwen3-30b-a3b": ("Qwen3-30B-A3B", 2, 2)}
+            "heteroreason-qwen3-30b-a3b": ("Qwen3-30B-A3B", 2, 2), "gpu-baseline-qwen3-30b-a3b": ("Qwen3-30B-A3B", 2, 2),
+            "lookahead-qwen3-32b-tp2": ("Qwen3-32B", 2, 1)}
 # Token-level speculative decoding on the GPU that published its speedup: its own target.
 TOKEN_LEVEL = {"speculative-decoding-h100": ("Llama-3.1-8B", "H100 SXM", 3)}
 # Token-level drafting on the paper's FPGA for the config's target.
