@@ -146,30 +146,39 @@ void GpuBatcher::advance_speculative(Item& item) {
     }
 }
 
-void GpuBatcher::plan_bulk(const Batch& batch, double watts) {
-    // Every sequence a plain decode with tokens promised beyond this iteration, none waiting outside.
-    if (batch.size() != items_.size()) return;
-    int64_t promised = std::numeric_limits<int64_t>::max();
-    for (const auto& entry : batch) {
-        if (!entry.first->decode || entry.first->spec != nullptr) return;
-        promised = std::min(promised, entry.first->certain);
+double GpuBatcher::passes_ns(const Passes& passes, StepWork& done) const {
+    double ns = 0.0;
+    for (const auto& [timing, work] : passes) {
+        ns += timing->batch_ns(work);
+        if (power_.params().load_model()) done += timing->work(work);
     }
+    return ns;
+}
+
+int64_t GpuBatcher::promised(const Batch& batch) const {
+    // Every sequence a plain decode, none waiting outside.
+    if (batch.size() != items_.size()) return 1;
+    int64_t least = std::numeric_limits<int64_t>::max();
+    for (const auto& entry : batch) {
+        if (!entry.first->decode || entry.first->spec != nullptr) return 1;
+        least = std::min(least, entry.first->certain);
+    }
+    return least;
+}
+
+void GpuBatcher::plan_bulk(const Batch& batch, double watts, int64_t promised) {
     const double size = static_cast<double>(batch.size());
     for (int64_t j = 1; j < promised; ++j) {
         double kv_bytes = 0.0;
-        std::map<const GpuTiming*, std::vector<BatchWork>> passes;
+        Passes passes;
         for (const auto& entry : batch) {
             const Item& item = *entry.first;
             kv_bytes += static_cast<double>(item.context + j + 1) * item.timing->kv_bytes_per_token();
             passes[item.timing].push_back(BatchWork{1, item.context + j, true});
         }
         if (kv_bytes > params_.kv_budget_bytes) return;  // planned again as it fills
-        double ns = 0.0;
         StepWork done;
-        for (const auto& [timing, work] : passes) {
-            ns += timing->batch_ns(work);
-            if (power_.params().load_model()) done += timing->work(work);
-        }
+        const double ns = passes_ns(passes, done);
         // Its power must be the first's: the meter is set once for the whole wait.
         if (passes.begin()->first->busy_w(power_.params(), PowerState::decode, done, ns) != watts) return;
         sc_core::sc_time pass;
@@ -257,7 +266,7 @@ void GpuBatcher::run() {
         }
         if (batch.empty()) continue;  // only work that can never run was waiting
         // One forward pass per model in the batch.
-        std::map<const GpuTiming*, std::vector<BatchWork>> passes;
+        Passes passes;
         std::vector<SpecDecoder::Proposal> proposals;
         const SpecDecoder* proposer = nullptr;
         for (const auto& [item, tokens] : batch) {
@@ -276,10 +285,7 @@ void GpuBatcher::run() {
             ns += proposed.ns;
             if (power_.params().load_model()) done += proposed.work;
         }
-        for (const auto& [timing, work] : passes) {
-            ns += timing->batch_ns(work);
-            if (power_.params().load_model()) done += timing->work(work);
-        }
+        ns += passes_ns(passes, done);
         const PowerState state = prefilling ? PowerState::prefill : PowerState::decode;
         // The models on one GPU share its peaks: their passes' work over the iteration's time.
         const double watts = passes.begin()->first->busy_w(power_.params(), state, done, ns);
@@ -298,16 +304,19 @@ void GpuBatcher::run() {
             continue;
         }
         for (const auto& entry : batch) entry.first->work_ns += ns / static_cast<double>(batch.size());
-        bulk_.assign(1, Span{now_units(), now_units() + pass.value(), ns, ns / static_cast<double>(batch.size()),
-                             ns * watts * kJoulesPerWattNs / static_cast<double>(batch.size())});
-        plan_bulk(batch, watts);
-        if (bulk_.size() > 1) {
-            run_bulk(batch);
-            items_.erase(std::remove_if(items_.begin(), items_.end(), [](const ItemPtr& i) { return i->finished; }),
-                         items_.end());
-            continue;
+        if (const int64_t promise = promised(batch); promise > 1) {
+            bulk_.assign(1, Span{now_units(), now_units() + pass.value(), ns, ns / static_cast<double>(batch.size()),
+                                 ns * watts * kJoulesPerWattNs / static_cast<double>(batch.size())});
+            plan_bulk(batch, watts, promise);
+            if (bulk_.size() > 1) {
+                run_bulk(batch);
+                items_.erase(std::remove_if(items_.begin(), items_.end(),
+                                            [](const ItemPtr& i) { return i->finished; }),
+                             items_.end());
+                continue;
+            }
+            bulk_.clear();
         }
-        bulk_.clear();
         sc_core::wait(pass);
         busy_ns_ += ns;
         ++iterations_;

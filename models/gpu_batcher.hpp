@@ -24,6 +24,7 @@
 #include <deque>
 #include <functional>
 #include <limits>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -128,11 +129,17 @@ private:
         double share_j = 0.0;  // each sequence's share of its energy
     };
     using Batch = std::vector<std::pair<ItemPtr, int64_t>>;  // item, tokens it computes this iteration
+    using Passes = std::map<const GpuTiming*, std::vector<BatchWork>>;  // an iteration's work, by model
 
     bool join_and_wait(const ItemPtr& item, AbortSignal* abort);
-    // The iterations after the first that the batch can run in the same wait (the promises,
-    // the KV memory, the same power), appended to bulk_ after the first.
-    void plan_bulk(const Batch& batch, double watts);
+    // One forward pass per model: their time; with the load model, `done` gains their work.
+    double passes_ns(const Passes& passes, StepWork& done) const;
+    // The fewest tokens a sequence of the batch has promised when every one is a plain decode
+    // and none waits outside it; 1 (no iteration beyond this one is known) otherwise.
+    int64_t promised(const Batch& batch) const;
+    // The iterations after the first (bulk_'s) that the batch can run in the same wait, up to
+    // `promised` in all (the KV memory, the same power), appended to bulk_.
+    void plan_bulk(const Batch& batch, double watts, int64_t promised);
     // Runs bulk_ in one wait, cut after the iteration under way when woken; books what ran.
     void run_bulk(const Batch& batch);
     // Span j of bulk_ to `item`: its time share, as the iteration begins ...
