@@ -1,6 +1,6 @@
 #pragma once
 // vLLM's data-parallel engines that share a MoE model's experts step in lockstep: every MoE
-// layer exchanges tokens between all of them (all-to-all dispatch and combine), so no
+// layer exchanges tokens between all of them (a gather and a reduce-scatter), so no
 // engine's forward pass ends before the slowest one's, and an engine with nothing to run
 // runs a dummy pass of one token while any other has work (vLLM's execute_dummy_batch), or
 // the others' collectives would wait for it forever. A LockstepGroup is that barrier: a

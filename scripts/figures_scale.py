@@ -9,6 +9,7 @@ import functools
 import statistics
 from typing import Callable
 
+from cosim import validation
 from cosim.report import _at_scale
 from cosim.validation import _mlenergy as mlenergy
 from cosim.validation import _moe_serving as moe
@@ -47,6 +48,12 @@ def power_split() -> str:
 
 
 @functools.lru_cache(maxsize=1)
+def moe_table() -> str:
+    """What `cosim validate --case moe_serving` prints for its rows, as a code block."""
+    chosen = [r for r in rows() if r.case.startswith(moe.CASE + " (")]
+    return "```\n" + validation.format_table(chosen) + "\n```"
+
+
 def at_scale() -> tuple[str, ...]:
     """The report's verdict lines of its "HeteroReason at scale" section, at its defaults."""
     records = [_at_scale.record(t.records[0]["dataset"], t.workloads["brsd"].trace, t.results, lambda label: None)
@@ -62,5 +69,8 @@ FIGURES: dict[str, Callable[[], str]] = {
     "mlenergy_power_split": power_split,
     "validation_moe_profile_tpot": lambda: vllm_within("profile", "TPOT", moe.CASE),
     "validation_moe_profile_ttft": lambda: vllm_within("profile", "TTFT", moe.CASE),
+    "validation_moe_cluster_tpot": lambda: vllm_within("profile, cluster link", "TPOT", moe.CASE),
+    "validation_moe_cluster_ttft": lambda: vllm_within("profile, cluster link", "TTFT", moe.CASE),
+    "validation_moe_table": moe_table,
     "at_scale": lambda: "\n".join(at_scale()),
 }

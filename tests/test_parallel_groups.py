@@ -44,9 +44,10 @@ class Group:
         touched = m.experts * (1 - (1 - m.experts_per_token / m.experts) ** tokens)
         return (m.layers - m.dense_layers) * touched * 3 * m.hidden * m.expert_ffn
 
-    def all_to_all(self, nbytes):
-        e, link = self.ep, self.link
-        return 6600 + (e - 1) * link.latency_ns + (e - 1) / e * nbytes / (link.bandwidth_gbps * link.efficiency)
+    def ring_gather(self, nbytes):
+        # NCCL's ring all-gather or reduce-scatter over the dp engines: dp - 1 steps of nbytes / dp.
+        d, link = self.dp, self.link
+        return 6600 + (d - 1) * link.latency_ns + (d - 1) / d * nbytes / (link.bandwidth_gbps * link.efficiency)
 
     def kv_bytes(self):
         m = self.m
@@ -74,7 +75,12 @@ class Group:
         memory = (weights + seqs * context * self.kv_bytes()) / (g.memory_bandwidth_gbps * g.memory_efficiency)
         collectives = 2 * m.layers * self.all_reduce(seqs * m.hidden * 2)
         if self.dp > 1:
-            collectives += 2 * (m.layers - m.dense_layers) * self.all_to_all(seqs * m.experts_per_token * m.hidden * 2)
+            # vLLM's allgather_reducescatter exchange: every engine's hidden states with their top-k
+            # weights (fp32) and ids (int32) gathered, the experts' results reduce-scattered.
+            gathered = self.dp * seqs
+            dispatch = gathered * (m.hidden * 2 + m.experts_per_token * 8)
+            collectives += (m.layers - m.dense_layers) * (self.ring_gather(dispatch)
+                                                          + self.ring_gather(gathered * m.hidden * 2))
         overhead = g.forward_overhead_ns + m.layers * g.layer_overhead_ns
         return overhead + roofline(compute, memory, g.roofline_exponent) + collectives
 
@@ -98,7 +104,7 @@ def test_a_decode_step_of_a_group_is_each_gpus_share_and_its_all_reduces(model, 
 def test_engines_that_share_their_experts_read_half_and_exchange_tokens(seqs, context):
     # Qwen3-30B-A3B on two RTX PRO 6000s, vLLM's data parallel 2 with expert parallel 2 over
     # PCIe: each GPU runs its engine's attention whole and the 64 experts it holds for both
-    # engines' tokens, with two all-to-alls a MoE layer.
+    # engines' tokens, gathering both engines' tokens before them and reduce-scattering after.
     hand = Group("rtx-pro-6000", "qwen3-30b-a3b", 1, link="pcie_gen5_x16", dp=2).decode_batch(seqs, context)
     found = batch_ns("rtx-pro-6000", "qwen3-30b-a3b", 1, 2, [(seqs, context, 0, 0)], dp=2, link="pcie_gen5_x16")
     assert found[0] == pytest.approx(hand, rel=1e-9)

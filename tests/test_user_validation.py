@@ -104,3 +104,36 @@ def test_a_bench_folder_replays_with_its_files_and_notes_what_it_leaves_out(tmp_
     assert done.returncode == 2 and "give one (--device)" in done.stderr
     done = run_cli("validate", "--model", "qwen3-8b", "--out", "o4", cwd=tmp_path)
     assert done.returncode == 2 and "--model: only with --data" in done.stderr
+
+
+def _bench_with_cluster(tmp_path, bw, latency):
+    folder = tmp_path / "bench"
+    shutil.copytree(mlenergy.folder().parent / "rtxpro6000-qwen3-30b-a3b", folder)
+    cluster = json.loads((folder / "llmservingsim_cluster.json").read_text())
+    cluster.update(link_bw=bw, link_latency=latency)
+    (folder / "llmservingsim_cluster.json").write_text(json.dumps(cluster))
+    rows, notes = rows_for(folder, "rtx-pro-6000")
+    by = {}
+    for r in rows:
+        by.setdefault(r["case"].split("(", 1)[1].rstrip(")"), {})[r["quantity"]] = r["predicted"]
+    return by
+
+
+def test_the_cluster_files_link_carries_the_engines_exchange(tmp_path):
+    # The device's own PCIe Gen5 x16 link moves 63 GB/s x 0.8 with 1 us a transfer: given as
+    # the cluster file's link (the last figure of a list: the data-parallel dimension), it
+    # predicts exactly what the device's link does.
+    same = _bench_with_cluster(tmp_path, [900, 63 * 0.8], [0, 1000])
+    assert same["profile, cluster link"] == pytest.approx(same["profile"], rel=1e-9)
+    # A slower link makes every step's exchange longer.
+    slow = _bench_with_cluster(tmp_path / "slow", 10, 30000)
+    assert slow["profile, cluster link"]["TPOT mean"] > 1.05 * slow["profile"]["TPOT mean"]
+
+
+@pytest.mark.parametrize("bw,latency,message", [
+    ("fast", 20000, r"llmservingsim_cluster.json: link_bw: expected a positive number"),
+    (16, -1, r"llmservingsim_cluster.json: link_latency: expected a non-negative number"),
+    (0, 20000, r"llmservingsim_cluster.json: link_bw: expected a positive number")])
+def test_a_bad_cluster_link_is_named(tmp_path, bw, latency, message):
+    with pytest.raises(ConfigError, match=message):
+        _bench_with_cluster(tmp_path, bw, latency)

@@ -209,18 +209,19 @@ def test_the_command_prints_the_table_and_writes_its_files(tmp_path):
     with open(out / "validation.csv", newline="") as handle:
         table = list(csv.DictReader(handle))
     # Nine layer times, twelve Qwen speeds, four llama-fpga boards and four FlexLLM rows; the
-    # vLLM serving case: three timings of twelve quantities; the MoE serving case: two timings
-    # of seven; the ML.ENERGY case: three quantities of each of its 80 configurations; the
+    # vLLM serving case: three timings of twelve quantities; the MoE serving case: three timings
+    # of seven (the roofline, the profile, the profile over its cluster file's link); the ML.ENERGY case: three quantities of each of its 80 configurations; the
     # carry-over case: the points of each profiled GPU (9 layer-time passes, 19 lone passes of
     # each operator profile, 9 H100 latencies); EAGLE-3 in vLLM: two batch-1 rates and eight
     # batch sizes.
-    assert len(table) == 9 + 12 + 4 + 4 + 3 * 12 + 2 * 7 + 3 * 80 + 9 + 19 + 19 + 9 + 2 + 8
+    assert len(table) == 9 + 12 + 4 + 4 + 3 * 12 + 3 * 7 + 3 * 80 + 9 + 19 + 19 + 9 + 2 + 8
     first = table[0]
     assert float(first["error"]) == pytest.approx(float(first["predicted"]) / float(first["measured"]) - 1, abs=1e-6)
     report = json.loads((out / "validation.json").read_text())
     assert set(report["summary"]) == {"rtx3090-layers", "qwen-a100", "fpga-designs", "rtx4090-vllm (profile)",
                                       "rtx4090-vllm (roofline)", "rtx4090-vllm (roofline-ampere)",
                                       "rtxpro6000-moe (roofline)", "rtxpro6000-moe (profile)",
+                                      "rtxpro6000-moe (profile, cluster link)",
                                       "mlenergy-h100 (ITL)", "mlenergy-h100 (power)", "mlenergy-h100 (energy)",
                                       *(f"gpu-carry-over ({gpu} left out)"
                                         for gpu in ("RTX 3090", "RTX 4090", "RTX PRO 6000", "H100 SXM")),

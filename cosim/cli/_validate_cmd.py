@@ -31,7 +31,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--case", action="append", choices=case_names(), help="run only this case (repeatable)")
     p.add_argument("--data", help="your own measurements instead of the shipped cases: an ML.ENERGY model JSON, or a "
                                    "bench folder of vLLM's requests.jsonl and meta.json with the model's config.json "
-                                   "and an optional operator profile in profile/")
+                                   "and an optional operator profile in profile/ (and LLMServingSim's "
+                                   "llmservingsim_cluster.json, whose link then carries the GPUs' collectives "
+                                   "in one more variant)")
     p.add_argument("--device", help="with --data: the GPU the measurements ran on (a built-in name or a device "
                                     "YAML; an ML.ENERGY file of H100 runs defaults to h100-sxm)")
     p.add_argument("--model", help="with --data: the model (a built-in name or a model YAML; default: the one "

@@ -10,7 +10,10 @@
   autoregressive system's vLLM engine (as the shipped rtx4090-vllm case does) with the
   engine settings of ``meta.json`` (its resolved configuration where it has one, else
   its engine arguments and vLLM's defaults), timed by the roofline of the device given and,
-  where the bundle reads for this model, by its operators."""
+  where the bundle reads for this model, by its operators; where the folder holds
+  LLMServingSim's cluster file (``llmservingsim_cluster.json``) and the run's GPUs form a
+  parallel group, the operators once more with the link that file gives the GPUs
+  (``link_bw``, ``link_latency``) as the group's peer link."""
 
 from __future__ import annotations
 
@@ -120,6 +123,40 @@ def _settings(meta_path: Path) -> tuple[dict[str, Any], dict[str, int], list[str
     return batching, group, notes
 
 
+CLUSTER_FILE = "llmservingsim_cluster.json"
+
+
+def _cluster_link(folder: Path) -> dict[str, Any] | None:
+    """The peer link an LLMServingSim cluster file gives the GPUs, as a link description, or
+    None without one. An array (one figure per network dimension, the data-parallel one
+    last: LLMServingSim's configs/cluster/README.md) gives its last figure: the dimension
+    across which engines exchange their MoE layers' tokens."""
+    path = folder / CLUSTER_FILE
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(read_text(path, MAX_YAML_BYTES))
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg})") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a JSON object")
+    figures = {}
+    for key in ("link_bw", "link_latency"):
+        value = data.get(key)
+        if isinstance(value, list) and value:
+            value = value[-1]
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0 or \
+                (key == "link_bw" and value == 0) or value == float("inf"):
+            kind = "positive" if key == "link_bw" else "non-negative"
+            raise ConfigError(f"{path}: {key}: expected a {kind} number (or a list of them), got {value!r}")
+        figures[key] = float(value)
+    source = f"{path.name}: link_bw, link_latency"
+    return {"kind": "pcie", "name": "the cluster file's link", "description": f"as {path.name} gives it",
+            "bandwidth": {"value": f"{figures['link_bw']} GB/s", "source": source},
+            "efficiency": {"value": 1.0, "source": f"{path.name}: its bandwidth is what a transfer gets"},
+            "latency": {"value": f"{figures['link_latency']} ns", "source": source}}
+
+
 def bench_folder(folder: Path, device: str | None, model_ref: str | None, label: str
                  ) -> tuple[list[dict[str, Any]], list[str]]:
     """A bench folder's rows (``label (variant)`` their case) and notes."""
@@ -141,6 +178,10 @@ def bench_folder(folder: Path, device: str | None, model_ref: str | None, label:
             variants["profile"] = build_scenario({**base, "target": {**target, "profile": str(profile)}}, source=where)
         except ConfigError as exc:
             notes.append(f"the profile is not used: {exc}")
+        link = _cluster_link(folder)
+        if "profile" in variants and link is not None and "parallel" in target:
+            variants["profile, cluster link"] = build_scenario(
+                {**base, "target": {**target, "profile": str(profile), "peer_link": link}}, source=where)
     trace = log.to_trace("engine")
     measured = log.measured()
     rows = []

@@ -67,19 +67,24 @@ double ParallelLayout::all_reduce_ns(double bytes) const {
            steps / static_cast<double>(t) * bytes / (link_.bandwidth_gbps * link_.efficiency);
 }
 
-double ParallelLayout::all_to_all_ns(double bytes) const {
-    const int64_t e = params_.expert_parallel;
-    if (params_.data_parallel <= 1 || e <= 1) return 0.0;
-    const double others = static_cast<double>(e - 1);
+double ParallelLayout::ring_gather_ns(double bytes) const {
+    const int64_t d = params_.data_parallel;
+    if (d <= 1 || params_.expert_parallel <= 1) return 0.0;
+    const double others = static_cast<double>(d - 1);
     return params_.collective_latency_ns + others * link_.latency_ns +
-           others / static_cast<double>(e) * bytes / (link_.bandwidth_gbps * link_.efficiency);
+           others / static_cast<double>(d) * bytes / (link_.bandwidth_gbps * link_.efficiency);
 }
 
 double ParallelLayout::collectives_ns(double tokens) const {
     double ns = 0.0;
     if (params_.tensor_parallel > 1) ns += 2.0 * layers_ * all_reduce_ns(tokens * hidden_ * params_.activation_bytes);
-    if (params_.data_parallel > 1)
-        ns += 2.0 * moe_layers_ * all_to_all_ns(tokens * experts_per_token_ * hidden_ * params_.activation_bytes);
+    if (params_.data_parallel > 1) {
+        // All D engines' tokens, each as many as this one's (the equal-load assumption).
+        const double gathered = static_cast<double>(params_.data_parallel) * tokens;
+        const double dispatch = gathered * (hidden_ * params_.activation_bytes + experts_per_token_ * kRoutingBytes);
+        const double combine = gathered * hidden_ * params_.activation_bytes;
+        ns += moe_layers_ * (ring_gather_ns(dispatch) + ring_gather_ns(combine));
+    }
     return ns;
 }
 

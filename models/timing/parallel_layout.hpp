@@ -18,11 +18,15 @@
 //     all_reduce(S) = collective_latency_ns + 2(T-1) * link latency_ns
 //                     + 2(T-1)/T * S / (link bandwidth * efficiency)
 //                     (NCCL's ring all-reduce: 2(T-1) steps each moving S/T bytes)
-//                       and, across data-parallel engines, two all-to-alls per MoE layer
-//                       (the tokens sent to their experts, the results back) of each
-//                       token's hidden state to each of its k experts:
-//     all_to_all(S) = collective_latency_ns + (E-1) * link latency_ns
-//                     + (E-1)/E * S / (link bandwidth * efficiency)
+//                       and, across the D data-parallel engines, vLLM's default exchange of a
+//                       MoE layer's tokens (VLLM_ALL2ALL_BACKEND allgather_reducescatter): every
+//                       engine gathers all engines' hidden states with their top-k weights and
+//                       ids (fp32 and int32) before the experts, and the results are
+//                       reduce-scattered back after them, each a ring over the D engines:
+//     gather(S)     = collective_latency_ns + (D-1) * link latency_ns
+//                     + (D-1)/D * S / (link bandwidth * efficiency)
+//                       (NCCL's ring all-gather and reduce-scatter: D-1 steps each moving S/D)
+//                       where S is the D engines' gathered bytes
 // A group of one GPU is the identity: every share 1, no collective.
 // Pure arithmetic: no SystemC.
 #include <cstdint>
@@ -69,11 +73,15 @@ public:
     double expert_tokens(double tokens) const { return tokens * static_cast<double>(params_.data_parallel); }
     // One ring all-reduce of `bytes` over the group (0 on one GPU).
     double all_reduce_ns(double bytes) const;
-    // One all-to-all of `bytes` (each GPU's) over the expert-parallel group (0 on one engine).
-    double all_to_all_ns(double bytes) const;
-    // The collectives of one forward pass over `tokens` tokens: two all-reduces a layer, and
-    // two all-to-alls a MoE layer across data-parallel engines.
+    // One ring all-gather or reduce-scatter of `bytes` in all over the data-parallel engines
+    // (0 on one engine).
+    double ring_gather_ns(double bytes) const;
+    // The collectives of one forward pass over `tokens` tokens: two all-reduces a layer, and a
+    // MoE layer's gather and reduce-scatter across data-parallel engines.
     double collectives_ns(double tokens) const;
+    // A token's routing beside its hidden state in the gather: a top-k weight (fp32) and an
+    // expert id (int32) per expert it chose (vLLM's FusedMoE dispatch).
+    static constexpr double kRoutingBytes = 8.0;
 
 private:
     ParallelParams params_;
