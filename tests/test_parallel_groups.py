@@ -85,8 +85,9 @@ class Group:
         return overhead + roofline(compute, memory, g.roofline_exponent) + collectives
 
 
-def batch_ns(device, model, tp, ep, steps, overlap=False, dp=1, link="nvlink4_h100"):
-    par = _params.replaced(ParallelConfig(), tensor_parallel=tp, expert_parallel=ep, data_parallel=dp)
+def batch_ns(device, model, tp, ep, steps, overlap=False, dp=1, link="nvlink4_h100", exchange="allgather"):
+    par = _params.replaced(ParallelConfig(), tensor_parallel=tp, expert_parallel=ep, data_parallel=dp,
+                           expert_exchange=exchange)
     d = load_device(device)
     return native().gpu_batch_ns(_params.native(d.gpu), _params.native(load_model(model)), _params.native(par),
                                  _params.native(load_link(link)), steps, overlap)
@@ -110,6 +111,46 @@ def test_engines_that_share_their_experts_read_half_and_exchange_tokens(seqs, co
     assert found[0] == pytest.approx(hand, rel=1e-9)
     alone = batch_ns("rtx-pro-6000", "qwen3-30b-a3b", 1, 1, [(seqs, context, 0, 0)], link="pcie_gen5_x16")[0]
     assert found[0] != alone
+
+
+@pytest.mark.parametrize("seqs,context", [(1, 100), (128, 2000)])
+@pytest.mark.parametrize("dp", [2, 4])
+def test_engines_exchanging_by_all_to_all_send_each_token_once_to_each_gpu_it_needs(seqs, context, dp):
+    # DeepEP-style: a token goes once to each other GPU holding one of its 8 experts. With
+    # 128 experts, 128/dp on each GPU, it misses a given GPU with probability
+    # C(128 - 128/dp, 8) / C(128, 8); the gather and reduce-scatter are replaced by an
+    # all-to-all of what this GPU sends, each way.
+    m = load_model("qwen3-30b-a3b")
+    link = load_link("pcie_gen5_x16")
+    rate = link.bandwidth_gbps * link.efficiency
+    remote = (dp - 1) * (1 - math.comb(128 - 128 // dp, 8) / math.comb(128, 8))
+    sent = seqs * remote
+
+    def a2a(nbytes):
+        return 6600 + (dp - 1) * link.latency_ns + nbytes / rate
+
+    group = Group("rtx-pro-6000", "qwen3-30b-a3b", 1, link="pcie_gen5_x16", dp=dp)
+    gathered = dp * seqs
+    layers = m.layers - m.dense_layers
+    by_gather = layers * (group.ring_gather(gathered * (m.hidden * 2 + 64)) + group.ring_gather(gathered * m.hidden * 2))
+    by_a2a = layers * (a2a(sent * (m.hidden * 2 + 64)) + a2a(sent * m.hidden * 2))
+    hand = group.decode_batch(seqs, context) - by_gather + by_a2a
+    found = batch_ns("rtx-pro-6000", "qwen3-30b-a3b", 1, dp, [(seqs, context, 0, 0)], dp=dp, link="pcie_gen5_x16",
+                     exchange="all_to_all")
+    assert found[0] == pytest.approx(hand, rel=1e-9)
+
+
+@pytest.mark.parametrize("parallel,message", [
+    ({"tensor_parallel": 2, "expert_parallel": 2, "expert_exchange": "all_to_all"},
+     r"with data_parallel 1 there is no exchange"),
+    ({"tensor_parallel": 2, "expert_parallel": 4, "data_parallel": 2, "expert_exchange": "all_to_all"},
+     r"all_to_all with tensor_parallel 2"),
+    ({"expert_parallel": 2, "data_parallel": 2, "expert_exchange": "broadcast"}, r"expert_exchange")])
+def test_an_exchange_that_cannot_run_is_refused(parallel, message):
+    target = {"device": "h100-sxm", "model": "qwen3-30b-a3b", "parallel": parallel}
+    with pytest.raises(ConfigError, match=message):
+        build_scenario({"system": "autoregressive", "target": target, "cluster": {"target": {"devices": 2}},
+                        "batching": {"enabled": True}})
 
 
 def test_a_batch_touches_the_experts_its_tokens_choose_and_no_more():

@@ -233,6 +233,12 @@ PARALLEL = Group("parallel", "ParallelConfig", "ParallelParams", "COSIM_PARALLEL
                                "expert-parallel group, as vLLM's data parallel with expert parallel: each runs "
                                "its own requests' attention and exchanges tokens with the others in every MoE "
                                "layer", default=1, limit=Limit(64, "an expert-parallel group spans at most 64 GPUs")),
+    Decl("expert_exchange", str, "how engines that share their experts move a MoE layer's tokens: allgather "
+                                 "(vLLM's default: every engine gathers all engines' tokens, the results "
+                                 "reduce-scattered back) or all_to_all (DeepEP's and pplx's kernels: a token sent "
+                                 "once to each GPU that holds one of its experts, and back)", rule="any",
+         default="allgather", choices=("allgather", "all_to_all"),
+         note="source: vLLM's VLLM_ALL2ALL_BACKEND, default allgather_reducescatter (vllm/envs.py)"),
     Decl("collective_latency_ns", float, "fixed cost of one all-reduce, before the link's latency per ring step",
          rule="non_negative", default=6600.0,
          note="source: NCCL's base latency of a ring all-reduce with its low-latency protocol, 6.6 us "

@@ -1,5 +1,7 @@
 #include "parallel_layout.hpp"
 
+#include <algorithm>
+
 #include "errors.hpp"
 
 namespace cosim {
@@ -40,6 +42,17 @@ ParallelLayout::ParallelLayout(const std::string& where, const ParallelParams& p
             throw ConfigError(where + ".expert_parallel: " + std::to_string(e) + " does not divide the " +
                               std::to_string(model.experts) + " experts of " + model.name);
     }
+    if (params.expert_exchange != "allgather" && params.expert_exchange != "all_to_all")
+        throw ConfigError(where + ".expert_exchange: " + params.expert_exchange +
+                          " is not one of allgather, all_to_all");
+    if (params.expert_exchange == "all_to_all") {
+        if (d <= 1)
+            throw ConfigError(where + ".expert_exchange: all_to_all is how engines that share their experts "
+                                      "exchange tokens; with data_parallel 1 there is no exchange, so drop it");
+        if (t > 1)
+            throw ConfigError(where + ".expert_exchange: all_to_all with tensor_parallel " + std::to_string(t) +
+                              ": the all-to-all kernels are modelled for engines of one GPU each");
+    }
     moe_layers_ = static_cast<double>(model.moe_layers());
     experts_per_token_ = static_cast<double>(model.experts_per_token);
     if (t > 1 || d > 1) {
@@ -57,6 +70,17 @@ ParallelLayout::ParallelLayout(const std::string& where, const ParallelParams& p
     // engines' tokens; sliced (E = 1): every GPU a 1/T slice of each, of this engine's tokens.
     expert_weight_share_ = e > 1 ? 1.0 / static_cast<double>(e) : share_;
     expert_compute_share_ = e > 1 ? static_cast<double>(d) / static_cast<double>(e) : share_;
+    all_to_all_ = params.expert_exchange == "all_to_all";
+    if (all_to_all_) {
+        // A token's k experts are k distinct ones of X, X/E on each GPU: it misses a given
+        // other GPU with probability C(X - X/E, k) / C(X, k).
+        const double x = static_cast<double>(model.experts);
+        const double local = x / static_cast<double>(e);
+        double miss = 1.0;
+        for (int64_t i = 0; i < model.experts_per_token; ++i)
+            miss *= std::max(0.0, x - local - static_cast<double>(i)) / (x - static_cast<double>(i));
+        remote_gpus_ = static_cast<double>(e - 1) * (1.0 - miss);
+    }
 }
 
 double ParallelLayout::all_reduce_ns(double bytes) const {
@@ -75,10 +99,22 @@ double ParallelLayout::ring_gather_ns(double bytes) const {
            others / static_cast<double>(d) * bytes / (link_.bandwidth_gbps * link_.efficiency);
 }
 
+double ParallelLayout::all_to_all_ns(double bytes) const {
+    const int64_t e = params_.expert_parallel;
+    if (!all_to_all_ || e <= 1) return 0.0;
+    return params_.collective_latency_ns + static_cast<double>(e - 1) * link_.latency_ns +
+           bytes / (link_.bandwidth_gbps * link_.efficiency);
+}
+
 double ParallelLayout::collectives_ns(double tokens) const {
     double ns = 0.0;
     if (params_.tensor_parallel > 1) ns += 2.0 * layers_ * all_reduce_ns(tokens * hidden_ * params_.activation_bytes);
-    if (params_.data_parallel > 1) {
+    if (all_to_all_) {
+        // This GPU's tokens, each to the other GPUs that hold one of its experts, and back.
+        const double sent = tokens * remote_gpus_;
+        const double dispatch = sent * (hidden_ * params_.activation_bytes + experts_per_token_ * kRoutingBytes);
+        ns += moe_layers_ * (all_to_all_ns(dispatch) + all_to_all_ns(sent * hidden_ * params_.activation_bytes));
+    } else if (params_.data_parallel > 1) {
         // All D engines' tokens, each as many as this one's (the equal-load assumption).
         const double gathered = static_cast<double>(params_.data_parallel) * tokens;
         const double dispatch = gathered * (hidden_ * params_.activation_bytes + experts_per_token_ * kRoutingBytes);

@@ -26,7 +26,13 @@
 //     gather(S)     = collective_latency_ns + (D-1) * link latency_ns
 //                     + (D-1)/D * S / (link bandwidth * efficiency)
 //                       (NCCL's ring all-gather and reduce-scatter: D-1 steps each moving S/D)
-//                       where S is the D engines' gathered bytes
+//                       where S is the D engines' gathered bytes; or, with expert_exchange
+//                       all_to_all (DeepEP's and pplx's kernels, engines of one GPU each), each
+//                       token sent once to each other GPU that holds one of its k experts
+//                       (r = (E-1)(1 - C(X - X/E, k) / C(X, k)) of them, X experts) and back:
+//     all_to_all(S) = collective_latency_ns + (E-1) * link latency_ns
+//                     + S / (link bandwidth * efficiency)
+//                       where S is the bytes this GPU sends
 // A group of one GPU is the identity: every share 1, no collective.
 // Pure arithmetic: no SystemC.
 #include <cstdint>
@@ -76,6 +82,10 @@ public:
     // One ring all-gather or reduce-scatter of `bytes` in all over the data-parallel engines
     // (0 on one engine).
     double ring_gather_ns(double bytes) const;
+    // One all-to-all in which this GPU sends `bytes` (0 unless expert_exchange is all_to_all).
+    double all_to_all_ns(double bytes) const;
+    // The other GPUs a token's experts reach on average (all_to_all only).
+    double remote_gpus() const { return remote_gpus_; }
     // The collectives of one forward pass over `tokens` tokens: two all-reduces a layer, and a
     // MoE layer's gather and reduce-scatter across data-parallel engines.
     double collectives_ns(double tokens) const;
@@ -94,6 +104,8 @@ private:
     double layers_ = 0.0;
     double moe_layers_ = 0.0;
     double experts_per_token_ = 0.0;
+    bool all_to_all_ = false;
+    double remote_gpus_ = 0.0;
 };
 
 }  // namespace cosim
