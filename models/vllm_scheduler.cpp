@@ -23,6 +23,7 @@ VllmScheduler::VllmScheduler(const VllmSchedulerParams& params)
         throw ConfigError("batching.token_budget: must be >= batching.max_batch (vLLM requires "
                           "max_num_batched_tokens >= max_num_seqs)");
     if (params.max_model_len < 1) throw ConfigError("the model's context window must be >= 1 token");
+    if (params.lookahead_tokens < 0) throw ConfigError("speculation.draft_tokens: must be >= 0");
 }
 
 void VllmScheduler::check(const SeqSpec& spec) const {
@@ -32,12 +33,17 @@ void VllmScheduler::check(const SeqSpec& spec) const {
         throw ConfigError("a request of " + std::to_string(spec.prompt) + " prompt and " +
                           std::to_string(spec.output) + " output tokens exceeds the model's window of " +
                           std::to_string(params_.max_model_len) + " tokens");
-    // The last token sampled is never computed: the longest sequence in the cache is one less.
-    const int64_t need = blocks_for(spec.prompt + spec.output - 1);
+    // The last token sampled is never computed: the longest sequence in the cache is one less,
+    // with its proposer's lookahead slots past it.
+    const int64_t need = blocks_for(slots_for(spec.prompt + spec.output - 1));
     if (need > pool_.usable_blocks())
         throw ConfigError("a request of " + std::to_string(spec.prompt + spec.output) + " tokens needs " +
                           std::to_string(need) + " KV blocks of " + std::to_string(params_.block_size) +
-                          " tokens; the GPU holds " + std::to_string(pool_.usable_blocks()) +
+                          " tokens" +
+                          (params_.lookahead_tokens > 0
+                               ? " with its proposer's " + std::to_string(params_.lookahead_tokens) + " lookahead slots"
+                               : std::string()) +
+                          "; the GPU holds " + std::to_string(pool_.usable_blocks()) +
                           " (batching.num_gpu_blocks less vLLM's null block): it could never run");
 }
 
@@ -92,7 +98,9 @@ void VllmScheduler::cache_full(Seq& s, int64_t upto_tokens) {
 }
 
 bool VllmScheduler::grow(Seq& s, int64_t new_tokens) {
-    const int64_t need = blocks_for(s.computed + new_tokens) - static_cast<int64_t>(s.blocks.size());
+    // KVCacheManager.allocate_slots: num_computed + num_new + num_lookahead tokens, capped at
+    // max_model_len.
+    const int64_t need = blocks_for(slots_for(s.computed + new_tokens)) - static_cast<int64_t>(s.blocks.size());
     if (need > pool_.free_blocks()) return false;
     if (need > 0) pool_.allocate(need, s.blocks);
     cache_full(s, s.computed + new_tokens);

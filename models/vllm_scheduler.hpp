@@ -22,12 +22,17 @@
 // KV slots stay its own, overwritten later, as vLLM's num_computed_tokens -= num_rejected)
 // and gives it the kept drafts and one token more. A request drafts after every step it
 // sampled in, no draft past its last token; a prefill chunk carries none; a preempted
-// request drops its drafts.
-// What it leaves out: the drafter's lookahead KV slots, the long-prefill threshold (0 by default),
+// request drops its drafts. A model proposer (an EAGLE head, MTP, a draft model) writes its
+// drafts' KV beside the target's: each running request's blocks are allocated for
+// `lookahead_tokens` (k) positions past the tokens scheduled (vLLM's num_lookahead_tokens,
+// capped at the window); a request admitted from the waiting queue has computed nothing and
+// reserves none.
+// What it leaves out: the long-prefill threshold (0 by default),
 // the KV watermark (0 by default), priority scheduling, and asynchronous scheduling (the
 // step is scheduled when the previous one has ended, so a finished request's blocks are
 // free one step earlier than under vLLM's async scheduling).
 // Pure bookkeeping: no SystemC, no time.
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -47,6 +52,7 @@ struct VllmSchedulerParams {
     bool prefix_caching = true;           // CacheConfig.enable_prefix_caching
     int64_t max_model_len = 0;            // the model's window: a request's prompt + output at most
     std::shared_ptr<const SpecDecodeSetup> spec;  // speculative decoding (its drafts and acceptance), or none
+    int64_t lookahead_tokens = 0;         // KV slots a running request keeps past its scheduled tokens
 };
 
 // One request: `prompt` tokens, then `output` generated tokens. The first `shared_prefix`
@@ -129,6 +135,11 @@ private:
     int64_t tokens(const Seq& s) const { return s.spec.prompt + s.output; }
     int64_t tokens_with_spec(const Seq& s) const { return tokens(s) + s.drafts; }
     int64_t blocks_for(int64_t tokens) const { return (tokens + params_.block_size - 1) / params_.block_size; }
+    // The KV slots `tokens` computed tokens hold with the proposer's lookahead past them.
+    int64_t slots_for(int64_t tokens) const {
+        return params_.lookahead_tokens > 0 ? std::min(tokens + params_.lookahead_tokens, params_.max_model_len)
+                                            : tokens;
+    }
     uint64_t hash(const Seq& s, int64_t block) const;
     // Prefix-cache hits: the leading blocks of `s` some block still holds (at most num_tokens - 1 tokens).
     void lookup(const Seq& s, std::vector<int64_t>& hits) const;

@@ -146,6 +146,66 @@ def test_the_vllm_engine_schedules_drafts_within_the_token_budget(tmp_path):
     assert [int(v) for v in per.column("drafted_tokens")] == [4, 2]
 
 
+def _tiny_speculative(tmp_path, blocks, proposer="eagle"):
+    tmp_path.mkdir(exist_ok=True)
+    (tmp_path / "gpu.yaml").write_text(TINY_GPU)
+    (tmp_path / "model.yaml").write_text(TINY_MODEL)
+    profile(tmp_path, ("proposer: ngram\n" if proposer == "ngram" else "") + "per_draft: 1.0\ndrafts: 2\n")
+    return build_scenario({"system": "speculative-decoding",
+                           "target": {"device": "gpu.yaml", "model": "model.yaml"},
+                           "batching": {"enabled": True, "max_batch": 2, "token_budget": 4, "block_size": 4,
+                                        "num_gpu_blocks": blocks},
+                           "speculation": {"draft_tokens": 2, "acceptance": "acceptance.yaml",
+                                           "proposer": proposer, **({"lookup_ns": 0} if proposer == "ngram" else {})}},
+                          source=str(tmp_path / "s.yaml"))
+
+
+def test_a_model_proposer_keeps_kv_slots_for_its_drafts(tmp_path):
+    # The schedule of the test above with 4 usable blocks of 4 tokens. An EAGLE head writes
+    # its 2 drafts' KV beside the target's, so a running request's blocks cover its computed
+    # and scheduled tokens and 2 more. Step 1: both prefill 2 tokens (admitted from waiting:
+    # no lookahead), a block each. Step 2: A verifies 2 drafts, 2 + 3 + 2 = 7 slots, 2 blocks;
+    # B decodes 1 token, 2 + 1 + 2 = 5 slots, 2 blocks: none free. Step 3: A needs 5 + 3 + 2
+    # = 10 slots, 3 blocks: B, the newest, is preempted and A finishes. Step 4: B recomputes
+    # its 4 tokens (prompt and 2 out) and samples its third; step 5 verifies 2 drafts, 3
+    # blocks; step 6, one token left: a decode.
+    scn = _tiny_speculative(tmp_path, 5)
+    trace = Trace(plain_header("test"), [plain_problem("a", 2, 7, 0.0), plain_problem("b", 2, 7, 0.0)])
+    per = cosim.serve.run(scn, trace).per_request
+    ms = 1e-3
+    assert [float(v) for v in per.column("ttft_s")] == pytest.approx([1 * ms, 1 * ms], rel=1e-6)
+    assert [float(v) for v in per.column("latency_s")] == pytest.approx([3 * ms, 6 * ms], rel=1e-6)
+    assert [int(v) for v in per.column("kept_draft_tokens")] == [4, 2]
+
+
+def test_a_request_whose_lookahead_could_never_fit_is_refused(tmp_path):
+    # 2 + 7 tokens keep at most 8 in the cache, 2 blocks of 4; with an EAGLE head's 2
+    # lookahead slots, 10: 3 blocks, past the 2 usable. An n-gram lookup keeps none.
+    trace = Trace(plain_header("test"), [plain_problem("a", 2, 7, 0.0)])
+    with pytest.raises(ConfigError, match=r"needs 3 KV blocks of 4 tokens .*2 lookahead slots"):
+        cosim.serve.run(_tiny_speculative(tmp_path, 3), trace)
+    per = cosim.serve.run(_tiny_speculative(tmp_path / "ngram", 3, proposer="ngram"), trace).per_request
+    assert [int(v) for v in per.column("kept_draft_tokens")] == [4]
+
+
+def test_derived_blocks_count_the_proposers_weights_and_kv(tmp_path):
+    # vLLM loads the EAGLE head beside the target: its weights leave less memory, and its
+    # one layer's K and V sit in every block beside the target's 32 layers'.
+    from cosim.config._cluster import gpu_blocks
+    scn = build_scenario({"system": "speculative-decoding", "target": {"device": DEVICE, "model": MODEL},
+                          "batching": {"enabled": True},
+                          "speculation": {"acceptance": "eagle3-gpt-oss-k5", "draft_tokens": 5}})
+    device, target, head = load_device(DEVICE), load_model(MODEL), eagle_head(load_model(MODEL))
+    b, g = scn.batching, device.gpu
+
+    def kv(m):
+        return 2 * m.layers * m.kv_heads * m.head_dim * g.kv_bytes_per_element
+
+    available = (b.gpu_memory_utilization * g.memory_bytes - (target.params + head.params) * g.weight_bytes_per_param
+                 - b.runtime_memory_bytes)
+    assert gpu_blocks(scn) == int(available // (b.block_size * (kv(target) + kv(head))))
+
+
 def test_batched_serving_keeps_the_profiles_tokens_a_pass(tmp_path):
     scn = build_scenario({"system": "speculative-decoding", "target": {"device": DEVICE, "model": MODEL},
                           "batching": {"enabled": True},

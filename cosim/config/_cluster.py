@@ -12,10 +12,11 @@ from ..schema import _params
 from ..schema._declarations import GPU_BLOCKS, PROCESSES
 from ..schema._params import param
 from .. import devices, systems
+from . import _speculation
 from .hardware import load_link
 from ..errors import ConfigError
 from .._extension import native
-from ..schema._cluster import BATCHING, DRAFT_POOL, ENGINE_ONLY, GPU_POOL, POOLS, SPECULATIVE_ONLY
+from ..schema._cluster import BATCHING, DRAFT_POOL, GPU_POOL, POOLS, SPECULATIVE_ONLY
 
 DraftPool = _params.config_class(DRAFT_POOL, __name__)
 GpuPool = _params.config_class(GPU_POOL, __name__)
@@ -140,12 +141,18 @@ def gpu_blocks(scn: Any) -> int:
         return int(batching.num_gpu_blocks)
     gpu = role.device.gpu
     # One GPU's: its share of the weights and of every token's KV (a parallel group's).
-    weights, kv_per_token = devices.kind_of(role.device).group_memory(role)
+    kind = devices.kind_of(role.device)
+    weights, kv_per_token = kind.group_memory(role)
+    proposer = _proposer_on_target(scn)
+    if proposer is not None:
+        # vLLM loads the proposer beside the target and gives its layers slots in every block.
+        more_weights, more_kv = kind.group_memory(dataclasses.replace(role, model=proposer))
+        weights, kv_per_token = weights + more_weights, kv_per_token + more_kv
     available = batching.gpu_memory_utilization * gpu.memory_bytes - weights - batching.runtime_memory_bytes
     block = batching.block_size * kv_per_token
     blocks = math.floor(available / block) if available > 0 else 0
     if blocks > GPU_BLOCKS.value:
-        where = _named(gpu, "memory_bytes", f"target.device.gpu.memory_bytes")
+        where = _named(gpu, "memory_bytes", "target.device.gpu.memory_bytes")
         raise ConfigError(f"{where}: {gpu.memory_bytes:.4g} bytes of {role.device.name} make {blocks} KV-cache blocks, "
                           f"past the engine's limit of {GPU_BLOCKS.value} ({GPU_BLOCKS.why}); give "
                           f"batching.num_gpu_blocks or larger blocks")
@@ -156,6 +163,15 @@ def gpu_blocks(scn: Any) -> int:
                           f"bytes of runtime memory, leaves no KV-cache block of {block:.0f} bytes; give "
                           f"batching.num_gpu_blocks or more memory")
     return blocks
+
+
+def _proposer_on_target(scn: Any) -> Any:
+    """The model a scenario's token-level proposer runs on the target's GPUs, or None (no
+    speculation read, a host lookup, or drafts made on a draft device)."""
+    system = systems.of(scn)
+    if not _speculation.reads(system, scn.toggles) or system.drafts_on_draft_device:
+        return None
+    return _speculation.proposer_model(scn.speculation, scn.target)
 
 
 def threads(scn: Any) -> dict[str, int]:

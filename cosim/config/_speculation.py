@@ -90,12 +90,17 @@ def mtp_head(model: Any) -> Any:
                             params=float(per_layer + routed + m.hidden * m.vocab + 2 * m.hidden * m.hidden))
 
 
+def proposer_model(spec: Any, target: Any) -> Any:
+    """The proposer's model on the target's GPU, or None for a host lookup."""
+    return {"eagle": lambda: eagle_head(target.model), "mtp": lambda: mtp_head(target.model),
+            "draft_model": lambda: drafter(spec), "ngram": lambda: None}[spec.proposer]()
+
+
 def drafter_section(spec: Any, target: Any) -> dict[str, Any] | None:
     """The engine's proposer section: its model and the GPU it runs on (the target's, its
     passes inside the target's step: no host cost of their own beyond their kernels'
     launches, CUDA graphs replaying them), or None for a host lookup."""
-    model = {"eagle": lambda: eagle_head(target.model), "mtp": lambda: mtp_head(target.model),
-             "draft_model": lambda: drafter(spec), "ngram": lambda: None}[spec.proposer]()
+    model = proposer_model(spec, target)
     if model is None:
         return None
     gpu = _params.replaced(target.device.gpu, forward_overhead_ns=0.0)

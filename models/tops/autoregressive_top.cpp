@@ -41,6 +41,10 @@ AutoregressiveTop::AutoregressiveTop(sc_core::sc_module_name name, const Autoreg
     VllmSchedulerParams scheduler = spec.scheduler;
     scheduler.max_model_len = spec.model.context_window;
     scheduler.spec = spec.speculation;
+    // A proposer model on the target's GPU writes its drafts' KV in the target's blocks; a
+    // host lookup and a draft device keep none there.
+    if (spec.speculation != nullptr && spec.drafter != nullptr && spec.draft_device == nullptr)
+        scheduler.lookahead_tokens = spec.speculation->draft_tokens;
     std::vector<AutoregressiveGpu> devices;
     for (int i = 0; i < count; ++i) {
         const std::string name_i = gpu_name(i, count);
