@@ -173,7 +173,7 @@ void GpuBatcher::plan_bulk(const Batch& batch, double watts, int64_t promised) {
         Passes passes;
         for (const auto& entry : batch) {
             const Item& item = *entry.first;
-            kv_bytes += static_cast<double>(item.context + j + 1) * item.timing->kv_bytes_per_token();
+            kv_bytes += static_cast<double>(item.context + j + 1) * kv_per_token(item);
             passes[item.timing].push_back(BatchWork{1, item.context + j, true});
         }
         if (kv_bytes > params_.kv_budget_bytes) return;  // planned again as it fills
@@ -244,7 +244,7 @@ void GpuBatcher::run() {
                                                  : std::max<int64_t>(0, std::min(item->spec->setup().draft_tokens,
                                                                                  item->certain - 1));
             const int64_t tokens = item->decode ? 1 + item->drafts : std::min(item->remaining, budget);
-            const double kv = static_cast<double>(item->context + tokens) * item->timing->kv_bytes_per_token();
+            const double kv = static_cast<double>(item->context + tokens) * kv_per_token(*item);
             if (kv > params_.kv_budget_bytes) {
                 // It would never fit: its caller fails (on its own thread, which reports it).
                 item->error = std::string(name()) + ": one sequence's KV cache (" +

@@ -132,6 +132,11 @@ private:
     using Passes = std::map<const GpuTiming*, std::vector<BatchWork>>;  // an iteration's work, by model
 
     bool join_and_wait(const ItemPtr& item, AbortSignal* abort);
+    // A sequence's KV bytes per token of context: its model's, and a speculative decode's
+    // proposer's beside it.
+    static double kv_per_token(const Item& item) {
+        return item.timing->kv_bytes_per_token() + (item.spec != nullptr ? item.spec->drafter_kv_bytes_per_token() : 0.0);
+    }
     // One forward pass per model: their time; with the load model, `done` gains their work.
     double passes_ns(const Passes& passes, StepWork& done) const;
     // The fewest tokens a sequence of the batch has promised when every one is a plain decode

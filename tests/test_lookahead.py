@@ -9,6 +9,7 @@ import yaml
 import cosim
 from cosim.config.scenario import build_scenario
 from cosim.live import TracePolicy
+from cosim.report._speculation import LOOKAHEAD, combined_scenario
 from cosim.systems import by_name
 from cosim.trace import Trace, TraceHeader, TrajectoryBuilder
 from cosim.uncertainty._factors import factors
@@ -233,3 +234,18 @@ def test_fewer_kept_drafts_mean_more_rounds(tmp_path):
     latency = {rate: cosim.simulate(lookahead_speculating(tmp_path, rate), Trace(RSD, [one]))
                .per_problem[0]["latency_s"] for rate in (1.0, 0.6, 0.0)}
     assert latency[1.0] < latency[0.6] < latency[0.0]
+
+
+def test_the_target_gpus_memory_holds_its_runs_proposer_too():
+    # LR+SD: the draft model of the target's runs sits on the target's GPU. With 0.61 of the
+    # RTX 3090's memory, the 7B target's weights fit and the KV cache has room; with the
+    # proposer's weights beside them, none is left.
+    trace = cosim.trace.generate("math500", 1, seed=1, backtracking=False)
+    tight = {"batching.enabled": True, "batching.gpu_memory_utilization": 0.61}
+    cosim.simulate(cosim.load_scenario("lookahead").with_values(tight), trace)
+    scn = combined_scenario(LOOKAHEAD[0]).with_values(tight)
+    wb = scn.target.device.gpu.weight_bytes_per_param
+    weights = (scn.target.model.params + cosim.load_model(scn.speculation.draft_model).params) * wb
+    assert 0.61 * scn.target.device.gpu.memory_bytes < weights
+    with pytest.raises(cosim.ConfigError, match=rf"leaves no room for KV cache beside {weights / 1e9:.2f} GB"):
+        cosim.simulate(scn, trace)

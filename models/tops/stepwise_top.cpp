@@ -97,8 +97,11 @@ StepwiseTop::StepwiseTop(sc_core::sc_module_name name, const SystemSpec& spec) :
     }
     for (int i = 0; i < targets; ++i) {
         // FPGA systems keep the draft model on the target GPU for the prompt's prefill.
-        const double helper_weights =
+        double helper_weights =
             spec.draft_on_fpga ? spec.draft_model.params * spec.draft_on_target_gpu.weight_bytes_per_param : 0.0;
+        // A token-level proposer model decoding the target's runs sits on its GPU too.
+        if (spec.target_speculation != nullptr && spec.target_drafter != nullptr)
+            helper_weights += spec.target_drafter->stored_weight_bytes();
         // Lookahead Reasoning's target runs of one request overlap: its engine always batches.
         GpuBatcher* batcher = gpu(target_gpu_, device_name("target", i, targets), spec.target_gpu,
                                   spec.target_model, spec.target_power, spec.target_profile, spec.target_layout,
