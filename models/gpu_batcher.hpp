@@ -135,7 +135,8 @@ private:
     // A sequence's KV bytes per token of context: its model's, and a speculative decode's
     // proposer's beside it.
     static double kv_per_token(const Item& item) {
-        return item.timing->kv_bytes_per_token() + (item.spec != nullptr ? item.spec->drafter_kv_bytes_per_token() : 0.0);
+        const double proposer = item.spec != nullptr ? item.spec->drafter_kv_bytes_per_token() : 0.0;
+        return item.timing->kv_bytes_per_token() + proposer;
     }
     // One forward pass per model: their time; with the load model, `done` gains their work.
     double passes_ns(const Passes& passes, StepWork& done) const;

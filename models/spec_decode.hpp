@@ -61,9 +61,8 @@ public:
     // which the draft device's own prompt prefill overlaps; `ns` counts from its end.
     Decode decode(int64_t prompt, int64_t output, uint64_t request, double target_prefill_ns = 0.0) const;
     const DraftDevice* device() const { return device_.get(); }
-    // What a proposer model on the target's GPU keeps there: its weights, and its KV bytes per
-    // token of context (0 for a host lookup or a draft device).
-    double drafter_weight_bytes() const { return drafter_ != nullptr ? drafter_->stored_weight_bytes() : 0.0; }
+    // The KV bytes per token of context a proposer model on the target's GPU keeps there (0 for
+    // a host lookup or a draft device).
     double drafter_kv_bytes_per_token() const { return drafter_ != nullptr ? drafter_->kv_bytes_per_token() : 0.0; }
 
     // One batched step's proposals (vLLM drafts for every request that sampled, in the same

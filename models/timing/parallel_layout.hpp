@@ -84,8 +84,6 @@ public:
     double ring_gather_ns(double bytes) const;
     // One all-to-all in which this GPU sends `bytes` (0 unless expert_exchange is all_to_all).
     double all_to_all_ns(double bytes) const;
-    // The other GPUs a token's experts reach on average (all_to_all only).
-    double remote_gpus() const { return remote_gpus_; }
     // The collectives of one forward pass over `tokens` tokens: two all-reduces a layer, and a
     // MoE layer's gather and reduce-scatter across data-parallel engines.
     double collectives_ns(double tokens) const;
