@@ -77,14 +77,20 @@ def _model(folder: Path, model: str | None) -> Any:
     return load_model(yaml.safe_load(imported.yaml_text()))
 
 
+def _json_object(path: Path) -> dict[str, Any]:
+    """A JSON file holding one object; ConfigError naming the file (and line) otherwise."""
+    try:
+        data = json.loads(read_text(path, MAX_YAML_BYTES))
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg})") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a JSON object")
+    return data
+
+
 def _settings(meta_path: Path) -> tuple[dict[str, Any], dict[str, int], list[str]]:
     """The batching section, the parallel groups and notes from a bench's meta.json."""
-    try:
-        meta = json.loads(read_text(meta_path, MAX_YAML_BYTES))
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"{meta_path}:{exc.lineno}: not valid JSON ({exc.msg})") from None
-    if not isinstance(meta, dict):
-        raise ConfigError(f"{meta_path}: expected a JSON object")
+    meta = _json_object(meta_path)
     engine = meta.get("engine_kwargs") or {}
     resolved = meta.get("resolved_config") or {}
     cache, scheduler = resolved.get("cache_config") or {}, resolved.get("scheduler_config") or {}
@@ -134,12 +140,7 @@ def _cluster_link(folder: Path) -> dict[str, Any] | None:
     path = folder / CLUSTER_FILE
     if not path.is_file():
         return None
-    try:
-        data = json.loads(read_text(path, MAX_YAML_BYTES))
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg})") from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path}: expected a JSON object")
+    data = _json_object(path)
     figures = {}
     for key in ("link_bw", "link_latency"):
         value = data.get(key)
