@@ -135,10 +135,10 @@ private:
     int64_t tokens(const Seq& s) const { return s.spec.prompt + s.output; }
     int64_t tokens_with_spec(const Seq& s) const { return tokens(s) + s.drafts; }
     int64_t blocks_for(int64_t tokens) const { return (tokens + params_.block_size - 1) / params_.block_size; }
-    // The KV slots `tokens` computed tokens hold with the proposer's lookahead past them.
+    // The KV slots `tokens` computed tokens hold with the proposer's lookahead past them (a
+    // request's tokens never pass the window: check()).
     int64_t slots_for(int64_t tokens) const {
-        return params_.lookahead_tokens > 0 ? std::min(tokens + params_.lookahead_tokens, params_.max_model_len)
-                                            : tokens;
+        return std::min(tokens + params_.lookahead_tokens, params_.max_model_len);
     }
     uint64_t hash(const Seq& s, int64_t block) const;
     // Prefix-cache hits: the leading blocks of `s` some block still holds (at most num_tokens - 1 tokens).

@@ -131,9 +131,9 @@ def test_the_cluster_files_link_carries_the_engines_exchange(tmp_path):
 
 
 @pytest.mark.parametrize("bw,latency,message", [
-    ("fast", 20000, r"llmservingsim_cluster.json: link_bw: expected a positive number"),
-    (16, -1, r"llmservingsim_cluster.json: link_latency: expected a non-negative number"),
-    (0, 20000, r"llmservingsim_cluster.json: link_bw: expected a positive number")])
+    ("fast", 20000, r"llmservingsim_cluster.json: link_bw: must be a number, got 'fast'"),
+    (16, -1, r"llmservingsim_cluster.json: link_latency: must be >= 0.0, got -1.0"),
+    (0, 20000, r"llmservingsim_cluster.json: link_bw: must be > 0, got 0.0")])
 def test_a_bad_cluster_link_is_named(tmp_path, bw, latency, message):
     with pytest.raises(ConfigError, match=message):
         _bench_with_cluster(tmp_path, bw, latency)

@@ -23,6 +23,7 @@ from typing import Any
 
 import yaml
 
+from .._args import real
 from .._files import read_text
 from .._inputs import MAX_YAML_BYTES
 from ..config._hf_import import import_config
@@ -146,11 +147,7 @@ def _cluster_link(folder: Path) -> dict[str, Any] | None:
         value = data.get(key)
         if isinstance(value, list) and value:
             value = value[-1]
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0 or \
-                (key == "link_bw" and value == 0) or value == float("inf"):
-            kind = "positive" if key == "link_bw" else "non-negative"
-            raise ConfigError(f"{path}: {key}: expected a {kind} number (or a list of them), got {value!r}")
-        figures[key] = float(value)
+        figures[key] = real(value, f"{path}: {key}", positive=key == "link_bw")
     source = f"{path.name}: link_bw, link_latency"
     return {"kind": "pcie", "name": "the cluster file's link", "description": f"as {path.name} gives it",
             "bandwidth": {"value": f"{figures['link_bw']} GB/s", "source": source},

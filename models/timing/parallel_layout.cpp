@@ -108,18 +108,18 @@ double ParallelLayout::all_to_all_ns(double bytes) const {
 
 double ParallelLayout::collectives_ns(double tokens) const {
     double ns = 0.0;
-    if (params_.tensor_parallel > 1) ns += 2.0 * layers_ * all_reduce_ns(tokens * hidden_ * params_.activation_bytes);
+    const double hidden_bytes = hidden_ * params_.activation_bytes;
+    if (params_.tensor_parallel > 1) ns += 2.0 * layers_ * all_reduce_ns(tokens * hidden_bytes);
+    // A MoE layer's exchange: tokens out with their routing, their results back.
+    const double routed_bytes = hidden_bytes + experts_per_token_ * kRoutingBytes;
     if (all_to_all_) {
-        // This GPU's tokens, each to the other GPUs that hold one of its experts, and back.
+        // This GPU's tokens, each to the other GPUs that hold one of its experts.
         const double sent = tokens * remote_gpus_;
-        const double dispatch = sent * (hidden_ * params_.activation_bytes + experts_per_token_ * kRoutingBytes);
-        ns += moe_layers_ * (all_to_all_ns(dispatch) + all_to_all_ns(sent * hidden_ * params_.activation_bytes));
+        ns += moe_layers_ * (all_to_all_ns(sent * routed_bytes) + all_to_all_ns(sent * hidden_bytes));
     } else if (params_.data_parallel > 1) {
         // All D engines' tokens, each as many as this one's (the equal-load assumption).
         const double gathered = static_cast<double>(params_.data_parallel) * tokens;
-        const double dispatch = gathered * (hidden_ * params_.activation_bytes + experts_per_token_ * kRoutingBytes);
-        const double combine = gathered * hidden_ * params_.activation_bytes;
-        ns += moe_layers_ * (ring_gather_ns(dispatch) + ring_gather_ns(combine));
+        ns += moe_layers_ * (ring_gather_ns(gathered * routed_bytes) + ring_gather_ns(gathered * hidden_bytes));
     }
     return ns;
 }
