@@ -1,5 +1,8 @@
 #include "param_dicts.hpp"
 
+#include <algorithm>
+#include <array>
+#include <map>
 #include <set>
 
 #include <pybind11/numpy.h>
@@ -141,7 +144,32 @@ LatencyProfile latency_profile(const std::string& source, const py::object& rows
     return LatencyProfile(source, points);
 }
 
-// {source, head_from_roofline, terms: [{name, input, count, axes, rows}]}: an operator profile.
+// {source, edges: [4 lists], rows: [[chunk, 4 buckets, alpha], ...], alpha_default}: an
+// attention table's skew fit.
+namespace {
+
+AttentionSkew attention_skew(const py::dict& d) {
+    Reader r(d, "attention skew");
+    const auto source = r.get<std::string>("source");
+    const auto edges = r.get<std::vector<std::vector<double>>>("edges");
+    if (edges.size() != AttentionSkew::axes) throw ConfigError(source + ": a skew fit needs four bucket axes");
+    std::array<std::vector<double>, AttentionSkew::axes> axes;
+    std::copy(edges.begin(), edges.end(), axes.begin());
+    std::map<AttentionSkew::Key, double> alpha;
+    for (const auto& row : r.get<std::vector<std::vector<double>>>("rows")) {
+        if (row.size() != AttentionSkew::axes + 2) throw ConfigError(source + ": a skew row needs its key and alpha");
+        AttentionSkew::Key key{};
+        for (size_t i = 0; i < key.size(); ++i) key[i] = static_cast<int64_t>(row[i]);
+        alpha[key] = row.back();
+    }
+    const auto pooled = r.get<double>("alpha_default");
+    r.finish();
+    return AttentionSkew(source, std::move(axes), std::move(alpha), pooled);
+}
+
+}  // namespace
+
+// {source, head_from_roofline, terms: [{name, input, count, axes, rows[, skew]}]}: an operator profile.
 LatencyProfile operator_profile(const py::dict& d) {
     Reader r(d, "operator profile");
     const auto source = r.get<std::string>("source");
@@ -171,6 +199,7 @@ LatencyProfile operator_profile(const py::dict& d) {
         if (!rows || rows.ndim() != 2 || rows.shape(1) != static_cast<py::ssize_t>(axes.size() + 1))
             throw ConfigError(file + ": " + term.name + ": a table needs rows of every axis and a time");
         term.table = RaggedTable(file, std::move(axes), rows.data(), static_cast<size_t>(rows.shape(0)));
+        if (t.contains("skew")) term.skew = attention_skew(tr.get<py::dict>("skew"));
         tr.finish();
         terms.push_back(std::move(term));
     }

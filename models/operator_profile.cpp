@@ -24,7 +24,24 @@ double OperatorProfile::iteration_ns(const IterationShape& s) const {
         switch (t.input) {
             case ProfileInput::tokens: q = {s.tokens}; break;
             case ProfileInput::sequences: q = {s.sequences}; break;
-            case ProfileInput::attention: q = {s.prefill_chunk, s.prefill_kv, s.decodes, s.decode_kv}; break;
+            case ProfileInput::attention:
+                q = {s.prefill_chunk, s.prefill_kv, s.decodes, s.decode_kv};
+                if (!t.skew.empty() && s.decodes > 1.0 && s.decode_kv_max > s.decode_kv) {
+                    const double alpha = t.skew.alpha(s.prefill_chunk, s.prefill_kv, s.decodes, s.decode_kv_min,
+                                                      s.decode_kv, s.decode_kv_max);
+                    const double mean_ns = t.table.at(q);
+                    q[3] = s.decode_kv_max;
+                    double blended = AttentionSkew::blend(mean_ns, t.table.at(q), alpha);
+                    if (blended < mean_ns) {
+                        // A negative alpha (a bucket measured faster than its mean): never
+                        // faster than every sequence at the shortest context.
+                        q[3] = s.decode_kv_min;
+                        blended = std::max(blended, t.table.at(q));
+                    }
+                    ns += t.count * blended;
+                    continue;
+                }
+                break;
             case ProfileInput::prefill_attention:
                 if (s.prefill_chunk <= 0.0) continue;
                 q = {s.prefill_chunk, s.prefill_kv};

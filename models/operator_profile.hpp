@@ -13,12 +13,14 @@
 //    per-sequence operators (the output head, the sampler) at the number of sequences.
 // The iteration's shape from its sequences: tokens = all they compute; prefill chunk = the
 // tokens of those computing more than one, at their token-weighted mean context; decoding
-// sequences = those computing one, at their mean context. Lookups interpolate linearly
+// sequences = those computing one, at their mean context (and, where the profile measured
+// unequal contexts, a blend toward the time at the longest: attention_skew.hpp). Lookups interpolate linearly
 // between measured points (ragged_table.hpp). Pure arithmetic: no SystemC.
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "attention_skew.hpp"
 #include "ragged_table.hpp"
 
 namespace cosim {
@@ -38,6 +40,7 @@ struct OperatorTerm {
     ProfileInput input = ProfileInput::tokens;
     double count = 1.0;  // times per iteration (per-layer operators: layers x per layer)
     RaggedTable table;   // nanoseconds
+    AttentionSkew skew;  // attention only: the blend toward the longest context, where measured
 };
 
 // The shape of one iteration, from its sequences' tokens and contexts.
@@ -47,7 +50,9 @@ struct IterationShape {
     double prefill_chunk = 0.0;
     double prefill_kv = 0.0;
     double decodes = 0.0;
-    double decode_kv = 0.0;
+    double decode_kv = 0.0;      // their mean context
+    double decode_kv_min = 0.0;  // the shortest and the longest (attention's skew)
+    double decode_kv_max = 0.0;
     double moe_tokens = 0.0;  // the tokens a MoE layer serves, as one GPU holding every expert would
     double experts = 0.0;     // the distinct experts of a MoE layer they touch
 };

@@ -1,8 +1,8 @@
 """Folders of measured operator times as a GPU role's latency model (docs/hardware.md,
 "Operator profiles"): LLMServingSim's profiler bundle (``meta.yaml``, ``dense.csv``,
-``attention.csv``, ``per_sequence.csv``, at the top or in ``tp1/``, ``tp2/``, ... for a
-tensor-parallel group of that many GPUs; times in microseconds,
-one transformer layer) or Vidur's profiling CSVs (``mlp.csv`` and ``attention.csv``, times in
+``attention.csv``, ``per_sequence.csv``, ``moe.csv`` and ``skew_fit.csv`` where it has them,
+at the top or in ``tp1/``, ``tp2/``, ... for a tensor-parallel group of that many GPUs; times
+in microseconds, one transformer layer) or Vidur's profiling CSVs (``mlp.csv`` and ``attention.csv``, times in
 milliseconds, rows for several model shapes). Every file is checked line by line; an error
 names the file, line and field. The native model (models/operator_profile.hpp) sums the
 operators per iteration."""
@@ -10,17 +10,16 @@ operators per iteration."""
 from __future__ import annotations
 
 import functools
-import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 
-from .._inputs import csv_records
 from ..errors import ConfigError
-from ..schema._declarations import MEASURED_S, TOKENS
+from ._attention_skew import attention_skew
 from ._point_table import PointTable
+from ._profile_csv import ProfileCsv
 from ..schema._yamlio import LocatedDict, load_yaml
 
 # LLMServingSim's dense decoders (profiler/models/llama.yaml, qwen3.yaml): per layer, the
@@ -59,72 +58,13 @@ class OperatorProfile:
         return {"source": self.source, "head_from_roofline": self.head_from_roofline, "terms": list(self.terms)}
 
 
-class _Csv:
-    """A CSV read row by row as it streams in: its header checked, each row a list of its
-    fields with its line number. No row is kept: a large table costs the arrays its reader
-    fills, not Python objects per row."""
-
-    def __init__(self, path: Path, required: tuple[str, ...]):
-        self.path = path
-        if not path.exists():
-            raise ConfigError(f"{path}: no such file (an operator profile needs it)")
-        self._records = csv_records(path)
-        first = next(self._records, None)
-        header = [h.strip() for h in first[1]] if first else []
-        for name in required:
-            if name not in header:
-                # The header is not quoted: a message does not show what a file holds.
-                raise ConfigError(f"{path}:1: {name}: missing column (the header needs {', '.join(required)})")
-        self.header = header
-        self.column = {name: i for i, name in enumerate(header)}
-
-    def rows(self) -> Iterator[tuple[int, list[str]]]:
-        count = 0
-        for line, record in self._records:
-            if not record or all(not cell.strip() for cell in record):
-                continue
-            if len(record) != len(self.header):
-                raise ConfigError(f"{self.path}:{line}: expected {len(self.header)} fields, got {len(record)}")
-            count += 1
-            yield line, record
-        if not count:
-            raise ConfigError(f"{self.path}: no rows")
-
-    def text(self, row: list[str], field: str) -> str:
-        return row[self.column[field]].strip()
-
-    def number(self, line: int, row: list[str], field: str, whole: bool = False, time_ns: float = 0.0) -> float:
-        """A field's number; with ``time_ns`` (ns per unit of the file) a measured time, > 0
-        and at most MEASURED_S, returned in ns."""
-        text = self.text(row, field)
-        try:
-            value = float(text)
-        except ValueError:
-            raise ConfigError(f"{self.path}:{line}: {field}: not a number: {text!r}") from None
-        if not math.isfinite(value):
-            raise ConfigError(f"{self.path}:{line}: {field}: must be finite, got {text!r}")
-        if time_ns:
-            if value <= 0:
-                raise ConfigError(f"{self.path}:{line}: {field}: a measured time must be > 0, got {text!r}")
-            if value * time_ns > MEASURED_S.value * 1e9:
-                raise ConfigError(f"{self.path}:{line}: {field}: {text} is past {MEASURED_S} (a unit error?)")
-            return value * time_ns
-        if value < 0:
-            raise ConfigError(f"{self.path}:{line}: {field}: must be >= 0, got {text!r}")
-        if whole and value != int(value):
-            raise ConfigError(f"{self.path}:{line}: {field}: must be a whole number, got {text!r}")
-        if whole and value > TOKENS.value:
-            raise ConfigError(f"{self.path}:{line}: {field}: {text} is past {TOKENS}")
-        return value
-
-
 def _term(name: str, input: str, count: float, file: Path, axes: tuple[str, ...], rows: np.ndarray
           ) -> dict[str, Any]:
     return {"name": name, "input": input, "count": float(count), "file": str(file), "axes": list(axes),
             "rows": rows}
 
 
-def _by_layer(csvfile: _Csv, key: str, known: tuple[str, ...], scale: float) -> dict[str, np.ndarray]:
+def _by_layer(csvfile: ProfileCsv, key: str, known: tuple[str, ...], scale: float) -> dict[str, np.ndarray]:
     tables: dict[str, PointTable] = {}
     for line, row in csvfile.rows():
         layer = csvfile.text(row, "layer")
@@ -147,7 +87,7 @@ def _shard(meta: LocatedDict) -> list[int]:
     return degrees
 
 
-def _yaml_meta(path: Path, model: Any) -> None:
+def _yaml_meta(path: Path, model: Any) -> LocatedDict:
     """meta.yaml: a mapping; its model shape, when it gives one, must be the role's model.
     LLMServingSim profiles one layer of the model per tensor-parallel degree and leaves
     ``hf_overrides`` as its last pass set them: the heads, KV heads, MLP width and
@@ -160,14 +100,14 @@ def _yaml_meta(path: Path, model: Any) -> None:
     engine = meta.get("engine_effective") or {}
     overrides = engine.get("hf_overrides") if isinstance(engine, dict) else None
     if not isinstance(overrides, dict) or model is None:
-        return
+        return meta
     def shard(field: str, tp: int) -> float:
         # One GPU's share at degree tp; vLLM replicates KV heads when there are fewer than GPUs.
         value = getattr(model, field)
         return value if field == "hidden" else max(1.0, value / tp) if field == "kv_heads" else value / tp
     given = [(key, field) for key, field in LSS_META_MODEL.items() if key in overrides]
     if any(all(overrides[key] == shard(field, tp) for key, field in given) for tp in degrees):
-        return
+        return meta
     # None fits: name the first difference at the last degree profiled, the one the file describes.
     tp = degrees[-1]
     key, field = next((k, f) for k, f in given if overrides[k] != shard(f, tp))
@@ -192,8 +132,8 @@ def _llmservingsim(folder: Path, model: Any, tp: int) -> OperatorProfile:
     # One GPU's operators at the group's degree: the top folder, or tp{tp}/ of a bundle
     # profiled at several degrees (LLMServingSim profiles one GPU's shard at each).
     base = _pass(folder, tp)
-    _yaml_meta(folder / "meta.yaml", model)
-    dense = _Csv(base / "dense.csv", ("layer", "tokens", "time_us"))
+    meta = _yaml_meta(folder / "meta.yaml", model)
+    dense = ProfileCsv(base / "dense.csv", ("layer", "tokens", "time_us"))
     layers = _by_layer(dense, "tokens", (*LSS_PER_LAYER, *LSS_ONCE), US)
     moe = _moe(base / "moe.csv", model) if (base / "moe.csv").exists() else None
     if moe is None and model is not None and model.experts:
@@ -205,11 +145,11 @@ def _llmservingsim(folder: Path, model: Any, tp: int) -> OperatorProfile:
     for name in LSS_REQUIRED:
         if name not in layers and (name not in LSS_MLP or mlp_layers):
             raise ConfigError(f"{dense.path}: layer: no rows for {name!r} (LLMServingSim's dense decoder needs it)")
-    per_seq = _Csv(base / "per_sequence.csv", ("layer", "sequences", "time_us"))
+    per_seq = ProfileCsv(base / "per_sequence.csv", ("layer", "sequences", "time_us"))
     heads = _by_layer(per_seq, "sequences", LSS_PER_SEQUENCE, US)
     if "lm_head" not in heads:
         raise ConfigError(f"{per_seq.path}: layer: no rows for 'lm_head'")
-    attention = _Csv(base / "attention.csv", (*LSS_ATTENTION, "time_us"))
+    attention = ProfileCsv(base / "attention.csv", (*LSS_ATTENTION, "time_us"))
     points = PointTable(attention.path, len(LSS_ATTENTION) + 1)
     for line, row in attention.rows():
         key = [attention.number(line, row, name, whole=True) for name in LSS_ATTENTION]
@@ -226,6 +166,9 @@ def _llmservingsim(folder: Path, model: Any, tp: int) -> OperatorProfile:
               if name in LSS_ONCE]
     terms += [_term(name, "sequences", 1, per_seq.path, ("sequences",), rows) for name, rows in heads.items()]
     terms.append(_term("attention", "attention", n, attention.path, LSS_ATTENTION, points.unique()))
+    skew = attention_skew(meta, folder, tp)
+    if skew is not None:
+        terms[-1]["skew"] = skew
     return OperatorProfile(str(folder), "llmservingsim", tuple(terms), False)
 
 
@@ -234,7 +177,7 @@ def _moe(path: Path, model: Any) -> dict[str, Any]:
     if model is None or not model.experts:
         raise ConfigError(f"{path}: a mixture-of-experts layer's times, but the role's model "
                           f"{getattr(model, 'name', '')} has no experts")
-    table = _Csv(path, ("tokens", "activated_experts", "time_us"))
+    table = ProfileCsv(path, ("tokens", "activated_experts", "time_us"))
     points = PointTable(path, 3)
     for line, row in table.rows():
         tokens = table.number(line, row, "tokens", whole=True)
@@ -247,7 +190,7 @@ def _moe(path: Path, model: Any) -> dict[str, Any]:
                  points.unique())
 
 
-def _matches(csvfile: _Csv, line: int, row: list[str], columns: dict[str, str], model: Any, tp: int) -> bool:
+def _matches(csvfile: ProfileCsv, line: int, row: list[str], columns: dict[str, str], model: Any, tp: int) -> bool:
     if model is None:
         return True
     return all(csvfile.number(line, row, column, whole=True) == getattr(model, field)
@@ -268,7 +211,7 @@ def _gpus(tp: int) -> str:
 
 
 def _vidur(folder: Path, model: Any, tp: int) -> OperatorProfile:
-    mlp = _Csv(folder / "mlp.csv", ("num_tokens", "num_tensor_parallel_workers", *VIDUR_MODEL_COLUMNS))
+    mlp = ProfileCsv(folder / "mlp.csv", ("num_tokens", "num_tensor_parallel_workers", *VIDUR_MODEL_COLUMNS))
     ops = [op for op in (*VIDUR_PER_LAYER, "emb") if f"time_stats.{op}.median" in mlp.header]
     for op in VIDUR_REQUIRED:
         if op not in ops:
@@ -283,7 +226,7 @@ def _vidur(folder: Path, model: Any, tp: int) -> OperatorProfile:
     if not len(repeats[ops[0]]):
         raise ConfigError(f"{mlp.path}: no row for {model.name}'s shape at {_gpus(tp)} ("
                           + ", ".join(f"{c} {getattr(model, f)}" for c, f in VIDUR_MODEL_COLUMNS.items()) + ")")
-    attn = _Csv(folder / "attention.csv", ("is_prefill", "batch_size", "prefill_chunk_size", "kv_cache_size",
+    attn = ProfileCsv(folder / "attention.csv", ("is_prefill", "batch_size", "prefill_chunk_size", "kv_cache_size",
                                            "num_tensor_parallel_workers", *VIDUR_ATTENTION_MODEL,
                                            "time_stats.attn_prefill.median", "time_stats.attn_decode.median"))
     prefill, decode, save = PointTable(attn.path, 3), PointTable(attn.path, 3), PointTable(attn.path, 2)
@@ -341,7 +284,8 @@ def _format(path: Path, tp: int) -> tuple[str, tuple[Path, ...]]:
         return "vidur", tuple(path / name for name in VIDUR_FILES)
     if lss:
         base = _pass(path, tp)
-        return "llmservingsim", (path / "meta.yaml", *(base / name for name in (*LSS_FILES, "moe.csv")))
+        read = (*LSS_FILES, "moe.csv", "skew_fit.csv")
+        return "llmservingsim", (path / "meta.yaml", *(base / name for name in read))
     raise ConfigError(f"{path}: not an operator profile: expected LLMServingSim's meta.yaml, dense.csv, "
                       f"attention.csv and per_sequence.csv, or Vidur's mlp.csv and attention.csv")
 

@@ -22,6 +22,8 @@ double OperatorTiming::batch_ns(const std::vector<BatchWork>& work) const {
         shape.tokens += tokens;
         shape.sequences += 1.0;
         if (w.decode || w.tokens == 1) {
+            shape.decode_kv_min = shape.decodes > 0.0 ? std::min(shape.decode_kv_min, context) : context;
+            shape.decode_kv_max = std::max(shape.decode_kv_max, context);
             shape.decodes += 1.0;
             shape.decode_kv += context;
         } else {
