@@ -166,6 +166,12 @@ SystemSpec read_system(const py::dict& system) {
         spec.target_speculation = s.setup;
         spec.target_drafter = s.drafter;
     }
+    if (system.contains("draft_speculation")) {
+        // A draft GPU decodes its drafted steps speculatively (toggles.draft_speculation).
+        const SpeculationSection s = read_speculation(section(system, "draft_speculation"));
+        spec.draft_speculation = s.setup;
+        spec.draft_drafter = s.drafter;
+    }
     return spec;
 }
 

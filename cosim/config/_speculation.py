@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from . import _acceptance
-from .. import systems
+from .. import devices, systems
 from .hardware import load_model
 from ..errors import ConfigError
 from ..schema import _params
@@ -19,10 +19,11 @@ Speculation = _params.config_class(SPECULATION, __name__)
 
 def reads(system: Any, toggles: Any) -> bool:
     """Whether a scenario's runs read its speculation section: the token-level systems always,
-    a step-level system when its target decodes speculatively (toggles.target_speculation)."""
+    a step-level system when its target or its draft GPU decodes speculatively
+    (toggles.target_speculation, toggles.draft_speculation)."""
     if "speculation" not in system.sections:
         return False
-    return "toggles" not in system.sections or bool(toggles.target_speculation)
+    return "toggles" not in system.sections or bool(toggles.target_speculation or toggles.draft_speculation)
 
 
 def _place(spec: Any, name: str) -> str:
@@ -136,6 +137,21 @@ def check_target(spec: Any, target: Any, batching: Any, batched: bool = False) -
     check(spec, target)
 
 
+def check_draft(spec: Any, scn: Any) -> None:
+    """A step-level system's draft decoding its steps speculatively: a draft model on a GPU
+    (a Jetson's included; an FPGA's streaming decoder writes one token a pass), alone on it
+    (unbatched), timed by its roofline, the section's proposer resolved against the draft
+    model."""
+    where = _params.origin(scn.toggles, "draft_speculation") or "toggles.draft_speculation"
+    kind = devices.kind_of(scn.draft.device)
+    if not kind.verifies_drafts:
+        raise ConfigError(f"{where}: the draft runs on {scn.draft.device.name}, {kind.label}, whose decoder writes "
+                          f"one token a pass; token-level speculation in the draft needs a draft on a GPU")
+    _batch_one(scn.batching, "the draft decodes speculatively at batch 1 here (toggles.draft_speculation); the "
+                             "batchers do not schedule drafts")
+    check(spec, scn.draft)
+
+
 def check(spec: Any, target: Any, split: bool = False) -> None:
     """The section against itself and the target role: a draft model given with its proposer
     only; acceptance rates for every drafted position, measured with this proposer; the
@@ -170,6 +186,9 @@ def check_scenario(scn: Any) -> None:
     if not reads(system, scn.toggles):
         return
     if "toggles" in system.sections:
-        check_target(scn.speculation, scn.target, scn.batching, system.lookahead)
+        if scn.toggles.target_speculation:
+            check_target(scn.speculation, scn.target, scn.batching, system.lookahead)
+        if scn.toggles.draft_speculation:
+            check_draft(scn.speculation, scn)
     else:
         check(scn.speculation, scn.target, system.drafts_on_draft_device)

@@ -48,6 +48,9 @@ class DeviceKind:
     roles: ClassVar[tuple[str, ...]]  # the roles a scenario may give it
     gpu: ClassVar[bool] = False       # a GPU: counted where capacity plans compare clusters by GPUs
     parallel: ClassVar[bool] = False  # a role's model may span several of it (parallel:, peer_link:)
+    # A forward pass over several tokens: a draft on it may verify token-level drafts
+    # (toggles.draft_speculation); an FPGA's streaming decoder writes one token a pass.
+    verifies_drafts: ClassVar[bool] = False
     # Whether a scenario's role may name a measured profile for it (else its description does).
     role_profile: ClassVar[bool] = True
 

@@ -47,6 +47,7 @@ class Gpu(DeviceKind):
     roles = ("draft", "prm", "target")
     gpu = True
     parallel = True
+    verifies_drafts = True
 
     def prepared(self, body: Any) -> Any:
         return filled(body)

@@ -34,17 +34,18 @@ def batching_section(scn: Scenario) -> dict[str, Any]:
     return batching
 
 
-def speculation_section(scn: Scenario) -> dict[str, Any]:
-    """The engine's ``speculation`` section: the drafts a pass, their acceptance rates, the
-    draws' seed, a host lookup's time, and the proposer's model on the target's GPU (None
-    for a host lookup)."""
+def speculation_section(scn: Scenario, role: str = "target") -> dict[str, Any]:
+    """The engine's ``speculation`` section for the role that decodes speculatively (the
+    target, or a step-level system's draft GPU): the drafts a pass, their acceptance rates,
+    the draws' seed, a host lookup's time, and the proposer's model on that role's GPU
+    (None for a host lookup)."""
     spec = scn.speculation
     rates = _speculation.acceptance(spec).rates
     # A system that drafts on its draft device has that device's section instead.
     split = systems.of(scn).drafts_on_draft_device
     return {"draft_tokens": spec.draft_tokens, "acceptance": list(rates[:spec.draft_tokens]), "seed": spec.seed,
             "lookup_ns": spec.lookup_ns if spec.proposer == "ngram" and not split else 0.0,
-            "drafter": None if split else _speculation.drafter_section(spec, scn.target)}
+            "drafter": None if split else _speculation.drafter_section(spec, getattr(scn, role))}
 
 
 def serving_sections(scn: Scenario) -> dict[str, dict[str, Any]]:

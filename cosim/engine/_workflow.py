@@ -76,8 +76,8 @@ class _Sections:
     def serving(self) -> dict[str, dict[str, Any]]:
         return serving_sections(self._scn)
 
-    def speculation(self) -> dict[str, Any]:
-        return speculation_section(self._scn)
+    def speculation(self, role: str = "target") -> dict[str, Any]:
+        return speculation_section(self._scn, role)
 
 
 def system_dict(scn: Scenario) -> dict[str, Any]:

@@ -35,12 +35,15 @@ TOGGLES = Group("toggles", "Toggles", "WorkflowOptions", "", "The workflow's opt
     Decl("target_speculation", bool, "the target decodes its refinements with token-level speculative decoding, "
          "as the scenario's speculation section sets it (an EAGLE head on its GPU by default; docs/system.md)",
          rule="any"),
+    Decl("draft_speculation", bool, "a draft model on a GPU decodes its drafted steps with token-level "
+         "speculative decoding, as the scenario's speculation section sets it (an EAGLE head of the draft model "
+         "on its GPU by default; docs/system.md)", rule="any"),
 ))
 
 # Toggles that change how the target decodes, not which operations overlap: a strictly
 # sequential system may turn them on (SpecReason with speculative decoding in its target is
 # how its paper combines the two).
-DECODING = ("target_speculation",)
+DECODING = ("target_speculation", "draft_speculation")
 
 SERVING = Group("serving", "Serving", "WorkflowOptions", "", "How the host moves a request's data.", (
     Decl("prm_prefix_cache", bool, "the PRM prefills only tokens it has not seen; off (default): it scores each "

@@ -13,13 +13,15 @@ from ..schema._cluster import ENGINE_ONLY
 
 # Every toggle off: each operation of the host waits for the one before it to finish.
 TOGGLES_OFF = {"step_ahead": False, "step_ahead_depth": 0, "prefetch_cache": False, "shadow_sync": False,
-               "target_ahead_after_refine": False, "target_speculation": False}
+               "target_ahead_after_refine": False, "target_speculation": False,
+               "draft_speculation": False}
 
 
 class Stepwise(System):
     top = "stepwise"
     batching_unread = ENGINE_ONLY  # the vLLM engine's own; the batchers admit by KV bytes
-    # The speculation section sets the target's decoding with toggles.target_speculation on.
+    # The speculation section sets the target's decoding with toggles.target_speculation on,
+    # a draft GPU's with toggles.draft_speculation.
     sections = SECTIONS
 
     def threads(self, scn: Any) -> dict[str, int]:
@@ -34,6 +36,8 @@ class Stepwise(System):
                  "prm": sections.role("prm"), "target": sections.role("target"), **sections.serving()}
         if scn.toggles.target_speculation:
             found["speculation"] = sections.speculation()
+        if scn.toggles.draft_speculation:
+            found["draft_speculation"] = sections.speculation("draft")
         return found
 
     def cluster_words(self, cluster: Mapping[str, int]) -> str:

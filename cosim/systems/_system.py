@@ -27,7 +27,7 @@ class Sections(Protocol):
     def cluster(self) -> dict[str, int]: ...
     def batching(self) -> dict[str, Any]: ...
     def serving(self) -> dict[str, dict[str, Any]]: ...
-    def speculation(self) -> dict[str, Any]: ...
+    def speculation(self, role: str = "target") -> dict[str, Any]: ...
 
 
 def counted(n: int, what: str) -> str:
@@ -101,8 +101,8 @@ class System:
     def speculation_unread(self) -> str:
         """Why a speculation section would have no effect on this system's runs."""
         if "speculation" in self.sections:
-            return (f"the {self.name} system's target decodes speculatively only with toggles.target_speculation "
-                    f"on; turn it on, or drop the section")
+            return (f"the {self.name} system decodes speculatively only with toggles.target_speculation or "
+                    f"toggles.draft_speculation on; turn one on, or drop the section")
         return (f"the {self.name} system does not decode token by token speculatively; speculation is for the "
                 f"speculative-decoding and split-decoding systems, and a step-level system's target")
 

@@ -11,5 +11,6 @@ class Heteroreason(Stepwise):
     name = "heteroreason"
     summary = "the draft on an FPGA, step-ahead drafting and shadow synchronisation of refinements"
     preset = {"step_ahead": True, "step_ahead_depth": 1, "prefetch_cache": True, "shadow_sync": True,
-              "target_ahead_after_refine": True, "target_speculation": False}
+              "target_ahead_after_refine": True, "target_speculation": False,
+              "draft_speculation": False}
     draft_device = "u280"

@@ -20,7 +20,8 @@ class Lookahead(Stepwise):
     # Its official code drafts up to 4 steps ahead of the settled one (max_depth 4); the KVMU
     # keeps at most two step-ahead boundaries, so three: the step under verification and two more.
     preset = {"step_ahead": True, "step_ahead_depth": 2, "prefetch_cache": False, "shadow_sync": False,
-              "target_ahead_after_refine": False, "target_speculation": False}
+              "target_ahead_after_refine": False, "target_speculation": False,
+              "draft_speculation": False}
     algorithms = ("rsd",)
     lookahead = True
     toggles_fixed = {

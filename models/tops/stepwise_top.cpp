@@ -156,9 +156,16 @@ StepwiseTop::StepwiseTop(sc_core::sc_module_name name, const SystemSpec& spec) :
                 board, fpga_board_power(board, spec.draft_power, timing, spec.draft_model)));
             devices_.push_back(Device{"draft", b, board_power_.back().get(), draft_server_.back(), nullptr});
         } else {
+            // A token-level proposer model decoding the draft's steps sits on its GPU too.
+            const double drafter_weights =
+                spec.draft_speculation != nullptr && spec.draft_drafter != nullptr
+                    ? spec.draft_drafter->stored_weight_bytes() : 0.0;
             GpuBatcher* batcher = gpu(draft_gpu_, device_name("draft_gpu", b, boards), spec.draft_gpu,
                                       spec.draft_model, spec.draft_power, spec.draft_gpu_profile, spec.draft_layout,
-                                      0.0, spec.batching);
+                                      drafter_weights, spec.batching);
+            if (spec.draft_speculation != nullptr)
+                draft_gpu_.back()->set_speculation(std::make_shared<const SpecDecoder>(
+                    *spec.draft_speculation, draft_gpu_.back()->timing(), spec.draft_drafter));
             devices_.push_back(Device{"draft", b, &draft_gpu_.back()->power(), draft_server_.back(), batcher});
         }
     }

@@ -52,6 +52,9 @@ struct SystemSpec {
     // proposer's model on its GPU (null: a host lookup).
     std::shared_ptr<const SpecDecodeSetup> target_speculation;
     std::shared_ptr<const GpuTiming> target_drafter;
+    // The same for a draft GPU decoding its drafted steps speculatively.
+    std::shared_ptr<const SpecDecodeSetup> draft_speculation;
+    std::shared_ptr<const GpuTiming> draft_drafter;
     PowerParams draft_power, prm_power, target_power;
     std::array<PcieLinkParams, 3> links;  // of a draft device, a PRM GPU, a target GPU
     PcieLinkParams host_link;             // the switch's link to the host that boards share

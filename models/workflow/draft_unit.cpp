@@ -96,7 +96,7 @@ void DraftUnit::prefill_prompt(int64_t tokens) {
     load(tokens);
 }
 
-int64_t DraftUnit::draft(int64_t tokens, AbortSignal* abort) {
+int64_t DraftUnit::draft(int64_t tokens, AbortSignal* abort, uint64_t key) {
     if (fpga_) {
         DeviceCommand c;
         c.abort = abort;
@@ -120,15 +120,26 @@ int64_t DraftUnit::draft(int64_t tokens, AbortSignal* abort) {
         return written;
     }
     gpu_->power().set_state(PowerState::decode);
+    // Each token's time: a plain decode's, or speculatively a round's on its first token and
+    // none on the others, which end with it at its verification.
+    std::vector<double> durations(static_cast<size_t>(tokens));
+    if (const SpecDecoder* spec = gpu_->speculation()) {
+        SpecDecoder::Run plan = spec->run(start, 0, tokens, key);
+        durations = std::move(plan.durations);
+        if (plan.ns > 0.0)
+            gpu_->power().set_state(PowerState::decode, gpu_->timing().busy_w(gpu_->power().params(),
+                                                                               PowerState::decode, plan.work, plan.ns));
+    } else {
+        for (int64_t i = 0; i < tokens; ++i) durations[static_cast<size_t>(i)] = gpu_->decode_token_ns(start + i);
+    }
     if (k.observed_per_token()) {
         while (written < tokens) {
-            if (!wait_unless_aborted(gpu_->decode_token_ns(start + written), abort)) break;
+            const double ns = durations[static_cast<size_t>(written)];
+            if (ns > 0.0 && !wait_unless_aborted(ns, abort)) break;
             k.speculate_token();
             ++written;
         }
     } else {
-        std::vector<double> durations(static_cast<size_t>(tokens));
-        for (int64_t i = 0; i < tokens; ++i) durations[static_cast<size_t>(i)] = gpu_->decode_token_ns(start + i);
         gpu_in_flight_.begin(token_ends(durations, 0));
         written = wait_tokens(durations, 0, abort).completed;
         k.speculate_tokens(gpu_in_flight_.take_due(written));

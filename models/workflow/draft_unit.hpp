@@ -54,8 +54,10 @@ public:
     void load(int64_t tokens);
     // A fresh context of `tokens` prefilled on the device itself (a GPU draft's prompt).
     void prefill_prompt(int64_t tokens);
-    // Drafts one step; an abort stops it. Returns the tokens written.
-    int64_t draft(int64_t tokens, AbortSignal* abort);
+    // Drafts one step; an abort stops it. Returns the tokens written. A GPU draft decoding
+    // speculatively (GpuProxy::set_speculation) writes a round's tokens together, at its
+    // verification, its draws keyed by `key` and each round's position.
+    int64_t draft(int64_t tokens, AbortSignal* abort, uint64_t key = 0);
     // Writes to the KVMU the tokens of a step in flight that are done by now (a step
     // nobody watches token by token writes them when it ends): call before a verdict.
     void settle();

@@ -8,6 +8,12 @@
 
 namespace cosim {
 
+namespace {
+// Mixed into a request's key for its draft's token-level draws, so that they are not its
+// target's (a run's draws are keyed by the key and the round's position).
+constexpr uint64_t kDraftDrawsSalt = 0x9E3779B97F4A7C15ULL;
+}  // namespace
+
 TicketPtr StepAhead::next(int32_t step, int64_t tokens) {
     if (specs_.empty()) {
         // Drafted now: it starts once the last command (a verdict's pointer update) has arrived.
@@ -38,7 +44,9 @@ void StepAhead::collect(const TicketPtr& mine, int32_t step, int64_t tokens, int
 TicketPtr StepAhead::submit_draft(int32_t step, int64_t tokens, std::vector<int64_t> deps, uint64_t ready_units) {
     const int64_t context = state_.context_len();
     const int64_t last_product = state_.chain.empty() ? -1 : state_.chain.back().product;
-    return dev_.submit(dev_.d().draft_server, [this, step, tokens, deps, context, last_product](Ticket& t) {
+    // A speculatively decoding draft GPU's draws: the request's, apart from its target's.
+    const uint64_t key = static_cast<uint64_t>(state_.request_index) ^ kDraftDrawsSalt;
+    return dev_.submit(dev_.d().draft_server, [this, step, tokens, deps, context, last_product, key](Ticket& t) {
         DraftUnit& draft = *dev_.d().draft;
         ActivityLog& log = dev_.log();
         std::vector<int64_t> after = deps;
@@ -61,7 +69,7 @@ TicketPtr StepAhead::submit_draft(int32_t step, int64_t tokens, std::vector<int6
             return;
         }
         const double start = now_ns();
-        t.produced = draft.draft(tokens, &t.abort);
+        t.produced = draft.draft(tokens, &t.abort, key);
         t.activity = log.add(Role::draft, ActivityKind::draft, step, start, now_ns(), t.produced, after,
                              draft.power().params().decode_w);
         if (draft.batched()) dev_.batched_share(t.activity, draft.last_energy_j(), draft.last_work_ns());

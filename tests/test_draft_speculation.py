@@ -1,0 +1,89 @@
+"""A step-level system's draft model on a GPU decoding its drafted steps speculatively
+(toggles.draft_speculation): a drafted step's time worked by hand from its rounds (an EAGLE
+head of the draft model on the draft's GPU, a verification by the draft model of each
+round's drafts), the draws apart from the target's and replayed exactly, and the settings
+that would mean nothing refused with their place."""
+
+import pytest
+
+import cosim
+from cosim import ConfigError, load_model
+from cosim.config._speculation import eagle_head
+from cosim.config.scenario import build_scenario, load_scenario
+from cosim.trace import Trace, TraceHeader, TrajectoryBuilder
+
+from test_spec_decode import hand_pass
+
+PROMPT, GPU, DRAFT = 100, "rtx3090", "qwen2.5-0.5b"
+
+
+def scenario(tmp_path, rate, system="gpu-baseline", **toggles):
+    (tmp_path / "acc.yaml").write_text(f"kind: acceptance\nname: fixed\nper_draft: {rate}\ndrafts: 8\n")
+    return build_scenario({"system": system, "toggles": {"draft_speculation": True, **toggles},
+                           "draft": {"device": GPU, "model": DRAFT},
+                           "speculation": {"draft_tokens": 4, "acceptance": "acc.yaml"}},
+                          source=str(tmp_path / "s.yaml"))
+
+
+def drafted_ns(scn):
+    # The first step, 40 tokens drafted right after the prompt, is kept.
+    problem = TrajectoryBuilder("p", PROMPT).accept(40).accept(10).build()
+    run = cosim.simulate(scn, Trace(TraceHeader(), [problem]), activities=True)
+    draft = [a for a in run.activities if a.kind == "draft" and a.step == 1]
+    assert len(draft) == 1 and draft[0].tokens == 40
+    return draft[0].end_ns - draft[0].start_ns
+
+
+def all_kept_ns():
+    # Eight rounds of four drafts, every one kept: 5 tokens a round from the prompt's end.
+    # Each: the head's pass over the tokens the last verification kept (one, first), three
+    # passes of one token, and the draft model's verification of 5 positions.
+    model, head = load_model(DRAFT), eagle_head(load_model(DRAFT))
+    ns, fresh = 0.0, 1
+    for r in range(8):
+        ctx = PROMPT + 5 * r
+        ns += hand_pass(head, fresh, ctx - fresh, False, overhead=False, device=GPU)
+        ns += sum(hand_pass(head, 1, ctx + j - 1, False, overhead=False, device=GPU) for j in (1, 2, 3))
+        ns += hand_pass(model, 5, ctx, True, device=GPU)
+        fresh = 5
+    return ns
+
+
+def plain_ns():
+    # Decoded plainly: one pass a token at the growing context.
+    return sum(hand_pass(load_model(DRAFT), 1, PROMPT + i, False, device=GPU) for i in range(40))
+
+
+@pytest.mark.parametrize("system", ["gpu-baseline", "gpu-stepahead"])
+def test_a_drafted_step_is_its_rounds_when_every_draft_is_kept(tmp_path, system):
+    assert drafted_ns(scenario(tmp_path, 1.0, system)) == pytest.approx(all_kept_ns(), rel=1e-9)
+
+
+def test_without_the_toggle_the_step_decodes_token_by_token(tmp_path):
+    plain = build_scenario({"system": "gpu-baseline", "draft": {"device": GPU, "model": DRAFT}})
+    assert drafted_ns(plain) == pytest.approx(plain_ns(), rel=1e-9)
+    # Drafts nobody keeps cost more than decoding plainly; kept ones less.
+    assert drafted_ns(scenario(tmp_path, 0.0)) > plain_ns() > drafted_ns(scenario(tmp_path, 1.0))
+
+
+def test_the_drafts_draws_are_not_the_targets_and_a_replay_is_exact(tmp_path):
+    # Both roles drafting at the same rate: the draft's rounds draw apart from the target's,
+    # and a run gives the same result twice.
+    trace = cosim.trace.generate("math500", 6, seed=5)
+    both = scenario(tmp_path, 0.6, target_speculation=True)
+    first = cosim.simulate(both, trace).per_problem.column("latency_s")
+    assert list(first) == list(cosim.simulate(both, trace).per_problem.column("latency_s"))
+    off = cosim.simulate(load_scenario("gpu-baseline"), trace).per_problem.column("latency_s")
+    assert sum(first) < sum(off)
+
+
+def test_settings_without_effect_are_refused(tmp_path):
+    with pytest.raises(ConfigError, match=r"toggles\.draft_speculation: the draft runs on U280, an FPGA, whose decoder writes one token"):
+        build_scenario({"system": "heteroreason", "toggles": {"draft_speculation": True}})
+    with pytest.raises(ConfigError, match=r"batching\.enabled: the draft decodes speculatively at batch 1"):
+        build_scenario({"system": "gpu-stepahead", "toggles": {"draft_speculation": True},
+                        "batching": {"enabled": True}})
+    # An acceptance profile of another proposer is refused for the draft as for the target.
+    with pytest.raises(ConfigError, match=r"was measured with proposer eagle, not ngram"):
+        build_scenario({"system": "gpu-baseline", "toggles": {"draft_speculation": True},
+                        "speculation": {"proposer": "ngram", "acceptance": "eagle3-llama-3.1-8b-mtbench"}})
