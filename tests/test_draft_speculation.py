@@ -87,3 +87,11 @@ def test_settings_without_effect_are_refused(tmp_path):
     with pytest.raises(ConfigError, match=r"was measured with proposer eagle, not ngram"):
         build_scenario({"system": "gpu-baseline", "toggles": {"draft_speculation": True},
                         "speculation": {"proposer": "ngram", "acceptance": "eagle3-llama-3.1-8b-mtbench"}})
+
+
+def test_a_draft_with_a_measured_profile_is_refused_naming_the_draft(tmp_path):
+    (tmp_path / "draft.csv").write_text("phase,tokens,context,seconds\nprefill,1,0,0.01\ndecode,1,10,0.01\n")
+    with pytest.raises(ConfigError, match=r"the draft has a measured profile; speculative decoding times its "
+                                          r"verifications .* by the roofline"):
+        build_scenario({"system": "gpu-baseline", "toggles": {"draft_speculation": True},
+                        "draft": {"device": GPU, "model": DRAFT, "profile": str(tmp_path / "draft.csv")}})

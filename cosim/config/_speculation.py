@@ -149,18 +149,19 @@ def check_draft(spec: Any, scn: Any) -> None:
                           f"one token a pass; token-level speculation in the draft needs a draft on a GPU")
     _batch_one(scn.batching, "the draft decodes speculatively at batch 1 here (toggles.draft_speculation); the "
                              "batchers do not schedule drafts")
-    check(spec, scn.draft)
+    check(spec, scn.draft, role="draft")
 
 
-def check(spec: Any, target: Any, split: bool = False) -> None:
+def check(spec: Any, target: Any, split: bool = False, role: str = "target") -> None:
     """The section against itself and the target role: a draft model given with its proposer
     only; acceptance rates for every drafted position, measured with this proposer; the
     target timed by its roofline. A draft model shares its target's tokenizer, which the
     simulator cannot check (padded vocabulary sizes differ within a family: Qwen2.5-0.5B's
     151,936 against Qwen2.5-7B's 152,064).
-    ``split``: a draft device drafts instead (split decoding)."""
+    ``split``: a draft device drafts instead (split decoding). ``role``: which role
+    ``target`` is (a step-level system's draft GPU may decode speculatively too)."""
     if target.profile is not None:
-        raise ConfigError(f"{_place(spec, 'draft_tokens')}: the target has a measured profile; speculative decoding "
+        raise ConfigError(f"{_place(spec, 'draft_tokens')}: the {role} has a measured profile; speculative decoding "
                           f"times its verifications (every position sampled) by the roofline, so drop the profile")
     found = acceptance(spec)
     if len(found.rates) < spec.draft_tokens:
