@@ -19,6 +19,7 @@ SpeculationSection read_speculation(const py::dict& s) {
     auto setup = std::make_shared<SpecDecodeSetup>();
     setup->draft_tokens = s["draft_tokens"].cast<int64_t>();
     setup->acceptance = s["acceptance"].cast<std::vector<double>>();
+    setup->heuristic = s["heuristic"].cast<bool>();
     setup->seed = s["seed"].cast<uint64_t>();
     setup->lookup_ns = s["lookup_ns"].cast<double>();
     setup->validate("speculation");

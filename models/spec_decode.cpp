@@ -34,6 +34,12 @@ void SpecDecodeSetup::validate(const std::string& where) const {
     if (!(lookup_ns >= 0.0) || !std::isfinite(lookup_ns)) throw ConfigError(where + ".lookup_ns: must be >= 0");
 }
 
+int64_t SpecDecodeSetup::next_drafts(int64_t drafts, int64_t accepted) const {
+    if (!heuristic) return draft_tokens;
+    const auto most = static_cast<int64_t>(acceptance.size());
+    return accepted == drafts ? std::min(drafts + 2, most) : std::max<int64_t>(1, drafts - 1);
+}
+
 int64_t accepted_drafts(const SpecDecodeSetup& setup, uint64_t request, uint64_t pass, int64_t drafts) {
     const uint64_t bits = mix(mix(mix(setup.seed) ^ request) ^ pass);
     const double u = static_cast<double>(bits >> 11) * 0x1.0p-53;  // 53 bits: uniform in [0, 1)
@@ -100,6 +106,8 @@ SpecDecoder::Decode SpecDecoder::propose_batch(const std::vector<Proposal>& prop
 }
 
 SpecDecoder::Run SpecDecoder::run(int64_t context, int64_t from, int64_t to, uint64_t key) const {
+    // A run resumed from a later token would restart the schedule.
+    if (setup_.heuristic) throw ConfigError("speculation.draft_schedule: a step-level run drafts a fixed number");
     Run out;
     const Decode d = rounds(context + from, to - from, 1, key, true, &out.durations);
     out.work = d.work;
@@ -110,10 +118,11 @@ SpecDecoder::Run SpecDecoder::run(int64_t context, int64_t from, int64_t to, uin
 SpecDecoder::Decode SpecDecoder::rounds(int64_t context, int64_t tokens, int64_t fresh, uint64_t key,
                                         bool by_position, std::vector<double>* durations) const {
     Decode d;
+    int64_t k = setup_.draft_tokens;  // the schedule's drafts for the next pass
     for (int64_t pos = 0; pos < tokens;) {
         const double before = d.ns;
         // No draft past the last token needed: its verification would not keep it.
-        const int64_t drafts = std::min(setup_.draft_tokens, tokens - pos - 1);
+        const int64_t drafts = std::min(k, tokens - pos - 1);
         const auto pass_key = static_cast<uint64_t>(by_position ? context + pos : d.passes);
         ++d.passes;
         int64_t kept = 1;
@@ -126,6 +135,7 @@ SpecDecoder::Decode SpecDecoder::rounds(int64_t context, int64_t tokens, int64_t
             d.drafted += drafts;
             d.accepted += accepted;
             kept = accepted + 1;
+            k = setup_.next_drafts(drafts, accepted);
         }
         if (durations != nullptr) {
             durations->push_back(d.ns - before);
@@ -177,8 +187,9 @@ SpecDecoder::Decode SpecDecoder::decode_split(int64_t prompt, int64_t output, ui
     if (output > 2) d.ns = std::max(0.0, std::max(dev.relay_ns(dev.token_bytes), draft_ready - target_prefill_ns));
     int64_t context = prompt;
     int64_t produced = 1;
+    int64_t k = setup_.draft_tokens;  // the schedule's drafts for the next pass
     for (uint64_t p = 0; produced < output; ++p) {
-        const int64_t drafts = std::min(setup_.draft_tokens, output - produced - 1);
+        const int64_t drafts = std::min(k, output - produced - 1);
         ++d.passes;
         if (drafts <= 0) {
             pass(target_, {BatchWork{1, context, true}}, d);
@@ -196,6 +207,7 @@ SpecDecoder::Decode SpecDecoder::decode_split(int64_t prompt, int64_t output, ui
         const int64_t accepted = accepted_drafts(setup_, request, p, drafts);
         d.drafted += drafts;
         d.accepted += accepted;
+        k = setup_.next_drafts(drafts, accepted);
         produced += accepted + 1;
         context += accepted + 1;
         // The kept count and the target's token go back while there is more to draft.

@@ -29,6 +29,13 @@ struct SpecDecodeSetup {
     std::vector<double> acceptance;   // P(the first i drafts accepted), i = 1..k, non-increasing
     uint64_t seed = 0;
     double lookup_ns = 0.0;           // a host proposer's time per proposal (no drafter model)
+    // Hugging Face's heuristic schedule (a request alone): the next pass drafts two more after
+    // one that kept every draft, one fewer (at least one) after any other, at most
+    // acceptance.size(); else draft_tokens every pass.
+    bool heuristic = false;
+
+    // The drafts of the pass after one of `drafts` drafts that kept `accepted` of them.
+    int64_t next_drafts(int64_t drafts, int64_t accepted) const;
 
     // ConfigError naming `where` and the field.
     void validate(const std::string& where) const;

@@ -24,6 +24,8 @@ VllmScheduler::VllmScheduler(const VllmSchedulerParams& params)
                           "max_num_batched_tokens >= max_num_seqs)");
     if (params.max_model_len < 1) throw ConfigError("the model's context window must be >= 1 token");
     if (params.lookahead_tokens < 0) throw ConfigError("speculation.draft_tokens: must be >= 0");
+    if (params.spec != nullptr && params.spec->heuristic)
+        throw ConfigError("speculation.draft_schedule: the vLLM engine drafts a fixed number a step");
 }
 
 void VllmScheduler::check(const SeqSpec& spec) const {

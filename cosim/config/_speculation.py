@@ -181,11 +181,26 @@ def check(spec: Any, target: Any, split: bool = False, role: str = "target") -> 
                           f"{found.proposer}, not {spec.proposer}; give a profile of this proposer")
 
 
+def _check_schedule(spec: Any, system: Any, batching: Any) -> None:
+    """A heuristic schedule follows one request's passes: a token-level system's request
+    alone (vLLM's engine drafts a fixed number; a step-level run is cut and resumed)."""
+    if spec.draft_schedule == "constant":
+        return
+    where = _place(spec, "draft_schedule")
+    if "toggles" in system.sections:
+        raise ConfigError(f"{where}: a step-level system's runs are cut short and resumed, which a schedule that "
+                          f"follows a request's passes cannot; use constant")
+    if batching.enabled:
+        raise ConfigError(f"{where}: the vLLM engine drafts a fixed number a step (num_speculative_tokens); the "
+                          f"heuristic schedule is for a request alone on its GPU (batching off)")
+
+
 def check_scenario(scn: Any) -> None:
     """The speculation section where the scenario's runs read it."""
     system = systems.of(scn)
     if not reads(system, scn.toggles):
         return
+    _check_schedule(scn.speculation, system, scn.batching)
     if "toggles" in system.sections:
         if scn.toggles.target_speculation:
             check_target(scn.speculation, scn.target, scn.batching, system.lookahead)

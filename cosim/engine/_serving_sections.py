@@ -43,7 +43,10 @@ def speculation_section(scn: Scenario, role: str = "target") -> dict[str, Any]:
     rates = _speculation.acceptance(spec).rates
     # A system that drafts on its draft device has that device's section instead.
     split = systems.of(scn).drafts_on_draft_device
-    return {"draft_tokens": spec.draft_tokens, "acceptance": list(rates[:spec.draft_tokens]), "seed": spec.seed,
+    # A heuristic schedule may draft past draft_tokens: every position the profile gives.
+    heuristic = spec.draft_schedule == "heuristic"
+    return {"draft_tokens": spec.draft_tokens, "heuristic": heuristic,
+            "acceptance": list(rates if heuristic else rates[:spec.draft_tokens]), "seed": spec.seed,
             "lookup_ns": spec.lookup_ns if spec.proposer == "ngram" and not split else 0.0,
             "drafter": None if split else _speculation.drafter_section(spec, getattr(scn, role))}
 
