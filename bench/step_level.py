@@ -3,7 +3,9 @@ forward-only trace on Config 1's RTX 3090s through specreason (the target scorin
 step itself) against gpu-baseline (a PRM scores it, strictly sequential), and through
 lookahead (the target writing the drafted steps at once, a judge comparing) against
 gpu-stepahead (the draft a step ahead of a PRM's verdicts), a request at a time and served on
-two GPUs of each pool with batching.
+two GPUs of each pool with batching; and gpu-stepahead with its draft GPU decoding each
+drafted step speculatively (toggles.draft_speculation, an n-gram lookup) against itself, a
+request at a time (the toggle is refused with batching).
 
     .venv/bin/python bench/step_level.py [--problems 30000] [--requests 8000] [--repeats 3]
 
@@ -25,6 +27,9 @@ from cosim import serve
 # Each measured system and the one it is set against.
 PAIRS = (("specreason", "gpu-baseline"), ("lookahead", "gpu-stepahead"))
 CLUSTER = {"draft": {"devices": 2}, "prm": {"devices": 2}, "target": {"devices": 2}}
+# The draft's own decoding made speculative, a request at a time.
+DRAFTING = {"toggles.draft_speculation": True, "speculation.proposer": "ngram",
+            "speculation.acceptance": "ngram-code-edit-k5"}
 
 
 def key(name: str) -> str:
@@ -51,6 +56,15 @@ def measure(problems: int, requests: int, repeats: int) -> dict[str, float]:
     for name, against in PAIRS:
         for what in ("run", "serve"):
             out[f"{key(name)}_{what}_ratio"] = out[f"{key(name)}_{what}_wall_s"] / out[f"{key(against)}_{what}_wall_s"]
+    drafting = cosim.scenario("gpu-stepahead", 1, algorithm="rsd").with_values(DRAFTING)
+    walls, deltas = [], []
+    for _ in range(repeats):
+        run = cosim.simulate(drafting, trace)
+        walls.append(run.wall_s)
+        deltas.append(run.kernel_deltas / run.summary["generated_tokens"])
+    out["draft_speculation_run_wall_s"] = statistics.median(walls)
+    out["draft_speculation_events_per_token"] = statistics.median(deltas)
+    out["draft_speculation_run_ratio"] = out["draft_speculation_run_wall_s"] / out["gpu_stepahead_run_wall_s"]
     return out
 
 

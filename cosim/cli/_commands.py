@@ -24,6 +24,7 @@ from ..engine._workflow import simulate
 from ._policy_option import load_policy
 from ._progress import finished_bar
 from ..live import cosimulate
+from ..live._run import check_live
 from ._set_option import parse_set
 from ._serve_inputs import check_config_used
 from ._serve_inputs import scenario_with_settings
@@ -81,6 +82,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.policy and args.vcd_detail != "step":
         raise ConfigError("--vcd-detail token: a policy's run shows step detail only")
     scn = scenario_with_settings(args.scenario, args.config, args.set)
+    if args.policy:
+        check_live(scn, f"--policy {args.policy}")
     folder = Path(args.out or _default_out(scn))
     outs = RunOutputs()
     outs.waveform(args.vcd)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from .. import _inputs
+from .. import _inputs, systems
 from ..engine import _preflight
 from ..engine._run_session import RunSession
 from ..engine._workflow import system_dict
@@ -74,6 +74,17 @@ def _made_file(header: TraceHeader, body: Path, path: Path, arrivals: bool) -> T
     return load(path)
 
 
+def check_live(scn: Scenario, where: str) -> None:
+    """ConfigError naming ``where`` when the scenario's system asks a policy nothing: one that
+    generates each request's output whole (its lengths are the trace's, a pass's drafts the
+    acceptance profile's)."""
+    system = systems.of(scn)
+    if system.output_only:
+        raise ConfigError(f"{where}: the {system.name} system generates each request's output whole, asking no "
+                          f"question a policy could answer; run it on a trace (cosim.simulate, or cosim run without "
+                          f"--policy)")
+
+
 def cosimulate(scn: Scenario, policy: Policy, problems: Trace | Sequence[Problem], *,
                header: TraceHeader | None = None, activities: bool = False, vcd: str | Path | None = None,
                timeline: str | Path | None = None, progress: Callable[[int], None] | None = None,
@@ -88,6 +99,7 @@ def cosimulate(scn: Scenario, policy: Policy, problems: Trace | Sequence[Problem
     problems end, and read back from it, so that memory does not grow with the problems."""
     if not isinstance(scn, Scenario):
         raise ConfigError(f"cosimulate: expected a Scenario (cosim.load_scenario), got {type(scn).__name__}")
+    check_live(scn, "cosimulate")
     for method in DECISION_KINDS:  # a policy answers each kind of question by its method of that name
         if not callable(getattr(policy, method, None)):
             raise ConfigError(f"cosimulate: the policy has no {method}() method (subclass cosim.live.Policy)")
