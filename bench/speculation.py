@@ -1,6 +1,6 @@
 """What token-level speculative decoding costs the simulator: the same trace on Llama-3.1-8B
 on one H100, the target alone and the speculative-decoding system (EAGLE-3, three drafts a
-pass, and starting from three on Hugging Face's heuristic schedule), a request at a time and
+pass, and starting from three on Hugging Face's heuristic_transient schedule), a request at a time and
 served by the vLLM engine (which drafts a fixed number: the schedule is not served).
 
     .venv/bin/python bench/speculation.py [--problems 20000] [--requests 2000] [--repeats 3]
@@ -26,7 +26,7 @@ TARGET = {"device": "h100-sxm", "model": "llama-3.1-8b"}
 SYSTEMS = {"alone": {"system": "autoregressive"},
            "speculative": {"system": "speculative-decoding", "speculation": {"draft_tokens": 3}},
            "heuristic": {"system": "speculative-decoding",
-                         "speculation": {"draft_tokens": 3, "draft_schedule": "heuristic"}}}
+                         "speculation": {"draft_tokens": 3, "draft_schedule": "heuristic_transient"}}}
 SERVED = ("alone", "speculative")
 
 

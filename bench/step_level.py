@@ -4,8 +4,8 @@ step itself) against gpu-baseline (a PRM scores it, strictly sequential), and th
 lookahead (the target writing the drafted steps at once, a judge comparing) against
 gpu-stepahead (the draft a step ahead of a PRM's verdicts), a request at a time and served on
 two GPUs of each pool with batching; and gpu-stepahead with its draft GPU decoding each
-drafted step speculatively (toggles.draft_speculation, an n-gram lookup) against itself, a
-request at a time (the toggle is refused with batching).
+drafted step speculatively (toggles.draft_speculation, an n-gram lookup) against plain
+gpu-stepahead, a request at a time (the toggle is refused with batching).
 
     .venv/bin/python bench/step_level.py [--problems 30000] [--requests 8000] [--repeats 3]
 

@@ -33,8 +33,10 @@ int64_t AttentionSkew::bucket(Axis axis, double value) const {
 
 double AttentionSkew::alpha(double chunk, double prefill_kv, double decodes, double kv_min, double kv_mean,
                             double kv_max) const {
+    // The mean as LLMServingSim takes it for the rate: the contexts' sum over their count,
+    // rounded down.
     const double gap = kv_max - kv_min;
-    const double rate = gap > 0.0 ? std::clamp((kv_mean - kv_min) / gap, 0.0, 1.0) : 0.5;
+    const double rate = gap > 0.0 ? std::clamp((std::floor(kv_mean) - kv_min) / gap, 0.0, 1.0) : 0.5;
     const Key key{static_cast<int64_t>(std::llround(chunk)), bucket(n_axis, decodes), bucket(rate_axis, rate),
                   bucket(longest_axis, kv_max), bucket(prefill_axis, prefill_kv)};
     const auto it = alpha_.find(key);

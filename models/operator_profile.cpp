@@ -34,9 +34,10 @@ double OperatorProfile::iteration_ns(const IterationShape& s) const {
                     double blended = AttentionSkew::blend(mean_ns, t.table.at(q), alpha);
                     if (blended < mean_ns) {
                         // A negative alpha (a bucket measured faster than its mean): never
-                        // faster than every sequence at the shortest context.
+                        // faster than every sequence at the shortest context, nor slower
+                        // than the mean where the table puts the shortest above it.
                         q[3] = s.decode_kv_min;
-                        blended = std::max(blended, t.table.at(q));
+                        blended = std::max(blended, std::min(mean_ns, t.table.at(q)));
                     }
                     ns += t.count * blended;
                     continue;

@@ -14,8 +14,8 @@
 // The iteration's shape from its sequences: tokens = all they compute; prefill chunk = the
 // tokens of those computing more than one, at their token-weighted mean context; decoding
 // sequences = those computing one, at their mean context (and, where the profile measured
-// unequal contexts, a blend toward the time at the longest: attention_skew.hpp). Lookups interpolate linearly
-// between measured points (ragged_table.hpp). Pure arithmetic: no SystemC.
+// unequal contexts, a blend toward the time at the longest: attention_skew.hpp). Lookups
+// interpolate linearly between measured points (ragged_table.hpp). Pure arithmetic: no SystemC.
 #include <cstdint>
 #include <string>
 #include <vector>

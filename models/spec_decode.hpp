@@ -29,7 +29,8 @@ struct SpecDecodeSetup {
     std::vector<double> acceptance;   // P(the first i drafts accepted), i = 1..k, non-increasing
     uint64_t seed = 0;
     double lookup_ns = 0.0;           // a host proposer's time per proposal (no drafter model)
-    // Hugging Face's heuristic schedule (a request alone): the next pass drafts two more after
+    // Hugging Face's heuristic_transient schedule (a request alone, from draft_tokens each
+    // request): the next pass drafts two more after
     // one that kept every draft, one fewer (at least one) after any other, at most
     // acceptance.size(); else draft_tokens every pass.
     bool heuristic = false;

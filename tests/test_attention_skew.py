@@ -10,7 +10,7 @@ import pytest
 import cosim
 from cosim import ConfigError
 from cosim.devices._operator_profile import load_operator_profile
-from test_operator_profiles import META, MODEL, dense_us, write_profile
+from test_operator_profiles import ATTENTION, META, MODEL, dense_us, write_profile
 
 HEADER = "pc,n_label,skew_rate_label,kv_big_label,kp_label,alpha,n_samples\n"
 # The tiny model's table: two decoding sequences at 16 take 12 us, at 32 20 us; one at 16
@@ -143,3 +143,91 @@ def test_the_shipped_moe_bundle_brings_its_fit_and_the_rtx4090_one_none():
     assert attention["skew"]["alpha_default"] == 0.0645
     plain = load_operator_profile(root / "rtx4090-llama-3.1-8b" / "profile", cosim.load_model("llama-3.1-8b"))
     assert all("skew" not in t for t in plain.terms)
+
+
+def test_the_shipped_fit_is_read_at_the_bucket_worked_by_hand(tmp_path):
+    # A 512-token chunk at context 600 and four decodes at 1000, 1000, 4000 and 2000: mean
+    # 2000, skew rate (2000 - 1000) / 3000 = 0.33, so the bucket is pc=512 | n<=4 |
+    # sr<=40% | kvB<=4k | kp<=1k, whose row the test reads from the CSV itself. The step with
+    # that alpha lies that far from the step at the mean (every alpha 0) toward the step at
+    # the longest (every alpha 1), in the 48 layers alike.
+    import shutil
+    from importlib import resources
+    shipped = resources.files("cosim") / "data" / "validation" / "rtxpro6000-qwen3-30b-a3b" / "profile"
+    rows = (shipped / "tp1" / "skew_fit.csv").read_text().splitlines()
+    (alpha,) = [float(r.split(",")[5]) for r in rows if r.startswith("512,n<=4,sr<=40%,kvB<=4k,kp<=1k,")]
+    work = [("prefill", 512, 600, 0.0)] + [("decode", 1, kv, 0.0) for kv in (1000, 1000, 4000, 2000)]
+
+    def step(folder):
+        batch = cosim.standalone.gpu_batch("rtx-pro-6000", "qwen3-30b-a3b", work, profile=str(folder))
+        return batch["sequences"][0]["end_ns"]
+
+    ends = {}
+    for name, every in (("mean", 0.0), ("longest", 1.0)):
+        folder = tmp_path / name
+        shutil.copytree(shipped, folder)
+        (folder / "tp1" / "skew_fit.csv").write_text(rows[0] + "\n" + "".join(
+            ",".join(r.split(",")[:5] + [str(every)] + r.split(",")[6:]) + "\n" for r in rows[1:]))
+        meta = (folder / "meta.yaml").read_text().replace("alpha_default: 0.0645", f"alpha_default: {every}")
+        (folder / "meta.yaml").write_text(meta)
+        ends[name] = step(folder)
+    assert ends["longest"] > ends["mean"]
+    assert step(shipped) == pytest.approx(ends["mean"] + alpha * (ends["longest"] - ends["mean"]), rel=1e-9)
+
+
+def axes_meta(entry_lines=()):
+    """A fit on the block's own axes (n: "one" up to 1, "few" up to 1.5; one bucket on the
+    others), a pooled 0.9 for the block, and pass 1's entry of ``entry_lines``."""
+    lines = ["skew_fit:", "  enabled: true", "  alpha_default: 0.9", "  bucket_axes:",
+             "    n_bins: [0, 1, 1.5]", "    n_labels: [one, few]",
+             "    skew_rate_bins: [-0.01, 1.01]", "    skew_rate_labels: [any]",
+             "    kv_big_bins: [0, 100000]", "    kv_big_labels: [any]",
+             "    kp_bins: [-1, 100000]", "    kp_labels: [any]",
+             "  per_tp:", "    1:", *("      " + line for line in entry_lines)]
+    return META + "\n".join(lines) + "\n"
+
+
+def test_a_value_past_the_last_edge_falls_in_the_last_bucket(tmp_path, model):
+    # Two sequences, past the last n edge (1.5): the last bucket, "few".
+    folder = write_profile(tmp_path / "p", meta=axes_meta(["alpha_by_bucket: {'pc=0|few|any|any|any': 0.5}"]))
+    assert step_ns(folder, model, [16, 32]) == pytest.approx(iteration_us(16 + 0.5 * 4) * 1e3)
+
+
+def test_a_pass_without_its_own_pooled_alpha_takes_none_and_its_axes_come_first(tmp_path, model):
+    # The pass's own axes (n in one bucket "all") before the block's; its bucket unfitted and
+    # no alpha_default of its own: 0, not the block's 0.9 (LLMServingSim's fallback).
+    entry_axes = ("bucket_axes: {n_bins: [0, 1000], n_labels: [all], skew_rate_bins: [-0.01, 1.01], "
+                  "skew_rate_labels: [any], kv_big_bins: [0, 100000], kv_big_labels: [any], kp_bins: [-1, 100000], "
+                  "kp_labels: [any]}")
+    fitted = write_profile(tmp_path / "fitted", meta=axes_meta(
+        [entry_axes, "alpha_by_bucket: {'pc=0|all|any|any|any': 0.25}"]))
+    assert step_ns(fitted, model, [16, 32]) == pytest.approx(iteration_us(17.0) * 1e3)
+    unfitted = write_profile(tmp_path / "unfitted", meta=axes_meta(
+        [entry_axes, "alpha_by_bucket: {'pc=16|all|any|any|any': 0.25}"]))
+    assert step_ns(unfitted, model, [16, 32]) == pytest.approx(iteration_us(16.0) * 1e3)
+
+
+def test_an_inline_fit_comes_before_the_table_and_a_layered_table_gives_attentions_rows(tmp_path, model):
+    both = write_profile(tmp_path / "both", meta=skew_meta() + "      alpha_by_bucket: "
+                                                              "{'pc=0|n<=2|sr<=70%|kvB<=1k|kp=0': 0.75}\n")
+    (both / "skew_fit.csv").write_text(HEADER + f"{BUCKET},0.25,4\n")
+    assert step_ns(both, model, [16, 32]) == pytest.approx(iteration_us(19.0) * 1e3)
+    layered = write_profile(tmp_path / "layered", meta=skew_meta())
+    (layered / "skew_fit.csv").write_text("layer," + HEADER + f"mla,{BUCKET},0.9,4\nattention,{BUCKET},0.25,4\n")
+    assert step_ns(layered, model, [16, 32]) == pytest.approx(iteration_us(17.0) * 1e3)
+
+
+def test_a_longest_context_no_slower_than_the_mean_is_no_skew(tmp_path, model):
+    # Two decoding sequences take 12 us at 16 and 10 at 32: at the mean 24, 11 us; the
+    # longest is faster, so the blend does not apply, whatever alpha says.
+    table = ATTENTION.replace("0,0,2,32,20", "0,0,2,32,10")
+    folder = write_profile(tmp_path / "p", attention=table, meta=skew_meta())
+    (folder / "skew_fit.csv").write_text(HEADER + f"{BUCKET},0.5,4\n")
+    assert step_ns(folder, model, [16, 32]) == pytest.approx(iteration_us(11.0) * 1e3)
+
+
+def test_a_pass_entry_that_is_not_a_mapping_is_named(tmp_path):
+    meta = META + "skew_fit:\n  enabled: true\n  per_tp:\n    1: 0.3\n"
+    folder = write_profile(tmp_path / "p", meta=meta)
+    with pytest.raises(ConfigError, match=r"meta\.yaml:\d+: skew_fit\.per_tp\.1: expected a mapping"):
+        load_operator_profile(folder)

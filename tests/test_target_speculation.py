@@ -83,7 +83,7 @@ def test_settings_without_effect_are_refused(tmp_path):
     (tmp_path / "s.yaml").write_text("name: s\nsystem: heteroreason\nspeculation: {draft_tokens: 2}\n")
     line = one_line_error(run_cli("run", str(tmp_path / "s.yaml"), cwd=tmp_path))
     assert ("s.yaml:3: speculation: the heteroreason system decodes speculatively only with "
-            "toggles.target_speculation or toggles.draft_speculation on") in line
+            "toggles.target_speculation (or, with a GPU draft, toggles.draft_speculation) on") in line
     with pytest.raises(ConfigError, match=r"batching\.enabled: the target decodes speculatively at batch 1"):
         build_scenario({"system": "heteroreason", "toggles": {"target_speculation": True},
                         "batching": {"enabled": True}})

@@ -169,7 +169,7 @@ def _proposer_on_target(scn: Any) -> Any:
     """The model a scenario's token-level proposer runs on the target's GPUs, or None (no
     speculation read, a host lookup, or drafts made on a draft device)."""
     system = systems.of(scn)
-    if not _speculation.reads(system, scn.toggles) or system.drafts_on_draft_device:
+    if not _speculation.reads_target(system, scn.toggles) or system.drafts_on_draft_device:
         return None
     return _speculation.proposer_model(scn.speculation, scn.target)
 

@@ -21,9 +21,15 @@ def reads(system: Any, toggles: Any) -> bool:
     """Whether a scenario's runs read its speculation section: the token-level systems always,
     a step-level system when its target or its draft GPU decodes speculatively
     (toggles.target_speculation, toggles.draft_speculation)."""
+    return reads_target(system, toggles) or ("speculation" in system.sections and "toggles" in system.sections
+                                              and bool(toggles.draft_speculation))
+
+
+def reads_target(system: Any, toggles: Any) -> bool:
+    """Whether the section sets the target's decoding (not only a draft GPU's)."""
     if "speculation" not in system.sections:
         return False
-    return "toggles" not in system.sections or bool(toggles.target_speculation or toggles.draft_speculation)
+    return "toggles" not in system.sections or bool(toggles.target_speculation)
 
 
 def _place(spec: Any, name: str) -> str:
@@ -150,6 +156,11 @@ def check_draft(spec: Any, scn: Any) -> None:
     _batch_one(scn.batching, "the draft decodes speculatively at batch 1 here (toggles.draft_speculation); the "
                              "batchers do not schedule drafts")
     check(spec, scn.draft, role="draft")
+    smaller = drafter(spec)
+    if smaller is not None and smaller.params >= scn.draft.model.params:
+        raise ConfigError(f"{_place(spec, 'draft_model')}: {smaller.name} ({smaller.params:.3g} parameters) would "
+                          f"propose for the draft model {scn.draft.model.name} ({scn.draft.model.params:.3g}); a "
+                          f"draft model's proposer is a smaller model")
 
 
 def check(spec: Any, target: Any, split: bool = False, role: str = "target") -> None:

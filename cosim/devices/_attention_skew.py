@@ -4,9 +4,9 @@ bundle's ``meta.yaml`` enables ``skew_fit``, also batches of unequal contexts, f
 bucket as t = t_mean + alpha (t_max - t_mean). The buckets are read on (the prefill chunk as
 measured, the decoding sequences, the skew rate (mean - min) / (max - min), the longest
 context, the prefill's context); their edges and labels are the meta's ``bucket_axes``, the
-alphas a pass's ``skew_fit.csv`` (``per_tp.<N>.bucket_table``) or an inline
-``alpha_by_bucket``, a bucket without a row the pass's pooled ``alpha_default``. The native
-model (models/attention_skew.hpp) applies it."""
+alphas an inline ``alpha_by_bucket`` or else a pass's ``skew_fit.csv``
+(``per_tp.<N>.bucket_table``), a bucket without a row the pass's pooled ``alpha_default``
+(0 where it gives none). The native model (models/attention_skew.hpp) applies it."""
 
 from __future__ import annotations
 
@@ -131,25 +131,33 @@ def attention_skew(meta: Any, folder: Path, tp: int) -> dict[str, Any] | None:
     per_tp = block.get("per_tp") or {}
     if not isinstance(per_tp, dict):
         raise ConfigError(f"{_where(block, 'per_tp', where)}: expected a mapping by tensor-parallel degree")
-    entry = per_tp.get(tp, per_tp.get(str(tp)))
-    pooled = block.get("alpha_default", 0.0)
+    key = tp if tp in per_tp else str(tp)
+    entry = per_tp.get(key)
+    at = per_tp.where_of(key) if isinstance(per_tp, LocatedDict) and key in per_tp else where
+    if entry is not None and not isinstance(entry, dict):
+        raise ConfigError(f"{at}: expected a mapping (the pass's alpha_default and bucket_table)")
     source = str(folder / "meta.yaml")
-    axes_given = (entry.get("bucket_axes") if isinstance(entry, dict) else None) or block.get("bucket_axes")
-    edges, labels = _axes(axes_given or DEFAULT_AXES, _where(block, "bucket_axes", where))
-    if not isinstance(entry, dict):
+    # A pass's own axes before the block's, LLMServingSim's defaults before neither.
+    if isinstance(entry, dict) and entry.get("bucket_axes"):
+        edges, labels = _axes(entry["bucket_axes"], _where(entry, "bucket_axes", at))
+    else:
+        edges, labels = _axes(block.get("bucket_axes") or DEFAULT_AXES, _where(block, "bucket_axes", where))
+    if entry is None:
         # No fit of this pass: the block's pooled alpha for every batch, as LLMServingSim has it.
         return {"source": source, "edges": edges, "rows": [],
-                "alpha_default": _number(pooled, _where(block, "alpha_default", where))}
-    at = per_tp.where_of(tp) if isinstance(per_tp, LocatedDict) and tp in per_tp else where
-    pooled = _number(entry.get("alpha_default", pooled), _where(entry, "alpha_default", at))
-    if "bucket_table" in entry:
-        name = entry["bucket_table"]
-        table_at = _where(entry, "bucket_table", at)
-        path = folder / str(name)
-        if not isinstance(name, str) or Path(name).is_absolute() or ".." in Path(name).parts:
-            raise ConfigError(f"{table_at}: expected a path inside the bundle, got {name!r}")
-        if not path.is_file():
-            raise ConfigError(f"{table_at}: {path}: no such file (the pass's skew fit)")
-        return {"source": str(path), "edges": edges, "rows": _table(path, labels), "alpha_default": pooled}
-    rows = _inline(entry.get("alpha_by_bucket") or {}, _where(entry, "alpha_by_bucket", at), labels)
-    return {"source": source, "edges": edges, "rows": rows, "alpha_default": pooled}
+                "alpha_default": _number(block.get("alpha_default", 0.0), _where(block, "alpha_default", where))}
+    # A bucket without a row: the pass's pooled alpha, else none (LLMServingSim's fallback 0).
+    pooled = _number(entry.get("alpha_default", 0.0), _where(entry, "alpha_default", at))
+    inline = entry.get("alpha_by_bucket")
+    if inline or "bucket_table" not in entry:
+        # An inline table is the fit itself; LLMServingSim reads bucket_table only without one.
+        rows = _inline(inline or {}, _where(entry, "alpha_by_bucket", at), labels)
+        return {"source": source, "edges": edges, "rows": rows, "alpha_default": pooled}
+    name = entry["bucket_table"]
+    table_at = _where(entry, "bucket_table", at)
+    if not isinstance(name, str) or Path(name).is_absolute() or ".." in Path(name).parts:
+        raise ConfigError(f"{table_at}: expected a path inside the bundle, got {name!r}")
+    path = folder / name
+    if not path.is_file():
+        raise ConfigError(f"{table_at}: {path}: no such file (the pass's skew fit)")
+    return {"source": str(path), "edges": edges, "rows": _table(path, labels), "alpha_default": pooled}

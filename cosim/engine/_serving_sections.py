@@ -44,7 +44,7 @@ def speculation_section(scn: Scenario, role: str = "target") -> dict[str, Any]:
     # A system that drafts on its draft device has that device's section instead.
     split = systems.of(scn).drafts_on_draft_device
     # A heuristic schedule may draft past draft_tokens: every position the profile gives.
-    heuristic = spec.draft_schedule == "heuristic"
+    heuristic = spec.draft_schedule == "heuristic_transient"
     return {"draft_tokens": spec.draft_tokens, "heuristic": heuristic,
             "acceptance": list(rates if heuristic else rates[:spec.draft_tokens]), "seed": spec.seed,
             "lookup_ns": spec.lookup_ns if spec.proposer == "ngram" and not split else 0.0,

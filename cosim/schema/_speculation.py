@@ -7,7 +7,7 @@ from __future__ import annotations
 from ._declarations import Decl, Group, Limit
 
 PROPOSERS = ("eagle", "mtp", "draft_model", "ngram")
-SCHEDULES = ("constant", "heuristic")
+SCHEDULES = ("constant", "heuristic_transient")
 # Drafts a verification checks at most: vLLM's num_speculative_tokens in practice stays
 # under ten; a pass of more would verify tokens nobody keeps.
 DRAFTS = Limit(64, "a verification checks at most 64 drafted tokens")
@@ -26,11 +26,13 @@ SPECULATION = Group("speculation", "Speculation", "SpeculationSettings", "COSIM_
          note="estimate: vLLM's EAGLE example drafts 2 and its n-gram example 5; third-party vLLM runs of "
               "EAGLE-3 found 3-4 the best. Range: 2-5", range=(2, 5)),
     Decl("draft_schedule", str, "how the drafts a pass change: constant, draft_tokens every pass (vLLM); "
-         "heuristic, from draft_tokens two more after a pass that kept every draft and one fewer (at least one) "
-         "after any other, up to the positions the acceptance profile gives (Hugging Face's assisted generation)",
+         "heuristic_transient, each request from draft_tokens, two more after a pass that kept every draft and "
+         "one fewer (at least one) after any other, up to the positions the acceptance profile gives (Hugging "
+         "Face's assisted generation)",
          rule="any", default="constant", native=False, choices=SCHEDULES,
          note="source: Hugging Face transformers, generation/candidate_generator.py, "
-              "AssistedCandidateGenerator.update_candidate_strategy (num_assistant_tokens_schedule 'heuristic')"),
+              "AssistedCandidateGenerator.update_candidate_strategy (num_assistant_tokens_schedule "
+              "'heuristic_transient': the count starts again at each request)"),
     Decl("acceptance", str, "how often the target keeps the drafts: a built-in acceptance profile "
          "(cosim/data/acceptance) or a YAML file of per-position rates", rule="any",
          default="eagle3-llama-3.1-8b-mtbench", native=False,

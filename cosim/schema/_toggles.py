@@ -40,9 +40,9 @@ TOGGLES = Group("toggles", "Toggles", "WorkflowOptions", "", "The workflow's opt
          "on its GPU by default; docs/system.md)", rule="any"),
 ))
 
-# Toggles that change how the target decodes, not which operations overlap: a strictly
-# sequential system may turn them on (SpecReason with speculative decoding in its target is
-# how its paper combines the two).
+# Toggles that change how the target or a GPU draft decodes, not which operations overlap: a
+# strictly sequential system may turn them on (SpecReason with speculative decoding in its
+# target is how its paper combines the two).
 DECODING = ("target_speculation", "draft_speculation")
 
 SERVING = Group("serving", "Serving", "WorkflowOptions", "", "How the host moves a request's data.", (

@@ -101,10 +101,10 @@ class System:
     def speculation_unread(self) -> str:
         """Why a speculation section would have no effect on this system's runs."""
         if "speculation" in self.sections:
-            return (f"the {self.name} system decodes speculatively only with toggles.target_speculation or "
-                    f"toggles.draft_speculation on; turn one on, or drop the section")
+            return (f"the {self.name} system decodes speculatively only with toggles.target_speculation (or, "
+                    f"with a GPU draft, toggles.draft_speculation) on; turn one on, or drop the section")
         return (f"the {self.name} system does not decode token by token speculatively; speculation is for the "
-                f"speculative-decoding and split-decoding systems, and a step-level system's target")
+                f"speculative-decoding and split-decoding systems, and a step-level system's target or GPU draft")
 
     def wrong_draft(self, kind: str) -> str | None:
         """Why a draft of device kind ``kind`` is refused, or None."""
