@@ -89,13 +89,7 @@ def _table(path: Path, labels: list[dict[str, int]]) -> list[list[float]]:
             continue
         at = f"{path}:{line}"
         key = _key(at, table.text(row, "pc"), [table.text(row, c) for c in COLUMNS[1:5]], labels)
-        text = table.text(row, "alpha")
-        try:
-            alpha = float(text)
-        except ValueError:
-            raise ConfigError(f"{at}: alpha: not a number: {text!r}") from None
-        if not math.isfinite(alpha):
-            raise ConfigError(f"{at}: alpha: must be finite, got {text!r}")
+        alpha = table.real(line, row, "alpha")
         if key in rows:
             raise ConfigError(f"{at}: the same bucket is fitted on line {rows[key][0]}")
         rows[key] = (line, alpha)

@@ -46,9 +46,8 @@ class ProfileCsv:
     def text(self, row: list[str], field: str) -> str:
         return row[self.column[field]].strip()
 
-    def number(self, line: int, row: list[str], field: str, whole: bool = False, time_ns: float = 0.0) -> float:
-        """A field's number; with ``time_ns`` (ns per unit of the file) a measured time, > 0
-        and at most MEASURED_S, returned in ns."""
+    def real(self, line: int, row: list[str], field: str) -> float:
+        """A field's finite number, of either sign."""
         text = self.text(row, field)
         try:
             value = float(text)
@@ -56,6 +55,13 @@ class ProfileCsv:
             raise ConfigError(f"{self.path}:{line}: {field}: not a number: {text!r}") from None
         if not math.isfinite(value):
             raise ConfigError(f"{self.path}:{line}: {field}: must be finite, got {text!r}")
+        return value
+
+    def number(self, line: int, row: list[str], field: str, whole: bool = False, time_ns: float = 0.0) -> float:
+        """A field's number; with ``time_ns`` (ns per unit of the file) a measured time, > 0
+        and at most MEASURED_S, returned in ns."""
+        text = self.text(row, field)
+        value = self.real(line, row, field)
         if time_ns:
             if value <= 0:
                 raise ConfigError(f"{self.path}:{line}: {field}: a measured time must be > 0, got {text!r}")
