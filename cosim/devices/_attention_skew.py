@@ -108,9 +108,9 @@ def _inline(mapping: Any, where: Any, labels: list[dict[str, int]]) -> list[list
     return rows
 
 
-def attention_skew(meta: Any, folder: Path, tp: int) -> dict[str, Any] | None:
-    """The skew fit of the pass at tensor-parallel degree ``tp`` for the native model, or
-    None where the bundle's meta.yaml does not enable one."""
+def attention_skew(meta: Any, folder: Path, base: Path, tp: int) -> dict[str, Any] | None:
+    """The skew fit of the pass at tensor-parallel degree ``tp`` (its folder ``base``) for
+    the native model, or None where the bundle's meta.yaml does not enable one."""
     block = meta.get("skew_fit") if isinstance(meta, dict) else None
     if block is None:
         return None
@@ -149,9 +149,12 @@ def attention_skew(meta: Any, folder: Path, tp: int) -> dict[str, Any] | None:
         return {"source": source, "edges": edges, "rows": rows, "alpha_default": pooled}
     name = entry["bucket_table"]
     table_at = _where(entry, "bucket_table", at)
-    if not isinstance(name, str) or Path(name).is_absolute() or ".." in Path(name).parts:
-        raise ConfigError(f"{table_at}: expected a path inside the bundle, got {name!r}")
-    path = folder / name
+    # The pass's own skew_fit.csv, as LLMServingSim writes it: the one file of a pass a
+    # profile reads besides its tables (and whose change a cached profile notices).
+    path = base / "skew_fit.csv"
+    if not isinstance(name, str) or (folder / name).resolve() != path.resolve():
+        raise ConfigError(f"{table_at}: expected the pass's table, {path.relative_to(folder).as_posix()}, "
+                          f"got {name!r}")
     if not path.is_file():
         raise ConfigError(f"{table_at}: {path}: no such file (the pass's skew fit)")
     return {"source": str(path), "edges": edges, "rows": _table(path, labels), "alpha_default": pooled}

@@ -166,7 +166,7 @@ def _llmservingsim(folder: Path, model: Any, tp: int) -> OperatorProfile:
               if name in LSS_ONCE]
     terms += [_term(name, "sequences", 1, per_seq.path, ("sequences",), rows) for name, rows in heads.items()]
     terms.append(_term("attention", "attention", n, attention.path, LSS_ATTENTION, points.unique()))
-    skew = attention_skew(meta, folder, tp)
+    skew = attention_skew(meta, folder, base, tp)
     if skew is not None:
         terms[-1]["skew"] = skew
     return OperatorProfile(str(folder), "llmservingsim", tuple(terms), False)
