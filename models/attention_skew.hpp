@@ -6,8 +6,8 @@
 // sequence), which the bundle's skew fit gives as a blend toward the time at the longest:
 //     t = t_mean + alpha (t_max - t_mean),
 // alpha fitted per bucket of (prefill chunk as measured, decoding sequences, skew rate, the
-// longest context, the prefill's context), skew rate = (floor(mean) - min) / (max - min). A batch
-// whose bucket the fit has no row for takes the fit's pooled alpha. Pure arithmetic.
+// longest context, the prefill's context), skew rate = (floor(mean) - min) / (max - min). A
+// batch whose bucket the fit has no row for takes the fit's pooled alpha. Pure arithmetic.
 #include <array>
 #include <cstdint>
 #include <map>

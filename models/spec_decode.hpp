@@ -30,9 +30,8 @@ struct SpecDecodeSetup {
     uint64_t seed = 0;
     double lookup_ns = 0.0;           // a host proposer's time per proposal (no drafter model)
     // Hugging Face's heuristic_transient schedule (a request alone, from draft_tokens each
-    // request): the next pass drafts two more after
-    // one that kept every draft, one fewer (at least one) after any other, at most
-    // acceptance.size(); else draft_tokens every pass.
+    // request): the next pass drafts two more after one that kept every draft, one fewer
+    // (at least one) after any other, at most acceptance.size(); else draft_tokens every pass.
     bool heuristic = false;
 
     // The drafts of the pass after one of `drafts` drafts that kept `accepted` of them.

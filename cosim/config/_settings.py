@@ -32,8 +32,8 @@ def check_given(scn: Any, given: Mapping[str, str]) -> None:
 
 def check_sequential(system: Any, toggles: Any, where: Callable[[str], str], hint: str = "") -> None:
     """A strictly sequential system (gpu-baseline) keeps every overlap toggle off (a toggle of
-    how the target or the draft decodes may be on); ``where(name)`` names the first that is on, ``hint``
-    follows the message."""
+    how the target or the draft decodes may be on); ``where(name)`` names the first that is
+    on, ``hint`` follows the message."""
     on = [name for name, value in dataclasses.asdict(toggles).items() if value and name not in DECODING]
     if system.sequential and on:
         raise ConfigError(f"{where(on[0])}: {system.name} is strictly sequential; its toggles stay off{hint}")

@@ -193,8 +193,8 @@ def check(spec: Any, target: Any, split: bool = False, role: str = "target") -> 
 
 
 def _check_schedule(spec: Any, system: Any, batching: Any) -> None:
-    """A heuristic schedule follows one request's passes: a token-level system's request
-    alone (vLLM's engine drafts a fixed number; a step-level run is cut and resumed)."""
+    """The heuristic_transient schedule follows one request's passes: a token-level system's
+    request alone (vLLM's engine drafts a fixed number; a step-level run is cut and resumed)."""
     if spec.draft_schedule == "constant":
         return
     where = _place(spec, "draft_schedule")
@@ -203,7 +203,7 @@ def _check_schedule(spec: Any, system: Any, batching: Any) -> None:
                           f"follows a request's passes cannot; use constant")
     if batching.enabled:
         raise ConfigError(f"{where}: the vLLM engine drafts a fixed number a step (num_speculative_tokens); the "
-                          f"heuristic schedule is for a request alone on its GPU (batching off)")
+                          f"heuristic_transient schedule is for a request alone on its GPU (batching off)")
 
 
 def check_scenario(scn: Any) -> None:

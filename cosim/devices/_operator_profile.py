@@ -3,9 +3,9 @@
 ``attention.csv``, ``per_sequence.csv``, ``moe.csv`` and ``skew_fit.csv`` where it has them,
 at the top or in ``tp1/``, ``tp2/``, ... for a tensor-parallel group of that many GPUs; times
 in microseconds, one transformer layer) or Vidur's profiling CSVs (``mlp.csv`` and
-``attention.csv``, times in milliseconds, rows for several model shapes). Every file is checked line by line; an error
-names the file, line and field. The native model (models/operator_profile.hpp) sums the
-operators per iteration."""
+``attention.csv``, times in milliseconds, rows for several model shapes). Every file is
+checked line by line; an error names the file, line and field. The native model
+(models/operator_profile.hpp) sums the operators per iteration."""
 
 from __future__ import annotations
 

@@ -16,6 +16,7 @@ from ..config import _speculation
 from ..config.scenario import Scenario
 from ..errors import ConfigError
 from ..schema._cluster import SHAPE, flat_key
+from ..schema._speculation import DRAFTS
 
 
 def cluster_section(scn: Scenario) -> dict[str, int]:
@@ -43,10 +44,12 @@ def speculation_section(scn: Scenario, role: str = "target") -> dict[str, Any]:
     rates = _speculation.acceptance(spec).rates
     # A system that drafts on its draft device has that device's section instead.
     split = systems.of(scn).drafts_on_draft_device
-    # A heuristic schedule may draft past draft_tokens: every position the profile gives.
+    # The heuristic_transient schedule may draft past draft_tokens: every position the profile
+    # gives, up to the drafts a verification checks at most.
     heuristic = spec.draft_schedule == "heuristic_transient"
-    return {"draft_tokens": spec.draft_tokens, "heuristic": heuristic,
-            "acceptance": list(rates if heuristic else rates[:spec.draft_tokens]), "seed": spec.seed,
+    most = DRAFTS.value if heuristic else spec.draft_tokens
+    return {"draft_tokens": spec.draft_tokens, "heuristic": heuristic, "acceptance": list(rates[:most]),
+            "seed": spec.seed,
             "lookup_ns": spec.lookup_ns if spec.proposer == "ngram" and not split else 0.0,
             "drafter": None if split else _speculation.drafter_section(spec, getattr(scn, role))}
 
