@@ -93,8 +93,18 @@ void GpuProxy::init(bool kv_reserve) {
     // Memory is one GPU's: its share of the weights and of the KV cache.
     memory_.allocate("weights", timing_.stored_weight_bytes());
     if (!kv_reserve) return;
-    const auto reserve = static_cast<double>(model().kv_reserve(name(), params().kv_reserve_tokens));
-    memory_.allocate("kv_cache", reserve * kv_bytes_per_token());
+    kv_reserve_tokens_ = model().kv_reserve(name(), params().kv_reserve_tokens);
+    memory_.allocate("kv_cache", static_cast<double>(kv_reserve_tokens_) * kv_bytes_per_token());
+}
+
+void GpuProxy::set_speculation(std::shared_ptr<const SpecDecoder> spec, Power* draft_power) {
+    spec_ = std::move(spec);
+    draft_power_ = draft_power;
+    if (spec_ == nullptr || spec_->drafter_weight_bytes() <= 0.0) return;
+    memory_.allocate("proposer_weights", spec_->drafter_weight_bytes());
+    if (kv_reserve_tokens_ > 0)
+        memory_.allocate("proposer_kv_cache", static_cast<double>(kv_reserve_tokens_) *
+                                                  spec_->drafter_kv_bytes_per_token());
 }
 
 bool GpuProxy::prefill(int64_t tokens, int64_t context, AbortSignal* abort, bool urgent) {

@@ -64,11 +64,10 @@ public:
     double kv_bytes_per_token() const { return timing_.kv_bytes_per_token(); }
 
     // Token-level speculative decoding of its lone requests (gpu_request): set once. With a
-    // draft device, `draft_power` is its meter, which this GPU's requests set.
-    void set_speculation(std::shared_ptr<const SpecDecoder> spec, Power* draft_power = nullptr) {
-        spec_ = std::move(spec);
-        draft_power_ = draft_power;
-    }
+    // draft device, `draft_power` is its meter, which this GPU's requests set. A proposer
+    // model on this GPU takes memory beside the model: its weights, and its KV where the
+    // GPU reserves a request's (CapacityError if they do not fit).
+    void set_speculation(std::shared_ptr<const SpecDecoder> spec, Power* draft_power = nullptr);
     const SpecDecoder* speculation() const { return spec_.get(); }
 
     // Serving with iteration-level batching: this GPU's work goes through `batcher`
@@ -143,6 +142,7 @@ private:
     bool token_events_ = false;
     GpuBatcher* batcher_ = nullptr;
     std::shared_ptr<const SpecDecoder> spec_;
+    int64_t kv_reserve_tokens_ = 0;  // the tokens of KV each request reserves (0: an engine's blocks)
     Power* draft_power_ = nullptr;
     double last_energy_j_ = 0.0;
     double last_work_ns_ = 0.0;

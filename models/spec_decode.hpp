@@ -71,6 +71,8 @@ public:
     // The KV bytes per token of context a proposer model on the target's GPU keeps there (0 for
     // a host lookup or a draft device).
     double drafter_kv_bytes_per_token() const { return drafter_ != nullptr ? drafter_->kv_bytes_per_token() : 0.0; }
+    // The weight bytes a proposer model keeps on the target's GPU (0 as above).
+    double drafter_weight_bytes() const { return drafter_ != nullptr ? drafter_->stored_weight_bytes() : 0.0; }
 
     // One batched step's proposals (vLLM drafts for every request that sampled, in the same
     // step): each request's `fresh` kept tokens after `context` and the drafts it makes.

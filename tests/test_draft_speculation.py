@@ -137,3 +137,14 @@ def test_a_draft_models_proposer_is_a_smaller_model(tmp_path):
                         "draft": {"device": GPU, "model": DRAFT},
                         "speculation": {"proposer": "draft_model", "draft_model": "qwen2.5-math-7b",
                                         "acceptance": "acc.yaml"}}, source=str(tmp_path / "s.yaml"))
+
+
+def test_the_drafts_proposer_takes_the_draft_gpus_memory(tmp_path):
+    # Room for the 0.5B draft model and its window of KV, not for its EAGLE head besides.
+    from cosim import CapacityError
+    scn = scenario(tmp_path, 1.0)
+    m, gpu = scn.draft.model, scn.draft.device.gpu
+    kv = m.context_window * 2 * m.layers * m.kv_heads * m.head_dim * gpu.kv_bytes_per_element
+    tight = scn.with_values({"draft.device.gpu.memory_bytes": m.params * gpu.weight_bytes_per_param + kv + 1e6})
+    with pytest.raises(CapacityError, match=r"draft_gpu\.memory: region 'proposer_weights' needs"):
+        drafted_ns(tight)

@@ -275,3 +275,27 @@ def test_a_policy_is_refused_where_there_is_nothing_to_decide(tmp_path, name):
     trace = cosim.trace.generate("math500", 2, seed=1)
     with pytest.raises(ConfigError, match=r"cosimulate: the .* system generates each request's output whole"):
         cosim.cosimulate(load_scenario(name), cosim.live.TracePolicy(trace), trace)
+
+
+def test_a_proposer_model_takes_gpu_memory_beside_its_target():
+    # Qwen2.5-Math-7B on a GPU of just its weights, a window of KV and half its EAGLE head:
+    # the head does not fit, and the run stops naming its region. With room for the head
+    # and the head's own window of KV too, it runs.
+    from cosim import CapacityError
+    base = build_scenario({"system": "speculative-decoding", "target": {"device": "rtx3090",
+                                                                        "model": "qwen2.5-math-7b"}})
+    m, gpu = base.target.model, base.target.device.gpu
+    kv_token = 2 * m.layers * m.kv_heads * m.head_dim * gpu.kv_bytes_per_element
+    weights, kv = m.params * gpu.weight_bytes_per_param, m.context_window * kv_token
+    head = eagle_head(m)
+    head_bytes = head.params * gpu.weight_bytes_per_param
+    head_kv = m.context_window * 2 * head.layers * m.kv_heads * m.head_dim * gpu.kv_bytes_per_element
+    trace = Trace(plain_header("test"), [plain_problem("r0", 100, 20)])
+    tight = base.with_values({"target.device.gpu.memory_bytes": weights + kv + head_bytes / 2})
+    with pytest.raises(CapacityError, match=r"region 'proposer_weights' needs"):
+        cosim.simulate(tight, trace)
+    roomy = base.with_values({"target.device.gpu.memory_bytes": weights + kv + head_bytes + head_kv + 1e6})
+    assert cosim.simulate(roomy, trace).per_problem.column("latency_s")[0] > 0
+    short = base.with_values({"target.device.gpu.memory_bytes": weights + kv + head_bytes + head_kv / 2})
+    with pytest.raises(CapacityError, match=r"region 'proposer_kv_cache' needs"):
+        cosim.simulate(short, trace)
