@@ -32,8 +32,11 @@ def test_each_speedup_is_the_target_alones_mean_latency_over_the_systems(found):
                                "speculation": {"proposer": "draft_model", "draft_model": "qwen2.5-0.5b",
                                                "draft_tokens": 4, "acceptance": "leviathan-t5-small-xxl"}},
                               config=1)
+    adaptive = same_gpu.with_values({"speculation.draft_schedule": "heuristic_transient"})
     runs = {"HeteroReason (step level, U280)": own[_speculation.HETERO].summary["latency_s"],
             "token level, draft model on the GPU": simulate(same_gpu, trace).summary["latency_s"],
+            "token level, draft model on the GPU, drafts a pass adapted (Hugging Face)": simulate(
+                adaptive, trace).summary["latency_s"],
             "token level, drafts on the U280 (split)": simulate(load_scenario("split-decoding-u280", 1),
                                                                 trace).summary["latency_s"],
             "HeteroReason, its target's refinements token-level too": simulate(
@@ -74,13 +77,14 @@ def test_the_table_gives_the_lossless_rows_the_target_alones_accuracy(found):
     lines = _speculation.markdown(report)
     assert lines[0] == "## Speculation compared"
     rows = [line for line in lines if line.startswith("| math500 |")]
-    assert len(rows) == 12
+    assert len(rows) == 13
     assert rows[0].endswith("| 91.0% |") and "the target alone" in rows[0]
     assert rows[1].endswith("| 80.0% |") and "HeteroReason" in rows[1]
-    assert rows[2].endswith("| 91.0% |") and rows[3].endswith("| 91.0% |")
+    # The three token-level rows keep the target's output: its accuracy.
+    assert all(row.endswith("| 91.0% |") and "token level" in row for row in rows[2:5])
     # The combination keeps BRSD's steps: its accuracy is BRSD's.
-    assert rows[4].endswith("| 80.0% |") and "token-level too" in rows[4]
+    assert rows[5].endswith("| 80.0% |") and "token-level too" in rows[5]
     # SpecReason replays the forward-only run, after its own target-alone row: RSD's accuracy.
-    assert "forward-only run" in rows[5] and rows[5].endswith("| 91.0% |")
-    assert all(row.endswith("| 70.0% |") and "SpecReason" in row for row in rows[6:9])
-    assert all(row.endswith("| 70.0% |") and "Lookahead Reasoning" in row for row in rows[9:])
+    assert "forward-only run" in rows[6] and rows[6].endswith("| 91.0% |")
+    assert all(row.endswith("| 70.0% |") and "SpecReason" in row for row in rows[7:10])
+    assert all(row.endswith("| 70.0% |") and "Lookahead Reasoning" in row for row in rows[10:])

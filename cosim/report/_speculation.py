@@ -1,7 +1,8 @@
 """The report's "Speculation compared": on each dataset (config 1's problems), the kinds of
 speculation the simulator runs set against the target alone on the same problems: step-level
 HeteroReason (the draft on a U280 at 200 MHz, the report's own run), token-level speculative
-decoding with a draft model on the target's RTX 3090, the same drafting split onto the U280
+decoding with a draft model on the target's RTX 3090 (a fixed number of drafts a pass, and
+Hugging Face's adaptive schedule), the same drafting split onto the U280
 beside it (split-decoding-u280), HeteroReason with its target's refinements drafted so
 (the combination), SpecReason (the target judging each drafted step itself, the draft
 on an RTX 3090 or on the U280) and Lookahead Reasoning (the target writing the drafted steps
@@ -24,6 +25,7 @@ BASELINE = "target-alone"
 HETERO = "heteroreason-u280-200"
 SPLIT = "split-decoding-u280"
 SAME_GPU = "speculative decoding, draft model on the RTX 3090"
+ADAPTIVE = "speculative decoding, draft model on the RTX 3090, adaptive drafts"
 COMBINED = "heteroreason, its target drafting with a draft model"
 SPECREASON = ("specreason", "specreason-u280")
 SPECREASON_DECODE = "specreason-u280, its target drafting with a draft model"
@@ -34,6 +36,7 @@ DRAFT_MODEL = "qwen2.5-0.5b"  # the split scenario's draft model
 # keeps the target's output), or the algorithm's whose trace it replays (brsd, rsd).
 LABELS = {HETERO: ("HeteroReason (step level, U280)", "brsd"),
           SAME_GPU: ("token level, draft model on the GPU", "target"),
+          ADAPTIVE: ("token level, draft model on the GPU, drafts a pass adapted (Hugging Face)", "target"),
           SPLIT: ("token level, drafts on the U280 (split)", "target"),
           COMBINED: ("HeteroReason, its target's refinements token-level too", "brsd"),
           SPECREASON[0]: ("SpecReason (the target judges; draft on an RTX 3090)", "rsd"),
@@ -47,7 +50,7 @@ METRICS = ("latency_s", "goodput_tok_s", "energy_j_per_token")
 
 def steps(datasets: tuple[str, ...]) -> int:
     """Runs it adds to the report (HeteroReason's is the report's own)."""
-    return 11 * len(datasets)
+    return 12 * len(datasets)
 
 
 def _drafting() -> dict[str, Any]:
@@ -57,9 +60,12 @@ def _drafting() -> dict[str, Any]:
             "acceptance": spec.acceptance}
 
 
-def same_gpu_scenario() -> Any:
+def same_gpu_scenario(schedule: str = "constant") -> Any:
+    """Token-level speculation on the target's GPU, drafting as the split scenario does: a
+    fixed number a pass, or from it on Hugging Face's heuristic_transient schedule."""
     return build_scenario({"system": "speculative-decoding", "name": "speculative-decoding-rtx3090",
-                           "target": {"device": "rtx3090"}, "speculation": _drafting()}, config=CONFIG)
+                           "target": {"device": "rtx3090"},
+                           "speculation": {**_drafting(), "draft_schedule": schedule}}, config=CONFIG)
 
 
 def combined_scenario(name: str = HETERO) -> Any:
@@ -81,6 +87,8 @@ def record(dataset: str, trace: Any, own: dict[str, Any], tick: Callable[[str], 
     results[HETERO] = own[HETERO]
     results[SAME_GPU] = simulate(same_gpu_scenario(), trace)
     tick(f"{dataset} speculation {SAME_GPU}")
+    results[ADAPTIVE] = simulate(same_gpu_scenario("heuristic_transient"), trace)
+    tick(f"{dataset} speculation {ADAPTIVE}")
     results[SPLIT] = simulate(load_scenario(SPLIT, CONFIG), trace)
     tick(f"{dataset} speculation {SPLIT}")
     results[COMBINED] = simulate(combined_scenario(), trace)
@@ -123,7 +131,8 @@ def markdown(report: dict[str, Any]) -> list[str]:
     alone = {(a["dataset"], a["config"]): a["accuracy"] for a in report["target_alone"]}
     lines = ["## Speculation compared", "",
              "On config 1's problems, step-level HeteroReason (the draft on a U280 at 200 MHz) beside token-level "
-             "speculative decoding with Qwen2.5-0.5B drafting on the target's RTX 3090 and the same drafting on "
+             "speculative decoding with Qwen2.5-0.5B drafting on the target's RTX 3090 (a fixed number of drafts a "
+             "pass, and Hugging Face's adaptive `heuristic_transient` schedule from it) and the same drafting on "
              "the U280 (`split-decoding-u280`), and HeteroReason with its target's refinements drafted so too "
              "(`toggles.target_speculation`; docs/system.md), and SpecReason, whose target judges each drafted "
              "step itself (`specreason`, `specreason-u280`, and the latter with its target's refinements drafted "
