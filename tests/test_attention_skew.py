@@ -120,7 +120,7 @@ def test_an_inline_table_and_the_meta_bucket_axes_are_read(tmp_path, model):
     (skew_meta(table="missing.csv"), None, r"meta\.yaml:\d+: skew_fit\.per_tp\.1\.bucket_table: expected the "
                                             r"pass's table, skew_fit\.csv, got 'missing\.csv'"),
     (skew_meta(table="../skew_fit.csv"), None, r"bucket_table: expected the pass's table"),
-    (skew_meta(pooled="high"), f"{BUCKET},0.2,1\n", r"alpha_default: expected a finite number, got 'high'"),
+    (skew_meta(pooled="high"), f"{BUCKET},0.2,1\n", r"alpha_default: must be a number, got 'high'"),
     (skew_meta(enabled="yes please"), None, r"skew_fit\.enabled: expected true or false"),
     (skew_meta(extra="  bucket_axes: {n_bins: [0, 4, 2], n_labels: [a, b]}\n"), None,
      r"skew_fit\.bucket_axes\.n_bins: the bin edges must rise"),

@@ -14,6 +14,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from .._args import real
 from ..errors import ConfigError
 from ..schema._yamlio import LocatedDict
 from ._profile_csv import ProfileCsv
@@ -39,12 +40,6 @@ def _where(mapping: Any, key: str, fallback: Path) -> Any:
     return mapping.where_of(key) if isinstance(mapping, LocatedDict) else f"{fallback}: {key}"
 
 
-def _number(value: Any, where: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise ConfigError(f"{where}: expected a finite number, got {value!r}")
-    return float(value)
-
-
 def _axes(axes: Any, where: Any) -> tuple[list[list[float]], list[dict[str, int]]]:
     """The bins of each axis and each label's bucket index."""
     if not isinstance(axes, dict):
@@ -56,7 +51,7 @@ def _axes(axes: Any, where: Any) -> tuple[list[list[float]], list[dict[str, int]
         if not isinstance(bins, list) or len(bins) < 2 or not isinstance(names, list) or \
                 len(names) != len(bins) - 1:
             raise ConfigError(f"{at}: expected a list of bin edges and {axis}_labels, one fewer")
-        values = [_number(b, at) for b in bins]
+        values = [real(b, str(at), minimum=None) for b in bins]
         if any(b >= a for a, b in zip(values[1:], values)):
             raise ConfigError(f"{at}: the bin edges must rise")
         edges.append(values)
@@ -104,7 +99,8 @@ def _inline(mapping: Any, where: Any, labels: list[dict[str, int]]) -> list[list
         parts = str(text).split("|")
         if len(parts) != 5 or not parts[0].startswith("pc="):
             raise ConfigError(f"{where}: {text!r}: a bucket key is pc=N|n|skew_rate|kv_big|kp")
-        rows.append([*_key(f"{where}: {text}", parts[0][3:], parts[1:], labels), _number(alpha, where)])
+        key = _key(f"{where}: {text}", parts[0][3:], parts[1:], labels)
+        rows.append([*key, real(alpha, str(where), minimum=None)])
     return rows
 
 
@@ -139,9 +135,10 @@ def attention_skew(meta: Any, folder: Path, base: Path, tp: int) -> dict[str, An
     if entry is None:
         # No fit of this pass: the block's pooled alpha for every batch, as LLMServingSim has it.
         return {"source": source, "edges": edges, "rows": [],
-                "alpha_default": _number(block.get("alpha_default", 0.0), _where(block, "alpha_default", where))}
+                "alpha_default": real(block.get("alpha_default", 0.0), str(_where(block, "alpha_default", where)),
+                                      minimum=None)}
     # A bucket without a row: the pass's pooled alpha, else none (LLMServingSim's fallback 0).
-    pooled = _number(entry.get("alpha_default", 0.0), _where(entry, "alpha_default", at))
+    pooled = real(entry.get("alpha_default", 0.0), str(_where(entry, "alpha_default", at)), minimum=None)
     inline = entry.get("alpha_by_bucket")
     if inline or "bucket_table" not in entry:
         # An inline table is the fit itself; LLMServingSim reads bucket_table only without one.

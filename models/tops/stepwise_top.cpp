@@ -156,13 +156,11 @@ StepwiseTop::StepwiseTop(sc_core::sc_module_name name, const SystemSpec& spec) :
                 board, fpga_board_power(board, spec.draft_power, timing, spec.draft_model)));
             devices_.push_back(Device{"draft", b, board_power_.back().get(), draft_server_.back(), nullptr});
         } else {
-            // A token-level proposer model decoding the draft's steps sits on its GPU too.
-            const double drafter_weights =
-                spec.draft_speculation != nullptr && spec.draft_drafter != nullptr
-                    ? spec.draft_drafter->stored_weight_bytes() : 0.0;
             GpuBatcher* batcher = gpu(draft_gpu_, device_name("draft_gpu", b, boards), spec.draft_gpu,
                                       spec.draft_model, spec.draft_power, spec.draft_gpu_profile, spec.draft_layout,
-                                      drafter_weights, spec.batching);
+                                      0.0, spec.batching);
+            // Alone on its GPU (draft speculation is refused with batching): setting it
+            // reserves the proposer's memory there.
             if (spec.draft_speculation != nullptr)
                 draft_gpu_.back()->set_speculation(std::make_shared<const SpecDecoder>(
                     *spec.draft_speculation, draft_gpu_.back()->timing(), spec.draft_drafter));
