@@ -3,12 +3,17 @@ on one H100, the target alone and the speculative-decoding system (EAGLE-3, thre
 pass, and starting from three on Hugging Face's heuristic_transient schedule), a request at a time and
 served by the vLLM engine (which drafts a fixed number: the schedule is not served).
 
-    .venv/bin/python bench/speculation.py [--problems 20000] [--requests 2000] [--repeats 3]
+    .venv/bin/python bench/speculation.py [--problems 20000] [--requests 2000] [--live 2000] [--repeats 3]
 
 Prints one JSON line: per system, the median SystemC wall time of the single-request run
 (`run_wall_s`), its kernel delta cycles per simulated token (`events_per_token`: a request's
 decode is one wait, so it stays far below 1), the median SystemC wall time of serving the
 requests at 20 a second with batching (`serve_wall_s`); then the ratios to the target alone.
+Then `--live` of the problems run live with a policy that sets every pass's drafts (the
+scenario's three, so the run is the constant one's): its wall time (`live_wall_s`), its
+ratio to the same problems replayed (`live_ratio`), its questions per simulated token
+(`live_decisions_per_token`), the microseconds each costs over the replay
+(`live_us_per_decision`) and its events per token.
 The goal: events per token within 0.3.
 """
 
@@ -21,6 +26,7 @@ import statistics
 import cosim
 from cosim import serve
 from cosim.config.scenario import build_scenario
+from cosim.live import TracePolicy
 
 TARGET = {"device": "h100-sxm", "model": "llama-3.1-8b"}
 SYSTEMS = {"alone": {"system": "autoregressive"},
@@ -55,13 +61,40 @@ def measure(problems: int, requests: int, repeats: int) -> dict[str, float]:
     return out
 
 
+class Drafts(TracePolicy):
+    """Sets every pass's drafts to the scenario's own: each pass is a question."""
+
+    def speculate(self, view):
+        return view.proposed
+
+
+def measure_live(problems: int, repeats: int) -> dict[str, float]:
+    trace = cosim.trace.generate("math500", problems, seed=1)
+    scn = build_scenario({**SYSTEMS["speculative"], "target": TARGET})
+    walls, replays, per_token, deltas = [], [], [], []
+    for _ in range(repeats):
+        live = cosim.cosimulate(scn, Drafts(trace), trace)
+        tokens = live.result.summary["generated_tokens"]
+        walls.append(live.result.wall_s)
+        replays.append(cosim.simulate(scn, trace).wall_s)
+        per_token.append(live.decisions / tokens)
+        deltas.append(live.result.kernel_deltas / tokens)
+    wall, replay = statistics.median(walls), statistics.median(replays)
+    decisions = statistics.median(per_token) * live.result.summary["generated_tokens"]
+    return {"live_wall_s": wall, "live_ratio": wall / replay,
+            "live_decisions_per_token": statistics.median(per_token),
+            "live_us_per_decision": 1e6 * (wall - replay) / decisions,
+            "live_events_per_token": statistics.median(deltas)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--problems", type=int, default=20000)
     parser.add_argument("--requests", type=int, default=2000)
+    parser.add_argument("--live", type=int, default=2000)
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
-    print(json.dumps(measure(args.problems, args.requests, args.repeats)))
+    print(json.dumps({**measure(args.problems, args.requests, args.repeats), **measure_live(args.live, args.repeats)}))
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@
 
 #include "activity_log.hpp"
 #include "autoregressive_top.hpp"
+#include "decision_calls.hpp"
 #include "draft_device.hpp"
 #include "fpga_decoder_timing.hpp"
 #include "fpga_power.hpp"
@@ -38,8 +39,10 @@ Int64Array int_column(const py::dict& table, const char* name) {
     return a;
 }
 
-// A chunk of requests: each problem's prompt, output and arrival (its events are not needed).
-TraceChunk read_requests(const py::dict& problems) {
+// A chunk of requests: each problem's prompt, output and arrival (its events are not needed),
+// and the drafts a pass its recorded schedule sets (`first_pass`, `passes` into `schedule`).
+// Live, a request has no output yet (0): its host asks the policy.
+TraceChunk read_requests(const py::dict& problems, bool live) {
     const Int64Array prompt = int_column(problems, "prompt_tokens");
     const Int64Array output = int_column(problems, "output_tokens");
     const py::ssize_t n = prompt.shape(0);
@@ -49,11 +52,28 @@ TraceChunk read_requests(const py::dict& problems) {
     auto p = prompt.unchecked<1>();
     auto o = output.unchecked<1>();
     for (py::ssize_t i = 0; i < n; ++i) {
-        if (p(i) < 1 || o(i) < 1)
+        if (p(i) < 1 || (live ? o(i) != 0 : o(i) < 1))
             throw ConfigError("trace problems: row " + std::to_string(i) + " has no prompt or no output token");
         TraceProblem& t = chunk.problems[static_cast<size_t>(i)];
         t.prompt_tokens = static_cast<int32_t>(p(i));
         t.output_tokens = o(i);
+    }
+    if (problems.contains("schedule")) {
+        const Int64Array values = int_column(problems, "schedule");
+        const Int64Array first = int_column(problems, "first_pass");
+        const Int64Array passes = int_column(problems, "passes");
+        if (first.shape(0) != n || passes.shape(0) != n)
+            throw ConfigError("trace problems: first_pass and passes are not one value per problem");
+        auto v = values.unchecked<1>();
+        auto f = first.unchecked<1>();
+        auto c = passes.unchecked<1>();
+        chunk.schedule.assign(v.data(0), v.data(0) + values.shape(0));
+        for (py::ssize_t i = 0; i < n; ++i) {
+            if (f(i) < 0 || c(i) < 0 || f(i) + c(i) > values.shape(0))
+                throw ConfigError("trace problems: row " + std::to_string(i) + ": its draft_schedule lies outside the column");
+            chunk.problems[static_cast<size_t>(i)].first_pass = f(i);
+            chunk.problems[static_cast<size_t>(i)].passes = c(i);
+        }
     }
     if (problems.contains("arrival_ns")) {
         const Int64Array arrival = int_column(problems, "arrival_ns");
@@ -168,8 +188,16 @@ public:
     AutoregressiveRun(const py::dict& system, const RunOptions& o);
 
     RequestDispatcher& dispatcher() override { return top_->dispatcher(); }
-    // Each request's prompt, output and arrival; its events are not needed.
-    TraceChunk read_chunk(const py::tuple& tables) override { return read_requests(tables[1].cast<py::dict>()); }
+    // Each request's prompt, output, arrival and recorded drafts; its events are not needed.
+    TraceChunk read_chunk(const py::tuple& tables) override {
+        return read_requests(tables[1].cast<py::dict>(), live_);
+    }
+    bool answer(py::object& error) override {
+        if (!broker_.pending()) return false;
+        // Live: the policy answers, the hosts go on at the same instant.
+        if (!answer_pending(broker_, decide_, error)) sc_core::sc_stop();
+        return true;
+    }
     py::dict take_finished() override {
         const std::vector<ServedRequest> done = top_->take_finished();
         for (const ServedRequest& r : done) {
@@ -188,6 +216,9 @@ public:
 
 private:
     bool keep_activities_;
+    bool live_;
+    py::object decide_;
+    DecisionBroker broker_;
     std::unique_ptr<AutoregressiveTop> top_;
     std::vector<ServedRequest> kept_;  // every request, for the activities
     std::vector<double> busy_;         // each GPU's time on its requests (batch 1)
@@ -258,12 +289,13 @@ AutoregressiveSpec read_spec(const py::dict& system, const RunOptions& o) {
 }
 
 AutoregressiveRun::AutoregressiveRun(const py::dict& system, const RunOptions& o)
-    : keep_activities_(o.keep_activities) {
+    : keep_activities_(o.keep_activities), live_(!o.decide.is_none()), decide_(o.decide) {
     const AutoregressiveSpec spec = read_spec(system, o);
     busy_.assign(static_cast<size_t>(spec.target_devices), 0.0);
     draft_busy_.assign(static_cast<size_t>(spec.target_devices), 0.0);
     claim_process();
     top_ = std::make_unique<AutoregressiveTop>("autoregressive", spec);
+    if (live_) top_->set_decisions(&broker_, o.ask_drafts);
 }
 
 void AutoregressiveRun::results(py::dict& out) {

@@ -29,6 +29,13 @@ py::dict question(const Decision& d) {
     q["kvmu"] = py::make_tuple(d.kvmu.valid, d.kvmu.curr, d.kvmu.ahead);
     q["devices"] = py::make_tuple(power_state_name(d.states[0]), power_state_name(d.states[1]),
                                   power_state_name(d.states[2]));
+    if (d.kind == DecisionKind::speculate) {
+        q["proposed"] = d.proposed;
+        q["most"] = d.most;
+        q["output"] = d.output;
+        q["last_drafts"] = d.last_drafts;
+        q["last_accepted"] = d.last_accepted;
+    }
     return q;
 }
 

@@ -19,7 +19,8 @@ namespace {
 
 RunOptions read_run_options(const py::dict& d) {
     static const char* const known[] = {"keep_activities", "vcd_path",           "vcd_every_token",     "decide",
-                                        "max_backtracks",  "scored_refinements", "shared_prefix_tokens"};
+                                        "max_backtracks",  "scored_refinements", "shared_prefix_tokens",
+                                        "ask_drafts"};
     for (const auto& item : d) {
         const std::string key = py::str(item.first);
         bool found = false;
@@ -33,6 +34,7 @@ RunOptions read_run_options(const py::dict& d) {
     if (d.contains("decide")) o.decide = d["decide"];
     if (d.contains("max_backtracks")) o.max_backtracks = d["max_backtracks"].cast<int>();
     if (d.contains("scored_refinements")) o.scored_refinements = d["scored_refinements"].cast<bool>();
+    if (d.contains("ask_drafts")) o.ask_drafts = d["ask_drafts"].cast<bool>();
     if (d.contains("shared_prefix_tokens")) o.shared_prefix_tokens = d["shared_prefix_tokens"].cast<int64_t>();
     return o;
 }

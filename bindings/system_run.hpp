@@ -25,6 +25,7 @@ struct RunOptions {
     int max_backtracks = 0;
     bool scored_refinements = true;
     int64_t shared_prefix_tokens = 0;  // a system prompt every request shares
+    bool ask_drafts = false;  // live, token-level: the policy sets each pass's drafts
 };
 
 class SystemRun {

@@ -20,6 +20,7 @@
 
 #include "abort_signal.hpp"
 #include "decode_run.hpp"
+#include "draft_choice.hpp"
 
 namespace cosim {
 
@@ -62,6 +63,9 @@ public:
     const std::vector<BatchWork>* batch = nullptr;  // gpu_step: each sequence's share of the pass
     bool overlap_host = false;      // gpu_step: the host's step work overlaps the pass before
     int64_t request = 0;            // gpu_request: the request (its speculative draws are keyed by it)
+    // gpu_request, speculative: sets each pass's drafts (a recorded schedule, a live policy),
+    // asked at the instant the pass begins; null: the scenario's schedule.
+    const DraftChooser* choose = nullptr;
     // gpu_step: a speculative proposer's work after the pass, on the same GPU: its time, and
     // the GPU's FLOPs and bytes in it (a host lookup: time alone). On a draft device (split
     // decoding) the GPU idles through it: draft_busy_ns of it the board computes,

@@ -269,17 +269,18 @@ void GpuProxy::serve_request(int64_t prompt, int64_t output, DeviceCommand& c) {
 SpecDecoder::Decode GpuProxy::serve_speculative(int64_t prompt, int64_t output, const SpecDecoder& spec,
                                                 uint64_t request, DeviceCommand& c) {
     const double prefill = prefill_ns(prompt, 0);
-    const SpecDecoder::Decode d = spec.decode(prompt, output, request, prefill);
     const DraftDevice* dev = spec.device();
     const double draft0 = draft_power_ != nullptr ? draft_power_->energy_j() : 0.0;
     // A draft device prefills the prompt from when it arrives, during the target's prefill
     // and on into the decode phase if longer; each phase draws its average power.
     double draft_in_prefill = 0.0;
+    double draft_prefill = 0.0;
     if (dev != nullptr && draft_power_ != nullptr) {
+        draft_prefill = dev->timing->prefill_ns(prompt, 0);
         const double window = params().request_overhead_ns + prefill;
         const double arrives = params().request_overhead_ns +
                                dev->draft_link.transfer_ns(static_cast<uint64_t>(prompt * dev->token_bytes));
-        draft_in_prefill = std::clamp(window - arrives, 0.0, d.draft_prefill_ns);
+        draft_in_prefill = std::clamp(window - arrives, 0.0, draft_prefill);
         draft_power_->set_state(PowerState::prefill, average_w(dev->prefill_w, draft_in_prefill, dev->idle_w, window));
     }
     DeviceCommand first;
@@ -287,22 +288,44 @@ SpecDecoder::Decode GpuProxy::serve_speculative(int64_t prompt, int64_t output, 
     c.started_units = first.started_units;
     c.first_token_units = first.first_token_units;
     const double energy0 = power_->energy_j() - first.energy_j;
-    if (d.ns > 0.0) {
-        // One power over it all: the GPU's passes at their load, idle while it waits for a
-        // lookup or a draft device.
+    // The decode's time is waited in spans: all of it at once, or, with a chooser, up to each
+    // pass it is asked about (so that it is asked at that instant). Each span draws its own
+    // average power: the GPU's passes at their load, idle while it waits for a lookup or a
+    // draft device; the draft device prefilling what is left of the prompt, drafting, idle.
+    SpecDecoder::Decode spent;
+    double prefill_left = draft_prefill - draft_in_prefill;
+    // Each span ends at the decode's start plus the time so far, so that the spans' instants
+    // are those of one wait (no rounding builds up across them).
+    const uint64_t decode_start = now_units();
+    const auto spend = [&](const SpecDecoder::Decode& upto) {
+        const double ns = upto.ns - spent.ns;
+        if (ns <= 0.0) return;
+        const double gpu_ns = upto.gpu_ns - spent.gpu_ns;
+        const StepWork work{upto.work.flops - spent.work.flops, upto.work.bytes - spent.work.bytes};
         const double busy = power_->params().load_model()
-                                ? timing_.busy_w(power_->params(), PowerState::decode, d.work, d.gpu_ns)
+                                ? timing_.busy_w(power_->params(), PowerState::decode, work, gpu_ns)
                                 : power_->params().decode_w;
-        power_->set_state(PowerState::decode, average_w(busy, d.gpu_ns, power_->params().idle_w, d.ns));
+        power_->set_state(PowerState::decode, average_w(busy, gpu_ns, power_->params().idle_w, ns));
         if (dev != nullptr && draft_power_ != nullptr) {
-            const double prefilling = d.draft_prefill_ns - draft_in_prefill;
-            const double joules_ns = dev->prefill_w * prefilling + dev->decode_w * d.draft_busy_ns +
-                                     dev->idle_w * std::max(0.0, d.ns - prefilling - d.draft_busy_ns);
-            draft_power_->set_state(PowerState::decode, joules_ns / d.ns);
+            const double prefilling = std::min(prefill_left, ns);
+            const double drafting = upto.draft_busy_ns - spent.draft_busy_ns;
+            const double joules_ns = dev->prefill_w * prefilling + dev->decode_w * drafting +
+                                     dev->idle_w * std::max(0.0, ns - prefilling - drafting);
+            draft_power_->set_state(PowerState::decode, joules_ns / ns);
+            prefill_left -= prefilling;
         }
-        sc_core::wait(duration_ns(d.ns));
-        power_->set_state(PowerState::idle);
-    }
+        at_least_units(decode_start + duration_units(upto.ns));
+        spent = upto;
+    };
+    SpecDecoder::Chooser chooser;
+    if (c.choose != nullptr)
+        chooser = [&](const PassChoice& q, const SpecDecoder::Decode& so_far) {
+            spend(so_far);
+            return (*c.choose)(q);
+        };
+    const SpecDecoder::Decode d = spec.decode(prompt, output, request, prefill, c.choose != nullptr ? &chooser : nullptr);
+    spend(d);
+    power_->set_state(PowerState::idle);
     if (draft_power_ != nullptr) draft_power_->set_state(PowerState::idle);
     tokens_decoded_ += output - 1;
     c.produced = output;

@@ -115,14 +115,29 @@ SpecDecoder::Run SpecDecoder::run(int64_t context, int64_t from, int64_t to, uin
     return out;
 }
 
+int64_t SpecDecoder::chosen(const Chooser* choose, PassChoice q, const Decode& d) const {
+    if (choose == nullptr) return q.proposed;
+    q.most = static_cast<int64_t>(setup_.acceptance.size());
+    const int64_t k = (*choose)(q, d);
+    if (k < 0 || k > q.most)
+        throw ConfigError("pass " + std::to_string(q.pass) + ": " + std::to_string(k) +
+                          " drafts; a pass drafts 0 to the acceptance profile's " + std::to_string(q.most) + " positions");
+    return k;
+}
+
 SpecDecoder::Decode SpecDecoder::rounds(int64_t context, int64_t tokens, int64_t fresh, uint64_t key,
-                                        bool by_position, std::vector<double>* durations) const {
+                                        bool by_position, std::vector<double>* durations,
+                                        const Chooser* choose) const {
     Decode d;
     int64_t k = setup_.draft_tokens;  // the schedule's drafts for the next pass
+    int64_t last_drafts = 0, last_accepted = 0;
     for (int64_t pos = 0; pos < tokens;) {
         const double before = d.ns;
         // No draft past the last token needed: its verification would not keep it.
-        const int64_t drafts = std::min(k, tokens - pos - 1);
+        const int64_t want = tokens - pos - 1 > 0
+            ? chosen(choose, PassChoice{d.passes, k, 0, pos + 1, tokens + 1, last_drafts, last_accepted}, d)
+            : k;
+        const int64_t drafts = std::min(want, tokens - pos - 1);
         const auto pass_key = static_cast<uint64_t>(by_position ? context + pos : d.passes);
         ++d.passes;
         int64_t kept = 1;
@@ -136,13 +151,16 @@ SpecDecoder::Decode SpecDecoder::rounds(int64_t context, int64_t tokens, int64_t
             d.accepted += accepted;
             kept = accepted + 1;
             k = setup_.next_drafts(drafts, accepted);
+            last_drafts = drafts;
+            last_accepted = accepted;
         }
         if (durations != nullptr) {
             durations->push_back(d.ns - before);
             durations->insert(durations->end(), static_cast<size_t>(kept - 1), 0.0);
         }
         pos += kept;
-        fresh = kept;
+        // The proposer takes what it has not seen: after a pass without drafts, that too.
+        fresh = drafts <= 0 ? fresh + kept : kept;
     }
     return d;
 }
@@ -176,7 +194,7 @@ SpecDecoder::Decode SpecDecoder::propose_split(const std::vector<Proposal>& prop
 }
 
 SpecDecoder::Decode SpecDecoder::decode_split(int64_t prompt, int64_t output, uint64_t request,
-                                              double target_prefill_ns) const {
+                                              double target_prefill_ns, const Chooser* choose) const {
     const DraftDevice& dev = *device_;
     Decode d;
     // The prompt reaches the draft device and it prefills it while the target prefills; it
@@ -188,13 +206,19 @@ SpecDecoder::Decode SpecDecoder::decode_split(int64_t prompt, int64_t output, ui
     int64_t context = prompt;
     int64_t produced = 1;
     int64_t k = setup_.draft_tokens;  // the schedule's drafts for the next pass
+    int64_t last_drafts = 0, last_accepted = 0;
     for (uint64_t p = 0; produced < output; ++p) {
-        const int64_t drafts = std::min(k, output - produced - 1);
+        const int64_t want = output - produced - 1 > 0
+            ? chosen(choose, PassChoice{d.passes, k, 0, produced, output, last_drafts, last_accepted}, d)
+            : k;
+        const int64_t drafts = std::min(want, output - produced - 1);
         ++d.passes;
         if (drafts <= 0) {
             pass(target_, {BatchWork{1, context, true}}, d);
             ++produced;
             ++context;
+            // A pass a chooser left without drafts: its token still reaches the board.
+            if (output - produced - 1 > 0) d.ns += dev.relay_ns(dev.token_bytes + dev.control_bytes);
             continue;
         }
         for (int64_t j = 0; j < drafts; ++j) {
@@ -208,6 +232,8 @@ SpecDecoder::Decode SpecDecoder::decode_split(int64_t prompt, int64_t output, ui
         d.drafted += drafts;
         d.accepted += accepted;
         k = setup_.next_drafts(drafts, accepted);
+        last_drafts = drafts;
+        last_accepted = accepted;
         produced += accepted + 1;
         context += accepted + 1;
         // The kept count and the target's token go back while there is more to draft.
@@ -217,11 +243,11 @@ SpecDecoder::Decode SpecDecoder::decode_split(int64_t prompt, int64_t output, ui
 }
 
 SpecDecoder::Decode SpecDecoder::decode(int64_t prompt, int64_t output, uint64_t request,
-                                        double target_prefill_ns) const {
-    if (device_ != nullptr) return decode_split(prompt, output, request, target_prefill_ns);
+                                        double target_prefill_ns, const Chooser* choose) const {
+    if (device_ != nullptr) return decode_split(prompt, output, request, target_prefill_ns, choose);
     // After the prefill: its token is not in the KV cache yet, and the proposer first takes
     // the prompt; draws keyed by the pass.
-    return rounds(prompt, output - 1, prompt, request, false, nullptr);
+    return rounds(prompt, output - 1, prompt, request, false, nullptr, choose);
 }
 
 }  // namespace cosim

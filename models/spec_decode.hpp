@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "draft_choice.hpp"
 #include "draft_device.hpp"
 #include "gpu_timing.hpp"
 
@@ -66,7 +67,11 @@ public:
     };
     // With a draft device: `target_prefill_ns`, the target's prefill since the prompt came,
     // which the draft device's own prompt prefill overlaps; `ns` counts from its end.
-    Decode decode(int64_t prompt, int64_t output, uint64_t request, double target_prefill_ns = 0.0) const;
+    // `choose`, where given, sets each pass's drafts (a recorded schedule, a live policy); it
+    // sees what the decode has taken so far, which a live caller waits out before asking.
+    using Chooser = std::function<int64_t(const PassChoice&, const Decode& so_far)>;
+    Decode decode(int64_t prompt, int64_t output, uint64_t request, double target_prefill_ns = 0.0,
+                  const Chooser* choose = nullptr) const;
     const DraftDevice* device() const { return device_.get(); }
     // The KV bytes per token of context a proposer model on the target's GPU keeps there (0 for
     // a host lookup or a draft device).
@@ -105,7 +110,10 @@ private:
     // The proposer's passes for `drafts` drafts, its first over `fresh` new tokens at `context`.
     void propose(int64_t fresh, int64_t context, int64_t drafts, Decode& d) const;
     void pass(const GpuTiming& timing, const std::vector<BatchWork>& work, Decode& d) const;
-    Decode decode_split(int64_t prompt, int64_t output, uint64_t request, double target_prefill_ns) const;
+    Decode decode_split(int64_t prompt, int64_t output, uint64_t request, double target_prefill_ns,
+                        const Chooser* choose) const;
+    // The drafts of the next pass: the schedule's `k`, or what `choose` makes of it, checked.
+    int64_t chosen(const Chooser* choose, PassChoice q, const Decode& d) const;
     // A step's proposals made on a draft device (batched split decoding): the verdicts reach
     // it, it prefills new prompts and drafts for each request in turn, the drafts cross back.
     Decode propose_split(const std::vector<Proposal>& proposals) const;
@@ -113,7 +121,7 @@ private:
     // tokens; draws keyed by `key` and each round's position (`by_position`) or its index;
     // each token's time into `durations` where given (Run's layout).
     Decode rounds(int64_t context, int64_t tokens, int64_t fresh, uint64_t key, bool by_position,
-                  std::vector<double>* durations) const;
+                  std::vector<double>* durations, const Chooser* choose = nullptr) const;
 
     SpecDecodeSetup setup_;
     const GpuTiming& target_;

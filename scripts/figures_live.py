@@ -16,6 +16,7 @@ import cosim
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scenarios"))
 import _live_compare as live  # noqa: E402  (the scenarios folder, put on the path above)
 import policy_adaptive_stepahead as adaptive  # noqa: E402
+import policy_draft_length as draft_length  # noqa: E402
 import policy_refine_budget as refine_budget  # noqa: E402
 import policy_time_budget as time_budget  # noqa: E402
 
@@ -115,6 +116,30 @@ def _step_ahead_wasted() -> str:
             f"{fmt.format(s['adaptive']['wasted_energy_share'])} adaptive")
 
 
+@functools.lru_cache(maxsize=4)
+def drafts(scenario: str) -> dict[str, Any]:
+    """scenarios/policy_draft_length.py's comparison on ``scenario``, at its defaults."""
+    return draft_length.compare(scenario)
+
+
+def draft_table() -> str:
+    rows = ["| system | drafts a pass | mean latency s | J per token |", "|---|---|---|---|"]
+    for scenario in draft_length.SCENARIOS:
+        k = cosim.load_scenario(scenario).speculation.draft_tokens
+        runs = drafts(scenario)
+        for run, words in (("constant", f"{k}, the scenario's"), ("heuristic", f"`heuristic_transient` from {k}"),
+                           ("policy", "`scenarios/policy_draft_length.py`")):
+            s = runs[run]
+            rows.append(f"| {scenario} | {words} | {s['latency_s']:.3f} | {s['energy_j_per_token']:.3f} |")
+    return "\n".join(rows)
+
+
+def draft_change(scenario: str, key: str) -> float:
+    """The draft-length policy's figure on ``scenario`` against the scenario's own count, minus 1."""
+    runs = drafts(scenario)
+    return runs["policy"][key] / runs["constant"][key] - 1
+
+
 FIGURES: dict[str, Callable[[], str]] = {
     "policy_problems": lambda: f"{live.defaults().problems:,}",
     "policy_scenario": lambda: live.defaults().scenario,
@@ -129,4 +154,12 @@ FIGURES: dict[str, Callable[[], str]] = {
     "step_ahead_wasted": _step_ahead_wasted,
     "adaptive_latency_cost": lambda: f"{change('adaptive', 'latency_s'):.1%}",
     "adaptive_energy_cost": lambda: f"{change('adaptive', 'energy_j_per_token'):.1%}",
+    "draft_policy_problems": lambda: f"{draft_length.PROBLEMS}",
+    "draft_policy_table": draft_table,
+    "draft_policy_split_latency": lambda: f"{-draft_change(draft_length.SCENARIOS[1], 'latency_s'):.1%}",
+    "draft_policy_split_cost": lambda: "{:.2f}".format(
+        drafts(draft_length.SCENARIOS[1])["learned"]["cost"][1] / drafts(draft_length.SCENARIOS[1])["learned"]["cost"][0]),
+    "draft_policy_gpu_latency": lambda: f"{-draft_change(draft_length.SCENARIOS[0], 'latency_s'):.1%}",
+    "draft_policy_gpu_energy": lambda: f"{-draft_change(draft_length.SCENARIOS[0], 'energy_j_per_token'):.1%}",
+    "draft_policy_split_energy": lambda: f"{draft_change(draft_length.SCENARIOS[1], 'energy_j_per_token'):.1%}",
 }

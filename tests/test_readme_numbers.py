@@ -77,3 +77,20 @@ def test_the_words_around_the_policy_figures_follow_their_signs():
         assert wasted["adaptive"] == min(wasted.values())
     assert figures_live.change("adaptive", "latency_s") > 0
     assert figures_live.change("adaptive", "energy_j_per_token") > 0
+
+
+def test_the_words_around_the_draft_policy_follow_its_runs():
+    # README: on split decoding it "drafts fewer than the scenario's count", "finishes sooner"
+    # and "spends more energy a token"; on the H100 it "drafts more than the scenario's three",
+    # sooner, on less energy.
+    gpu, fpga = (figures_live.drafts(s) for s in figures_live.draft_length.SCENARIOS)
+    warm = figures_live.draft_length.WARMUP
+    assert figures_live.draft_change(figures_live.draft_length.SCENARIOS[1], "latency_s") < 0
+    assert figures_live.draft_change(figures_live.draft_length.SCENARIOS[1], "energy_j_per_token") > 0
+    fewer = sum(n for k, n in fpga["chosen"].items() if k < fpga["draft_tokens"])
+    assert fewer > 0.9 * sum(fpga["chosen"].values())
+    assert gpu["draft_tokens"] == 3
+    more = sum(n for k, n in gpu["chosen"].items() if k > 3)
+    assert more > 0.9 * sum(gpu["chosen"].values()) and sum(gpu["chosen"].values()) > 10 * warm
+    assert figures_live.draft_change(figures_live.draft_length.SCENARIOS[0], "latency_s") < 0
+    assert figures_live.draft_change(figures_live.draft_length.SCENARIOS[0], "energy_j_per_token") < 0

@@ -261,22 +261,6 @@ def test_the_acceptance_scale_is_a_factor_of_the_sensitivity_analysis(tmp_path):
     assert "speculation.acceptance_scale" in {f.name for f in factors(drafting)}
 
 
-@pytest.mark.parametrize("name", ["speculative-decoding-h100", "split-decoding-u280", "target-alone"])
-def test_a_policy_is_refused_where_there_is_nothing_to_decide(tmp_path, name):
-    # Its requests' lengths are the trace's, a pass's drafts the profile's: refused before
-    # anything runs or is written, from the command line and from Python.
-    policy = tmp_path / "p.py"
-    policy.write_text("from cosim.live import TracePolicy\n\nclass P(TracePolicy):\n    pass\n")
-    line = one_line_error(run_cli("run", name, "--problems", 2, "--policy", f"{policy}:P", "--out", "o",
-                                  cwd=tmp_path))
-    assert f"--policy {policy}:P: the {cosim.systems.of(load_scenario(name)).name} system generates each " \
-           f"request's output whole" in line
-    assert not (tmp_path / "o").exists()
-    trace = cosim.trace.generate("math500", 2, seed=1)
-    with pytest.raises(ConfigError, match=r"cosimulate: the .* system generates each request's output whole"):
-        cosim.cosimulate(load_scenario(name), cosim.live.TracePolicy(trace), trace)
-
-
 def test_a_proposer_model_takes_gpu_memory_beside_its_target():
     # Qwen2.5-Math-7B on a GPU of just its weights, a window of KV and half its EAGLE head:
     # the head does not fit, and the run stops naming its region. With room for the head

@@ -24,7 +24,6 @@ from ..engine._workflow import simulate
 from ._policy_option import load_policy
 from ._progress import finished_bar
 from ..live import cosimulate
-from ..live._run import check_live
 from ._set_option import parse_set
 from ._serve_inputs import check_config_used
 from ._serve_inputs import scenario_with_settings
@@ -82,8 +81,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.policy and args.vcd_detail != "step":
         raise ConfigError("--vcd-detail token: a policy's run shows step detail only")
     scn = scenario_with_settings(args.scenario, args.config, args.set)
-    if args.policy:
-        check_live(scn, f"--policy {args.policy}")
     folder = Path(args.out or _default_out(scn))
     outs = RunOutputs()
     outs.waveform(args.vcd)
@@ -108,15 +105,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:
         with run.writing():
             bar, progress = finished_bar(len(workload), "run", "problem", args.quiet)
-            outs.stage(run)
-            if policy is not None:
-                live = cosimulate(scn, policy, workload, vcd=outs.staged_vcd, timeline=outs.staged_timeline,
-                                  rows_to=run.staging, progress=progress)
-                result, workload = live.result, live.trace
-            else:
-                result = simulate(scn, workload, vcd=outs.staged_vcd, vcd_detail=args.vcd_detail,
-                                  timeline=outs.staged_timeline, rows_to=run.staging, progress=progress)
-            bar.close()
+            with bar:  # closed before an error is printed too, so that the error has its own line
+                outs.stage(run)
+                if policy is not None:
+                    live = cosimulate(scn, policy, workload, vcd=outs.staged_vcd, timeline=outs.staged_timeline,
+                                      rows_to=run.staging, progress=progress)
+                    result, workload = live.result, live.trace
+                else:
+                    result = simulate(scn, workload, vcd=outs.staged_vcd, vcd_detail=args.vcd_detail,
+                                      timeline=outs.staged_timeline, rows_to=run.staging, progress=progress)
             outs.write_gtkw(result.per_problem, result.last_end_s)
             found = run_intervals(result)
             write_atomically(run.staged("summary.json"), json.dumps(
@@ -185,8 +182,8 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     try:  # written aside and put in place whole: the folder holds one report, never parts of two
         with run.writing():
-            report = run_report(args.problems, args.seed, run.staging, progress)
-            bar.close()
+            with bar:  # closed before an error is printed too
+                report = run_report(args.problems, args.seed, run.staging, progress)
             run.publish({"command": "cosim report", "problems": args.problems, "seed": args.seed})
     except BaseException:
         run.discard()
@@ -292,10 +289,10 @@ def cmd_record(args: argparse.Namespace) -> int:
     target = CausalModel(args.target, device=args.device, name="target")
     prm = ValueHeadPrm(args.prm, device=args.device)
     bar = tqdm(total=len(problems), desc="record", unit="problem", disable=args.quiet)
-    recording = record_brsd(draft, target, prm, problems, dataset=Path(args.dataset).parent.name or "recorded",
-                            header=header, max_step_tokens=args.max_step_tokens, max_steps=args.max_steps,
-                            progress=lambda done, total: bar.update(1))
-    bar.close()
+    with bar:  # closed before an error is printed too
+        recording = record_brsd(draft, target, prm, problems, dataset=Path(args.dataset).parent.name or "recorded",
+                                header=header, max_step_tokens=args.max_step_tokens, max_steps=args.max_steps,
+                                progress=lambda done, total: bar.update(1))
     paths = recording.write(folder)
     for reason in recording.skipped:
         print(f"skipped: {reason}")

@@ -137,11 +137,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
     try:
         with run_folder.writing():
             bar, progress = finished_bar(len(requests), "serve", "request", args.quiet)
-            outs.stage(run_folder)
-            result = run(scn, requests, rate=args.rate, cv=args.cv, seed=seed, slo_s=args.slo,
-                         rows_to=run_folder.staging, activities=bool(args.timeline), vcd=outs.staged_vcd,
-                         vcd_slot=waveform["slot"], vcd_window_s=window, progress=progress)
-            bar.close()
+            with bar:  # closed before an error is printed too, so that the error has its own line
+                outs.stage(run_folder)
+                result = run(scn, requests, rate=args.rate, cv=args.cv, seed=seed, slo_s=args.slo,
+                             rows_to=run_folder.staging, activities=bool(args.timeline), vcd=outs.staged_vcd,
+                             vcd_slot=waveform["slot"], vcd_window_s=window, progress=progress)
             if vcd is not None and waveform["start_ns"] >= result.last_end_s * 1e9:
                 print(f"cosim: note: --vcd-window opens at {waveform['start_ns'] / 1e9:g} s, after the run ended "
                       f"({result.last_end_s:.3f} s): the waveform holds no change", file=sys.stderr)

@@ -18,7 +18,9 @@ from .._extension import native
 from ._row_sinks import FileRows, MemoryRows, read_rows
 from .._rows import SERVE_ROW_FIELDS, Totals, problem_rows
 from .. import devices, systems
+from ..config import _speculation
 from ..config.scenario import Scenario
+from ..schema._speculation import DRAFTS
 from ..errors import ConfigError
 from ..trace import Backtrack, Draft, Refine, Trace
 from ..trace._io import check_problem
@@ -70,6 +72,19 @@ def _window_limits(scn: Scenario) -> list[_Limit]:
         compares = scn.serving.equivalence_prompt_tokens if system.lookahead and role == "prm" else None
         limits.append(_Limit(role, getattr(scn, role).model, limit, what, scoring, compares))
     return limits
+
+
+def _schedule_refusal(scn: Scenario) -> tuple[str | None, int]:
+    """Why a problem's recorded drafts per pass cannot apply to ``scn`` (None: they set the
+    passes of a token-level system's request served alone), and the most a pass drafts."""
+    system = systems.of(scn)
+    if not system.output_only or "speculation" not in system.sections:
+        return (f"the {system.name} system decodes no request by token-level speculation alone; the drafts a "
+                f"pass were recorded by speculative-decoding or split-decoding", 0)
+    if scn.batching.enabled:
+        return ("with batching on, vLLM drafts the scenario's number for every request each step; a recorded "
+                "schedule sets the passes of a request served alone (batching.enabled: false)", 0)
+    return None, min(len(_speculation.acceptance(scn.speculation).rates), DRAFTS.value)
 
 
 def _check_output(problem: Any, final_tokens: int, limits: list[_Limit]) -> None:
@@ -142,6 +157,9 @@ class TraceFeed:
         self._header = trace.header
         self._limits = _window_limits(scn)
         self._output_only = systems.of(scn).output_only
+        # Where a recorded draft_schedule cannot apply, why (None: it applies), and the most
+        # drafts a pass may make where it does.
+        self._no_schedule, self._most_drafts = _schedule_refusal(scn)
         self._prefix = shared_prefix_tokens(trace.header) if self._output_only else 0
         self._sink, self._totals = sink, totals
         # The summaries of requests handed over and not yet finished, by request index
@@ -205,7 +223,17 @@ class TraceFeed:
         events: dict[str, list[int]] = {name: [] for name in EVENT_COLUMNS}
         problems: dict[str, list[int]] = {name: [] for name in (*PROBLEM_COLUMNS, "output_tokens")}
         arrivals: list[int] = []
+        schedule: dict[str, list[int]] = {"schedule": [], "first_pass": [], "passes": []}
         for problem in chunk:
+            # A live run's problems arrive as a trace's do.
+            arrival = getattr(problem, "arrival_s", None)
+            if self._arrivals is None:
+                self._arrivals = arrival is not None
+            if (arrival is not None) != self._arrivals:
+                which = "has no arrival_s where" if self._arrivals else "has an arrival_s where none of"
+                raise ConfigError(f"problem {problem.id!r}: {which} the problems before it have one")
+            if arrival is not None:
+                arrivals.append(round(arrival * 1e9))
             if self._live is not None:
                 self._live.begin(self._fed, problem)
                 problems["prompt_tokens"].append(problem.prompt_tokens)
@@ -220,14 +248,6 @@ class TraceFeed:
                 _check_output(problem, summary.final_tokens, self._limits)
             else:
                 _check_window(problem, self._limits)
-            arrival = getattr(problem, "arrival_s", None)
-            if self._arrivals is None:
-                self._arrivals = arrival is not None
-            if (arrival is not None) != self._arrivals:
-                which = "has no arrival_s where" if self._arrivals else "has an arrival_s where none of"
-                raise ConfigError(f"problem {problem.id!r}: {which} the problems before it have one")
-            if arrival is not None:
-                arrivals.append(round(arrival * 1e9))
             self._pending[self._fed] = (problem.id, problem.dataset,
                                         -1 if problem.answer_correct is None else int(problem.answer_correct),
                                         *(getattr(summary, name) for name in TRACE_COLUMNS))
@@ -236,6 +256,16 @@ class TraceFeed:
             problems["first_event"].append(len(events["kind"]))
             problems["events"].append(len(problem.events))
             problems["output_tokens"].append(summary.final_tokens)
+            recorded = getattr(problem, "draft_schedule", ())
+            if recorded and self._no_schedule:
+                raise ConfigError(f"problem {problem.id!r}: draft_schedule: {self._no_schedule}")
+            for i, k in enumerate(recorded):
+                if k > self._most_drafts:
+                    raise ConfigError(f"problem {problem.id!r}: draft_schedule[{i}]: {k} drafts; a pass drafts 0 to "
+                                      f"the acceptance profile's {self._most_drafts} positions")
+            schedule["first_pass"].append(len(schedule["schedule"]))
+            schedule["passes"].append(len(recorded))
+            schedule["schedule"].extend(recorded)
             for e in problem.events:
                 backtrack = isinstance(e, Backtrack)
                 events["kind"].append(code[type(e)])
@@ -247,6 +277,8 @@ class TraceFeed:
                   {k: np.asarray(v, dtype=np.int64) for k, v in problems.items()})
         if arrivals:
             tables[1]["arrival_ns"] = np.asarray(arrivals, dtype=np.int64)
+        if schedule["schedule"]:
+            tables[1].update({k: np.asarray(v, dtype=np.int64) for k, v in schedule.items()})
         return tables
 
 

@@ -44,11 +44,10 @@ def speculation_section(scn: Scenario, role: str = "target") -> dict[str, Any]:
     rates = _speculation.acceptance(spec).rates
     # A system that drafts on its draft device has that device's section instead.
     split = systems.of(scn).drafts_on_draft_device
-    # The heuristic_transient schedule may draft past draft_tokens: every position the profile
-    # gives, up to the drafts a verification checks at most.
+    # The heuristic_transient schedule and a live policy may draft past draft_tokens: every
+    # position the profile gives, up to the drafts a verification checks at most.
     heuristic = spec.draft_schedule == "heuristic_transient"
-    most = DRAFTS.value if heuristic else spec.draft_tokens
-    return {"draft_tokens": spec.draft_tokens, "heuristic": heuristic, "acceptance": list(rates[:most]),
+    return {"draft_tokens": spec.draft_tokens, "heuristic": heuristic, "acceptance": list(rates[:DRAFTS.value]),
             "seed": spec.seed,
             "lookup_ns": spec.lookup_ns if spec.proposer == "ngram" and not split else 0.0,
             "drafter": None if split else _speculation.drafter_section(spec, getattr(scn, role))}

@@ -11,6 +11,13 @@ The engine asks at three kinds of decision point, never per token:
   (``view.of_refinement``): a bool, a score (kept at or above the header's threshold), or
   ``(kept, score)``. A refinement not kept is backtracked over when ``view.can_backtrack``,
   and kept otherwise.
+- ``speculate(view)``: in the token-level systems, for a request served alone, how many
+  tokens the next verification pass drafts (0 to ``view.most``), or None for the
+  scenario's own schedule (``view.proposed``); asked before each pass that can draft. The
+  base class answers None, and a policy that does not override it is never asked.
+
+In the target-alone and token-level systems a request's output is one step: ``draft(view)``
+at step 1, with ``view.whole`` set, says how many tokens it has (at least one).
 
 ``answer_correct(request, problem, events)``, optional, says whether the answer a run made
 is right (True, False or None); ``done(request)``, once the problem has ended: what the
@@ -25,6 +32,7 @@ from typing import Any
 
 from ..errors import ConfigError, PolicyError
 from ..trace import Backtrack, Draft, Problem, Refine, Trace
+from ..trace._replay import summarize
 
 
 @dataclass(slots=True)
@@ -46,6 +54,15 @@ class View:
     can_backtrack: bool        # verdict on a refinement: a failed one can still be backtracked over
     kvmu: tuple[int, int, int]  # the draft device's KVMU pointers: valid, curr, ahead
     devices: dict[str, str]    # draft, prm, target: idle, prefill, decode or transfer
+    # speculate: the scenario's drafts for the pass (``step`` counts passes from 1; ``tokens``
+    # is the output the request has), the most a pass drafts, the output's length, and the
+    # pass before's drafts and the drafts it kept (0, 0 before the first).
+    proposed: int = 0
+    most: int = 0
+    output: int = 0
+    last_drafts: int = 0
+    last_accepted: int = 0
+    whole: bool = False        # draft: the question is a target-alone or token-level request's whole output
 
 
 def described(exc: BaseException) -> str:
@@ -73,6 +90,10 @@ class Policy:
 
     def verdict(self, view: View) -> Any:
         raise NotImplementedError("Policy.verdict: does the PRM's verdict keep the step?")
+
+    def speculate(self, view: View) -> int | None:
+        """How many tokens the next verification pass drafts; None: the scenario's schedule."""
+        return None
 
     def answer_correct(self, request: int, problem: Problem, events: tuple[Any, ...]) -> bool | None:
         """Whether the answer the run of request ``request`` made (``events``) is right
@@ -144,6 +165,9 @@ class TracePolicy(Policy):
         return 0
 
     def draft(self, view: View) -> int:
+        if view.whole:
+            # The request's output is the trace's final chain, as replay reads it.
+            return summarize(view.problem, self.trace.header).final_tokens
         events, pos = self._state(view)
         if view.speculative:
             return self._ahead_draft(events, pos, view.step)
@@ -168,6 +192,11 @@ class TracePolicy(Policy):
         events, pos = self._state(view)
         event = events.get(pos)
         return event.accepted, event.score
+
+    def speculate(self, view: View) -> int | None:
+        # The drafts the trace recorded for the pass; past them, the scenario's.
+        recorded = view.problem.draft_schedule
+        return recorded[view.step - 1] if view.step <= len(recorded) else None
 
     def answer_correct(self, request: int, problem: Problem, events: tuple[Any, ...]) -> bool | None:
         # The trace's own label, when the run made the trace's events.

@@ -74,17 +74,6 @@ def _made_file(header: TraceHeader, body: Path, path: Path, arrivals: bool) -> T
     return load(path)
 
 
-def check_live(scn: Scenario, where: str) -> None:
-    """ConfigError naming ``where`` when the scenario's system asks a policy nothing: one that
-    generates each request's output whole (its lengths are the trace's, a pass's drafts the
-    acceptance profile's)."""
-    system = systems.of(scn)
-    if system.output_only:
-        raise ConfigError(f"{where}: the {system.name} system generates each request's output whole, asking no "
-                          f"question a policy could answer; run it on a trace (cosim.simulate, or cosim run without "
-                          f"--policy)")
-
-
 def cosimulate(scn: Scenario, policy: Policy, problems: Trace | Sequence[Problem], *,
                header: TraceHeader | None = None, activities: bool = False, vcd: str | Path | None = None,
                timeline: str | Path | None = None, progress: Callable[[int], None] | None = None,
@@ -99,7 +88,6 @@ def cosimulate(scn: Scenario, policy: Policy, problems: Trace | Sequence[Problem
     problems end, and read back from it, so that memory does not grow with the problems."""
     if not isinstance(scn, Scenario):
         raise ConfigError(f"cosimulate: expected a Scenario (cosim.load_scenario), got {type(scn).__name__}")
-    check_live(scn, "cosimulate")
     for method in DECISION_KINDS:  # a policy answers each kind of question by its method of that name
         if not callable(getattr(policy, method, None)):
             raise ConfigError(f"cosimulate: the policy has no {method}() method (subclass cosim.live.Policy)")
@@ -110,12 +98,17 @@ def cosimulate(scn: Scenario, policy: Policy, problems: Trace | Sequence[Problem
     if not scn.backtracking and head.backtracking:
         raise ConfigError(f"cosimulate: {scn.name} runs forward-only RSD: give header=TraceHeader(backtracking=False)")
     _preflight.check(scn)
-    window = min(getattr(scn, role).model.context_window for role in ("draft", "prm", "target"))
+    system = systems.of(scn)
+    # A target-alone or token-level request's output is the target's alone; a step-level
+    # system's context must fit every model.
+    window = scn.target.model.context_window if system.output_only else \
+        min(getattr(scn, role).model.context_window for role in ("draft", "prm", "target"))
     session = RunSession(scn, vcd=vcd, timeline=timeline, rows_to=rows_to)
     rows_folder = session.rows_folder
     # With rows_to, the trace the answers make goes there as its problems end (trace.jsonl).
     body = rows_folder / f".{MADE_TRACE}.part" if rows_folder is not None else None
-    live = LiveSession(policy, head, window, body, rows_folder / MADE_TRACE if rows_folder is not None else None)
+    live = LiveSession(policy, head, window, body, rows_folder / MADE_TRACE if rows_folder is not None else None,
+                       output_only=system.output_only)
     raw = session.run(Trace(head, trace.problems), system_dict(scn), staged=body,
                       keep=activities or timeline is not None, progress=progress, live=live)
     outcome = raw.pop("live")

@@ -29,14 +29,19 @@ class _Request:
     problem: Problem
     events: list[Any] = field(default_factory=list)
     pending: tuple[str, int, int] | None = None  # a step waiting for its verdict: kind, step, tokens
+    schedule: list[int] = field(default_factory=list)  # token-level: each pass's drafts
 
 
 class LiveSession:
     """The policy's answers for every request in flight, and what they made."""
 
     def __init__(self, policy: Policy, header: TraceHeader, window: int, body: Path | None = None,
-                 made: Path | None = None):
+                 made: Path | None = None, output_only: bool = False):
         self.policy, self.header, self.window = policy, header, window
+        # The target-alone and token-level systems: a request's output is one step, asked by `draft`.
+        self.output_only = output_only
+        # Whether the policy sets the drafts of token-level passes (it overrides speculate).
+        self.asks_drafts = getattr(type(policy), "speculate", Policy.speculate) is not Policy.speculate
         self._requests: dict[int, _Request] = {}
         # The problems the answers made: held, or (``body``) written one JSON line each as they
         # end, so that a long run's memory does not grow with its problems. ``made``: the trace
@@ -66,7 +71,7 @@ class LiveSession:
             raise self._named("answer_correct", r.problem, steps,
                               f"answer True, False or None (not known), got {answer!r}")
         done = Problem(r.problem.id, r.problem.dataset, r.problem.prompt_tokens, tuple(r.events),
-                       answer if answer is None else bool(answer), r.problem.arrival_s)
+                       answer if answer is None else bool(answer), r.problem.arrival_s, tuple(r.schedule))
         self._call("done", r.problem, steps, index)  # the policy may drop what it kept for the problem
         if self._body is None:
             self.recorded.append(done)
@@ -126,7 +131,9 @@ class LiveSession:
         r = self._requests[q["request"]]
         view = View(q["kind"], r.problem, q["request"], q["step"], q["speculative"], q["of_refinement"], q["tokens"],
                     q["time_s"], q["waited_s"], tuple(q["chain"]), q["backtracks"], q["can_backtrack"],
-                    tuple(q["kvmu"]), dict(zip(ROLES, q["devices"])))
+                    tuple(q["kvmu"]), dict(zip(ROLES, q["devices"])), q.get("proposed", 0), q.get("most", 0),
+                    q.get("output", 0), q.get("last_drafts", 0), q.get("last_accepted", 0),
+                    self.output_only and q["kind"] == "draft")
         method = getattr(self.policy, view.kind)
         start = time.perf_counter()
         try:
@@ -142,6 +149,10 @@ class LiveSession:
             self.decisions += 1
         if view.kind == "verdict":
             return self._verdict(view, r, answer)
+        if view.kind == "speculate":
+            return self._drafts(view, r, answer)
+        if self.output_only:
+            return self._output(view, r, answer)
         tokens = self._tokens(view, answer)
         if not view.speculative and tokens > 0:
             if view.kind == "refine" and not self.header.backtracking:
@@ -165,6 +176,30 @@ class LiveSession:
         if reach > self.window:
             raise self._fail(view, f"{answer} tokens{ahead} take the context to {reach}, beyond the "
                                    f"{self.window}-token window of the models")
+        return int(answer)
+
+    def _drafts(self, view: View, r: _Request, answer: Any) -> int:
+        """A pass's drafts: the answer, or the scenario's where it is None; recorded for replay."""
+        if answer is None:
+            answer = view.proposed
+        if type(answer) is not int and (is_bool(answer) or not isinstance(answer, numbers.Integral)):
+            raise self._fail(view, f"answer a whole number of drafts or None (the scenario's), got {answer!r}")
+        if not 0 <= answer <= view.most:
+            raise self._fail(view, f"answer 0 to {view.most} drafts (the acceptance profile's positions), got {answer}")
+        r.schedule.append(int(answer))
+        return int(answer)
+
+    def _output(self, view: View, r: _Request, answer: Any) -> int:
+        """A target-alone or token-level request's output length: its one step, kept."""
+        if type(answer) is not int and (is_bool(answer) or not isinstance(answer, numbers.Integral)):
+            raise self._fail(view, f"answer a whole number of output tokens, got {answer!r}")
+        if answer < 1:
+            raise self._fail(view, f"answer at least 1 output token, got {answer}")
+        reach = view.problem.prompt_tokens + int(answer)
+        if answer > MAX_TOKENS or reach > self.window:
+            raise self._fail(view, f"{answer} output tokens take the context to {reach}, beyond the "
+                                   f"{self.window}-token window of the target")
+        r.events.append(Draft(1, int(answer), 1.0, True))  # as a plain request's trace writes it
         return int(answer)
 
     def _verdict(self, view: View, r: _Request, answer: Any) -> bool:

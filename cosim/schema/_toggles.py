@@ -122,4 +122,4 @@ OPTIONS: tuple[Option, ...] = (
 # The trace's event kinds, in the order of their codes (the engine's `kind` column).
 EVENT_KINDS = ("draft", "refine", "backtrack")
 # The questions a live run asks its policy, in the order of their codes (cosim.live.View.kind).
-DECISION_KINDS = ("draft", "refine", "verdict")
+DECISION_KINDS = ("draft", "refine", "verdict", "speculate")

@@ -130,7 +130,7 @@ class System:
                                    "shared_prefix_tokens": shared_prefix}
         if live is not None:
             options.update(decide=live.decide, max_backtracks=header.max_backtracks,
-                           scored_refinements=header.backtracking)
+                           scored_refinements=header.backtracking, ask_drafts=live.asks_drafts)
         return native.simulate(self.top, description, feed, options)
 
     # ---- capacity plans ------------------------------------------------------------------

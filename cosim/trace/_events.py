@@ -57,6 +57,10 @@ class Problem:
     # Seconds from the start of the run at which the request arrives (trace version 2);
     # None: the run is closed-loop, a request starts as soon as a slot is free.
     arrival_s: float | None = None
+    # Token-level systems, a request served alone: the drafts of each verification pass that
+    # can draft, in order, as a live policy set them (docs/live.md); past its end, and where
+    # empty, the scenario's schedule drafts.
+    draft_schedule: tuple[int, ...] = ()
 
 
 # The header metadata key of the prompt tokens every problem shares (cosim/trace/_plain.py).
@@ -99,4 +103,6 @@ def problem_to_json(problem: Problem) -> dict[str, Any]:
     if problem.arrival_s is not None:
         out["arrival_s"] = problem.arrival_s
     out["events"] = [event_to_json(e) for e in problem.events]
+    if problem.draft_schedule:
+        out["draft_schedule"] = list(problem.draft_schedule)
     return out

@@ -18,7 +18,9 @@ MAX_TOKENS = 1_000_000
 
 _HEADER_FIELDS = {"format", "version", "accept_threshold", "backtrack_threshold", "max_backtracks", "backtracking",
                   "metadata"}
-_PROBLEM_FIELDS = {"id", "dataset", "prompt_tokens", "answer_correct", "events"}
+_PROBLEM_FIELDS = {"id", "dataset", "prompt_tokens", "answer_correct", "events", "draft_schedule"}
+# No acceptance profile lists anywhere near this many positions; more is a broken file.
+MAX_DRAFTS = 1024
 _EVENT_FIELDS = {
     "draft": {"type", "step", "tokens", "score", "accepted"},
     "refine": {"type", "step", "tokens", "score", "accepted"},
@@ -181,7 +183,7 @@ def parse_problem(obj: Any, line: Line, header: TraceHeader, version: int = VERS
         raise line.fail("", "expected a problem (a JSON object)")
     arrival = _arrival(obj, line, version) if version != VERSION_ARRIVALS or "arrival_s" in obj else None
     fields = _PROBLEM_FIELDS | {"arrival_s"} if version == VERSION_ARRIVALS else _PROBLEM_FIELDS
-    line.keys(obj, fields, fields - {"answer_correct"}, "")
+    line.keys(obj, fields, fields - {"answer_correct", "draft_schedule"}, "")
     events_raw = obj["events"]
     if not isinstance(events_raw, list) or not events_raw:
         raise line.fail("events", "expected a non-empty list of events")
@@ -193,16 +195,27 @@ def parse_problem(obj: Any, line: Line, header: TraceHeader, version: int = VERS
         answer_correct=None if obj.get("answer_correct") is None else line.boolean(obj["answer_correct"],
                                                                                   "answer_correct"),
         arrival_s=arrival,
+        draft_schedule=_schedule(obj.get("draft_schedule", []), line),
     )
     prefix = header.metadata.get(SHARED_PREFIX, 0)  # a file's header checked it; one built in code, the run does
     if type(prefix) is int and problem.prompt_tokens < prefix:
         raise line.fail("prompt_tokens", f"{problem.prompt_tokens} tokens, fewer than the {prefix} every prompt begins "
                                          f"with (the header's metadata.{SHARED_PREFIX})")
     try:
-        summarize(problem, header)
+        summary = summarize(problem, header)
     except ReplayError as exc:
         raise line.fail(_field(exc), str(exc)) from None
+    if len(problem.draft_schedule) >= max(summary.final_tokens, 1):
+        # Each pass that drafts writes at least one token, and the last token no pass drafts for.
+        raise line.fail("draft_schedule", f"{len(problem.draft_schedule)} passes for an output of "
+                                          f"{summary.final_tokens} tokens; at most {summary.final_tokens - 1} can draft")
     return problem
+
+
+def _schedule(raw: Any, line: Line) -> tuple[int, ...]:
+    if not isinstance(raw, list):
+        raise line.fail("draft_schedule", f"expected a list of draft counts, got {json.dumps(raw)}")
+    return tuple(line.integer(k, f"draft_schedule[{i}]", 0, MAX_DRAFTS) for i, k in enumerate(raw))
 
 
 def json_line(text: str, line: Line) -> Any:

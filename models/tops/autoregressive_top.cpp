@@ -60,6 +60,7 @@ AutoregressiveTop::AutoregressiveTop(sc_core::sc_module_name name, const Autoreg
             d.gpu->set_speculation(
                 std::make_shared<const SpecDecoder>(*spec.speculation, d.gpu->timing(), spec.draft_device),
                 draft_power_.back().get());
+            d.draft_power = draft_power_.back().get();
         } else if (spec.speculation != nullptr) {
             d.gpu->set_speculation(
                 std::make_shared<const SpecDecoder>(*spec.speculation, d.gpu->timing(), spec.drafter));
@@ -101,6 +102,10 @@ AutoregressiveTop::AutoregressiveTop(sc_core::sc_module_name name, const Autoreg
         hosts_.push_back(std::make_unique<AutoregressiveHost>(("host" + std::to_string(s)).c_str(), dispatcher_, s,
                                                               devices[static_cast<size_t>(s % count)],
                                                               spec.shared_prefix_tokens, finished_));
+}
+
+void AutoregressiveTop::set_decisions(DecisionBroker* broker, bool ask_drafts) {
+    for (const auto& h : hosts_) h->set_decisions(broker, ask_drafts);
 }
 
 std::vector<ServedRequest> AutoregressiveTop::take_finished() {

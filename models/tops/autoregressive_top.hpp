@@ -77,6 +77,8 @@ public:
     const VllmEngine* engine(int i) const {
         return engines_.empty() ? nullptr : engines_[static_cast<size_t>(i)].get();
     }
+    // Live: each host slot asks `broker` (AutoregressiveHost::set_decisions).
+    void set_decisions(DecisionBroker* broker, bool ask_drafts);
     // The requests finished since the last call, handed over and forgotten here.
     std::vector<ServedRequest> take_finished();
     size_t pending() const { return finished_.size(); }  // finished and not yet taken

@@ -43,6 +43,13 @@ void AutoregressiveHost::serve(const Request& request) {
     r.target_device = gpu_.index;
     r.prompt_tokens = p.prompt_tokens;
     r.output_tokens = p.output_tokens;
+    if (r.output_tokens == 0 && broker_ != nullptr) {
+        // Live: the policy says how long the output is, as it would the trace's one step.
+        Decision d;
+        describe(d, DecisionKind::draft, r);
+        broker_->ask(d);
+        r.output_tokens = d.answer_tokens;
+    }
     const std::string which = "request " + std::to_string(request.index);
     if (r.output_tokens < 1) throw SimulationError(which + ": an output of at least one token");
     if (r.prompt_tokens + r.output_tokens > gpu_.context_window)
@@ -50,8 +57,9 @@ void AutoregressiveHost::serve(const Request& request) {
                               std::to_string(r.output_tokens) + " output tokens exceed the target's window of " +
                               std::to_string(gpu_.context_window));
     if (gpu_.engine == nullptr) {
-        alone(r);
+        alone(r, request);
     } else {
+        if (p.passes > 0) throw ConfigError(which + ": a recorded draft_schedule applies to a request served alone");
         if (gpu_.request_overhead_ns > 0.0) sc_core::wait(duration_ns(gpu_.request_overhead_ns));
         r.overhead_end_units = now_units();
         VllmEngine* engine = gpu_.engine;
@@ -75,13 +83,46 @@ void AutoregressiveHost::serve(const Request& request) {
     done_.push_back(r);
 }
 
-void AutoregressiveHost::alone(ServedRequest& r) {
+void AutoregressiveHost::describe(Decision& d, DecisionKind kind, const ServedRequest& r) const {
+    d.kind = kind;
+    d.slot = slot_;
+    d.request = r.request;
+    d.step = 1;
+    d.time_ns = now_ns();
+    d.states = {gpu_.draft_power != nullptr ? gpu_.draft_power->state() : PowerState::idle, PowerState::idle,
+                gpu_.gpu->power().state()};
+}
+
+void AutoregressiveHost::alone(ServedRequest& r, const Request& request) {
+    const TraceProblem& p = *request.problem;
+    if (p.passes > 0 && gpu_.gpu->speculation() == nullptr)
+        throw ConfigError("request " + std::to_string(r.request) +
+                          ": a recorded draft_schedule needs token-level speculation");
+    // Each pass's drafts: the recorded schedule's while it lasts, then the policy's (live) or
+    // the scenario's.
+    DraftChooser choose = [&](const PassChoice& q) -> int64_t {
+        if (q.pass < p.passes) return request.chunk->schedule[static_cast<size_t>(p.first_pass + q.pass)];
+        if (!ask_drafts_ || broker_ == nullptr) return q.proposed;
+        Decision d;
+        describe(d, DecisionKind::speculate, r);
+        d.step = static_cast<int32_t>(q.pass + 1);
+        d.tokens = q.produced;
+        d.proposed = q.proposed;
+        d.most = q.most;
+        d.output = q.output;
+        d.last_drafts = q.last_drafts;
+        d.last_accepted = q.last_accepted;
+        broker_->ask(d);
+        return d.answer_tokens;
+    };
+    const bool chooses = p.passes > 0 || (ask_drafts_ && broker_ != nullptr);
     const TicketPtr ticket = gpu_.server->submit(
         [&](Ticket&) {
             // One command: the overhead, the prefill, the decodes, on the GPU.
             DeviceCommand c;
             c.context = r.prompt_tokens;
             c.request = r.request;
+            if (chooses) c.choose = &choose;
             send_command(gpu_port, DeviceOp::gpu_request, r.output_tokens, c);
             r.overhead_end_units = c.started_units;
             r.first_token_units = c.first_token_units;

@@ -19,6 +19,7 @@
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 
+#include "decision_broker.hpp"
 #include "device_server.hpp"
 #include "engine_balancer.hpp"
 #include "gpu_proxy.hpp"
@@ -65,6 +66,7 @@ struct AutoregressiveGpu {
     EngineBalancer* balancer = nullptr;
     double request_overhead_ns = 0.0;
     int64_t context_window = 0;
+    const Power* draft_power = nullptr;  // split decoding: its draft device's meter (a live view shows its state)
 };
 
 class AutoregressiveHost : public sc_core::sc_module {
@@ -75,17 +77,27 @@ public:
     AutoregressiveHost(sc_core::sc_module_name name, RequestDispatcher& dispatcher, int slot,
                        const AutoregressiveGpu& gpu, int64_t shared_prefix_tokens, std::vector<ServedRequest>& done);
     std::exception_ptr error() const { return error_; }
+    // Live (decision_broker.hpp): a request without an output length asks it (`draft`, step
+    // 1); with `ask_drafts`, a lone request asks each speculative pass's drafts (`speculate`).
+    void set_decisions(DecisionBroker* broker, bool ask_drafts) {
+        broker_ = broker;
+        ask_drafts_ = ask_drafts;
+    }
 
 private:
     void run();
     void serve(const Request& request);
-    void alone(ServedRequest& r);
+    void alone(ServedRequest& r, const Request& request);
+    // A question about request `r` at this instant, its devices' states filled in.
+    void describe(Decision& d, DecisionKind kind, const ServedRequest& r) const;
 
     RequestDispatcher& dispatcher_;
     const int slot_;
     AutoregressiveGpu gpu_;
     int64_t shared_prefix_;
     std::vector<ServedRequest>& done_;
+    DecisionBroker* broker_ = nullptr;
+    bool ask_drafts_ = false;
     std::exception_ptr error_;
 };
 

@@ -8,6 +8,9 @@
 //             asked ahead of the verdict too (`speculative`), for step-ahead drafting
 //   refine  - how many tokens the target's step has (ahead too, for step-ahead runs)
 //   verdict - whether the PRM's verdict keeps the drafted step or the refinement
+//   speculate - how many tokens a lone request's next verification pass drafts (token-level
+//             systems: asked before each pass that can draft, where the policy sets it)
+// In the target-alone and token-level systems `draft` (step 1) asks a request's output length.
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -42,6 +45,13 @@ struct Decision {
     bool can_backtrack = false;
     KvmuPointers kvmu;
     std::array<PowerState, 3> states{};  // draft, PRM, target
+    // speculate: the scenario's drafts for the pass, the most a pass drafts, the request's
+    // output length, and the pass before's drafts and the drafts it kept.
+    int64_t proposed = 0;
+    int64_t most = 0;
+    int64_t output = 0;
+    int64_t last_drafts = 0;
+    int64_t last_accepted = 0;
     // The answer.
     int64_t answer_tokens = 0;
     bool answer_keep = false;

@@ -27,6 +27,10 @@ struct TraceProblem {
     int64_t first_event = 0;
     int64_t events = 0;
     int64_t output_tokens = 0;  // the final chain's tokens: what the autoregressive system generates
+    // A lone request's recorded drafts per verification pass: TraceChunk::schedule
+    // [first_pass, first_pass + passes) (token-level systems; none: the scenario's schedule).
+    int64_t first_pass = 0;
+    int64_t passes = 0;
 };
 
 // A run of whole problems; each problem's events are [first_event, first_event + events).
@@ -34,6 +38,7 @@ struct TraceChunk {
     std::vector<TraceEvent> events;
     std::vector<TraceProblem> problems;
     std::vector<int64_t> arrival_ns;  // per problem, nondecreasing; empty: every problem arrives at 0
+    std::vector<int64_t> schedule;    // the problems' recorded drafts per pass (TraceProblem::first_pass)
 };
 // The host's switches, declared in cosim/schema/_toggles.py (OPTIONS) with the scenario value
 // each comes from: sequential (gpu-baseline), the toggles, the serving section's PRM prefix
