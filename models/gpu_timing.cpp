@@ -62,9 +62,19 @@ double GpuTiming::busy_w(const PowerParams& power, PowerState state, const StepW
     return power.load_w(compute, memory);
 }
 
+double GpuTiming::sampler_ns(const std::vector<BatchWork>& work) const {
+    const double per_row = params().sampler_ns_per_logit * static_cast<double>(model().vocab);
+    if (per_row <= 0.0) return 0.0;
+    double rows = 0.0;
+    for (const BatchWork& w : work)
+        if (w.verify) rows += static_cast<double>(w.tokens);
+        else if (w.decode) rows += 1.0;
+    return rows * per_row;
+}
+
 double GpuTiming::decode_token_ns(int64_t context) const {
     check_argument_non_negative("GpuTiming::decode_token_ns", "context", static_cast<double>(context));
-    return latency_->decode_token_ns(context);
+    return latency_->decode_token_ns(context) + params().sampler_ns_per_logit * static_cast<double>(model().vocab);
 }
 
 double GpuTiming::prefill_ns(int64_t tokens, int64_t context) const {

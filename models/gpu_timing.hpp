@@ -39,11 +39,17 @@ public:
                                                            std::shared_ptr<const RooflineTiming> roofline);
 
     const LatencyModel& latency() const { return *latency_; }
+    // A pass's time is its formula's and its sampler's (sampler_ns): a decode samples one
+    // row, a verification of k drafts k + 1; a prefill none (a prompt's first token, sampled
+    // by the pass that completes it, is left out).
     double decode_token_ns(int64_t context) const;
     double prefill_ns(int64_t tokens, int64_t context) const;
     // One forward pass over a batch (iteration-level batching); a batch of one is the lone
     // operation's time (decode_token_ns, prefill_ns; profiles included).
-    double batch_ns(const std::vector<BatchWork>& work) const { return latency_->batch_ns(work); }
+    double batch_ns(const std::vector<BatchWork>& work) const { return latency_->batch_ns(work) + sampler_ns(work); }
+    // The sampler's time over a pass: sampler_ns_per_logit x the vocabulary x the rows it
+    // samples (0 unless requests sample by sorting their logits: docs/hardware.md).
+    double sampler_ns(const std::vector<BatchWork>& work) const;
     bool profiled(Phase phase) const { return latency_->profiled(phase); }
     // One engine step over a batch. `overlap_host` (asynchronous scheduling): the host
     // prepares the step while the GPU runs the one before, so a roofline-timed step takes

@@ -9,7 +9,7 @@ import functools
 import statistics
 from typing import Callable
 
-from cosim import validation
+from cosim import load_device, validation
 from cosim.report import _at_scale
 from cosim.validation import _mlenergy as mlenergy
 from cosim.validation import _moe_serving as moe
@@ -61,7 +61,14 @@ def at_scale() -> tuple[str, ...]:
     return tuple(_at_scale._what_the_fpga_buys(records))
 
 
+def sort_rate() -> str:
+    """The H100's sampler sort, as the ML.ENERGY case charges it, per logit."""
+    h100 = mlenergy.benchmark_device(load_device(mlenergy.DEVICE))
+    return f"{h100.gpu.sampler_ns_per_logit * 1e3:.0f} ps"
+
+
 FIGURES: dict[str, Callable[[], str]] = {
+    "mlenergy_sort_rate": sort_rate,
     "validation_mlenergy_itl": lambda: case_errors(f"{mlenergy.CASE} (ITL)"),
     "validation_mlenergy_power": lambda: case_errors(f"{mlenergy.CASE} (power)"),
     "validation_mlenergy_energy": lambda: case_errors(f"{mlenergy.CASE} (energy)"),

@@ -13,7 +13,7 @@ from cosim import ConfigError, PolicyError, load_device, load_model
 from cosim.errors import TraceError
 from cosim.config._speculation import eagle_head
 from cosim.config.scenario import build_scenario, load_scenario
-from cosim.live import Policy, TracePolicy
+from cosim.live import Policy, ProfilePolicy, TracePolicy
 from cosim.trace import Draft, Problem, Trace
 from cosim.trace._plain import plain_header, plain_problem
 from conftest import one_line_error, run_cli
@@ -44,6 +44,18 @@ def test_a_trace_policy_replays_the_trace(name):
     for made, given in zip(live.trace.problems, trace.problems):
         final = cosim.trace._replay.summarize(given, trace.header).final_tokens
         assert made.events == (Draft(1, final, 1.0, True),)
+
+
+@pytest.mark.parametrize("name", ["target-alone", "speculative-decoding-h100"])
+def test_a_profile_policy_writes_the_final_chain_its_play_makes(name):
+    # A ProfilePolicy made with a generated trace plays its draws: a request's whole output
+    # is the final chain of the problem the trace holds, so the live run is that trace's replay.
+    scn = load_scenario(name)
+    trace = cosim.trace.generate("math500", 4, seed=1, config=scn.config)
+    live = cosim.cosimulate(scn, ProfilePolicy(trace), trace)
+    assert _times(live.result) == _times(cosim.simulate(scn, trace))
+    finals = [cosim.trace._replay.summarize(p, trace.header).final_tokens for p in trace.problems]
+    assert [p.events[0].tokens for p in live.trace.problems] == finals
 
 
 class Fixed(TracePolicy):

@@ -106,11 +106,12 @@ def proposer_model(spec: Any, target: Any) -> Any:
 def drafter_section(spec: Any, target: Any) -> dict[str, Any] | None:
     """The engine's proposer section: its model and the GPU it runs on (the target's, its
     passes inside the target's step: no host cost of their own beyond their kernels'
-    launches, CUDA graphs replaying them), or None for a host lookup."""
+    launches, CUDA graphs replaying them; no sort of its logits either, as vLLM's proposers
+    take each draft's argmax), or None for a host lookup."""
     model = proposer_model(spec, target)
     if model is None:
         return None
-    gpu = _params.replaced(target.device.gpu, forward_overhead_ns=0.0)
+    gpu = _params.replaced(target.device.gpu, forward_overhead_ns=0.0, sampler_ns_per_logit=0.0)
     return {"gpu": _params.native(gpu), "model": _params.native(model)}
 
 

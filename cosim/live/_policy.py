@@ -1,7 +1,7 @@
 """What a policy sees and answers in a live co-simulation, and the policy that answers
 from a trace (docs/live.md).
 
-The engine asks at three kinds of decision point, never per token:
+The engine asks at four kinds of decision point, never per token:
 
 - ``draft(view)``: how many tokens the draft model's step ``view.step`` has, or 0 when
   the answer is complete. Asked when the step is due, and ahead of it

@@ -16,6 +16,7 @@ from ..trace import Backtrack, Draft, Problem, Refine, Trace, TraceHeader
 from ..trace._generate import Candidate, Draws, Play, StepDraws, threshold_rule
 from ..trace._profile_files import load_profile
 from ..trace._quality import correctness_probability, resolve_target
+from ..trace._replay import summarize
 from ._policy import Policy, View, described, hook_error
 
 
@@ -179,6 +180,9 @@ class ProfilePolicy(Policy):
 
     def draft(self, view: View) -> int:
         st = self.state(view)
+        if view.whole:  # a target-alone or token-level request writes the final chain the play makes
+            events = tuple(self._future(st, view))
+            return summarize(dataclasses.replace(view.problem, events=events), self.header).final_tokens
         if view.speculative:  # as trace replay looks ahead: the next draft of the step
             wanted = view.step
             return self._ahead_draft(

@@ -15,7 +15,9 @@ benchmark's vLLM settings give it), with nothing taken from the measured latenci
   tokens prefilled in one step; the median step holds one when at least half the steps do
   (B / E[L] >= 1/2), and then P * max(1, B / E[L]) prompt tokens;
 - the GPUs: the configuration's tensor and expert parallel group over NVLink
-  (cosim/data/links/nvlink4_h100.yaml).
+  (cosim/data/links/nvlink4_h100.yaml);
+- the sampler: the benchmark's requests sample with top-p, which its vLLM does by sorting
+  every sampled sequence's logits (``benchmark_device`` below says with what cost).
 
 Power and energy per token are predicted on the mean step rather than the median one: the
 same batch, with the prompt tokens of the requests that end in an average step prefilled
@@ -30,6 +32,7 @@ The same reader takes a user's own ML.ENERGY model JSON (``cosim validate --data
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from dataclasses import dataclass
@@ -47,6 +50,29 @@ from ..schema import _params
 
 CASE = "mlenergy-h100"
 DEVICE = "h100-sxm"
+
+# The sampler. The benchmark's client asks every request for top_p 0.95 at temperature 0.8
+# with a repetition penalty of 1.1 (ml-energy/benchmark, mlenergy/benchmark/llm/benchmark.py)
+# of a vLLM 0.11.1 server (its README's image). That vLLM applies top-p by sorting each
+# sampled row's whole vocabulary with PyTorch: FlashInfer's sampler was off by default from
+# vLLM PR 26859 until PR 40376. PR 40376 timed that sort (its "topp_whole" row, PyTorch
+# column) at 6.150 ms for 512 rows of 131,072 logits on the B200 its tests name: 91.6 ps a
+# logit. A sort streams the logits and their indices through memory several times, so
+# another GPU is taken to sort at the B200's rate scaled by its memory bandwidth (an
+# estimate: 211 ps a logit on the H100; plausible range the same PR's per-logit rates at 128
+# rows, 138 ps on the B200, and between its 128 and 512 rows, 76 ps, so scaled: 175 to
+# 317 ps on the H100).
+SORT_MS, SORT_ROWS, SORT_LOGITS, SORT_DEVICE = 6.150, 512, 131072, "b200"
+
+
+def benchmark_device(device: Any) -> Any:
+    """``device`` as the benchmark ran it: its sampler sorting each sampled row's logits at the
+    measured rate scaled by memory bandwidth (above), unless the device sets its own."""
+    if device.gpu.sampler_ns_per_logit > 0.0:
+        return device
+    b200 = load_device(SORT_DEVICE).gpu.memory_bandwidth_gbps
+    per_logit = SORT_MS * 1e6 / (SORT_ROWS * SORT_LOGITS) * b200 / device.gpu.memory_bandwidth_gbps
+    return dataclasses.replace(device, gpu=_params.replaced(device.gpu, sampler_ns_per_logit=per_logit))
 
 # Prompt tokens of a request, by task: estimates (the benchmark ships no prompt lengths).
 # lm-arena-chat: LMSYS-Chat-1M (Zheng et al. 2023, Table 1) averages 69.5 tokens a prompt
@@ -208,7 +234,7 @@ def rows_of(path: Path, device_ref: Any = DEVICE, model_ref: Any = None, label: 
         model_ref = MODELS[model_id]
     if task not in PROMPT_TOKENS:
         raise ConfigError(f"{path}: task {task!r}: prompt lengths are known for {', '.join(PROMPT_TOKENS)}")
-    device, model = load_device(device_ref), load_model(model_ref)
+    device, model = benchmark_device(load_device(device_ref)), load_model(model_ref)
     link = load_link(device.peer_link or device.host_link)  # the GPUs' own, as a role's group takes it
     short = str(model_id).split("/")[-1]
     points = [PowerPoint(str(model_ref), c.tensor_parallel,
