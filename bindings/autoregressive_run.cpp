@@ -70,7 +70,8 @@ TraceChunk read_requests(const py::dict& problems, bool live) {
         chunk.schedule.assign(v.data(0), v.data(0) + values.shape(0));
         for (py::ssize_t i = 0; i < n; ++i) {
             if (f(i) < 0 || c(i) < 0 || f(i) + c(i) > values.shape(0))
-                throw ConfigError("trace problems: row " + std::to_string(i) + ": its draft_schedule lies outside the column");
+                throw ConfigError("trace problems: row " + std::to_string(i) +
+                                  ": its draft_schedule lies outside the column");
             chunk.problems[static_cast<size_t>(i)].first_pass = f(i);
             chunk.problems[static_cast<size_t>(i)].passes = c(i);
         }

@@ -323,7 +323,8 @@ SpecDecoder::Decode GpuProxy::serve_speculative(int64_t prompt, int64_t output, 
             spend(so_far);
             return (*c.choose)(q);
         };
-    const SpecDecoder::Decode d = spec.decode(prompt, output, request, prefill, c.choose != nullptr ? &chooser : nullptr);
+    const SpecDecoder::Decode d =
+        spec.decode(prompt, output, request, prefill, c.choose != nullptr ? &chooser : nullptr);
     spend(d);
     power_->set_state(PowerState::idle);
     if (draft_power_ != nullptr) draft_power_->set_state(PowerState::idle);

@@ -121,7 +121,8 @@ int64_t SpecDecoder::chosen(const Chooser* choose, PassChoice q, const Decode& d
     const int64_t k = (*choose)(q, d);
     if (k < 0 || k > q.most)
         throw ConfigError("pass " + std::to_string(q.pass) + ": " + std::to_string(k) +
-                          " drafts; a pass drafts 0 to the acceptance profile's " + std::to_string(q.most) + " positions");
+                          " drafts; a pass drafts 0 to the acceptance profile's " + std::to_string(q.most) +
+                          " positions");
     return k;
 }
 
@@ -143,6 +144,7 @@ SpecDecoder::Decode SpecDecoder::rounds(int64_t context, int64_t tokens, int64_t
         int64_t kept = 1;
         if (drafts <= 0) {
             pass(target_, {BatchWork{1, context + pos, true}}, d);
+            last_drafts = last_accepted = 0;
         } else {
             propose(fresh, context + pos, drafts, d);
             pass(target_, {BatchWork{drafts + 1, context + pos, false, true}}, d);
@@ -219,6 +221,7 @@ SpecDecoder::Decode SpecDecoder::decode_split(int64_t prompt, int64_t output, ui
             ++context;
             // A pass a chooser left without drafts: its token still reaches the board.
             if (output - produced - 1 > 0) d.ns += dev.relay_ns(dev.token_bytes + dev.control_bytes);
+            last_drafts = last_accepted = 0;
             continue;
         }
         for (int64_t j = 0; j < drafts; ++j) {

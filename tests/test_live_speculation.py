@@ -106,8 +106,8 @@ def test_a_policys_drafts_set_each_pass_as_worked_by_hand(tmp_path):
     kind, step, tokens, last_drafts, last_accepted, proposed, most, output, time_s, state = zip(*live.policy_outcome)
     assert step == (1, 2, 3, 4, 5, 6, 7) and set(kind) == {"speculate"}
     assert tokens == (1, 5, 7, 8, 11, 15, 19)
-    # A pass of no drafts shows the pass before it as (0, 0): it kept no draft.
-    assert list(zip(last_drafts, last_accepted)) == [(0, 0), (3, 3), (1, 1), (1, 1), (2, 2), (3, 3), (3, 3)]
+    # The pass after one of no drafts is shown (0, 0): that pass drafted and kept none.
+    assert list(zip(last_drafts, last_accepted)) == [(0, 0), (3, 3), (1, 1), (0, 0), (2, 2), (3, 3), (3, 3)]
     assert set(proposed) == {3} and set(most) == {3} and set(output) == {21}
     assert time_s[0] == pytest.approx(first * 1e-9, rel=1e-9)
     assert all(a < b for a, b in zip(time_s, time_s[1:]))
