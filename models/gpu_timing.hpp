@@ -47,7 +47,7 @@ public:
     // One forward pass over a batch (iteration-level batching); a batch of one is the lone
     // operation's time (decode_token_ns, prefill_ns; profiles included).
     double batch_ns(const std::vector<BatchWork>& work) const { return latency_->batch_ns(work) + sampler_ns(work); }
-    // The sampler's time over a pass: sampler_ns_per_logit x the vocabulary x the rows it
+    // The sampler's time over a pass: sampler_logit_ns x the vocabulary x the rows it
     // samples (0 unless requests sample by sorting their logits: docs/hardware.md).
     double sampler_ns(const std::vector<BatchWork>& work) const;
     bool profiled(Phase phase) const { return latency_->profiled(phase); }

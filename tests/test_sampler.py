@@ -1,5 +1,5 @@
 """The sampler's sort: where requests sample with top-p or top-k by sorting each sampled
-row's logits (vLLM's PyTorch path), a pass costs sampler_ns_per_logit x the vocabulary a
+row's logits (vLLM's PyTorch path), a pass costs sampler_logit_ns x the vocabulary a
 row more: a decode samples one row, a verification of k drafts k + 1, a prefill none, and a
 proposer none (it takes its drafts' argmax)."""
 
@@ -23,7 +23,7 @@ S = 0.25  # ns a logit: an arbitrary cost, large enough to see
 
 def with_sampler(device, s):
     d = load_device(device)
-    return dataclasses.replace(d, gpu=_params.replaced(d.gpu, sampler_ns_per_logit=s))
+    return dataclasses.replace(d, gpu=_params.replaced(d.gpu, sampler_logit_ns=s))
 
 
 def step_ns(device, steps):
@@ -45,7 +45,7 @@ def _scenario(system, tmp_path, s, **extra):
     profile(tmp_path, "per_draft: 1.0\ndrafts: 3\n")
     data = {"system": system, "target": {"device": "h100-sxm", "model": "llama-3.1-8b"}, **extra}
     scn = build_scenario(data, source=str(tmp_path / "s.yaml"))
-    return scn.with_values({"target.device.gpu.sampler_ns_per_logit": s}) if s else scn
+    return scn.with_values({"target.device.gpu.sampler_logit_ns": s}) if s else scn
 
 
 def test_a_lone_request_sorts_once_a_token_after_its_first(tmp_path):
@@ -75,8 +75,8 @@ def test_the_benchmarks_sort_is_the_measured_one_scaled_by_bandwidth():
     # the B200's rate times the ratio of their memory bandwidths.
     b200, h100 = (load_device(d).gpu.memory_bandwidth_gbps for d in ("b200", "h100-sxm"))
     per_logit = 6.150e6 / (512 * 131072) * b200 / h100
-    assert _mlenergy.benchmark_device(load_device("h100-sxm")).gpu.sampler_ns_per_logit == pytest.approx(per_logit)
+    assert _mlenergy.benchmark_device(load_device("h100-sxm")).gpu.sampler_logit_ns == pytest.approx(per_logit)
     assert 0.175 < per_logit < 0.317  # the range the estimate declares
     # A device that sets its own keeps it.
     own = with_sampler("h100-sxm", 0.1)
-    assert _mlenergy.benchmark_device(own).gpu.sampler_ns_per_logit == 0.1
+    assert _mlenergy.benchmark_device(own).gpu.sampler_logit_ns == 0.1

@@ -111,7 +111,7 @@ def drafter_section(spec: Any, target: Any) -> dict[str, Any] | None:
     model = proposer_model(spec, target)
     if model is None:
         return None
-    gpu = _params.replaced(target.device.gpu, forward_overhead_ns=0.0, sampler_ns_per_logit=0.0)
+    gpu = _params.replaced(target.device.gpu, forward_overhead_ns=0.0, sampler_logit_ns=0.0)
     return {"gpu": _params.native(gpu), "model": _params.native(model)}
 
 

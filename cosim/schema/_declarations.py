@@ -172,7 +172,7 @@ GPU = Group("gpu", "GpuConfig", "GpuParams", "COSIM_GPU_PARAMS", "A GPU serving 
                                        "refinement, a prompt)", rule="non_negative", default=0.0),
     Decl("forward_overhead_ns", float, "fixed host and launch cost of one forward call", rule="non_negative"),
     Decl("layer_overhead_ns", float, "launch cost per transformer layer (eager mode)", rule="non_negative"),
-    Decl("sampler_ns_per_logit", float, "the sampler's time per logit of each row a pass samples, where "
+    Decl("sampler_logit_ns", float, "the sampler's time per logit of each row a pass samples, where "
                                         "requests sample with top-p or top-k by sorting the vocabulary (vLLM's "
                                         "PyTorch path); 0: greedy, or a sampler that does not sort",
          rule="non_negative", default=0.0),

@@ -68,11 +68,11 @@ SORT_MS, SORT_ROWS, SORT_LOGITS, SORT_DEVICE = 6.150, 512, 131072, "b200"
 def benchmark_device(device: Any) -> Any:
     """``device`` as the benchmark ran it: its sampler sorting each sampled row's logits at the
     measured rate scaled by memory bandwidth (above), unless the device sets its own."""
-    if device.gpu.sampler_ns_per_logit > 0.0:
+    if device.gpu.sampler_logit_ns > 0.0:
         return device
     b200 = load_device(SORT_DEVICE).gpu.memory_bandwidth_gbps
     per_logit = SORT_MS * 1e6 / (SORT_ROWS * SORT_LOGITS) * b200 / device.gpu.memory_bandwidth_gbps
-    return dataclasses.replace(device, gpu=_params.replaced(device.gpu, sampler_ns_per_logit=per_logit))
+    return dataclasses.replace(device, gpu=_params.replaced(device.gpu, sampler_logit_ns=per_logit))
 
 # Prompt tokens of a request, by task: estimates (the benchmark ships no prompt lengths).
 # lm-arena-chat: LMSYS-Chat-1M (Zheng et al. 2023, Table 1) averages 69.5 tokens a prompt
