@@ -63,7 +63,7 @@ double GpuTiming::busy_w(const PowerParams& power, PowerState state, const StepW
 }
 
 double GpuTiming::sampler_ns(const std::vector<BatchWork>& work) const {
-    const double per_row = params().sampler_logit_ns * static_cast<double>(model().vocab);
+    const double per_row = sampler_row_ns();
     if (per_row <= 0.0) return 0.0;
     double rows = 0.0;
     for (const BatchWork& w : work)
@@ -74,7 +74,7 @@ double GpuTiming::sampler_ns(const std::vector<BatchWork>& work) const {
 
 double GpuTiming::decode_token_ns(int64_t context) const {
     check_argument_non_negative("GpuTiming::decode_token_ns", "context", static_cast<double>(context));
-    return latency_->decode_token_ns(context) + params().sampler_logit_ns * static_cast<double>(model().vocab);
+    return latency_->decode_token_ns(context) + sampler_row_ns();
 }
 
 double GpuTiming::prefill_ns(int64_t tokens, int64_t context) const {

@@ -50,6 +50,8 @@ public:
     // The sampler's time over a pass: sampler_logit_ns x the vocabulary x the rows it
     // samples (0 unless requests sample by sorting their logits: docs/hardware.md).
     double sampler_ns(const std::vector<BatchWork>& work) const;
+    // The sampler's time on one row: sampler_logit_ns x the vocabulary.
+    double sampler_row_ns() const { return params().sampler_logit_ns * static_cast<double>(model().vocab); }
     bool profiled(Phase phase) const { return latency_->profiled(phase); }
     // One engine step over a batch. `overlap_host` (asynchronous scheduling): the host
     // prepares the step while the GPU runs the one before, so a roofline-timed step takes

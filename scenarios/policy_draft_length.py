@@ -11,6 +11,7 @@ fitted to the passes' measured durations (the time between a request's questions
 
 from __future__ import annotations
 
+import cosim
 from cosim.live import TracePolicy
 
 # Passes timed at two draft counts at least before the cost line is trusted; until then the
@@ -95,8 +96,6 @@ def compare(scenario: str, profile: str = "math500", problems: int = PROBLEMS, s
     """Each row's run summary on the same answers: the scenario's draft count, Hugging Face's
     heuristic_transient schedule from it, and this policy (with what it learned, and how
     many passes drafted each count)."""
-    import cosim
-
     scn = cosim.load_scenario(scenario)
     trace = cosim.trace.generate(profile, problems, seed=seed)
     heuristic = scn.with_values({"speculation.draft_schedule": "heuristic_transient"})

@@ -125,8 +125,8 @@ def drafts(scenario: str) -> dict[str, Any]:
 def draft_table() -> str:
     rows = ["| system | drafts a pass | mean latency s | J per token |", "|---|---|---|---|"]
     for scenario in draft_length.SCENARIOS:
-        k = cosim.load_scenario(scenario).speculation.draft_tokens
         runs = drafts(scenario)
+        k = runs["draft_tokens"]
         for run, words in (("constant", f"{k}, the scenario's"), ("heuristic", f"`heuristic_transient` from {k}"),
                            ("policy", "`scenarios/policy_draft_length.py`")):
             s = runs[run]

@@ -162,7 +162,7 @@ class LiveSession:
         return tokens
 
     def _tokens(self, view: View, answer: Any) -> int:
-        if type(answer) is not int and (isinstance(answer, bool) or not isinstance(answer, numbers.Integral)):
+        if not is_whole(answer):
             raise self._fail(view, f"answer a whole number of tokens, got {answer!r}")
         least = 1 if view.kind == "refine" and not view.speculative else 0  # 0 ahead: no step-ahead work
         if answer < least:
@@ -182,7 +182,7 @@ class LiveSession:
         """A pass's drafts: the answer, or the scenario's where it is None; recorded for replay."""
         if answer is None:
             answer = view.proposed
-        if type(answer) is not int and (is_bool(answer) or not isinstance(answer, numbers.Integral)):
+        if not is_whole(answer):
             raise self._fail(view, f"answer a whole number of drafts or None (the scenario's), got {answer!r}")
         if not 0 <= answer <= view.most:
             raise self._fail(view, f"answer 0 to {view.most} drafts (the acceptance profile's positions), got {answer}")
@@ -191,7 +191,7 @@ class LiveSession:
 
     def _output(self, view: View, r: _Request, answer: Any) -> int:
         """A target-alone or token-level request's output length: its one step, kept."""
-        if type(answer) is not int and (is_bool(answer) or not isinstance(answer, numbers.Integral)):
+        if not is_whole(answer):
             raise self._fail(view, f"answer a whole number of output tokens, got {answer!r}")
         if answer < 1:
             raise self._fail(view, f"answer at least 1 output token, got {answer}")
@@ -238,6 +238,11 @@ class LiveSession:
         else:
             r.events.append(Draft(step, tokens, float(score), kept))
         return kept
+
+
+def is_whole(value: Any) -> bool:
+    """A whole number, Python's or numpy's: never a bool, a float or text."""
+    return type(value) is int or (not is_bool(value) and isinstance(value, numbers.Integral))
 
 
 def is_bool(value: Any) -> bool:
