@@ -2,7 +2,11 @@
 HeteroReason with the target on one H100 and on a tensor-parallel group of two, single
 requests and serving.
 
-    .venv/bin/python bench/parallel_groups.py [--problems 10000] [--requests 3000] [--repeats 3]
+    .venv/bin/python bench/parallel_groups.py [--problems 10000] [--requests 3000] [--repeats 3] [--pcie]
+
+`--pcie`: the H100 PCIe card instead of the SXM's NVLink (every H100 of the scenarios), so
+that the group's collectives are booked on its PCIe links (docs/hardware.md, "Collectives
+on shared links").
 
 Prints one JSON line: per group size, the median SystemC wall time of the single-request
 run (`run_wall_s`, each run a second or more at the defaults), its kernel delta cycles per
@@ -17,22 +21,36 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import tempfile
 import time
+from pathlib import Path
 
 import cosim
 from cosim import serve
 
+SCENARIOS = Path(cosim.__file__).parent / "data" / "scenarios"
 SINGLE = "heteroreason-qwen3-32b-tp2"
 SERVING = "cluster-heteroreason-qwen3-32b-tp2"
 
 
-def measure(problems: int, requests: int, repeats: int) -> dict[str, float]:
+def scenario(name: str, pcie: bool, folder: Path) -> cosim.Scenario:
+    """The built-in scenario, its H100 SXMs swapped for H100 PCIe cards with `pcie`."""
+    if not pcie:
+        return cosim.load_scenario(name)
+    text = (SCENARIOS / f"{name}.yaml").read_text().replace("h100-sxm", "h100-pcie")
+    path = folder / f"{name}.yaml"
+    path.write_text(text)
+    return cosim.load_scenario(str(path))
+
+
+def measure(problems: int, requests: int, repeats: int, pcie: bool = False) -> dict[str, float]:
     trace = cosim.trace.generate("math500", problems, seed=1)
     served = cosim.trace.generate("math500", requests, seed=1)
+    folder = Path(tempfile.mkdtemp())
     out: dict[str, float] = {}
     for tp in (1, 2):
-        single = cosim.load_scenario(SINGLE).with_value("target.parallel.tensor_parallel", tp)
-        cluster = cosim.load_scenario(SERVING).with_value("target.parallel.tensor_parallel", tp)
+        single = scenario(SINGLE, pcie, folder).with_value("target.parallel.tensor_parallel", tp)
+        cluster = scenario(SERVING, pcie, folder).with_value("target.parallel.tensor_parallel", tp)
         walls, deltas, serves = [], [], []
         for _ in range(repeats):
             run = cosim.simulate(single, trace)
@@ -54,8 +72,9 @@ def main() -> None:
     parser.add_argument("--problems", type=int, default=10000)
     parser.add_argument("--requests", type=int, default=3000)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--pcie", action="store_true", help="H100 PCIe cards: collectives booked on their links")
     args = parser.parse_args()
-    print(json.dumps(measure(args.problems, args.requests, args.repeats)))
+    print(json.dumps(measure(args.problems, args.requests, args.repeats, args.pcie)))
 
 
 if __name__ == "__main__":

@@ -89,12 +89,12 @@ COSIM_GROUP_READER(BatchingSettings, batching_settings, "batching", COSIM_BATCHI
 #undef COSIM_GROUP_READER
 
 ParallelLayout parallel_layout(const py::object& parallel, const py::object& peer_link, const ModelSpec& model,
-                               const std::string& where) {
+                               const std::string& where, bool pcie) {
     if (parallel.is_none()) return ParallelLayout();
     PeerLink link;
     if (!peer_link.is_none()) {
         const PcieLinkParams p = pcie_params(peer_link.cast<py::dict>());
-        link = PeerLink{p.bandwidth_gbps, p.efficiency, p.latency_ns};
+        link = PeerLink{p.bandwidth_gbps, p.efficiency, p.latency_ns, pcie};
     }
     return ParallelLayout(where, parallel_params(parallel.cast<py::dict>()), link, model);
 }
@@ -102,7 +102,8 @@ ParallelLayout parallel_layout(const py::object& parallel, const py::object& pee
 ParallelLayout parallel_layout(const py::dict& role, const ModelSpec& model, const std::string& where) {
     if (!role.contains("parallel")) return ParallelLayout();
     const py::object link = role.contains("peer_link") ? py::object(role["peer_link"]) : py::object(py::none());
-    return parallel_layout(py::object(role["parallel"]), link, model, where);
+    const bool pcie = role.contains("peer_link_pcie") && role["peer_link_pcie"].cast<bool>();
+    return parallel_layout(py::object(role["parallel"]), link, model, where, pcie);
 }
 
 PowerState power_state(const std::string& name) {

@@ -30,9 +30,10 @@ ParallelParams parallel_params(const pybind11::dict& d);
 // The GPUs a GPU role's model spans: its section's `parallel` and `peer_link` (a section
 // without them is one GPU), checked against the model (errors name `where`).
 ParallelLayout parallel_layout(const pybind11::dict& role, const ModelSpec& model, const std::string& where);
-// The same from the two parts given apart (None: one GPU).
+// The same from the two parts given apart (None: one GPU); `pcie`: the peer link is the
+// GPUs' PCIe links (PeerLink::pcie).
 ParallelLayout parallel_layout(const pybind11::object& parallel, const pybind11::object& peer_link,
-                               const ModelSpec& model, const std::string& where);
+                               const ModelSpec& model, const std::string& where, bool pcie = false);
 // The engine's serving sections (cosim/schema/_cluster.py), checked by their declared rules.
 ClusterShape cluster_shape(const pybind11::dict& d);
 BatchingSettings batching_settings(const pybind11::dict& d);

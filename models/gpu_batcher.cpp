@@ -156,8 +156,9 @@ double GpuBatcher::passes_ns(const Passes& passes, StepWork& done) const {
 }
 
 int64_t GpuBatcher::promised(const Batch& batch) const {
-    // Every sequence a plain decode, none waiting outside.
-    if (batch.size() != items_.size()) return 1;
+    // Every sequence a plain decode, none waiting outside; no collectives to book on a link
+    // between iterations.
+    if (batch.size() != items_.size() || collectives_ != nullptr) return 1;
     int64_t least = std::numeric_limits<int64_t>::max();
     for (const auto& entry : batch) {
         if (!entry.first->decode || entry.first->spec != nullptr) return 1;
@@ -216,6 +217,35 @@ void GpuBatcher::run_bulk(const Batch& batch) {
     }
     for (const auto& entry : batch) entry.first->in_bulk = false;
     bulk_.clear();
+}
+
+void GpuBatcher::set_collective_link(PcieLink& link) {
+    if (collectives_ != nullptr) return;  // the GPU's models share its link
+    collectives_ = std::make_unique<CollectiveLink>((std::string(basename()) + "_collectives").c_str(), link);
+}
+
+double GpuBatcher::wait_with_collectives(const Passes& passes, double ns) {
+    const uint64_t start = now_units();
+    // In kernel units, so that with the link to itself it ends where one wait of `ns` would.
+    uint64_t compute = duration_units(ns);
+    for (const auto& [timing, work] : passes) {
+        const ParallelLayout& layout = timing->layout();
+        if (!layout.on_pcie()) continue;
+        double tokens = 0.0;
+        for (const BatchWork& w : work) tokens += static_cast<double>(w.tokens);
+        compute -= duration_units(layout.traffic(tokens).link_ns(layout.link()));
+    }
+    sc_core::wait(sc_core::sc_time::from_value(compute));
+    uint64_t end = now_units();
+    for (const auto& [timing, work] : passes) {
+        const ParallelLayout& layout = timing->layout();
+        if (!layout.on_pcie()) continue;
+        double tokens = 0.0;
+        for (const BatchWork& w : work) tokens += static_cast<double>(w.tokens);
+        end = collectives_->book(layout.traffic(tokens), layout.link(), end);
+    }
+    at_least_units(end);
+    return units_to_ns(now_units() - start);
 }
 
 void GpuBatcher::run() {
@@ -303,6 +333,7 @@ void GpuBatcher::run() {
             }
             continue;
         }
+        if (collectives_ != nullptr) ns = wait_with_collectives(passes, ns);
         for (const auto& entry : batch) entry.first->work_ns += ns / static_cast<double>(batch.size());
         if (const int64_t promise = promised(batch); promise > 1) {
             bulk_.assign(1, Span{now_units(), now_units() + pass.value(), ns, ns / static_cast<double>(batch.size()),
@@ -317,7 +348,7 @@ void GpuBatcher::run() {
             }
             bulk_.clear();
         }
-        sc_core::wait(pass);
+        if (collectives_ == nullptr) sc_core::wait(pass);
         busy_ns_ += ns;
         ++iterations_;
         batched_sequences_ += static_cast<int64_t>(batch.size());

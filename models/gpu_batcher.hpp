@@ -34,6 +34,7 @@
 #include <tlm_utils/multi_passthrough_target_socket.h>
 
 #include "abort_signal.hpp"
+#include "collective_link.hpp"
 #include "device_command.hpp"
 #include "gpu_timing.hpp"
 #include "power.hpp"
@@ -92,6 +93,9 @@ public:
     // Iterations that left waiting work out because its KV cache would not fit.
     int64_t kv_limited_iterations() const { return kv_limited_; }
     const BatchingParams& params() const { return params_; }
+    // Its models' collectives, where their group's peer link is PCIe, go on `link` after each
+    // iteration's compute (GpuProxy::set_collective_link; iterations then run one wait each).
+    void set_collective_link(PcieLink& link);
 
 private:
     struct Item {
@@ -132,6 +136,9 @@ private:
     using Passes = std::map<const GpuTiming*, std::vector<BatchWork>>;  // an iteration's work, by model
 
     bool join_and_wait(const ItemPtr& item, AbortSignal* abort);
+    // Waits out an iteration of `ns` whose passes' collectives go on the link: the compute,
+    // then each pass's collectives as the link books them. Returns the time it took.
+    double wait_with_collectives(const Passes& passes, double ns);
     // A sequence's KV bytes per token of context: its model's, and a speculative decode's
     // proposer's beside it.
     static double kv_per_token(const Item& item) {
@@ -166,6 +173,7 @@ private:
     int64_t batched_sequences_ = 0;
     double busy_ns_ = 0.0;
     int64_t kv_limited_ = 0;
+    std::unique_ptr<CollectiveLink> collectives_;
 };
 
 }  // namespace cosim

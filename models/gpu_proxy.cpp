@@ -21,36 +21,7 @@ HbmParams memory_params(const GpuParams& p) {
     return HbmParams{p.memory_bytes, 1, p.memory_bandwidth_gbps, p.memory_efficiency};
 }
 
-// A group of GPUs draws each state's power on every GPU of it (the load model's idle and
-// limit too: every GPU of the group carries the same load).
-PowerParams group_power(PowerParams p, int64_t gpus) {
-    const double n = static_cast<double>(gpus);
-    p.idle_w *= n;
-    p.prefill_w *= n;
-    p.decode_w *= n;
-    p.transfer_w *= n;
-    p.limit_w *= n;
-    return p;
-}
-
 }  // namespace
-
-// The load model's nominal state powers, for work simulated outside the proxy (a GPU
-// draft's passes the host times itself): a lone decode at the start of the context and a
-// lone prompt prefill. The proxy's own operations draw the power of their actual load.
-PowerParams nominal_gpu_power(PowerParams p, const GpuTiming& t, const std::string& where) {
-    if (p.design_model())
-        throw ConfigError(where + ".power: mac_energy_pj and memory_energy_pj_per_bit are an FPGA design's; a GPU "
-                                  "draws state powers or the load model (limit_w)");
-    if (!p.load_model()) return p;
-    p.validate_derived(where + ".power", "limit_w the load model sets a busy GPU's power");
-    const std::vector<BatchWork> decode{BatchWork{1, 0, true}};
-    p.decode_w = t.busy_w(p, PowerState::decode, t.work(decode), t.decode_token_ns(0));
-    const int64_t n = nominal_prefill_tokens(t.model().context_window);
-    const std::vector<BatchWork> prefill{BatchWork{n, 0, false}};
-    p.prefill_w = t.busy_w(p, PowerState::prefill, t.work(prefill), t.prefill_ns(n, 0));
-    return p;
-}
 
 GpuProxy::GpuProxy(sc_core::sc_module_name name, const GpuParams& params, const ModelSpec& model,
                    const PowerParams& power, LatencyProfile profile, bool kv_reserve, const ParallelLayout& layout)
@@ -133,7 +104,7 @@ bool GpuProxy::prefill(int64_t tokens, int64_t context, AbortSignal* abort, bool
         const double ns = prefill_ns(tokens, context);
         const double watts = busy_w(PowerState::prefill, {BatchWork{tokens, context, false}}, ns);
         power_->set_state(PowerState::prefill, watts);
-        done = wait_unless_aborted(ns, abort);
+        done = wait_pass(ns, static_cast<double>(tokens), abort);
         power_->set_state(PowerState::idle);
         last_work_ns_ = now_ns() - start;
         last_energy_j_ = last_work_ns_ * watts * kJoulesPerWattNs;
@@ -154,13 +125,44 @@ int64_t GpuProxy::decode(int64_t tokens, int64_t context, AbortSignal* abort) {
                       busy_w(PowerState::decode, {BatchWork{1, context, true}}, decode_token_ns(context)));
     int64_t decoded = 0;
     while (decoded < tokens) {
-        if (!wait_unless_aborted(decode_token_ns(context + decoded), abort)) break;
+        if (!wait_pass(decode_token_ns(context + decoded), 1.0, abort)) break;
         ++decoded;
         ++tokens_decoded_;
         if (token_events_) token_ready.notify(sc_core::SC_ZERO_TIME);
     }
     power_->set_state(PowerState::idle);
     return decoded;
+}
+
+void GpuProxy::set_collective_link(PcieLink& link) {
+    if (!timing_.layout().on_pcie()) return;
+    if (collectives_ != nullptr) throw SimulationError(std::string(name()) + ": its collectives have one link, set once");
+    collectives_ = std::make_unique<CollectiveLink>((std::string(basename()) + "_collectives").c_str(), link);
+    if (batcher_ != nullptr) batcher_->set_collective_link(link);
+}
+
+bool GpuProxy::wait_pass(double ns, double tokens, AbortSignal* abort) {
+    if (collectives_ == nullptr) return wait_unless_aborted(ns, abort);
+    const ParallelLayout& layout = timing_.layout();
+    const CollectiveTraffic traffic = layout.traffic(tokens);
+    // The compute is the pass less the link's time, in kernel units: with the link to itself
+    // the pass ends at the very instant the closed form's wait would.
+    const uint64_t compute = duration_units(ns) - duration_units(traffic.link_ns(layout.link()));
+    if (!wait_unless_aborted(units_to_ns(compute), abort)) return false;
+    CollectiveLink::Held held;
+    const uint64_t end = collectives_->book(traffic, layout.link(), now_units(), &held);
+    if (wait_unless_aborted(units_to_ns(end - now_units()), abort)) return true;
+    collectives_->release(held);
+    return false;
+}
+
+std::vector<uint64_t> GpuProxy::run_compute_units(int64_t first, int64_t last) const {
+    const ParallelLayout& layout = timing_.layout();
+    const uint64_t link = duration_units(layout.traffic(1.0).link_ns(layout.link()));
+    std::vector<uint64_t> compute;
+    compute.reserve(static_cast<size_t>(std::max<int64_t>(0, last - first)));
+    for (int64_t i = first; i < last; ++i) compute.push_back(duration_units(decode_token_ns(i)) - link);
+    return compute;
 }
 
 void GpuProxy::set_batcher(GpuBatcher* batcher) {
@@ -188,6 +190,10 @@ int64_t GpuProxy::decode_run(DecodeRun& run, int64_t context, AbortSignal* abort
     const int64_t first = context + run.generated;
     power_->set_state(PowerState::decode,
                       busy_w(PowerState::decode, {BatchWork{1, first, true}}, decode_token_ns(first)));
+    // Its collectives on the link: booked for the tokens before each wait (a speculative
+    // run's rounds keep the closed form).
+    std::unique_ptr<BookedRun> booked;
+    if (collectives_ != nullptr && spec_ == nullptr) booked = std::make_unique<BookedRun>(*collectives_);
     while (run.generated < run.limit) {
         // One wait up to the limit, cut short by an abort or by the host changing the
         // limit or asking for the stream; a stream is told when each token will be done.
@@ -200,6 +206,10 @@ int64_t GpuProxy::decode_run(DecodeRun& run, int64_t context, AbortSignal* abort
             if (plan.ns > 0.0)
                 power_->set_state(PowerState::decode,
                                   timing_.busy_w(power_->params(), PowerState::decode, plan.work, plan.ns));
+        } else if (booked != nullptr) {
+            durations = booked->plan(run_compute_units(context + run.generated, context + run.limit),
+                                     timing_.layout().traffic(1.0), timing_.layout().link());
+            head_start = 0;  // the token under way, if any, keeps its booked end
         } else {
             for (int64_t i = run.generated; i < run.limit; ++i) durations.push_back(decode_token_ns(context + i));
         }
@@ -212,9 +222,11 @@ int64_t GpuProxy::decode_run(DecodeRun& run, int64_t context, AbortSignal* abort
         run.generated += part.completed;
         decoded += part.completed;
         head_start = part.completed == static_cast<int64_t>(durations.size()) ? 0 : part.partial_units;
+        if (booked != nullptr) booked->settle(part.completed, !part.aborted);
         if (part.completed > 0 && run.streaming) run.token.notify(sc_core::SC_ZERO_TIME);
         if (part.aborted) break;
     }
+    if (booked != nullptr) booked->release_all();  // a token under way the host no longer wants
     power_->set_state(PowerState::idle);
     tokens_decoded_ += decoded;
     return decoded;

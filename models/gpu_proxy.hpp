@@ -19,9 +19,11 @@
 #include <tlm_utils/simple_initiator_socket.h>
 
 #include "abort_signal.hpp"
+#include "collective_link.hpp"
 #include "decode_run.hpp"
 #include "device_command.hpp"
 #include "gpu_batcher.hpp"
+#include "gpu_power_states.hpp"
 #include "gpu_timing.hpp"
 #include "hbm.hpp"
 #include "latency_profile.hpp"
@@ -30,12 +32,6 @@
 #include "spec_decode.hpp"
 
 namespace cosim {
-
-// The load model's nominal state powers, for work simulated outside a proxy (a GPU draft's
-// passes the host times itself, a draft device's drafting): a lone decode at the start of the
-// context and a lone prompt prefill. State powers pass as given; a design model (an FPGA's)
-// is refused, naming `where`.
-PowerParams nominal_gpu_power(PowerParams power, const GpuTiming& timing, const std::string& where);
 
 class GpuProxy : public sc_core::sc_module {
 public:
@@ -75,6 +71,12 @@ public:
     void set_batcher(GpuBatcher* batcher);
 
     GpuBatcher* batcher() const { return batcher_; }
+
+    // A group whose peer link is PCIe (ParallelLayout::on_pcie) books its collectives on
+    // `link`, its GPUs' links in the system, as TLM transactions (collective_link.hpp), its
+    // batcher's too; elsewhere they stay the closed form. Set once, while elaborating.
+    void set_collective_link(PcieLink& link);
+    bool collectives_on_link() const { return collectives_ != nullptr; }
     // The energy the last blocking operation drew for its caller (its share of each
     // batched iteration; watts x time when not batched): read it before waiting again.
     double last_energy_j() const { return last_energy_j_; }
@@ -134,6 +136,13 @@ private:
     void b_transport(int initiator, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
     // One command to the batcher; `c` gets its answer.
     void to_batcher(DeviceOp op, int64_t count, DeviceCommand& c);
+    // Waits out one pass of `ns` over `tokens` tokens: at once, or, with its collectives on
+    // the link, its compute and then its collectives as the link books them. False if
+    // `abort` cut it short (what it held of the link is freed).
+    bool wait_pass(double ns, double tokens, AbortSignal* abort);
+    // The compute of a decode run's tokens after `first` to `last` tokens of context, in kernel
+    // units: each pass less its collectives' link time (wait_pass).
+    std::vector<uint64_t> run_compute_units(int64_t first, int64_t last) const;
 
     GpuTiming timing_;
     Hbm memory_;
@@ -142,6 +151,7 @@ private:
     bool token_events_ = false;
     GpuBatcher* batcher_ = nullptr;
     std::shared_ptr<const SpecDecoder> spec_;
+    std::unique_ptr<CollectiveLink> collectives_;
     int64_t kv_reserve_tokens_ = 0;  // the tokens of KV each request reserves (0: an engine's blocks)
     Power* draft_power_ = nullptr;
     double last_energy_j_ = 0.0;

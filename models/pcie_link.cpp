@@ -24,7 +24,8 @@ size_t LinkBookings::after(uint64_t t, size_t from) const {
                                busy_.begin());
 }
 
-std::pair<uint64_t, uint64_t> LinkBookings::book(uint64_t ready, uint64_t duration, uint64_t now) {
+std::pair<uint64_t, uint64_t> LinkBookings::book(uint64_t ready, uint64_t duration, uint64_t now,
+                                                 LinkPieces* pieces) {
     // What has ended by now can no longer hold anything up.
     while (head_ < busy_.size() && busy_[head_].end <= now) ++head_;
     if (head_ > 64 && head_ * 2 > busy_.size()) {
@@ -32,7 +33,10 @@ std::pair<uint64_t, uint64_t> LinkBookings::book(uint64_t ready, uint64_t durati
         head_ = 0;
     }
     if (head_ == busy_.size() || ready >= busy_.back().end) {  // nothing booked from `ready` on
-        if (duration > 0) occupy(busy_.size(), ready, ready + duration);
+        if (duration > 0) {
+            occupy(busy_.size(), ready, ready + duration);
+            if (pieces != nullptr) pieces->emplace_back(ready, ready + duration);
+        }
         return {ready, ready + duration};
     }
     uint64_t t = ready;
@@ -49,6 +53,7 @@ std::pair<uint64_t, uint64_t> LinkBookings::book(uint64_t ready, uint64_t durati
         // Free from t until the next booking: take what is needed of it.
         const uint64_t take = k == busy_.size() ? left : std::min(left, busy_[k].start - t);
         occupy(k, t, t + take);  // may merge with its neighbours
+        if (pieces != nullptr) pieces->emplace_back(t, t + take);
         left -= take;
         t += take;
         if (left == 0) break;
@@ -73,9 +78,42 @@ void LinkBookings::occupy(size_t at, uint64_t start, uint64_t end) {
     }
 }
 
+uint64_t LinkBookings::release(const LinkPieces& pieces, uint64_t now, size_t from_piece) {
+    uint64_t freed = 0;
+    for (size_t i = from_piece; i < pieces.size(); ++i) {
+        const auto [start, end] = pieces[i];
+        const uint64_t from = std::max(start, now);
+        if (from >= end) continue;
+        free(from, end);
+        freed += end - from;
+    }
+    return freed;
+}
+
+void LinkBookings::free(uint64_t start, uint64_t end) {
+    // [start, end) lies inside one busy interval: it was booked whole and merging only joins.
+    const size_t k = after(start, head_);
+    if (k == busy_.size() || busy_[k].start > start || busy_[k].end < end)
+        throw SimulationError("internal: a released booking is not booked");
+    Interval& b = busy_[k];
+    if (b.start == start && b.end == end) {
+        busy_.erase(busy_.begin() + static_cast<std::ptrdiff_t>(k));
+    } else if (b.start == start) {
+        b.start = end;
+    } else if (b.end == end) {
+        b.end = start;
+    } else {
+        const Interval tail{end, b.end};
+        b.end = start;
+        busy_.insert(busy_.begin() + static_cast<std::ptrdiff_t>(k + 1), tail);
+    }
+}
+
 PcieLink::PcieLink(sc_core::sc_module_name name, const PcieLinkParams& params)
-    : sc_core::sc_module(name), socket("socket"), upstream("upstream"), downstream("downstream"), params_(params) {
+    : sc_core::sc_module(name), socket("socket"), upstream("upstream"), downstream("downstream"), peer("peer"),
+      params_(params) {
     upstream.register_b_transport(this, &PcieLink::forward);
+    peer.register_b_transport(this, &PcieLink::collective);
     params_.validate(std::string(this->name()));
     socket.register_b_transport(this, &PcieLink::b_transport);
 }
@@ -98,6 +136,32 @@ void PcieLink::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& de
     busy_ns_[d] += duration_ns;
     delay = sc_core::sc_time::from_value(end - now);
     trans.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+void PcieLink::collective(int /*initiator*/, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
+    CollectiveBooking* booking = nullptr;
+    trans.get_extension(booking);
+    if (booking == nullptr || (booking->release && booking->pieces == nullptr)) {
+        trans.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
+        return;
+    }
+    const int d = trans.get_command() == tlm::TLM_WRITE_COMMAND ? index(LinkDirection::host_to_device)
+                                                                 : index(LinkDirection::device_to_host);
+    const uint64_t now = now_units();
+    trans.set_response_status(tlm::TLM_OK_RESPONSE);
+    if (booking->release) {
+        const size_t from = std::min(booking->from, booking->pieces->size());
+        collective_units_[d] -= booked_[d].release(*booking->pieces, now, from);
+        booking->pieces->resize(from);
+        return;
+    }
+    const uint64_t end = booked_[d].book(now + delay.value(), booking->duration_units, now, booking->pieces).second;
+    collective_units_[d] += booking->duration_units;
+    delay = sc_core::sc_time::from_value(end - now);
+}
+
+double PcieLink::collective_ns(LinkDirection dir) const {
+    return units_to_ns(collective_units_[index(dir)]);
 }
 
 void PcieLink::forward(int /*initiator*/, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {

@@ -39,12 +39,20 @@ struct PcieLinkParams {
 enum class LinkDirection : int { host_to_device = 0, device_to_host = 1 };
 constexpr int kLinkDirectionCount = 2;
 
+// One booking's pieces of a direction's time, [start, end) in kernel units.
+using LinkPieces = std::vector<std::pair<uint64_t, uint64_t>>;
+
 // One direction's booked time, in kernel units: disjoint busy intervals from now on.
 class LinkBookings {
 public:
     // Books `duration` units of the free time from `ready` on (`ready` >= `now`):
-    // returns the first instant it occupies and the end of its last piece.
-    std::pair<uint64_t, uint64_t> book(uint64_t ready, uint64_t duration, uint64_t now);
+    // returns the first instant it occupies and the end of its last piece. `pieces`, if
+    // given, gains the intervals it took.
+    std::pair<uint64_t, uint64_t> book(uint64_t ready, uint64_t duration, uint64_t now, LinkPieces* pieces = nullptr);
+    // Frees what is left from `now` on of a booking's pieces (as book() gave them) from
+    // index `from` on: exact, since no other booking holds any of that time. Returns the
+    // units freed.
+    uint64_t release(const LinkPieces& pieces, uint64_t now, size_t from = 0);
     size_t intervals() const { return busy_.size() - head_; }
 
 private:
@@ -55,6 +63,7 @@ private:
     // The first booking from `from` on that ends after `t`.
     size_t after(uint64_t t, size_t from) const;
     void occupy(size_t at, uint64_t start, uint64_t end);
+    void free(uint64_t start, uint64_t end);
     // Sorted, disjoint, adjacent ones merged; those before `head_` have ended. Most postings
     // add at the end, so a vector beats a tree here.
     std::vector<Interval> busy_;
@@ -65,6 +74,22 @@ private:
 // on the link in its top byte (pcie_route), its offset in the device's map below.
 constexpr int kPcieRouteShift = 56;
 constexpr uint64_t pcie_route(int port) { return static_cast<uint64_t>(port) << kPcieRouteShift; }
+
+// A parallel group's collectives on the GPUs' PCIe links (CollectiveLink): a transaction on
+// PcieLink::peer carrying this books `duration_units` of the direction's time (the group's
+// ring steps, timed by its peer link), appending its pieces to `pieces` if given; with
+// `release`, it frees what is left of `pieces` from index `from` on and drops them there.
+struct CollectiveBooking : tlm::tlm_extension<CollectiveBooking> {
+    uint64_t duration_units = 0;
+    LinkPieces* pieces = nullptr;
+    size_t from = 0;
+    bool release = false;
+
+    tlm::tlm_extension_base* clone() const override { return new CollectiveBooking(*this); }
+    void copy_from(const tlm::tlm_extension_base& other) override {
+        *this = static_cast<const CollectiveBooking&>(other);
+    }
+};
 
 class PcieLink : public sc_core::sc_module {
 public:
@@ -77,6 +102,10 @@ public:
     // `socket`, booked with the link's serialisation like any transfer.
     tlm_utils::multi_passthrough_target_socket_optional<PcieLink> upstream;
     tlm_utils::multi_passthrough_initiator_socket_optional<PcieLink> downstream;
+    // The collectives of the GPU groups behind the link (CollectiveBooking): a write books
+    // the host -> device direction (what each GPU receives), a read the other (what it
+    // sends), first come first served with the host's transfers.
+    tlm_utils::multi_passthrough_target_socket_optional<PcieLink> peer;
 
     PcieLink(sc_core::sc_module_name name, const PcieLinkParams& params);
 
@@ -94,11 +123,14 @@ public:
     double busy_ns(LinkDirection dir) const { return busy_ns_[index(dir)]; }
     // The kernel time at which the last transfer posted in `dir` starts.
     uint64_t last_start_units(LinkDirection dir) const { return last_start_[index(dir)]; }
+    // The collectives' booked time in `dir`, less what was released.
+    double collective_ns(LinkDirection dir) const;
 
 private:
     static int index(LinkDirection dir) { return static_cast<int>(dir); }
     void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
     void forward(int initiator, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
+    void collective(int initiator, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
 
     PcieLinkParams params_;
     int attached_ = 0;
@@ -108,6 +140,7 @@ private:
     std::array<uint64_t, kLinkDirectionCount> bytes_{};
     std::array<uint64_t, kLinkDirectionCount> transfers_{};
     std::array<double, kLinkDirectionCount> busy_ns_{};
+    std::array<uint64_t, kLinkDirectionCount> collective_units_{};
 };
 
 }  // namespace cosim

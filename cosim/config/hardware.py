@@ -29,13 +29,19 @@ from .._extension import native
 # cosim/schema/_declarations.py (the C++ structs are generated from the same declarations).
 # The device kinds' own groups live with their kinds (cosim/devices/).
 PcieLinkConfig = config_class(_declarations.PCIE, __name__)
+# A PCIe link between GPUs is their own links to the host: a group's collectives share it
+# with the host's transfers (not a field: the kind of link, which a file's kind: says).
+PcieLinkConfig.carries_host_traffic = True
 ModelConfig = config_class(_declarations.MODEL, __name__)
 ParallelConfig = config_class(_declarations.PARALLEL, __name__)
 
 
 class NvlinkConfig(PcieLinkConfig):
     """An NVLink between GPUs: a PCIe link's parameters (bandwidth per direction,
-    efficiency, latency of one transfer), its own kind so that a written file says which."""
+    efficiency, latency of one transfer), its own kind so that a written file says which.
+    It carries the GPUs' collectives alone."""
+
+    carries_host_traffic = False
 
 
 def kv_bytes_per_token(model: Any, kv_bytes_per_element: float) -> float:

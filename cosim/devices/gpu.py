@@ -76,7 +76,16 @@ class Gpu(DeviceKind):
         parallel, link = _group(role)
         return {"gpu": _params.native(device.gpu), "power": _params.native(device.power),
                 "model": _params.native(role.model), "link": _params.native(role.link), "profile": profile,
-                "parallel": parallel, "peer_link": link}
+                "parallel": parallel, "peer_link": link, "peer_link_pcie": _on_pcie(role)}
+
+
+def _on_pcie(role: Any) -> bool:
+    """The role spans GPUs that reach each other over their own PCIe links (a PCIe link, not
+    NVLink): their collectives share those links with the host's transfers."""
+    if role is None or role.peer_link is None:
+        return False
+    group = role.parallel.tensor_parallel > 1 or role.parallel.data_parallel > 1
+    return group and bool(getattr(role.peer_link, "carries_host_traffic", False))
 
 
 def _group(role: Any) -> tuple[Any, Any]:

@@ -83,45 +83,48 @@ ParallelLayout::ParallelLayout(const std::string& where, const ParallelParams& p
     }
 }
 
-double ParallelLayout::all_reduce_ns(double bytes) const {
+CollectiveTraffic ParallelLayout::all_reduce(double bytes) const {
     const int64_t t = params_.tensor_parallel;
-    if (t <= 1) return 0.0;
+    if (t <= 1) return {};
     const double steps = 2.0 * static_cast<double>(t - 1);
-    return params_.collective_latency_ns + steps * link_.latency_ns +
-           steps / static_cast<double>(t) * bytes / (link_.bandwidth_gbps * link_.efficiency);
+    return {params_.collective_latency_ns, steps, steps / static_cast<double>(t) * bytes};
 }
 
-double ParallelLayout::ring_gather_ns(double bytes) const {
+CollectiveTraffic ParallelLayout::ring_gather(double bytes) const {
     const int64_t d = params_.data_parallel;
-    if (d <= 1 || params_.expert_parallel <= 1) return 0.0;
+    if (d <= 1 || params_.expert_parallel <= 1) return {};
     const double others = static_cast<double>(d - 1);
-    return params_.collective_latency_ns + others * link_.latency_ns +
-           others / static_cast<double>(d) * bytes / (link_.bandwidth_gbps * link_.efficiency);
+    return {params_.collective_latency_ns, others, others / static_cast<double>(d) * bytes};
 }
 
-double ParallelLayout::all_to_all_ns(double bytes) const {
+CollectiveTraffic ParallelLayout::all_to_all(double bytes) const {
     const int64_t e = params_.expert_parallel;
-    if (!all_to_all_ || e <= 1) return 0.0;
-    return params_.collective_latency_ns + static_cast<double>(e - 1) * link_.latency_ns +
-           bytes / (link_.bandwidth_gbps * link_.efficiency);
+    if (!all_to_all_ || e <= 1) return {};
+    return {params_.collective_latency_ns, static_cast<double>(e - 1), bytes};
 }
 
-double ParallelLayout::collectives_ns(double tokens) const {
-    double ns = 0.0;
+namespace {
+CollectiveTraffic times(double n, const CollectiveTraffic& t) { return {n * t.fixed_ns, n * t.steps, n * t.bytes}; }
+}  // namespace
+
+CollectiveTraffic ParallelLayout::traffic(double tokens) const {
+    CollectiveTraffic sum;
     const double hidden_bytes = hidden_ * params_.activation_bytes;
-    if (params_.tensor_parallel > 1) ns += 2.0 * layers_ * all_reduce_ns(tokens * hidden_bytes);
+    if (params_.tensor_parallel > 1) sum += times(2.0 * layers_, all_reduce(tokens * hidden_bytes));
     // A MoE layer's exchange: tokens out with their routing, their results back.
     const double routed_bytes = hidden_bytes + experts_per_token_ * kRoutingBytes;
     if (all_to_all_) {
         // This GPU's tokens, each to the other GPUs that hold one of its experts.
         const double sent = tokens * remote_gpus_;
-        ns += moe_layers_ * (all_to_all_ns(sent * routed_bytes) + all_to_all_ns(sent * hidden_bytes));
+        sum += times(moe_layers_, all_to_all(sent * routed_bytes));
+        sum += times(moe_layers_, all_to_all(sent * hidden_bytes));
     } else if (params_.data_parallel > 1) {
         // All D engines' tokens, each as many as this one's (the equal-load assumption).
         const double gathered = static_cast<double>(params_.data_parallel) * tokens;
-        ns += moe_layers_ * (ring_gather_ns(gathered * routed_bytes) + ring_gather_ns(gathered * hidden_bytes));
+        sum += times(moe_layers_, ring_gather(gathered * routed_bytes));
+        sum += times(moe_layers_, ring_gather(gathered * hidden_bytes));
     }
-    return ns;
+    return sum;
 }
 
 }  // namespace cosim

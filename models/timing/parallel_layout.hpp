@@ -51,10 +51,35 @@ struct ParallelParams {
 
 // The link the GPUs of a group share for their collectives: NVLink, or PCIe through a
 // switch or the host (a link description's bandwidth per direction, efficiency, latency).
+// `pcie`: the link is the GPUs' own PCIe links, which also carry their host's transfers
+// (a system with a fabric books the collectives there: GpuProxy::set_collective_link).
 struct PeerLink {
     double bandwidth_gbps = 0.0;
     double efficiency = 1.0;
     double latency_ns = 0.0;
+    bool pcie = false;
+};
+
+// A forward pass's collectives as its link carries them: `steps` ring steps (or all-to-all
+// rounds), each one link latency, moving `bytes` in all out of each GPU and as many into it,
+// and NCCL's fixed latency of each collective, spent on the GPUs (a kernel's launch and
+// synchronisation) rather than on the wire.
+struct CollectiveTraffic {
+    double fixed_ns = 0.0;
+    double steps = 0.0;
+    double bytes = 0.0;
+
+    bool empty() const { return steps <= 0.0 && fixed_ns <= 0.0; }
+    // The link's time for it, either direction, when nothing else is on the link.
+    double link_ns(const PeerLink& link) const {
+        return steps <= 0.0 ? 0.0 : steps * link.latency_ns + bytes / (link.bandwidth_gbps * link.efficiency);
+    }
+    CollectiveTraffic& operator+=(const CollectiveTraffic& o) {
+        fixed_ns += o.fixed_ns;
+        steps += o.steps;
+        bytes += o.bytes;
+        return *this;
+    }
 };
 
 class ParallelLayout {
@@ -77,21 +102,29 @@ public:
     double expert_weight_share() const { return expert_weight_share_; }
     double expert_compute_share() const { return expert_compute_share_; }
     double expert_tokens(double tokens) const { return tokens * static_cast<double>(params_.data_parallel); }
-    // One ring all-reduce of `bytes` over the group (0 on one GPU).
-    double all_reduce_ns(double bytes) const;
-    // One ring all-gather or reduce-scatter of `bytes` in all over the data-parallel engines
-    // (0 on one engine).
-    double ring_gather_ns(double bytes) const;
-    // One all-to-all in which this GPU sends `bytes` (0 unless expert_exchange is all_to_all).
-    double all_to_all_ns(double bytes) const;
     // The collectives of one forward pass over `tokens` tokens: two all-reduces a layer, and a
-    // MoE layer's gather and reduce-scatter across data-parallel engines.
-    double collectives_ns(double tokens) const;
+    // MoE layer's gather and reduce-scatter (or all-to-all) across data-parallel engines.
+    CollectiveTraffic traffic(double tokens) const;
+    // Their time with the link to themselves: fixed latency plus the link's time.
+    double collectives_ns(double tokens) const {
+        const CollectiveTraffic t = traffic(tokens);
+        return t.fixed_ns + t.link_ns(link_);
+    }
+    // The GPUs' PCIe links carry the collectives (a PCIe peer link, a group of more than one).
+    bool on_pcie() const { return link_.pcie && (params_.tensor_parallel > 1 || params_.data_parallel > 1); }
     // A token's routing beside its hidden state in the gather: a top-k weight (fp32) and an
     // expert id (int32) per expert it chose (vLLM's FusedMoE dispatch).
     static constexpr double kRoutingBytes = 8.0;
 
 private:
+    // One ring all-reduce of `bytes` over the group (nothing on one GPU).
+    CollectiveTraffic all_reduce(double bytes) const;
+    // One ring all-gather or reduce-scatter of `bytes` in all over the data-parallel engines
+    // (nothing on one engine).
+    CollectiveTraffic ring_gather(double bytes) const;
+    // One all-to-all in which this GPU sends `bytes` (nothing unless expert_exchange is all_to_all).
+    CollectiveTraffic all_to_all(double bytes) const;
+
     ParallelParams params_;
     PeerLink link_;
     double share_ = 1.0;

@@ -73,7 +73,7 @@ StepwiseTop::StepwiseTop(sc_core::sc_module_name name, const SystemSpec& spec) :
     };
     auto gpu = [&](std::vector<GpuProxy*>& pool, const std::string& name, const GpuParams& params,
                    const ModelSpec& model, const PowerParams& power, const LatencyProfile& profile,
-                   const ParallelLayout& layout, double other_weight_bytes, bool batched) {
+                   const ParallelLayout& layout, double other_weight_bytes, bool batched, size_t link_at) {
         gpus_.push_back(std::make_unique<GpuProxy>(name.c_str(), params, model, power, profile, true, layout));
         pool.push_back(gpus_.back().get());
         GpuBatcher* batcher = nullptr;
@@ -86,12 +86,14 @@ StepwiseTop::StepwiseTop(sc_core::sc_module_name name, const SystemSpec& spec) :
             batcher = batchers_.back().get();
             gpus_.back()->set_batcher(batcher);
         }
+        // A group on PCIe shares its GPUs' links with the host's transfers: its collectives go there.
+        gpus_.back()->set_collective_link(fabric_->interconnect(link_at));
         return batcher;
     };
     for (int i = 0; i < prms; ++i) {
         GpuBatcher* batcher =
             gpu(prm_gpu_, device_name("prm", i, prms), spec.prm_gpu, spec.prm_model, spec.prm_power,
-                spec.prm_profile, spec.prm_layout, 0.0, spec.batching);
+                spec.prm_profile, spec.prm_layout, 0.0, spec.batching, static_cast<size_t>(boards + i));
         server(prm_server_, device_name("prm_server", i, prms));
         devices_.push_back(Device{"prm", i, &prm_gpu_.back()->power(), prm_server_.back(), batcher});
     }
@@ -105,7 +107,8 @@ StepwiseTop::StepwiseTop(sc_core::sc_module_name name, const SystemSpec& spec) :
         // Lookahead Reasoning's target runs of one request overlap: its engine always batches.
         GpuBatcher* batcher = gpu(target_gpu_, device_name("target", i, targets), spec.target_gpu,
                                   spec.target_model, spec.target_power, spec.target_profile, spec.target_layout,
-                                  helper_weights, spec.batching || spec.options.lookahead);
+                                  helper_weights, spec.batching || spec.options.lookahead,
+                                  static_cast<size_t>(boards + prms + i));
         if (spec.target_speculation != nullptr)
             target_gpu_.back()->set_speculation(std::make_shared<const SpecDecoder>(
                 *spec.target_speculation, target_gpu_.back()->timing(), spec.target_drafter));
@@ -117,6 +120,7 @@ StepwiseTop::StepwiseTop(sc_core::sc_module_name name, const SystemSpec& spec) :
                                                        spec.target_model, target_gpu_.back()->power(),
                                                        spec.target_profile, spec.target_layout));
             gpus_.back()->set_batcher(batcher);
+            gpus_.back()->set_collective_link(fabric_->interconnect(static_cast<size_t>(boards + prms + i)));
             prm_gpu_.push_back(gpus_.back().get());
             prm_server_.push_back(target_server_.back());
         }
@@ -158,7 +162,7 @@ StepwiseTop::StepwiseTop(sc_core::sc_module_name name, const SystemSpec& spec) :
         } else {
             GpuBatcher* batcher = gpu(draft_gpu_, device_name("draft_gpu", b, boards), spec.draft_gpu,
                                       spec.draft_model, spec.draft_power, spec.draft_gpu_profile, spec.draft_layout,
-                                      0.0, spec.batching);
+                                      0.0, spec.batching, static_cast<size_t>(b));
             // Alone on its GPU (draft speculation is refused with batching): setting it
             // reserves the proposer's memory there.
             if (spec.draft_speculation != nullptr)

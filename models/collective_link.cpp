@@ -1,0 +1,103 @@
+#include "sim_time.hpp"
+#include "collective_link.hpp"
+
+#include <algorithm>
+#include <iterator>
+#include <string>
+
+#include "errors.hpp"
+
+namespace cosim {
+
+CollectiveLink::CollectiveLink(sc_core::sc_module_name name, PcieLink& link)
+    : sc_core::sc_module(name), port("port"), booking_(new CollectiveBooking) {
+    port.bind(link.peer);
+    payload_.set_extension(booking_);
+    payload_.set_data_length(0);  // its time is the booking's (a prefill's bytes exceed 32 bits)
+}
+
+uint64_t CollectiveLink::send(tlm::tlm_command command, uint64_t duration, uint64_t ready, LinkPieces* pieces,
+                              size_t from, bool release) {
+    booking_->duration_units = duration;
+    booking_->pieces = pieces;
+    booking_->from = from;
+    booking_->release = release;
+    payload_.set_command(command);
+    payload_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    const uint64_t now = now_units();
+    sc_core::sc_time delay = sc_core::sc_time::from_value(ready - now);
+    port->b_transport(payload_, delay);
+    if (payload_.get_response_status() != tlm::TLM_OK_RESPONSE)
+        throw SimulationError(std::string(name()) + ": the link refused a collective");
+    return now + delay.value();
+}
+
+uint64_t CollectiveLink::book(const CollectiveTraffic& traffic, const PeerLink& peer, uint64_t ready_units,
+                              Held* held) {
+    const double ns = traffic.link_ns(peer);
+    if (ns <= 0.0) return ready_units;
+    const uint64_t duration = duration_units(ns);
+    const uint64_t in = send(tlm::TLM_WRITE_COMMAND, duration, ready_units, held != nullptr ? &held->in : nullptr, 0,
+                             false);
+    const uint64_t out = send(tlm::TLM_READ_COMMAND, duration, ready_units, held != nullptr ? &held->out : nullptr, 0,
+                              false);
+    return std::max(in, out);
+}
+
+void CollectiveLink::release(Held& held, Mark from) {
+    const uint64_t now = now_units();
+    if (from.in < held.in.size()) send(tlm::TLM_WRITE_COMMAND, 0, now, &held.in, from.in, true);
+    if (from.out < held.out.size()) send(tlm::TLM_READ_COMMAND, 0, now, &held.out, from.out, true);
+}
+
+std::vector<double> BookedRun::plan(const std::vector<uint64_t>& compute_units, const CollectiveTraffic& traffic,
+                                    const PeerLink& peer) {
+    const uint64_t now = now_units();
+    const size_t first = kept_ ? 1 : 0;
+    const size_t tokens = std::max(first, compute_units.size());
+    marks_.resize(first);
+    ends_.resize(first);
+    std::vector<double> durations;
+    durations.reserve(tokens);
+    uint64_t t = now;
+    for (size_t i = 0; i < tokens; ++i) {
+        if (i >= first) {
+            marks_.push_back(CollectiveLink::mark(held_));
+            ends_.push_back(link_.book(traffic, peer, t + compute_units[i], &held_));
+        }
+        durations.push_back(units_to_ns(ends_[i] - t));
+        t = ends_[i];
+    }
+    return durations;
+}
+
+void BookedRun::settle(int64_t completed, bool keep_next) {
+    const auto done = static_cast<size_t>(completed);
+    const size_t keep = std::min(ends_.size(), done + (keep_next ? 1 : 0));
+    if (keep < ends_.size()) link_.release(held_, marks_[keep]);  // frees and forgets them
+    kept_ = keep > done;
+    if (!kept_) {
+        held_.in.clear();
+        held_.out.clear();
+        marks_.clear();
+        ends_.clear();
+        return;
+    }
+    // The token under way becomes the first: the tokens before it have ended.
+    const CollectiveLink::Mark m = marks_[done];
+    held_.in.erase(held_.in.begin(), held_.in.begin() + static_cast<std::ptrdiff_t>(m.in));
+    held_.out.erase(held_.out.begin(), held_.out.begin() + static_cast<std::ptrdiff_t>(m.out));
+    marks_.assign(1, CollectiveLink::Mark());
+    ends_.assign(1, ends_[done]);
+}
+
+void BookedRun::release_all() {
+    link_.release(held_);
+    held_.in.clear();
+    held_.out.clear();
+    marks_.clear();
+    ends_.clear();
+    kept_ = false;
+}
+
+}  // namespace cosim
