@@ -9,6 +9,15 @@
 
 namespace cosim {
 
+uint64_t compute_units(double pass_ns, double link_ns) {
+    const uint64_t pass = duration_units(pass_ns);
+    const uint64_t link = duration_units(link_ns);
+    if (link > pass)
+        throw SimulationError("internal: a pass of " + std::to_string(pass_ns) + " ns shorter than its collectives' " +
+                              std::to_string(link_ns) + " ns on the link");
+    return pass - link;
+}
+
 CollectiveLink::CollectiveLink(sc_core::sc_module_name name, PcieLink& link)
     : sc_core::sc_module(name), port("port"), booking_(new CollectiveBooking) {
     port.bind(link.peer);

@@ -34,6 +34,11 @@ struct HeldLinkMark {
     size_t out = 0;
 };
 
+// A pass's compute in kernel units: its closed-form time less its collectives' link time, so
+// that with the link to itself it ends at the very instant one wait of `pass_ns` would.
+// (The pass holds its collectives' time: less is a model's error, reported as one.)
+uint64_t compute_units(double pass_ns, double link_ns);
+
 class CollectiveLink : public sc_core::sc_module {
 public:
     using Held = HeldLinkTime;

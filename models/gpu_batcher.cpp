@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <utility>
 
 #include "errors.hpp"
 
@@ -226,24 +227,23 @@ void GpuBatcher::set_collective_link(PcieLink& link) {
 
 double GpuBatcher::wait_with_collectives(const Passes& passes, double ns) {
     const uint64_t start = now_units();
+    // Each model's pass over its tokens, where its group's collectives go on the link.
+    std::vector<std::pair<const ParallelLayout*, CollectiveTraffic>> collectives;
+    uint64_t link_units = 0;
+    for (const auto& [timing, work] : passes) {
+        const ParallelLayout& layout = timing->layout();
+        if (!layout.on_pcie()) continue;
+        double tokens = 0.0;
+        for (const BatchWork& w : work) tokens += static_cast<double>(w.tokens);
+        collectives.emplace_back(&layout, layout.traffic(tokens));
+        link_units += duration_units(collectives.back().second.link_ns(layout.link()));
+    }
     // In kernel units, so that with the link to itself it ends where one wait of `ns` would.
-    uint64_t compute = duration_units(ns);
-    for (const auto& [timing, work] : passes) {
-        const ParallelLayout& layout = timing->layout();
-        if (!layout.on_pcie()) continue;
-        double tokens = 0.0;
-        for (const BatchWork& w : work) tokens += static_cast<double>(w.tokens);
-        compute -= duration_units(layout.traffic(tokens).link_ns(layout.link()));
-    }
-    sc_core::wait(sc_core::sc_time::from_value(compute));
+    const uint64_t pass_units = duration_units(ns);
+    if (link_units > pass_units) throw SimulationError(std::string(name()) + ": an iteration shorter than its collectives");
+    sc_core::wait(sc_core::sc_time::from_value(pass_units - link_units));
     uint64_t end = now_units();
-    for (const auto& [timing, work] : passes) {
-        const ParallelLayout& layout = timing->layout();
-        if (!layout.on_pcie()) continue;
-        double tokens = 0.0;
-        for (const BatchWork& w : work) tokens += static_cast<double>(w.tokens);
-        end = collectives_->book(layout.traffic(tokens), layout.link(), end);
-    }
+    for (const auto& [layout, traffic] : collectives) end = collectives_->book(traffic, layout->link(), end);
     at_least_units(end);
     return units_to_ns(now_units() - start);
 }

@@ -145,9 +145,7 @@ bool GpuProxy::wait_pass(double ns, double tokens, AbortSignal* abort) {
     if (collectives_ == nullptr) return wait_unless_aborted(ns, abort);
     const ParallelLayout& layout = timing_.layout();
     const CollectiveTraffic traffic = layout.traffic(tokens);
-    // The compute is the pass less the link's time, in kernel units: with the link to itself
-    // the pass ends at the very instant the closed form's wait would.
-    const uint64_t compute = duration_units(ns) - duration_units(traffic.link_ns(layout.link()));
+    const uint64_t compute = compute_units(ns, traffic.link_ns(layout.link()));
     if (!wait_unless_aborted(units_to_ns(compute), abort)) return false;
     CollectiveLink::Held held;
     const uint64_t end = collectives_->book(traffic, layout.link(), now_units(), &held);
@@ -158,10 +156,10 @@ bool GpuProxy::wait_pass(double ns, double tokens, AbortSignal* abort) {
 
 std::vector<uint64_t> GpuProxy::run_compute_units(int64_t first, int64_t last) const {
     const ParallelLayout& layout = timing_.layout();
-    const uint64_t link = duration_units(layout.traffic(1.0).link_ns(layout.link()));
+    const double link_ns = layout.traffic(1.0).link_ns(layout.link());
     std::vector<uint64_t> compute;
     compute.reserve(static_cast<size_t>(std::max<int64_t>(0, last - first)));
-    for (int64_t i = first; i < last; ++i) compute.push_back(duration_units(decode_token_ns(i)) - link);
+    for (int64_t i = first; i < last; ++i) compute.push_back(compute_units(decode_token_ns(i), link_ns));
     return compute;
 }
 
