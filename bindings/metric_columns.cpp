@@ -23,7 +23,8 @@ int64_t instant_ps(uint64_t units) { return units == kNoInstant ? -1 : units_to_
 
 bool reports(const char* runs, DeviceRun run) {
     const std::string r(runs);
-    return r == "all" || (r == "autoregressive" && run != DeviceRun::workflow) || (r == "vllm" && run == DeviceRun::vllm);
+    return r == "all" || (r == "autoregressive" && run != DeviceRun::workflow) ||
+           (r == "vllm" && run == DeviceRun::vllm) || (r == "workflow" && run == DeviceRun::workflow);
 }
 
 }  // namespace
@@ -62,8 +63,10 @@ py::dict exported_columns() {
         problem[name] = values.cast<py::array>().dtype().attr("name");
     py::dict out;
     out["problem"] = problem;
-    py::list devices;
-    for (const auto& [name, value] : device_entry(DeviceMetrics{}, DeviceRun::vllm)) devices.append(name);
+    py::list devices;  // every column, whichever engines report it
+#define COSIM_LIST_DEVICE(type, name, runs) devices.append(#name);
+    COSIM_DEVICE_METRICS(COSIM_LIST_DEVICE)
+#undef COSIM_LIST_DEVICE
     out["devices"] = devices;
     return out;
 }

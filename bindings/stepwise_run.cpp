@@ -326,6 +326,10 @@ void StepwiseRun::results(py::dict& out) {
         entry.iterations = d.batcher ? d.batcher->iterations() : 0;
         entry.batched_sequences = d.batcher ? d.batcher->batched_sequences() : 0;
         entry.kv_limited_iterations = d.batcher ? d.batcher->kv_limited_iterations() : 0;
+        // Each direction books the same time for a group's collectives: one reports it.
+        entry.collective_ns = d.link->collective_ns(LinkDirection::host_to_device);
+        entry.collective_wait_ns = d.link->collective_wait_ns();
+        entry.transfer_wait_ns = d.link->transfer_wait_ns();
         devices.append(device_entry(entry, DeviceRun::workflow));
     }
     out["devices"] = devices;

@@ -19,7 +19,7 @@ uint64_t compute_units(double pass_ns, double link_ns) {
 }
 
 CollectiveLink::CollectiveLink(sc_core::sc_module_name name, PcieLink& link)
-    : sc_core::sc_module(name), port("port"), booking_(new CollectiveBooking) {
+    : sc_core::sc_module(name), port("port"), link_(link), booking_(new CollectiveBooking) {
     port.bind(link.peer);
     payload_.set_extension(booking_);
     payload_.set_data_length(0);  // its time is the booking's (a prefill's bytes exceed 32 bits)
@@ -42,15 +42,18 @@ uint64_t CollectiveLink::send(tlm::tlm_command command, uint64_t duration, uint6
 }
 
 uint64_t CollectiveLink::book(const CollectiveTraffic& traffic, const PeerLink& peer, uint64_t ready_units,
-                              Held* held) {
+                              Held* held, uint64_t* wait) {
     const double ns = traffic.link_ns(peer);
+    if (wait != nullptr) *wait = 0;
     if (ns <= 0.0) return ready_units;
     const uint64_t duration = duration_units(ns);
     const uint64_t in = send(tlm::TLM_WRITE_COMMAND, duration, ready_units, held != nullptr ? &held->in : nullptr, 0,
                              false);
     const uint64_t out = send(tlm::TLM_READ_COMMAND, duration, ready_units, held != nullptr ? &held->out : nullptr, 0,
                               false);
-    return std::max(in, out);
+    const uint64_t end = std::max(in, out);
+    if (wait != nullptr) *wait = end - (ready_units + duration);
+    return end;
 }
 
 void CollectiveLink::release(Held& held, Mark from) {
@@ -66,13 +69,16 @@ std::vector<double> BookedRun::plan(const std::vector<uint64_t>& compute_units, 
     const size_t tokens = std::max(first, compute_units.size());
     marks_.resize(first);
     ends_.resize(first);
+    waits_.resize(first);
     std::vector<double> durations;
     durations.reserve(tokens);
     uint64_t t = now;
     for (size_t i = 0; i < tokens; ++i) {
         if (i >= first) {
             marks_.push_back(CollectiveLink::mark(held_));
-            ends_.push_back(link_.book(traffic, peer, t + compute_units[i], &held_));
+            uint64_t wait = 0;
+            ends_.push_back(link_.book(traffic, peer, t + compute_units[i], &held_, &wait));
+            waits_.push_back(wait);
         }
         durations.push_back(units_to_ns(ends_[i] - t));
         t = ends_[i];
@@ -82,6 +88,7 @@ std::vector<double> BookedRun::plan(const std::vector<uint64_t>& compute_units, 
 
 void BookedRun::settle(int64_t completed, bool keep_next) {
     const auto done = static_cast<size_t>(completed);
+    for (size_t i = 0; i < std::min(done, waits_.size()); ++i) link_.count_wait(waits_[i]);
     const size_t keep = std::min(ends_.size(), done + (keep_next ? 1 : 0));
     if (keep < ends_.size()) link_.release(held_, marks_[keep]);  // frees and forgets them
     kept_ = keep > done;
@@ -90,6 +97,7 @@ void BookedRun::settle(int64_t completed, bool keep_next) {
         held_.out.clear();
         marks_.clear();
         ends_.clear();
+        waits_.clear();
         return;
     }
     // The token under way becomes the first: the tokens before it have ended.
@@ -98,6 +106,7 @@ void BookedRun::settle(int64_t completed, bool keep_next) {
     held_.out.erase(held_.out.begin(), held_.out.begin() + static_cast<std::ptrdiff_t>(m.out));
     marks_.assign(1, CollectiveLink::Mark());
     ends_.assign(1, ends_[done]);
+    waits_.assign(1, waits_[done]);
 }
 
 void BookedRun::release_all() {
@@ -106,6 +115,7 @@ void BookedRun::release_all() {
     held_.out.clear();
     marks_.clear();
     ends_.clear();
+    waits_.clear();
     kept_ = false;
 }
 

@@ -51,8 +51,12 @@ public:
 
     // Books `traffic` (timed by `peer`) from `ready_units` on, both directions; returns the
     // instant both are through (ready_units itself when there is nothing to move). `held`,
-    // if given, gains the time it took.
-    uint64_t book(const CollectiveTraffic& traffic, const PeerLink& peer, uint64_t ready_units, Held* held = nullptr);
+    // if given, gains the time it took; `wait`, if given, is set to how much later than with
+    // the link to itself it ends.
+    uint64_t book(const CollectiveTraffic& traffic, const PeerLink& peer, uint64_t ready_units, Held* held = nullptr,
+                  uint64_t* wait = nullptr);
+    // A pass that ran waited `units` for the link (book's `wait`): counted on the link.
+    void count_wait(uint64_t units) { link_.add_collective_wait(units); }
     static Mark mark(const Held& held) { return {held.in.size(), held.out.size()}; }
     // Frees what is left, from now on, of the time `held` took from `from` on, and forgets it.
     void release(Held& held, Mark from = Mark());
@@ -62,6 +66,7 @@ private:
     uint64_t send(tlm::tlm_command command, uint64_t duration, uint64_t ready, LinkPieces* pieces, size_t from,
                   bool release);
 
+    PcieLink& link_;  // for its counters; the bookings go through `port`
     tlm::tlm_generic_payload payload_;
     CollectiveBooking* booking_;  // owned by payload_
 };
@@ -89,6 +94,7 @@ private:
     CollectiveLink::Held held_;                 // every planned token's pieces, in order
     std::vector<CollectiveLink::Mark> marks_;  // where each token's begin
     std::vector<uint64_t> ends_;
+    std::vector<uint64_t> waits_;  // each token's wait for the link, counted when it is decoded
     bool kept_ = false;  // token 0: under way before the plan
 };
 

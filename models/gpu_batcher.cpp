@@ -243,7 +243,11 @@ double GpuBatcher::wait_with_collectives(const Passes& passes, double ns) {
     if (link_units > pass_units) throw SimulationError(std::string(name()) + ": an iteration shorter than its collectives");
     sc_core::wait(sc_core::sc_time::from_value(pass_units - link_units));
     uint64_t end = now_units();
-    for (const auto& [layout, traffic] : collectives) end = collectives_->book(traffic, layout->link(), end);
+    for (const auto& [layout, traffic] : collectives) {
+        uint64_t waited = 0;
+        end = collectives_->book(traffic, layout->link(), end, nullptr, &waited);
+        collectives_->count_wait(waited);
+    }
     at_least_units(end);
     return units_to_ns(now_units() - start);
 }

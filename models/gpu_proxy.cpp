@@ -148,8 +148,12 @@ bool GpuProxy::wait_pass(double ns, double tokens, AbortSignal* abort) {
     const uint64_t compute = compute_units(ns, traffic.link_ns(layout.link()));
     if (!wait_unless_aborted(units_to_ns(compute), abort)) return false;
     CollectiveLink::Held held;
-    const uint64_t end = collectives_->book(traffic, layout.link(), now_units(), &held);
-    if (wait_unless_aborted(units_to_ns(end - now_units()), abort)) return true;
+    uint64_t waited = 0;
+    const uint64_t end = collectives_->book(traffic, layout.link(), now_units(), &held, &waited);
+    if (wait_unless_aborted(units_to_ns(end - now_units()), abort)) {
+        collectives_->count_wait(waited);
+        return true;
+    }
     collectives_->release(held);
     return false;
 }

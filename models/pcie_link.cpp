@@ -130,6 +130,11 @@ void PcieLink::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& de
     const double duration_ns = params_.transfer_ns(length);
     const uint64_t now = now_units();
     const auto [start, end] = booked_[d].book(now + delay.value(), duration_units(duration_ns), now);
+    if (peer.size() > 0) {
+        // A group's collectives share the link: what the transfer would have waited without them.
+        const uint64_t alone = without_collectives_[d].book(now + delay.value(), duration_units(duration_ns), now).second;
+        transfer_wait_units_ += end > alone ? end - alone : 0;
+    }
     last_start_[d] = start;
     bytes_[d] += length;
     transfers_[d] += 1;
@@ -163,6 +168,10 @@ void PcieLink::collective(int /*initiator*/, tlm::tlm_generic_payload& trans, sc
 double PcieLink::collective_ns(LinkDirection dir) const {
     return units_to_ns(collective_units_[index(dir)]);
 }
+
+double PcieLink::collective_wait_ns() const { return units_to_ns(collective_wait_units_); }
+
+double PcieLink::transfer_wait_ns() const { return units_to_ns(transfer_wait_units_); }
 
 void PcieLink::forward(int /*initiator*/, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
     const uint64_t address = trans.get_address();

@@ -125,6 +125,13 @@ public:
     uint64_t last_start_units(LinkDirection dir) const { return last_start_[index(dir)]; }
     // The collectives' booked time in `dir`, less what was released.
     double collective_ns(LinkDirection dir) const;
+    // The time passes that ran waited for their collectives past the collectives' own time
+    // (other transfers in the way), as the groups behind the link count it.
+    void add_collective_wait(uint64_t units) { collective_wait_units_ += units; }
+    double collective_wait_ns() const;
+    // The time the host's transfers waited for the collectives: each transfer's end against
+    // its end on the link without them (booked a second time, on links that carry collectives).
+    double transfer_wait_ns() const;
 
 private:
     static int index(LinkDirection dir) { return static_cast<int>(dir); }
@@ -141,6 +148,9 @@ private:
     std::array<uint64_t, kLinkDirectionCount> transfers_{};
     std::array<double, kLinkDirectionCount> busy_ns_{};
     std::array<uint64_t, kLinkDirectionCount> collective_units_{};
+    uint64_t collective_wait_units_ = 0;
+    std::array<LinkBookings, kLinkDirectionCount> without_collectives_{};
+    uint64_t transfer_wait_units_ = 0;
 };
 
 }  // namespace cosim

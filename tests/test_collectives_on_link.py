@@ -70,6 +70,16 @@ def test_with_the_link_to_itself_a_run_keeps_the_closed_form(tmp_path, nvlink_ki
     for a, b in zip(booked.per_problem, closed.per_problem):
         assert dict(a)["latency_s"] == dict(b)["latency_s"]
         assert dict(a)["energy_j"] == dict(b)["energy_j"]
+    # Served alone, the group's collectives held its link and no pass waited for it; the
+    # NVLink-kind group and the one-GPU PRM book nothing.
+    one = cosim.trace.generate("math500", 1, seed=0)
+    booked = cosim.serve.run(_scenario(tmp_path, "pcie1", "h100-pcie", serving=True), one, rate=1.0, seed=1)
+    closed = cosim.serve.run(_scenario(tmp_path, "nv1", "h100-pcie", nvlink_kind_pcie, serving=True), one, rate=1.0,
+                             seed=1)
+    used = [d for d in booked.devices if d["role"] == "target" and d["collective_ns"] > 0.0]
+    assert len(used) == 1 and used[0]["collective_wait_ns"] == 0.0 and used[0]["transfer_wait_ns"] == 0.0
+    assert all(d["collective_ns"] == 0.0 for d in booked.devices if d["role"] != "target")
+    assert all(d["collective_ns"] == 0.0 for d in closed.devices)
 
 
 def test_serving_moves_with_the_traffic_on_the_link(tmp_path, nvlink_kind_pcie):
@@ -85,3 +95,10 @@ def test_serving_moves_with_the_traffic_on_the_link(tmp_path, nvlink_kind_pcie):
     assert a != b
     # The transfers are a few kilobytes each, against milliseconds of decoding: the change is small.
     assert statistics.mean(a) == pytest.approx(statistics.mean(b), rel=0.02)
+    # The collectives are booked as each iteration's compute ends, mostly before the transfers
+    # that meet them: those transfers wait, on the targets' links only.
+    targets = [d for d in booked.devices if d["role"] == "target"]
+    assert any(d["transfer_wait_ns"] > 0.0 for d in targets)
+    assert all(d["collective_wait_ns"] >= 0.0 for d in targets)
+    assert all(d["transfer_wait_ns"] == 0.0 for d in booked.devices if d["role"] != "target")
+    assert all(d["transfer_wait_ns"] == 0.0 and d["collective_wait_ns"] == 0.0 for d in closed.devices)

@@ -33,7 +33,8 @@ def test_a_run_hands_over_the_declared_engine_and_device_columns():
     scn = cosim.load_scenario("cluster-gpu-stepahead")
     trace = cosim.trace.generate("math500", 3, seed=0)
     served = cosim.serve.run(scn, trace, rate=2.0, seed=1)
-    assert set(served.devices[0]) == {d.name for d in schema.DEVICES if d.runs == "all"}
+    # A step-level system: the columns every engine reports and the step-level systems' own.
+    assert set(served.devices[0]) == {d.name for d in schema.DEVICES if d.runs in ("all", "workflow")}
     assert list(served.per_request.column("request")) and served.per_request.to_arrow().column_names == \
         list(SERVE_ROW_FIELDS)
 

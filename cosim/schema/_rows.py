@@ -237,7 +237,7 @@ SUMS: tuple[Sum, ...] = (
 class DeviceColumn:
     """A number each device reports over the whole run (result.devices, devices.csv).
     ``runs``: which engines report it (all, or only the target alone's: ``autoregressive``,
-    or only its vLLM engine's: ``vllm``)."""
+    or only its vLLM engine's: ``vllm``, or only the step-level systems': ``workflow``)."""
 
     name: str
     type: str  # int32_t, int64_t, double or text
@@ -259,6 +259,13 @@ DEVICES: tuple[DeviceColumn, ...] = (
     DeviceColumn("preemptions", "int64_t", "", "the target alone's vLLM engine: requests it preempted",
                  "autoregressive"),
     DeviceColumn("kv_blocks", "int64_t", "", "the target alone's vLLM engine: KV blocks it could use", "vllm"),
+    DeviceColumn("collective_ns", "double", "ns", "a step-level system's GPU group over PCIe: the time its "
+                 "collectives held its PCIe link, each direction (0 elsewhere)", "workflow"),
+    DeviceColumn("collective_wait_ns", "double", "ns", "a step-level system's GPU group over PCIe: the time its "
+                 "passes waited for the link past their collectives' own time, other transfers in the way",
+                 "workflow"),
+    DeviceColumn("transfer_wait_ns", "double", "ns", "a step-level system's GPU group over PCIe: the time the "
+                 "transfers on its link waited for its collectives (against the link without them)", "workflow"),
 )
 
 

@@ -95,7 +95,8 @@ StepwiseTop::StepwiseTop(sc_core::sc_module_name name, const SystemSpec& spec) :
             gpu(prm_gpu_, device_name("prm", i, prms), spec.prm_gpu, spec.prm_model, spec.prm_power,
                 spec.prm_profile, spec.prm_layout, 0.0, spec.batching, static_cast<size_t>(boards + i));
         server(prm_server_, device_name("prm_server", i, prms));
-        devices_.push_back(Device{"prm", i, &prm_gpu_.back()->power(), prm_server_.back(), batcher});
+        devices_.push_back(Device{"prm", i, &prm_gpu_.back()->power(), prm_server_.back(), batcher,
+                                  &fabric_->link(static_cast<size_t>(boards + i))});
     }
     for (int i = 0; i < targets; ++i) {
         // FPGA systems keep the draft model on the target GPU for the prompt's prefill.
@@ -113,7 +114,8 @@ StepwiseTop::StepwiseTop(sc_core::sc_module_name name, const SystemSpec& spec) :
             target_gpu_.back()->set_speculation(std::make_shared<const SpecDecoder>(
                 *spec.target_speculation, target_gpu_.back()->timing(), spec.target_drafter));
         server(target_server_, device_name("target_server", i, targets));
-        devices_.push_back(Device{"target", i, &target_gpu_.back()->power(), target_server_.back(), batcher});
+        devices_.push_back(Device{"target", i, &target_gpu_.back()->power(), target_server_.back(), batcher,
+                                  &fabric_->link(static_cast<size_t>(boards + prms + i))});
         if (judge) {
             // The scoring passes are the target model's, on its GPUs, its meter and its server.
             gpus_.push_back(std::make_unique<GpuProxy>(device_name("judge", i, targets).c_str(), spec.target_gpu,
@@ -141,7 +143,8 @@ StepwiseTop::StepwiseTop(sc_core::sc_module_name name, const SystemSpec& spec) :
                 contexts_.push_back(std::make_unique<FpgaDraftAccelerator>(
                     device_name("fpga", b, boards).c_str(), spec.fpga, spec.hbm, spec.draft_model, spec.draft_power,
                     spec.fpga_profile));
-                devices_.push_back(Device{"draft", b, &contexts_.back()->power(), draft_server_.back(), nullptr});
+                devices_.push_back(Device{"draft", b, &contexts_.back()->power(), draft_server_.back(), nullptr,
+                                          &fabric_->link(static_cast<size_t>(b))});
                 continue;
             }
             // Weights once, and every context's KV reservation, must fit the board's HBM.
@@ -158,7 +161,8 @@ StepwiseTop::StepwiseTop(sc_core::sc_module_name name, const SystemSpec& spec) :
             const FpgaDecoderTiming timing(board, spec.fpga, spec.hbm, spec.draft_model, spec.fpga_profile);
             board_power_.push_back(std::make_unique<Power>(
                 board, fpga_board_power(board, spec.draft_power, timing, spec.draft_model)));
-            devices_.push_back(Device{"draft", b, board_power_.back().get(), draft_server_.back(), nullptr});
+            devices_.push_back(Device{"draft", b, board_power_.back().get(), draft_server_.back(), nullptr,
+                                      &fabric_->link(static_cast<size_t>(b))});
         } else {
             GpuBatcher* batcher = gpu(draft_gpu_, device_name("draft_gpu", b, boards), spec.draft_gpu,
                                       spec.draft_model, spec.draft_power, spec.draft_gpu_profile, spec.draft_layout,
@@ -168,7 +172,8 @@ StepwiseTop::StepwiseTop(sc_core::sc_module_name name, const SystemSpec& spec) :
             if (spec.draft_speculation != nullptr)
                 draft_gpu_.back()->set_speculation(std::make_shared<const SpecDecoder>(
                     *spec.draft_speculation, draft_gpu_.back()->timing(), spec.draft_drafter));
-            devices_.push_back(Device{"draft", b, &draft_gpu_.back()->power(), draft_server_.back(), batcher});
+            devices_.push_back(Device{"draft", b, &draft_gpu_.back()->power(), draft_server_.back(), batcher,
+                                      &fabric_->link(static_cast<size_t>(b))});
         }
     }
 

@@ -83,6 +83,7 @@ public:
         Power* power;
         DeviceServer* server;       // its jobs, when not batched
         GpuBatcher* batcher;        // its iterations, when batched
+        const PcieLink* link;       // its PCIe link in the fabric
     };
     const std::vector<Device>& devices() const { return devices_; }
     // Device `index` of pool `role` ("draft", "prm" or "target").

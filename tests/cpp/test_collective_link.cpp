@@ -167,11 +167,15 @@ int sc_main(int, char*[]) {
         dma.post(cosim::LinkDirection::host_to_device, 16000, cosim::duration_ns(compute - 500.0));
         CHECK(proxy.prefill(8, 0));
         CHECK_NEAR(cosim::now_ns(), e2, 1e-3);
+        CHECK_NEAR(link.collective_wait_ns(), 1500.0, 1e-3);  // the pass waited; counted on the link
 
         // 3. The pass keeps its time; the transfer posted during its collectives waits for them.
         CHECK(proxy.prefill(8, 0));
         CHECK_NEAR(cosim::now_ns(), e3, 1e-3);
         CHECK_NEAR(back_end, e2 + pass + transfer_ns(16000), 1e-3);
+        CHECK_NEAR(link.collective_wait_ns(), 1500.0, 1e-3);  // the transfer waited, not the pass
+        // It waited from 1000 ns into the collectives to their end; the first transfer waited for nothing.
+        CHECK_NEAR(link.transfer_wait_ns(), prefill_link_ns(8.0) - 1000.0, 1e-3);
 
         // An NVLink group books nothing: its prefill is the closed form alone.
         const double before = inbound();
@@ -199,6 +203,7 @@ int sc_main(int, char*[]) {
         CHECK(proxy.decode_run(run5, 8, &abort5) == 1);
         CHECK_NEAR(cosim::now_ns(), s5 + d(8) + dc(9) / 2.0, 1e-3);
         CHECK_NEAR(inbound() - held5, kDecodeLinkNs, 1e-3);
+        CHECK_NEAR(link.collective_wait_ns(), 1500.0, 1e-3);  // runs 4 and 5 had the link to themselves
 
         // 6. The first iteration's collectives wait 1500 ns for the transfer; the second
         //    iteration follows it (one wait each: none planned ahead).
@@ -221,5 +226,7 @@ int sc_main(int, char*[]) {
         for (int s = 0; s < 2; ++s) CHECK_NEAR(ended[s], s6 + pass1 + 1500.0 + pass2, 1e-3);
         CHECK(batcher.iterations() == 2);
         CHECK_NEAR(batcher.busy_ns(), pass1 + 1500.0 + pass2, 1e-3);
+        CHECK_NEAR(link.collective_wait_ns(), 3000.0, 1e-3);
+        CHECK_NEAR(link.transfer_wait_ns(), prefill_link_ns(8.0) - 1000.0, 1e-3);  // no other transfer waited
     });
 }
