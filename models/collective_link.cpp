@@ -21,6 +21,7 @@ uint64_t compute_units(double pass_ns, double link_ns) {
 CollectiveLink::CollectiveLink(sc_core::sc_module_name name, PcieLink& link)
     : sc_core::sc_module(name), port("port"), link_(link), booking_(new CollectiveBooking) {
     port.bind(link.peer);
+    link.mark_collectives();
     payload_.set_extension(booking_);
     payload_.set_data_length(0);  // its time is the booking's (a prefill's bytes exceed 32 bits)
 }

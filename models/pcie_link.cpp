@@ -78,16 +78,17 @@ void LinkBookings::occupy(size_t at, uint64_t start, uint64_t end) {
     }
 }
 
-uint64_t LinkBookings::release(const LinkPieces& pieces, uint64_t now, size_t from_piece) {
-    uint64_t freed = 0;
+uint64_t LinkBookings::release(const LinkPieces& pieces, uint64_t now, size_t from_piece, LinkPieces* freed) {
+    uint64_t total = 0;
     for (size_t i = from_piece; i < pieces.size(); ++i) {
         const auto [start, end] = pieces[i];
         const uint64_t from = std::max(start, now);
         if (from >= end) continue;
         free(from, end);
-        freed += end - from;
+        if (freed != nullptr) freed->emplace_back(from, end);
+        total += end - from;
     }
-    return freed;
+    return total;
 }
 
 void LinkBookings::free(uint64_t start, uint64_t end) {
@@ -130,7 +131,7 @@ void PcieLink::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& de
     const double duration_ns = params_.transfer_ns(length);
     const uint64_t now = now_units();
     const auto [start, end] = booked_[d].book(now + delay.value(), duration_units(duration_ns), now);
-    if (peer.size() > 0) {
+    if (carries_collectives_) {
         // A group's collectives share the link: what the transfer would have waited without them.
         const uint64_t alone = without_collectives_[d].book(now + delay.value(), duration_units(duration_ns), now).second;
         transfer_wait_units_ += end > alone ? end - alone : 0;
@@ -154,13 +155,20 @@ void PcieLink::collective(int /*initiator*/, tlm::tlm_generic_payload& trans, sc
                                                                  : index(LinkDirection::device_to_host);
     const uint64_t now = now_units();
     trans.set_response_status(tlm::TLM_OK_RESPONSE);
+    LinkPieces changed;  // what the waveform is told of
+    LinkPieces* watched = collective_observer_ ? &changed : nullptr;
     if (booking->release) {
         const size_t from = std::min(booking->from, booking->pieces->size());
-        collective_units_[d] -= booked_[d].release(*booking->pieces, now, from);
+        collective_units_[d] -= booked_[d].release(*booking->pieces, now, from, watched);
         booking->pieces->resize(from);
+        for (const auto& [start, end] : changed) collective_observer_(start, end, -1);
         return;
     }
-    const uint64_t end = booked_[d].book(now + delay.value(), booking->duration_units, now, booking->pieces).second;
+    LinkPieces* pieces = booking->pieces != nullptr ? booking->pieces : watched;
+    const size_t before = pieces != nullptr ? pieces->size() : 0;
+    const uint64_t end = booked_[d].book(now + delay.value(), booking->duration_units, now, pieces).second;
+    if (watched != nullptr)
+        for (size_t i = before; i < pieces->size(); ++i) collective_observer_((*pieces)[i].first, (*pieces)[i].second, 1);
     collective_units_[d] += booking->duration_units;
     delay = sc_core::sc_time::from_value(end - now);
 }

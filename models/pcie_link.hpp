@@ -13,6 +13,7 @@
 // for the future holds the direction only from its booked start, never before).
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -51,8 +52,8 @@ public:
     std::pair<uint64_t, uint64_t> book(uint64_t ready, uint64_t duration, uint64_t now, LinkPieces* pieces = nullptr);
     // Frees what is left from `now` on of a booking's pieces (as book() gave them) from
     // index `from` on: exact, since no other booking holds any of that time. Returns the
-    // units freed.
-    uint64_t release(const LinkPieces& pieces, uint64_t now, size_t from = 0);
+    // units freed; `freed`, if given, gains the intervals freed.
+    uint64_t release(const LinkPieces& pieces, uint64_t now, size_t from = 0, LinkPieces* freed = nullptr);
     size_t intervals() const { return busy_.size() - head_; }
 
 private:
@@ -125,6 +126,14 @@ public:
     uint64_t last_start_units(LinkDirection dir) const { return last_start_[index(dir)]; }
     // The collectives' booked time in `dir`, less what was released.
     double collective_ns(LinkDirection dir) const;
+    // Whether a group's collectives may take the link (a CollectiveLink is bound to `peer`).
+    bool carries_collectives() const { return carries_collectives_; }
+    void mark_collectives() { carries_collectives_ = true; }
+    // The waveform's view: told of each piece of a direction's time a collective takes
+    // (delta +1) or gives back (-1), [start, end) in kernel units.
+    void watch_collectives(std::function<void(uint64_t start, uint64_t end, int delta)> observer) {
+        collective_observer_ = std::move(observer);
+    }
     // The time passes that ran waited for their collectives past the collectives' own time
     // (other transfers in the way), as the groups behind the link count it.
     void add_collective_wait(uint64_t units) { collective_wait_units_ += units; }
@@ -149,6 +158,8 @@ private:
     std::array<double, kLinkDirectionCount> busy_ns_{};
     std::array<uint64_t, kLinkDirectionCount> collective_units_{};
     uint64_t collective_wait_units_ = 0;
+    bool carries_collectives_ = false;
+    std::function<void(uint64_t, uint64_t, int)> collective_observer_;
     std::array<LinkBookings, kLinkDirectionCount> without_collectives_{};
     uint64_t transfer_wait_units_ = 0;
 };

@@ -102,3 +102,31 @@ def test_serving_moves_with_the_traffic_on_the_link(tmp_path, nvlink_kind_pcie):
     assert all(d["collective_wait_ns"] >= 0.0 for d in targets)
     assert all(d["transfer_wait_ns"] == 0.0 for d in booked.devices if d["role"] != "target")
     assert all(d["transfer_wait_ns"] == 0.0 and d["collective_wait_ns"] == 0.0 for d in closed.devices)
+
+
+# Qwen3-32B on two GPUs over PCIe Gen5 (63 GB/s at 0.8, 1 us a transfer): a pass over n
+# tokens moves 2 x 64 layers of all-reduces, each 2 ring steps of n x 5120 x 2 / 2 bytes:
+# 256 steps and 1,310,720 n bytes each way.
+STEPS_NS = 256 * 1000.0
+TOKEN_NS = 1_310_720 / (63.0 * 0.8)
+
+
+def test_the_waveform_shows_the_collectives_on_the_target_link(tmp_path):
+    from test_waveforms import read_vcd
+    vcd = tmp_path / "run.vcd"
+    cosim.simulate(_scenario(tmp_path, "pcie", "h100-pcie"), cosim.trace.generate("math500", 1, seed=0), vcd=vcd)
+    changes = read_vcd(vcd)
+    # Only the target's link carries a group's collectives (the PRM is one GPU).
+    assert "pcie.target_collectives" in changes
+    assert "pcie.prm_collectives" not in changes and "pcie.draft_collectives" not in changes
+    held = changes["pcie.target_collectives"]
+    assert {int(v) for _, v in held} == {0, 2}  # both directions at once, nothing in the way
+    spans = [(t1 - t0) / 1000.0 for (t0, v0), (t1, _) in zip(held, held[1:]) if int(v0) == 2]
+    assert len(spans) > 10
+    # Each span is one pass's collectives: 256 steps and a whole number of tokens' bytes.
+    for ns in spans:
+        tokens = (ns - STEPS_NS) / TOKEN_NS
+        assert tokens == pytest.approx(round(tokens), abs=1e-3) and round(tokens) >= 1
+    assert sum(1 for ns in spans if ns == pytest.approx(STEPS_NS + TOKEN_NS, abs=1e-3)) > len(spans) / 2
+    # The GTKWave view beside it shows them.
+    assert "pcie.target_collectives" in vcd.with_suffix(".gtkw").read_text()

@@ -41,6 +41,10 @@ GROUPS: tuple[tuple[str, tuple[tuple[str, int, str], ...]], ...] = (
                                       ("pcie.target_bytes_in_flight", 64, "dec"))),
 )
 
+# A GPU group's collectives on its PCIe link, where a run has them (docs/hardware.md,
+# "Collectives on shared links"): the directions they hold.
+COLLECTIVES = tuple((f"pcie.{device}_collectives", 32, "dec") for device in ("draft", "prm", "target"))
+
 
 # The KVMU's RTL pins, in a run with fpga.kvmu: rtl (models/rtl/kvmu_transactor.cpp).
 RTL_GROUP: tuple[str, tuple[tuple[str, int, str], ...]] = (
@@ -52,18 +56,23 @@ RTL_GROUP: tuple[str, tuple[tuple[str, int, str], ...]] = (
                       ("kvmu_rtl.err", 1, "bit"), ("kvmu_rtl.err_code", 32, "dec")))
 
 
-def _has_scope(vcd: Path, scope: str) -> bool:
-    """Whether the VCD's header declares ``scope`` (read up to its end of definitions)."""
+def _declares(vcd: Path, text: str) -> bool:
+    """Whether a line of the VCD's header holds ``text`` (read up to its end of definitions)."""
     try:
         with open(vcd, encoding="ascii", errors="replace") as f:
             for line in f:
-                if f"$scope module {scope} " in line:
+                if text in line:
                     return True
                 if "$enddefinitions" in line:
                     return False
     except OSError:
         return False
     return False
+
+
+def _has_scope(vcd: Path, scope: str) -> bool:
+    """Whether the VCD's header declares ``scope``."""
+    return _declares(vcd, f"$scope module {scope} ")
 
 
 def filter_file(name: str) -> Path:
@@ -117,12 +126,14 @@ def _view(start_ps: float, end_ps: float, first_ps: tuple[float, float] | None) 
 
 
 def gtkw_text(dumpfile: str, savefile: str, end_ps: float, start_ps: float = 0.0,
-              first_ps: tuple[float, float] | None = None, rtl_pins: bool = False, prm: bool = True) -> str:
+              first_ps: tuple[float, float] | None = None, rtl_pins: bool = False, prm: bool = True,
+              collectives: tuple[str, ...] = ()) -> str:
     """The save file ``savefile`` (its name) for the waveform ``dumpfile`` (its path relative to
     the save file's folder), which runs from ``start_ps`` to ``end_ps``. It opens on the first
     problem, ``first_ps`` (start, end), marked A and B; on the whole waveform without one.
     ``rtl_pins``: add the KVMU RTL's pins (a run with fpga.kvmu: rtl); ``prm``: show the
-    PRM's signals (a waveform without them is of a target that scores the drafts itself)."""
+    PRM's signals (a waveform without them is of a target that scores the drafts itself);
+    ``collectives``: the links' collective signals the waveform has (GPU groups over PCIe)."""
     view_start, view_end = _view(start_ps, end_ps, first_ps)
     # GTKWave's zoom z shows 2^(-z - 7.6) time units per pixel (measured with GTKWave 3.3);
     # the wave pane of a 1400-pixel window is about 830 pixels wide.
@@ -139,6 +150,9 @@ def gtkw_text(dumpfile: str, savefile: str, end_ps: float, start_ps: float = 0.0
              "[sst_width] 220", "[sst_expanded] 1", f"[treeopen] {_TOP}."]
     filters: dict[str, int] = {}
     groups = (GROUPS[0], RTL_GROUP, *GROUPS[1:]) if rtl_pins else GROUPS  # the pins under the model's KVMU
+    shown = tuple(c for c in COLLECTIVES if c[0] in collectives)
+    if shown:
+        groups = (*groups, ("PCIe links (collectives: directions held)", shown))
     for title, signals in groups:
         if not prm and title == "PRM":
             continue  # a system whose target scores the drafts has no PRM signals
@@ -161,5 +175,8 @@ def write_gtkw(path: Path, vcd: Path, end_ps: float, start_ps: float = 0.0,
     # The waveform may still be staged beside the save file, under its final name later.
     rtl_pins = any(_has_scope(v, "kvmu_rtl") for v in (path.with_suffix(".vcd"), vcd))
     prm = any(_has_scope(v, "prm") for v in (path.with_suffix(".vcd"), vcd))
+    collectives = tuple(name for name, _, _ in COLLECTIVES
+                        if any(_declares(v, f" {name.split('.')[1]} ") for v in (path.with_suffix(".vcd"), vcd)))
     dumpfile = os.path.relpath(os.path.abspath(vcd), os.path.dirname(os.path.abspath(final)))
-    return write_atomically(path, gtkw_text(dumpfile, final.name, end_ps, start_ps, first_ps, rtl_pins, prm))
+    return write_atomically(path, gtkw_text(dumpfile, final.name, end_ps, start_ps, first_ps, rtl_pins, prm,
+                                            collectives))

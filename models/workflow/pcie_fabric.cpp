@@ -13,12 +13,25 @@ const Role kLinkRoles[3] = {Role::link_draft, Role::link_prm, Role::link_target}
 
 PcieFabric::PcieFabric(sc_core::sc_module_name name, const std::vector<PcieLinkParams>& links,
                        const std::vector<std::string>& names)
-    : sc_core::sc_module(name), in_flight_(links.size(), 0) {
+    : sc_core::sc_module(name), in_flight_(links.size(), 0), collectives_(links.size(), 0) {
     if (names.size() != links.size()) throw SimulationError("internal: a PCIe link without a name");
     for (size_t i = 0; i < links.size(); ++i) {
         links_.push_back(std::make_unique<PcieLink>(names[i].c_str(), links[i]));
         dmas_.push_back(std::make_unique<HostDma>(("dma_" + names[i]).c_str()));
         dmas_[i]->socket.bind(links_[i]->socket);
+    }
+}
+
+void PcieFabric::watch(bool fine) {
+    watching_ = true;
+    watch_fine_ = fine;
+    for (size_t i = 0; i < links_.size(); ++i) {
+        if (!links_[i]->carries_collectives()) continue;
+        links_[i]->watch_collectives([this, i](uint64_t start, uint64_t end, int delta) {
+            boundaries_.push(Boundary{start, i, delta, true});
+            boundaries_.push(Boundary{end, i, -delta, true});
+            arm();
+        });
     }
 }
 
@@ -59,7 +72,9 @@ void PcieFabric::arm() {
 void PcieFabric::advance() {
     const uint64_t now = now_units();
     while (!boundaries_.empty() && boundaries_.top().at <= now) {
-        in_flight_[boundaries_.top().link] += boundaries_.top().bytes;
+        const Boundary& b = boundaries_.top();
+        if (b.collective) collectives_[b.link] += static_cast<int>(b.bytes);
+        else in_flight_[b.link] += b.bytes;
         boundaries_.pop();
     }
     arm();

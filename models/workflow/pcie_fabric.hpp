@@ -51,13 +51,12 @@ public:
     // Waveforms: track the bytes in flight on each link. `changed` fires at every
     // instant a watched leg starts or ends; the watcher then calls advance() and
     // reads bytes_in_flight(). Fine sends (FabricPort::send_fine) count only with `fine`.
-    void watch(bool fine) {
-        watching_ = true;
-        watch_fine_ = fine;
-    }
+    void watch(bool fine);
     // Applies the starts and ends up to now and arms `changed` for the next one.
     void advance();
     int64_t bytes_in_flight(size_t index) const { return in_flight_[index]; }
+    // The directions of the link a parallel group's collectives hold now (0, 1 or 2).
+    int collectives_in_flight(size_t index) const { return collectives_[index]; }
     sc_core::sc_event changed;
 
 private:
@@ -68,11 +67,13 @@ private:
                  DepList deps, int32_t step, bool fine);
     void arm();
 
-    // A watched leg's start (+bytes) or end (-bytes) on a link, in kernel units.
+    // A watched leg's start (+bytes) or end (-bytes) on a link, in kernel units; or, for
+    // `collective`, a piece of a collective's booking (+1, -1 directions held).
     struct Boundary {
         uint64_t at;
         size_t link;
         int64_t bytes;
+        bool collective = false;
         bool operator>(const Boundary& other) const { return at > other.at; }
     };
     bool watching_ = false;
@@ -80,6 +81,7 @@ private:
     // Earliest on top: one timed event for the next boundary, not one queued event each.
     std::priority_queue<Boundary, std::vector<Boundary>, std::greater<Boundary>> boundaries_;
     std::vector<int64_t> in_flight_;
+    std::vector<int> collectives_;
     std::vector<std::unique_ptr<PcieLink>> links_;
     std::vector<std::unique_ptr<HostDma>> dmas_;
 };

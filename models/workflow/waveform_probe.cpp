@@ -38,6 +38,8 @@ WaveformProbe::WaveformProbe(sc_core::sc_module_name name, const std::string& pa
         sc_core::sc_trace(file_, state[i], device + ".state");
         sc_core::sc_trace(file_, power_w[i], device + ".power_w");
         sc_core::sc_trace(file_, pcie_bytes_in_flight[i], "pcie." + device + "_bytes_in_flight");
+        if (fabric_.link(links_[static_cast<size_t>(i)]).carries_collectives())
+            sc_core::sc_trace(file_, pcie_collectives[i], "pcie." + device + "_collectives");
     }
     fabric_.watch(every_token);
     SC_HAS_PROCESS(WaveformProbe);
@@ -97,7 +99,10 @@ void WaveformProbe::show_device(int device) {
 }
 
 void WaveformProbe::show_links() {
-    for (size_t i = 0; i < 3; ++i) pcie_bytes_in_flight[i].write(now_.bytes[i]);
+    for (size_t i = 0; i < 3; ++i) {
+        pcie_bytes_in_flight[i].write(now_.bytes[i]);
+        pcie_collectives[i].write(now_.collectives[i]);
+    }
 }
 
 WaveformProbe::~WaveformProbe() {
@@ -140,7 +145,10 @@ void WaveformProbe::on_step(int32_t p, int32_t s) {
 
 void WaveformProbe::sample_links() {
     fabric_.advance();
-    for (size_t i = 0; i < 3; ++i) now_.bytes[i] = fabric_.bytes_in_flight(links_[i]);
+    for (size_t i = 0; i < 3; ++i) {
+        now_.bytes[i] = fabric_.bytes_in_flight(links_[i]);
+        now_.collectives[i] = fabric_.collectives_in_flight(links_[i]);
+    }
     if (open_) show_links();
 }
 

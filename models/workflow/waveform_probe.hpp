@@ -69,6 +69,9 @@ public:
     Signal<int> problem{"problem"};
     Signal<int> step{"step"};
     Signal<int64_t> pcie_bytes_in_flight[3];   // draft, prm, target links
+    // The directions of the link a GPU group's collectives hold (0-2), traced for the links
+    // that carry them (docs/hardware.md, "Collectives on shared links").
+    Signal<int> pcie_collectives[3];
 
 private:
     // What the signals show, kept whether or not the window is open.
@@ -80,6 +83,7 @@ private:
         std::array<int, 3> state{};
         std::array<double, 3> power_w{};
         std::array<int64_t, 3> bytes{};
+        std::array<int, 3> collectives{};
     };
     void sample_links();
     void start();   // the devices start idle, drawing idle power
