@@ -20,25 +20,10 @@
 #include <heteroreason/sim_time.hpp>
 
 #include "run_in_thread.hpp"
+#include "toy_devices.hpp"
 #include "toy_model.hpp"
 
 namespace {
-
-cosim::GpuParams gpu() {
-    cosim::GpuParams p;
-    p.memory_bytes = 1e9;
-    p.memory_bandwidth_gbps = 128.0;
-    p.memory_efficiency = 0.5;
-    p.peak_tflops = 0.064;
-    p.compute_efficiency = 0.5;
-    p.roofline_exponent = 0.0;
-    p.forward_overhead_ns = 1000.0;
-    p.layer_overhead_ns = 100.0;
-    p.weight_bytes_per_param = 2.0;
-    p.kv_bytes_per_element = 2.0;
-    p.kv_reserve_tokens = 0;
-    return p;
-}
 
 cosim::PcieLinkParams pcie() {
     cosim::PcieLinkParams p;
@@ -100,12 +85,12 @@ int sc_main(int, char*[]) {
     cosim::PcieLink link("link", pcie());
     cosim::HostDma dma("dma");
     dma.socket.bind(link.socket);
-    cosim::GpuProxy proxy("target", gpu(), toy_model(), watts, cosim::LatencyProfile(), true, tp2(true));
+    cosim::GpuProxy proxy("target", toy_gpu(), toy_model(), watts, cosim::LatencyProfile(), true, tp2(true));
     proxy.set_collective_link(link);
-    cosim::GpuProxy nvlink("nvlink", gpu(), toy_model(), watts, cosim::LatencyProfile(), true, tp2(false));
+    cosim::GpuProxy nvlink("nvlink", toy_gpu(), toy_model(), watts, cosim::LatencyProfile(), true, tp2(false));
     nvlink.set_collective_link(link);  // not PCIe: nothing to book
     // A group whose work goes through a batcher: its iterations book the collectives.
-    cosim::GpuProxy batched("batched", gpu(), toy_model(), watts, cosim::LatencyProfile(), true, tp2(true));
+    cosim::GpuProxy batched("batched", toy_gpu(), toy_model(), watts, cosim::LatencyProfile(), true, tp2(true));
     cosim::GpuBatcher batcher("batcher", cosim::BatchingParams(), batched.power());
     batched.set_batcher(&batcher);
     batched.set_collective_link(link);
