@@ -125,6 +125,36 @@ def test_a_policys_drafts_set_each_pass_as_worked_by_hand(tmp_path):
     assert cosim.trace.load(saved).problems == live.trace.problems
 
 
+def test_a_trace_policy_asks_the_passes_only_of_a_trace_that_recorded_them():
+    # A trace without recorded drafts replays the scenario's schedule: its policy is asked
+    # each request's output once and no pass. One that recorded them is asked every pass
+    # that can draft: as many as each request's schedule lists.
+    scn = load_scenario("speculative-decoding-h100")
+    trace = cosim.trace.generate("math500", 2, seed=1)
+    plain = cosim.cosimulate(scn, TracePolicy(trace), trace)
+    assert plain.decisions == 2
+    made = cosim.cosimulate(scn, Fixed(trace, [2, 1]), trace).trace
+    passes = [len(p.draft_schedule) for p in made.problems]
+    assert all(n > 2 for n in passes)
+    again = cosim.cosimulate(scn, TracePolicy(made), made)
+    assert again.decisions == 2 + sum(passes)
+    assert _times(again.result) == _times(cosim.simulate(scn, made))
+
+
+class Says(Policy):
+    def __init__(self, answer):
+        self.answer = answer
+
+    def asks_drafts(self, problems):
+        return self.answer
+
+
+def test_whether_a_policy_sets_drafts_is_its_own_to_say():
+    trace = cosim.trace.generate("math500", 1, seed=1)
+    with pytest.raises(PolicyError, match=r"policy Says\.asks_drafts: expected True or False, got 'yes'"):
+        cosim.cosimulate(load_scenario("speculative-decoding-h100"), Says("yes"), trace)
+
+
 def test_no_drafts_is_the_target_alone(tmp_path):
     # A pass of no drafts is a plain decode: a policy that never drafts gives the target
     # alone's latency on the same GPU and model.

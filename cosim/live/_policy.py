@@ -95,6 +95,12 @@ class Policy:
         """How many tokens the next verification pass drafts; None: the scenario's schedule."""
         return None
 
+    def asks_drafts(self, problems: tuple[Problem, ...]) -> bool:
+        """Whether a run of ``problems`` asks ``speculate`` at all (once, before the run): by
+        default when the class answers it. A policy that would answer None to every pass of
+        these problems says False, and their passes cost it nothing."""
+        return type(self).speculate is not Policy.speculate
+
     def answer_correct(self, request: int, problem: Problem, events: tuple[Any, ...]) -> bool | None:
         """Whether the answer the run of request ``request`` made (``events``) is right
         (accuracy); None: not known."""
@@ -197,6 +203,13 @@ class TracePolicy(Policy):
         # The drafts the trace recorded for the pass; past them, the scenario's.
         recorded = view.problem.draft_schedule
         return recorded[view.step - 1] if view.step <= len(recorded) else None
+
+    def asks_drafts(self, problems: tuple[Problem, ...]) -> bool:
+        # Problems that recorded no drafts replay the scenario's schedule: nothing to ask,
+        # unless a subclass answers on its own.
+        if type(self).speculate is not TracePolicy.speculate:
+            return True
+        return any(p.draft_schedule for p in problems)
 
     def answer_correct(self, request: int, problem: Problem, events: tuple[Any, ...]) -> bool | None:
         # The trace's own label, when the run made the trace's events.

@@ -109,6 +109,7 @@ def cosimulate(scn: Scenario, policy: Policy, problems: Trace | Sequence[Problem
     body = rows_folder / f".{MADE_TRACE}.part" if rows_folder is not None else None
     live = LiveSession(policy, head, window, body, rows_folder / MADE_TRACE if rows_folder is not None else None,
                        output_only=system.output_only)
+    live.ask_drafts_for(tuple(trace.problems))
     raw = session.run(Trace(head, trace.problems), system_dict(scn), staged=body,
                       keep=activities or timeline is not None, progress=progress, live=live)
     outcome = raw.pop("live")

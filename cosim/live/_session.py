@@ -40,8 +40,8 @@ class LiveSession:
         self.policy, self.header, self.window = policy, header, window
         # The target-alone and token-level systems: a request's output is one step, asked by `draft`.
         self.output_only = output_only
-        # Whether the policy sets the drafts of token-level passes (it overrides speculate).
-        self.asks_drafts = getattr(type(policy), "speculate", Policy.speculate) is not Policy.speculate
+        # Whether the policy sets the drafts of token-level passes (ask_drafts_for decides).
+        self.asks_drafts = False
         self._requests: dict[int, _Request] = {}
         # The problems the answers made: held, or (``body``) written one JSON line each as they
         # end, so that a long run's memory does not grow with its problems. ``made``: the trace
@@ -111,6 +111,16 @@ class LiveSession:
 
     def _fail(self, view: View, message: str) -> PolicyError:
         return self._named(view.kind, view.problem, view.step, message)
+
+    def ask_drafts_for(self, problems: tuple[Problem, ...]) -> None:
+        """Asks the policy, once before the run, whether the run's token-level passes are its to set."""
+        if not callable(getattr(self.policy, "asks_drafts", None)):  # a policy of its own, not a Policy
+            self.asks_drafts = callable(getattr(self.policy, "speculate", None))
+            return
+        answer = self._call("asks_drafts", None, None, tuple(problems))
+        if not is_bool(answer):
+            raise self._named("asks_drafts", None, None, f"expected True or False, got {answer!r}")
+        self.asks_drafts = bool(answer)
 
     def _call(self, hook: str, problem: Problem | None, step: int | None, *args: Any) -> Any:
         """An optional hook of the policy called, what it raises named (None when it has none)."""
