@@ -213,5 +213,13 @@ int sc_main(int, char*[]) {
         CHECK_NEAR(batcher.busy_ns(), pass1 + 1500.0 + pass2, 1e-3);
         CHECK_NEAR(link.collective_wait_ns(), 3000.0, 1e-3);
         CHECK_NEAR(link.transfer_wait_ns(), prefill_link_ns(8.0) - 1000.0, 1e-3);  // no other transfer waited
+
+        // 7. Token by token (GpuProxy::decode): each token its pass, its collectives booked as
+        //    its compute ends.
+        const double t7 = cosim::now_ns();
+        const double held7 = inbound();
+        CHECK(proxy.decode(3, 8) == 3);
+        CHECK_NEAR(cosim::now_ns() - t7, d(8) + d(9) + d(10), 1e-3);
+        CHECK_NEAR(inbound() - held7, 3 * kDecodeLinkNs, 1e-3);
     });
 }
