@@ -9,13 +9,12 @@
 
 namespace cosim {
 
-uint64_t compute_units(double pass_ns, double link_ns) {
+uint64_t compute_units(double pass_ns, uint64_t link_units) {
     const uint64_t pass = duration_units(pass_ns);
-    const uint64_t link = duration_units(link_ns);
-    if (link > pass)
+    if (link_units > pass)
         throw SimulationError("internal: a pass of " + std::to_string(pass_ns) + " ns shorter than its collectives' " +
-                              std::to_string(link_ns) + " ns on the link");
-    return pass - link;
+                              std::to_string(units_to_ns(link_units)) + " ns on the link");
+    return pass - link_units;
 }
 
 CollectiveLink::CollectiveLink(sc_core::sc_module_name name, PcieLink& link)
@@ -65,58 +64,51 @@ void CollectiveLink::release(Held& held, Mark from) {
 
 std::vector<double> BookedRun::plan(const std::vector<uint64_t>& compute_units, const CollectiveTraffic& traffic,
                                     const PeerLink& peer) {
-    const uint64_t now = now_units();
     const size_t first = kept_ ? 1 : 0;
     const size_t tokens = std::max(first, compute_units.size());
-    marks_.resize(first);
-    ends_.resize(first);
-    waits_.resize(first);
+    tokens_.resize(first);
     std::vector<double> durations;
     durations.reserve(tokens);
-    uint64_t t = now;
+    uint64_t t = now_units();
     for (size_t i = 0; i < tokens; ++i) {
         if (i >= first) {
-            marks_.push_back(CollectiveLink::mark(held_));
-            uint64_t wait = 0;
-            ends_.push_back(link_.book(traffic, peer, t + compute_units[i], &held_, &wait));
-            waits_.push_back(wait);
+            Token token{CollectiveLink::mark(held_)};
+            token.end = link_.book(traffic, peer, t + compute_units[i], &held_, &token.wait);
+            tokens_.push_back(token);
         }
-        durations.push_back(units_to_ns(ends_[i] - t));
-        t = ends_[i];
+        durations.push_back(units_to_ns(tokens_[i].end - t));
+        t = tokens_[i].end;
     }
     return durations;
 }
 
 void BookedRun::settle(int64_t completed, bool keep_next) {
-    const auto done = static_cast<size_t>(completed);
-    for (size_t i = 0; i < std::min(done, waits_.size()); ++i) link_.count_wait(waits_[i]);
-    const size_t keep = std::min(ends_.size(), done + (keep_next ? 1 : 0));
-    if (keep < ends_.size()) link_.release(held_, marks_[keep]);  // frees and forgets them
+    const size_t done = std::min(static_cast<size_t>(completed), tokens_.size());
+    for (size_t i = 0; i < done; ++i) link_.count_wait(tokens_[i].wait);
+    const size_t keep = std::min(tokens_.size(), done + (keep_next ? 1 : 0));
+    if (keep < tokens_.size()) link_.release(held_, tokens_[keep].mark);  // frees and forgets them
     kept_ = keep > done;
     if (!kept_) {
-        held_.in.clear();
-        held_.out.clear();
-        marks_.clear();
-        ends_.clear();
-        waits_.clear();
+        clear();
         return;
     }
     // The token under way becomes the first: the tokens before it have ended.
-    const CollectiveLink::Mark m = marks_[done];
-    held_.in.erase(held_.in.begin(), held_.in.begin() + static_cast<std::ptrdiff_t>(m.in));
-    held_.out.erase(held_.out.begin(), held_.out.begin() + static_cast<std::ptrdiff_t>(m.out));
-    marks_.assign(1, CollectiveLink::Mark());
-    ends_.assign(1, ends_[done]);
-    waits_.assign(1, waits_[done]);
+    Token under_way = tokens_[done];
+    held_.in.erase(held_.in.begin(), held_.in.begin() + static_cast<std::ptrdiff_t>(under_way.mark.in));
+    held_.out.erase(held_.out.begin(), held_.out.begin() + static_cast<std::ptrdiff_t>(under_way.mark.out));
+    under_way.mark = CollectiveLink::Mark();
+    tokens_.assign(1, under_way);
 }
 
 void BookedRun::release_all() {
     link_.release(held_);
+    clear();
+}
+
+void BookedRun::clear() {
     held_.in.clear();
     held_.out.clear();
-    marks_.clear();
-    ends_.clear();
-    waits_.clear();
+    tokens_.clear();
     kept_ = false;
 }
 

@@ -34,10 +34,11 @@ struct HeldLinkMark {
     size_t out = 0;
 };
 
-// A pass's compute in kernel units: its closed-form time less its collectives' link time, so
-// that with the link to itself it ends at the very instant one wait of `pass_ns` would.
-// (The pass holds its collectives' time: less is a model's error, reported as one.)
-uint64_t compute_units(double pass_ns, double link_ns);
+// A pass's compute in kernel units: its closed-form time less its collectives' link time
+// (`link_units`, each collective's time rounded as its booking rounds it), so that with the
+// link to itself it ends at the very instant one wait of `pass_ns` would. (The pass holds
+// its collectives' time: less is a model's error, reported as one.)
+uint64_t compute_units(double pass_ns, uint64_t link_units);
 
 class CollectiveLink : public sc_core::sc_module {
 public:
@@ -90,11 +91,18 @@ public:
     void release_all();
 
 private:
+    // A planned token: where its pieces begin in held_, when it ends, and how long it waited
+    // for the link (counted when it is decoded).
+    struct Token {
+        CollectiveLink::Mark mark;
+        uint64_t end = 0;
+        uint64_t wait = 0;
+    };
+    void clear();
+
     CollectiveLink& link_;
-    CollectiveLink::Held held_;                 // every planned token's pieces, in order
-    std::vector<CollectiveLink::Mark> marks_;  // where each token's begin
-    std::vector<uint64_t> ends_;
-    std::vector<uint64_t> waits_;  // each token's wait for the link, counted when it is decoded
+    CollectiveLink::Held held_;  // every planned token's pieces, in order
+    std::vector<Token> tokens_;
     bool kept_ = false;  // token 0: under way before the plan
 };
 

@@ -238,10 +238,7 @@ double GpuBatcher::wait_with_collectives(const Passes& passes, double ns) {
         collectives.emplace_back(&layout, layout.traffic(tokens));
         link_units += duration_units(collectives.back().second.link_ns(layout.link()));
     }
-    // In kernel units, so that with the link to itself it ends where one wait of `ns` would.
-    const uint64_t pass_units = duration_units(ns);
-    if (link_units > pass_units) throw SimulationError(std::string(name()) + ": an iteration shorter than its collectives");
-    sc_core::wait(sc_core::sc_time::from_value(pass_units - link_units));
+    sc_core::wait(sc_core::sc_time::from_value(compute_units(ns, link_units)));
     uint64_t end = now_units();
     for (const auto& [layout, traffic] : collectives) {
         uint64_t waited = 0;

@@ -145,7 +145,7 @@ bool GpuProxy::wait_pass(double ns, double tokens, AbortSignal* abort) {
     if (collectives_ == nullptr) return wait_unless_aborted(ns, abort);
     const ParallelLayout& layout = timing_.layout();
     const CollectiveTraffic traffic = layout.traffic(tokens);
-    const uint64_t compute = compute_units(ns, traffic.link_ns(layout.link()));
+    const uint64_t compute = compute_units(ns, duration_units(traffic.link_ns(layout.link())));
     if (!wait_unless_aborted(units_to_ns(compute), abort)) return false;
     CollectiveLink::Held held;
     uint64_t waited = 0;
@@ -160,10 +160,10 @@ bool GpuProxy::wait_pass(double ns, double tokens, AbortSignal* abort) {
 
 std::vector<uint64_t> GpuProxy::run_compute_units(int64_t first, int64_t last) const {
     const ParallelLayout& layout = timing_.layout();
-    const double link_ns = layout.traffic(1.0).link_ns(layout.link());
+    const uint64_t link = duration_units(layout.traffic(1.0).link_ns(layout.link()));
     std::vector<uint64_t> compute;
     compute.reserve(static_cast<size_t>(std::max<int64_t>(0, last - first)));
-    for (int64_t i = first; i < last; ++i) compute.push_back(compute_units(decode_token_ns(i), link_ns));
+    for (int64_t i = first; i < last; ++i) compute.push_back(compute_units(decode_token_ns(i), link));
     return compute;
 }
 

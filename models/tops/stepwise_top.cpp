@@ -91,14 +91,15 @@ StepwiseTop::StepwiseTop(sc_core::sc_module_name name, const SystemSpec& spec) :
         return batcher;
     };
     for (int i = 0; i < prms; ++i) {
-        GpuBatcher* batcher =
-            gpu(prm_gpu_, device_name("prm", i, prms), spec.prm_gpu, spec.prm_model, spec.prm_power,
-                spec.prm_profile, spec.prm_layout, 0.0, spec.batching, static_cast<size_t>(boards + i));
+        const auto link_at = static_cast<size_t>(boards + i);
+        GpuBatcher* batcher = gpu(prm_gpu_, device_name("prm", i, prms), spec.prm_gpu, spec.prm_model,
+                                  spec.prm_power, spec.prm_profile, spec.prm_layout, 0.0, spec.batching, link_at);
         server(prm_server_, device_name("prm_server", i, prms));
-        devices_.push_back(Device{"prm", i, &prm_gpu_.back()->power(), prm_server_.back(), batcher,
-                                  &fabric_->link(static_cast<size_t>(boards + i))});
+        devices_.push_back(
+            Device{"prm", i, &prm_gpu_.back()->power(), prm_server_.back(), batcher, &fabric_->link(link_at)});
     }
     for (int i = 0; i < targets; ++i) {
+        const auto link_at = static_cast<size_t>(boards + prms + i);
         // FPGA systems keep the draft model on the target GPU for the prompt's prefill.
         double helper_weights =
             spec.draft_on_fpga ? spec.draft_model.params * spec.draft_on_target_gpu.weight_bytes_per_param : 0.0;
@@ -108,21 +109,20 @@ StepwiseTop::StepwiseTop(sc_core::sc_module_name name, const SystemSpec& spec) :
         // Lookahead Reasoning's target runs of one request overlap: its engine always batches.
         GpuBatcher* batcher = gpu(target_gpu_, device_name("target", i, targets), spec.target_gpu,
                                   spec.target_model, spec.target_power, spec.target_profile, spec.target_layout,
-                                  helper_weights, spec.batching || spec.options.lookahead,
-                                  static_cast<size_t>(boards + prms + i));
+                                  helper_weights, spec.batching || spec.options.lookahead, link_at);
         if (spec.target_speculation != nullptr)
             target_gpu_.back()->set_speculation(std::make_shared<const SpecDecoder>(
                 *spec.target_speculation, target_gpu_.back()->timing(), spec.target_drafter));
         server(target_server_, device_name("target_server", i, targets));
         devices_.push_back(Device{"target", i, &target_gpu_.back()->power(), target_server_.back(), batcher,
-                                  &fabric_->link(static_cast<size_t>(boards + prms + i))});
+                                  &fabric_->link(link_at)});
         if (judge) {
             // The scoring passes are the target model's, on its GPUs, its meter and its server.
             gpus_.push_back(std::make_unique<GpuProxy>(device_name("judge", i, targets).c_str(), spec.target_gpu,
                                                        spec.target_model, target_gpu_.back()->power(),
                                                        spec.target_profile, spec.target_layout));
             gpus_.back()->set_batcher(batcher);
-            gpus_.back()->set_collective_link(fabric_->interconnect(static_cast<size_t>(boards + prms + i)));
+            gpus_.back()->set_collective_link(fabric_->interconnect(link_at));
             prm_gpu_.push_back(gpus_.back().get());
             prm_server_.push_back(target_server_.back());
         }
